@@ -1,0 +1,89 @@
+"""Plan-mode settings as the core sees them: one resolved set per agent and channel.
+
+The YAML config (``plancord.config``) lets operators set these globally, per agent and per
+channel; it merges the layers and hands the core one ``PlanModeSettings``. The core never
+reads files or the environment itself.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+_DURATION = re.compile(r"^\s*(?:(\d+)\s*h)?\s*(?:(\d+)\s*m)?\s*(?:(\d+)\s*s)?\s*$")
+
+
+def parse_duration(value: Any) -> Any:
+    """Accept ``90`` (seconds), ``"30m"``, ``"1h30m"``, ``"45s"``; leave other values to pydantic."""
+    if isinstance(value, bool):
+        raise ValueError("a duration is a number of seconds or text such as '30m' or '1h'")
+    if isinstance(value, int | float):
+        return timedelta(seconds=value)
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if match and any(match.groups()):
+            hours, minutes, seconds = (int(g or 0) for g in match.groups())
+            return timedelta(hours=hours, minutes=minutes, seconds=seconds)
+        raise ValueError(f"{value!r} is not a duration; write seconds or text such as '30m', '1h'")
+    return value
+
+
+class ToolVisibility(StrEnum):
+    STABLE = "stable"
+    FILTER = "filter"
+
+
+class ShellSandbox(StrEnum):
+    REQUIRED = "required"
+    OFF = "off"
+
+
+class DefaultPhase(StrEnum):
+    PLAN = "plan"
+    OFF = "off"
+
+
+DEFAULT_PHASE_BY_ROLE: dict[str, DefaultPhase] = {
+    "coordinator": DefaultPhase.PLAN,
+    "worker": DefaultPhase.OFF,
+    "proactive": DefaultPhase.OFF,
+    "unset": DefaultPhase.OFF,
+}
+
+
+class PlanModeSettings(BaseModel):
+    """Every plan-mode knob, fully resolved."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = True
+    require_approval: bool = True
+    approval_timeout: timedelta = timedelta(minutes=30)
+    gathering_idle_timeout: timedelta = timedelta(minutes=60)
+    default_phase_by_role: dict[str, DefaultPhase] = Field(
+        default_factory=lambda: dict(DEFAULT_PHASE_BY_ROLE)
+    )
+    approver_roles: tuple[str, ...] = ()
+    tool_visibility: ToolVisibility = ToolVisibility.STABLE
+    max_plan_bytes: int = Field(default=8192, ge=512, le=1_048_576)
+    shell_sandbox: ShellSandbox = ShellSandbox.REQUIRED
+
+    @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return parse_duration(value)
+
+    @field_validator("approval_timeout", "gathering_idle_timeout")
+    @classmethod
+    def _positive(cls, value: timedelta) -> timedelta:
+        if value <= timedelta(0):
+            raise ValueError("must be longer than zero")
+        return value
+
+    def default_phase_for(self, role: str | None) -> DefaultPhase:
+        """The phase an agent of ``role`` starts a new task in (unknown roles: off)."""
+        return self.default_phase_by_role.get(role or "unset", DefaultPhase.OFF)
