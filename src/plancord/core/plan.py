@@ -1,0 +1,239 @@
+"""The plan artifact: schema, limits, canonical markdown and the sha256 approvals bind to.
+
+An approval names ``(plan_id, revision, sha256)``; the sha is computed over the canonical
+markdown, the same text a human reads, so what was approved is exactly what was shown.
+Validation errors are phrased for the model: each names the field and how to fix it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from plancord.core.errors import PlanValidationError
+
+MAX_SUMMARY_CHARS = 300
+MAX_STEPS = 50
+MAX_DESCRIPTION_CHARS = 1000
+MAX_TOOLS_PER_STEP = 20
+MAX_TOOL_NAME_CHARS = 64
+MAX_QUESTIONS = 20
+MAX_QUESTION_CHARS = 500
+MAX_CONTEXT_NOTES_CHARS = 4000
+DEFAULT_MAX_PLAN_BYTES = 8192
+
+
+class Risk(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+def _clean_text(value: Any) -> Any:
+    """Normalise text so equal-looking plans hash equally: NFC, LF newlines, trimmed lines."""
+    if not isinstance(value, str):
+        return value
+    text = unicodedata.normalize("NFC", value).replace("\r\n", "\n").replace("\r", "\n")
+    return "\n".join(line.rstrip() for line in text.split("\n")).strip()
+
+
+def _one_line(value: Any) -> Any:
+    cleaned = _clean_text(value)
+    if isinstance(cleaned, str):
+        return re.sub(r"\s+", " ", cleaned)
+    return cleaned
+
+
+class PlanStep(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    description: str = Field(min_length=1, max_length=MAX_DESCRIPTION_CHARS)
+    tools: tuple[str, ...] = Field(default=(), max_length=MAX_TOOLS_PER_STEP)
+    risk: Risk = Risk.LOW
+
+    @field_validator("description", mode="before")
+    @classmethod
+    def _description(cls, value: Any) -> Any:
+        return _clean_text(value)
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _tools(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list | tuple):
+            return tuple(_one_line(v) for v in value)
+        return value
+
+    @field_validator("tools")
+    @classmethod
+    def _tool_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            if not name or len(name) > MAX_TOOL_NAME_CHARS:
+                raise ValueError(f"each tool name must be 1 to {MAX_TOOL_NAME_CHARS} characters")
+        return value
+
+
+class Plan(BaseModel):
+    """What the agent proposes to do. Immutable once submitted."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    summary: str = Field(min_length=1, max_length=MAX_SUMMARY_CHARS)
+    steps: tuple[PlanStep, ...] = Field(min_length=1, max_length=MAX_STEPS)
+    questions: tuple[str, ...] = Field(default=(), max_length=MAX_QUESTIONS)
+    context_notes: str = Field(default="", max_length=MAX_CONTEXT_NOTES_CHARS)
+
+    @field_validator("summary", mode="before")
+    @classmethod
+    def _summary(cls, value: Any) -> Any:
+        return _one_line(value)
+
+    @field_validator("context_notes", mode="before")
+    @classmethod
+    def _notes(cls, value: Any) -> Any:
+        if value is None:
+            return ""
+        return _clean_text(value)
+
+    @field_validator("questions", mode="before")
+    @classmethod
+    def _questions(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list | tuple):
+            return tuple(q for q in (_clean_text(v) for v in value) if q != "")
+        return value
+
+    @field_validator("questions")
+    @classmethod
+    def _question_length(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for question in value:
+            if len(question) > MAX_QUESTION_CHARS:
+                raise ValueError(f"each question must be at most {MAX_QUESTION_CHARS} characters")
+        return value
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+
+    def size_bytes(self) -> int:
+        return len(self.canonical_json().encode("utf-8"))
+
+    def to_markdown(self) -> str:
+        return render_markdown(self)
+
+    def sha256(self) -> str:
+        return plan_sha256(self)
+
+
+def _indent_continuation(text: str, prefix: str) -> str:
+    first, *rest = text.split("\n")
+    return "\n".join([first, *(prefix + line if line else "" for line in rest)])
+
+
+def render_markdown(plan: Plan) -> str:
+    """The canonical text of a plan; multi-line fields are indented so none can mimic another."""
+    out = [f"# Plan: {plan.summary}", "", "## Steps"]
+    for number, step in enumerate(plan.steps, start=1):
+        out.append(f"{number}. [{step.risk.value}] {_indent_continuation(step.description, '   ')}")
+        if step.tools:
+            out.append("   tools: " + ", ".join(f"`{t}`" for t in step.tools))
+    if plan.questions:
+        out += ["", "## Open questions"]
+        out += [f"- {_indent_continuation(q, '  ')}" for q in plan.questions]
+    if plan.context_notes:
+        out += ["", "## Context notes", _indent_continuation(plan.context_notes, "")]
+    return "\n".join(out) + "\n"
+
+
+def plan_sha256(plan: Plan) -> str:
+    return hashlib.sha256(render_markdown(plan).encode("utf-8")).hexdigest()
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text or "plan"
+
+
+def _explain(error: Mapping[str, Any]) -> str:
+    loc = _location(tuple(error.get("loc", ())))
+    kind = error.get("type", "")
+    ctx = error.get("ctx") or {}
+    if kind == "missing":
+        return f"{loc}: this field is required"
+    if kind == "extra_forbidden":
+        return (
+            f"{loc}: unknown field; a plan has summary, steps, questions, context_notes "
+            "and a step has description, tools, risk"
+        )
+    if kind == "enum":
+        return f"{loc}: must be one of low, medium, high (got {error.get('input')!r})"
+    if kind in ("string_too_short", "too_short"):
+        if loc == "steps":
+            return "steps: give at least 1 step"
+        return f"{loc}: must not be empty"
+    if kind == "string_too_long":
+        length = len(str(error.get("input", "")))
+        return f"{loc}: too long ({length} characters, at most {ctx.get('max_length')}); shorten it"
+    if kind == "too_long":
+        return f"{loc}: too many items (at most {ctx.get('max_length')}); merge or drop some"
+    if kind == "string_type":
+        return f"{loc}: must be text"
+    if kind in ("tuple_type", "list_type"):
+        return f"{loc}: must be a list"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"{loc}: must be an object"
+    return f"{loc}: {error.get('msg', 'invalid value')}"
+
+
+def _echo(error: Mapping[str, Any]) -> bool:
+    """pydantic repeats a too-short error for a list whose items failed; the item errors say it."""
+    if error.get("type") != "too_short":
+        return False
+    value = error.get("input")
+    minimum = (error.get("ctx") or {}).get("min_length", 0)
+    return isinstance(value, list | tuple) and len(value) >= minimum
+
+
+def validate_plan(data: Any, *, max_plan_bytes: int = DEFAULT_MAX_PLAN_BYTES) -> Plan:
+    """Build a ``Plan`` from model input or raise ``PlanValidationError`` listing every problem."""
+    if isinstance(data, Plan):
+        plan = data
+    else:
+        if isinstance(data, str):
+            try:
+                data = json.loads(data)
+            except json.JSONDecodeError as exc:
+                raise PlanValidationError(
+                    [f"plan: not valid JSON ({exc.msg} at position {exc.pos})"]
+                ) from None
+        if not isinstance(data, Mapping):
+            raise PlanValidationError(
+                ["plan: must be an object with summary, steps, questions, context_notes"]
+            )
+        try:
+            plan = Plan.model_validate(dict(data))
+        except ValidationError as exc:
+            problems = [_explain(e) for e in exc.errors(include_url=False) if not _echo(e)]
+            raise PlanValidationError(problems) from None
+    size = plan.size_bytes()
+    if size > max_plan_bytes:
+        raise PlanValidationError(
+            [
+                f"plan: {size} bytes is over the limit of {max_plan_bytes}; "
+                "make step descriptions shorter, merge steps or move detail out of context_notes"
+            ]
+        )
+    return plan

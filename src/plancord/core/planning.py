@@ -1,0 +1,295 @@
+"""Phases, the transition table, and the records a planning session is made of.
+
+Transitions are data: ``TRANSITIONS`` maps ``(phase, event)`` to the next phase, and anything
+not in it raises ``InvalidTransition`` with a message a user can read. The service
+(``core.service``) is the only writer; this module decides nothing about storage or Discord.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from plancord.core.errors import InvalidTransition
+from plancord.core.plan import Plan
+from plancord.core.settings import PlanModeSettings
+
+
+class Phase(StrEnum):
+    INACTIVE = "inactive"
+    GATHERING = "gathering"
+    SUBMITTED = "submitted"
+    EXECUTING = "executing"
+
+    @property
+    def is_planning(self) -> bool:
+        """Gathering or submitted: the read-only phases."""
+        return self in (Phase.GATHERING, Phase.SUBMITTED)
+
+
+class PlanEvent(StrEnum):
+    ENTER = "enter"
+    SUBMIT = "submit"
+    APPROVE = "approve"
+    REQUEST_CHANGES = "request_changes"
+    REJECT = "reject"
+    CANCEL = "cancel"
+    TIMEOUT = "timeout"
+    COMPLETE = "complete"
+
+
+TRANSITIONS: Mapping[tuple[Phase, PlanEvent], Phase] = {
+    (Phase.INACTIVE, PlanEvent.ENTER): Phase.GATHERING,
+    (Phase.GATHERING, PlanEvent.SUBMIT): Phase.SUBMITTED,
+    (Phase.SUBMITTED, PlanEvent.APPROVE): Phase.EXECUTING,
+    (Phase.SUBMITTED, PlanEvent.REQUEST_CHANGES): Phase.GATHERING,
+    (Phase.SUBMITTED, PlanEvent.REJECT): Phase.INACTIVE,
+    (Phase.GATHERING, PlanEvent.CANCEL): Phase.INACTIVE,
+    (Phase.SUBMITTED, PlanEvent.CANCEL): Phase.INACTIVE,
+    (Phase.GATHERING, PlanEvent.TIMEOUT): Phase.INACTIVE,
+    (Phase.SUBMITTED, PlanEvent.TIMEOUT): Phase.INACTIVE,
+    (Phase.EXECUTING, PlanEvent.COMPLETE): Phase.INACTIVE,
+    (Phase.EXECUTING, PlanEvent.CANCEL): Phase.INACTIVE,
+}
+
+_PHASE_SITUATION: Mapping[Phase, str] = {
+    Phase.INACTIVE: "the agent is not in plan mode",
+    Phase.GATHERING: "the agent is still exploring and has not submitted a plan yet",
+    Phase.SUBMITTED: "a plan is already waiting for approval",
+    Phase.EXECUTING: "an approved plan is being executed",
+}
+
+_EVENT_ACTION: Mapping[PlanEvent, str] = {
+    PlanEvent.ENTER: "enter plan mode",
+    PlanEvent.SUBMIT: "submit a plan",
+    PlanEvent.APPROVE: "approve",
+    PlanEvent.REQUEST_CHANGES: "request changes",
+    PlanEvent.REJECT: "reject",
+    PlanEvent.CANCEL: "cancel",
+    PlanEvent.TIMEOUT: "time out",
+    PlanEvent.COMPLETE: "complete the plan",
+}
+
+
+def next_phase(phase: Phase, event: PlanEvent) -> Phase:
+    """The phase ``event`` leads to from ``phase``, or ``InvalidTransition``."""
+    target = TRANSITIONS.get((phase, event))
+    if target is None:
+        situation = _PHASE_SITUATION[phase]
+        if event is PlanEvent.CANCEL and phase is Phase.INACTIVE:
+            situation = "there is nothing to cancel: " + situation
+        raise InvalidTransition(
+            phase.value, event.value, f"Cannot {_EVENT_ACTION[event]}: {situation}."
+        )
+    return target
+
+
+#: Audit actions that end a submitted revision's wait; used to tell a race's loser who won.
+DECISION_ACTIONS = ("approved", "changes-requested", "rejected", "timed-out", "cancelled")
+
+
+class EntrySource(StrEnum):
+    USER = "user"
+    AGENT = "agent"
+    DEFAULT = "default"
+    OPERATOR = "operator"
+
+
+class ApprovalMode(StrEnum):
+    NORMAL = "normal"
+    FRESH_CONTEXT = "fresh_context"
+    CONFIRM_EACH_EDIT = "confirm_each_edit"
+
+
+class StepStatus(StrEnum):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    DONE = "done"
+    SKIPPED = "skipped"
+
+
+class RevisionAuthor(StrEnum):
+    AGENT = "agent"
+    HUMAN_EDIT = "human-edit"
+
+
+class ActorKind(StrEnum):
+    USER = "user"
+    AGENT = "agent"
+    OPERATOR = "operator"
+    SCHEDULER = "scheduler"
+    POLICY = "policy"
+
+
+class Actor(BaseModel):
+    """Who causes a change. For Discord users ``roles`` holds role ids and names as text."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: ActorKind
+    id: str
+    name: str
+    roles: frozenset[str] = frozenset()
+    is_admin: bool = False
+
+    @classmethod
+    def user(
+        cls,
+        user_id: int | str,
+        name: str,
+        *,
+        roles: frozenset[str] = frozenset(),
+        is_admin: bool = False,
+    ) -> Actor:
+        return cls(kind=ActorKind.USER, id=str(user_id), name=name, roles=roles, is_admin=is_admin)
+
+    @classmethod
+    def agent(cls, name: str) -> Actor:
+        return cls(kind=ActorKind.AGENT, id=name, name=name)
+
+    @classmethod
+    def operator(cls, name: str = "operator") -> Actor:
+        return cls(kind=ActorKind.OPERATOR, id="operator", name=name)
+
+    @classmethod
+    def scheduler(cls) -> Actor:
+        return cls(kind=ActorKind.SCHEDULER, id="scheduler", name="scheduler")
+
+    @classmethod
+    def policy(cls, name: str) -> Actor:
+        return cls(kind=ActorKind.POLICY, id="policy", name=name)
+
+    @property
+    def label(self) -> str:
+        """The audit log's ``actor`` column: ``user:123(ana)``, ``agent:x``, ``operator``."""
+        if self.kind is ActorKind.USER:
+            return f"user:{self.id}({self.name})"
+        if self.kind is ActorKind.AGENT:
+            return f"agent:{self.id}"
+        if self.kind is ActorKind.POLICY:
+            return f"policy:{self.name}"
+        return self.kind.value
+
+
+class StepProgress(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    status: StepStatus = StepStatus.PENDING
+    note: str = ""
+
+
+class PlanningState(BaseModel):
+    """One agent's planning state: exactly one row per agent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent: str
+    phase: Phase = Phase.INACTIVE
+    task: str | None = None
+    requested_by: str | None = None
+    requested_by_name: str | None = None
+    entered_at: datetime | None = None
+    entry_source: EntrySource | None = None
+    entry_reason: str | None = None
+    plan_id: str | None = None
+    revision: int = 0
+    plan_sha: str | None = None
+    approval_deadline: datetime | None = None
+    idle_deadline: datetime | None = None
+    approved_by: str | None = None
+    approved_by_name: str | None = None
+    approved_at: datetime | None = None
+    approval_mode: ApprovalMode | None = None
+    steps: tuple[StepProgress, ...] = ()
+    version: int = 0
+    updated_at: datetime | None = None
+
+    @property
+    def next_deadline(self) -> datetime | None:
+        pending = [d for d in (self.approval_deadline, self.idle_deadline) if d is not None]
+        return min(pending) if pending else None
+
+    def cleared(self, **changes: Any) -> PlanningState:
+        """Back to inactive: every planning field reset, identity and version kept."""
+        base = PlanningState(agent=self.agent, version=self.version)
+        return base.model_copy(update=changes)
+
+
+class PlanRevision(BaseModel):
+    """One submitted revision of a plan; immutable."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent: str
+    plan_id: str
+    revision: int = Field(ge=1)
+    plan: Plan
+    markdown: str
+    sha256: str
+    submitted_at: datetime
+    author: RevisionAuthor = RevisionAuthor.AGENT
+
+    @property
+    def sha8(self) -> str:
+        return self.sha256[:8]
+
+
+class AuditEntry(BaseModel):
+    """An append-only record of a decision or transition."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: int | None = None
+    at: datetime
+    agent: str
+    actor: str
+    action: str
+    plan_id: str | None = None
+    revision: int | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class PlanRef(BaseModel):
+    """What a button, modal or command names: a plan revision, optionally with its sha."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent: str
+    plan_id: str
+    revision: int
+    sha256: str | None = None
+
+
+def new_plan_id() -> str:
+    """A short random id, small enough for Discord's 100-character custom_id."""
+    return secrets.token_hex(8)
+
+
+def may_decide(actor: Actor, state: PlanningState, settings: PlanModeSettings) -> bool:
+    """The one approver policy: requester, a configured approver role, admins, or the operator."""
+    if actor.kind is ActorKind.OPERATOR:
+        return True
+    if actor.kind is not ActorKind.USER:
+        return False
+    if actor.is_admin:
+        return True
+    if state.requested_by is not None and actor.id == state.requested_by:
+        return True
+    return bool(actor.roles & set(settings.approver_roles))
+
+
+def describe_approvers(state: PlanningState, settings: PlanModeSettings) -> str:
+    who = []
+    if state.requested_by_name:
+        who.append(f"the requester ({state.requested_by_name})")
+    if settings.approver_roles:
+        who.append("members with an approver role")
+    who.append("server administrators")
+    if len(who) == 1:
+        return who[0]
+    return ", ".join(who[:-1]) + " or " + who[-1]

@@ -1,0 +1,373 @@
+"""The SQLite store: agents, planning state, plan revisions and the audit log.
+
+It implements ``plancord.core.ports.PlanStore`` and returns pydantic models, never rows. A
+transition is one transaction: the state row (guarded by its version column), the audit row
+and, on submit, the plan revision are written together or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from typing import Any
+
+from plancord.core.agents import AgentRecord
+from plancord.core.errors import AgentNotFound, PlancordError, VersionConflict
+from plancord.core.plan import Plan
+from plancord.core.planning import (
+    DECISION_ACTIONS,
+    AuditEntry,
+    PlanningState,
+    PlanRevision,
+    RevisionAuthor,
+    StepProgress,
+)
+from plancord.core.ports import Transition
+from plancord.storage.db import Database
+
+
+class AgentExists(PlancordError):
+    def __init__(self, name: str, field: str = "name") -> None:
+        self.name = name
+        if field == "channel":
+            super().__init__(f"This channel is already bound to another agent ({name}).")
+        else:
+            super().__init__(f"An agent named {name!r} already exists.")
+
+
+def ts(value: datetime | None) -> str | None:
+    """Timestamps as fixed-width ISO text in UTC, so SQL compares them correctly as text."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("timestamps must be timezone-aware")
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def parse_ts(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+_STATE_COLUMNS = (
+    "phase",
+    "task",
+    "requested_by",
+    "requested_by_name",
+    "entered_at",
+    "entry_source",
+    "entry_reason",
+    "plan_id",
+    "revision",
+    "plan_sha",
+    "approval_deadline",
+    "idle_deadline",
+    "approved_by",
+    "approved_by_name",
+    "approved_at",
+    "approval_mode",
+    "steps",
+    "version",
+    "updated_at",
+)
+
+
+def _state_values(state: PlanningState) -> list[Any]:
+    return [
+        state.phase.value,
+        state.task,
+        state.requested_by,
+        state.requested_by_name,
+        ts(state.entered_at),
+        state.entry_source.value if state.entry_source else None,
+        state.entry_reason,
+        state.plan_id,
+        state.revision,
+        state.plan_sha,
+        ts(state.approval_deadline),
+        ts(state.idle_deadline),
+        state.approved_by,
+        state.approved_by_name,
+        ts(state.approved_at),
+        state.approval_mode.value if state.approval_mode else None,
+        json.dumps([s.model_dump(mode="json") for s in state.steps]),
+        state.version,
+        ts(state.updated_at),
+    ]
+
+
+def _state_from_row(row: sqlite3.Row) -> PlanningState:
+    return PlanningState(
+        agent=row["agent"],
+        phase=row["phase"],
+        task=row["task"],
+        requested_by=row["requested_by"],
+        requested_by_name=row["requested_by_name"],
+        entered_at=parse_ts(row["entered_at"]),
+        entry_source=row["entry_source"],
+        entry_reason=row["entry_reason"],
+        plan_id=row["plan_id"],
+        revision=row["revision"],
+        plan_sha=row["plan_sha"],
+        approval_deadline=parse_ts(row["approval_deadline"]),
+        idle_deadline=parse_ts(row["idle_deadline"]),
+        approved_by=row["approved_by"],
+        approved_by_name=row["approved_by_name"],
+        approved_at=parse_ts(row["approved_at"]),
+        approval_mode=row["approval_mode"],
+        steps=tuple(StepProgress.model_validate(s) for s in json.loads(row["steps"])),
+        version=row["version"],
+        updated_at=parse_ts(row["updated_at"]),
+    )
+
+
+def _revision_from_row(row: sqlite3.Row) -> PlanRevision:
+    return PlanRevision(
+        agent=row["agent"],
+        plan_id=row["plan_id"],
+        revision=row["revision"],
+        plan=Plan.model_validate_json(row["plan_json"]),
+        markdown=row["markdown"],
+        sha256=row["sha256"],
+        submitted_at=datetime.fromisoformat(row["submitted_at"]),
+        author=RevisionAuthor(row["author"]),
+    )
+
+
+def _audit_from_row(row: sqlite3.Row) -> AuditEntry:
+    return AuditEntry(
+        id=row["id"],
+        at=datetime.fromisoformat(row["at"]),
+        agent=row["agent"],
+        actor=row["actor"],
+        action=row["action"],
+        plan_id=row["plan_id"],
+        revision=row["revision"],
+        detail=json.loads(row["detail"]),
+    )
+
+
+def _agent_from_row(row: sqlite3.Row) -> AgentRecord:
+    return AgentRecord(
+        name=row["name"],
+        model=row["model"],
+        channel_id=row["channel_id"],
+        guild_id=row["guild_id"],
+        system_prompt=row["system_prompt"],
+        permission_profile=json.loads(row["permission_profile"]),
+        plan_mode_overrides=json.loads(row["plan_mode_overrides"]),
+        role=row["role"],
+        created_at=datetime.fromisoformat(row["created_at"]),
+        created_by=row["created_by"],
+    )
+
+
+_INSERT_AUDIT = (
+    "INSERT INTO audit_log (at, agent, actor, action, plan_id, revision, detail) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _audit_values(entry: AuditEntry) -> tuple[Any, ...]:
+    return (
+        ts(entry.at),
+        entry.agent,
+        entry.actor,
+        entry.action,
+        entry.plan_id,
+        entry.revision,
+        json.dumps(entry.detail, ensure_ascii=False, default=str),
+    )
+
+
+class SqliteStore:
+    """``PlanStore`` and agent registry over one ``Database``."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # -- agents ----------------------------------------------------------------------------
+
+    async def create_agent(
+        self, agent: AgentRecord, audit: AuditEntry | None = None
+    ) -> AgentRecord:
+        """Insert the agent and its inactive planning state in one transaction."""
+        if await self.db.fetchone("SELECT 1 FROM agents WHERE name = ?", (agent.name,)):
+            raise AgentExists(agent.name)
+        if agent.channel_id is not None:
+            bound = await self.db.fetchone(
+                "SELECT name FROM agents WHERE channel_id = ?", (agent.channel_id,)
+            )
+            if bound:
+                raise AgentExists(bound["name"], "channel")
+        try:
+            async with self.db.transaction() as conn:
+                await conn.execute(
+                    "INSERT INTO agents (name, model, channel_id, guild_id, system_prompt, "
+                    "permission_profile, plan_mode_overrides, role, created_at, created_by) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        agent.name,
+                        agent.model,
+                        agent.channel_id,
+                        agent.guild_id,
+                        agent.system_prompt,
+                        json.dumps(agent.permission_profile),
+                        json.dumps(agent.plan_mode_overrides),
+                        agent.role,
+                        ts(agent.created_at),
+                        agent.created_by,
+                    ),
+                )
+                await conn.execute("INSERT INTO planning_state (agent) VALUES (?)", (agent.name,))
+                if audit is not None:
+                    await conn.execute(_INSERT_AUDIT, _audit_values(audit))
+        except sqlite3.IntegrityError as exc:
+            raise AgentExists(agent.name) from exc
+        return agent
+
+    async def get_agent(self, name: str) -> AgentRecord:
+        row = await self.db.fetchone("SELECT * FROM agents WHERE name = ?", (name,))
+        if row is None:
+            raise AgentNotFound(name)
+        return _agent_from_row(row)
+
+    async def find_agent_by_channel(self, channel_id: int) -> AgentRecord | None:
+        row = await self.db.fetchone("SELECT * FROM agents WHERE channel_id = ?", (channel_id,))
+        return _agent_from_row(row) if row else None
+
+    async def list_agents(self) -> list[AgentRecord]:
+        rows = await self.db.fetchall("SELECT * FROM agents ORDER BY name")
+        return [_agent_from_row(r) for r in rows]
+
+    async def update_agent(self, agent: AgentRecord) -> AgentRecord:
+        async with self.db.transaction() as conn:
+            cursor = await conn.execute(
+                "UPDATE agents SET model = ?, channel_id = ?, guild_id = ?, system_prompt = ?, "
+                "permission_profile = ?, plan_mode_overrides = ?, role = ? WHERE name = ?",
+                (
+                    agent.model,
+                    agent.channel_id,
+                    agent.guild_id,
+                    agent.system_prompt,
+                    json.dumps(agent.permission_profile),
+                    json.dumps(agent.plan_mode_overrides),
+                    agent.role,
+                    agent.name,
+                ),
+            )
+            if cursor.rowcount == 0:
+                raise AgentNotFound(agent.name)
+        return agent
+
+    async def delete_agent(self, name: str, audit: AuditEntry | None = None) -> None:
+        async with self.db.transaction() as conn:
+            cursor = await conn.execute("DELETE FROM agents WHERE name = ?", (name,))
+            if cursor.rowcount == 0:
+                raise AgentNotFound(name)
+            if audit is not None:
+                await conn.execute(_INSERT_AUDIT, _audit_values(audit))
+
+    # -- planning state (PlanStore) --------------------------------------------------------
+
+    async def load_state(self, agent: str) -> PlanningState:
+        row = await self.db.fetchone("SELECT * FROM planning_state WHERE agent = ?", (agent,))
+        if row is None:
+            raise AgentNotFound(agent)
+        return _state_from_row(row)
+
+    async def list_states(self) -> list[PlanningState]:
+        rows = await self.db.fetchall("SELECT * FROM planning_state ORDER BY agent")
+        return [_state_from_row(r) for r in rows]
+
+    async def save_transition(self, transition: Transition) -> PlanningState:
+        state = transition.state
+        assignments = ", ".join(f"{c} = ?" for c in _STATE_COLUMNS)
+        async with self.db.transaction() as conn:
+            cursor = await conn.execute(
+                f"UPDATE planning_state SET {assignments} WHERE agent = ? AND version = ?",  # noqa: S608
+                (*_state_values(state), state.agent, transition.expected_version),
+            )
+            if cursor.rowcount != 1:
+                exists = await conn.execute(
+                    "SELECT 1 FROM planning_state WHERE agent = ?", (state.agent,)
+                )
+                if await exists.fetchone() is None:
+                    raise AgentNotFound(state.agent)
+                raise VersionConflict(state.agent, transition.expected_version)
+            if transition.revision is not None:
+                rev = transition.revision
+                await conn.execute(
+                    "INSERT INTO plan_revisions (plan_id, revision, agent, plan_json, markdown, "
+                    "sha256, submitted_at, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        rev.plan_id,
+                        rev.revision,
+                        rev.agent,
+                        rev.plan.model_dump_json(),
+                        rev.markdown,
+                        rev.sha256,
+                        ts(rev.submitted_at),
+                        rev.author.value,
+                    ),
+                )
+            await conn.execute(_INSERT_AUDIT, _audit_values(transition.audit))
+        return state
+
+    async def extend_idle_deadline(self, agent: str, deadline: datetime) -> bool:
+        async with self.db.transaction() as conn:
+            cursor = await conn.execute(
+                "UPDATE planning_state SET idle_deadline = ? "
+                "WHERE agent = ? AND phase = 'gathering'",
+                (ts(deadline), agent),
+            )
+            return cursor.rowcount == 1
+
+    async def due_states(self, now: datetime) -> list[PlanningState]:
+        at = ts(now)
+        rows = await self.db.fetchall(
+            "SELECT * FROM planning_state WHERE approval_deadline <= ? OR idle_deadline <= ? "
+            "ORDER BY agent",
+            (at, at),
+        )
+        return [_state_from_row(r) for r in rows]
+
+    async def next_deadline(self) -> datetime | None:
+        row = await self.db.fetchone(
+            "SELECT min(d) FROM (SELECT min(approval_deadline) AS d FROM planning_state "
+            "UNION ALL SELECT min(idle_deadline) FROM planning_state)"
+        )
+        return parse_ts(row[0]) if row else None
+
+    # -- revisions and audit ---------------------------------------------------------------
+
+    async def get_revision(self, plan_id: str, revision: int) -> PlanRevision | None:
+        row = await self.db.fetchone(
+            "SELECT * FROM plan_revisions WHERE plan_id = ? AND revision = ?", (plan_id, revision)
+        )
+        return _revision_from_row(row) if row else None
+
+    async def list_revisions(self, plan_id: str) -> list[PlanRevision]:
+        rows = await self.db.fetchall(
+            "SELECT * FROM plan_revisions WHERE plan_id = ? ORDER BY revision", (plan_id,)
+        )
+        return [_revision_from_row(r) for r in rows]
+
+    async def find_decision(self, plan_id: str, revision: int) -> AuditEntry | None:
+        marks = ", ".join("?" for _ in DECISION_ACTIONS)
+        row = await self.db.fetchone(
+            f"SELECT * FROM audit_log WHERE plan_id = ? AND revision = ? "  # noqa: S608
+            f"AND action IN ({marks}) ORDER BY id LIMIT 1",
+            (plan_id, revision, *DECISION_ACTIONS),
+        )
+        return _audit_from_row(row) if row else None
+
+    async def list_audit(self, agent: str, limit: int = 100) -> list[AuditEntry]:
+        rows = await self.db.fetchall(
+            "SELECT * FROM audit_log WHERE agent = ? ORDER BY id DESC LIMIT ?", (agent, limit)
+        )
+        return [_audit_from_row(r) for r in reversed(rows)]
+
+    async def append_audit(self, entry: AuditEntry) -> None:
+        async with self.db.transaction() as conn:
+            await conn.execute(_INSERT_AUDIT, _audit_values(entry))
