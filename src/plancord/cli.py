@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,7 +13,9 @@ from pathlib import Path
 def _cmd_check_bash(args: argparse.Namespace) -> int:
     from plancord.core.shell.readonly import classify
 
-    commands: list[str] = [args.command] if args.command is not None else sys.stdin.read().splitlines()
+    commands: list[str] = (
+        [args.command] if args.command is not None else sys.stdin.read().splitlines()
+    )
     for command in commands:
         if args.command is None and not command.strip():
             continue
@@ -42,16 +43,18 @@ def _cmd_sandbox_run(args: argparse.Namespace) -> int:
 
 def _cmd_migrate(args: argparse.Namespace) -> int:
     from plancord.config import ConfigError, load_config
-    from plancord.storage.migrations import MigrationError, migrate_file
 
     try:
         config = load_config(args.config)
     except ConfigError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
+    from plancord.core.errors import PlancordError
+    from plancord.storage.migrations import migrate_file
+
     try:
         before, after = asyncio.run(migrate_file(config.database_path))
-    except MigrationError as exc:
+    except PlancordError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
     if before == after:
@@ -62,17 +65,14 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from plancord.config import ConfigError, load_config
+    from plancord.config import ConfigError, Secrets, load_config
 
     try:
         load_config(args.config)
+        Secrets.from_env().require()
     except ConfigError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
-    for name in ("DISCORD_TOKEN", "ANTHROPIC_API_KEY"):
-        if not os.environ.get(name, "").strip():
-            print(f"plancord: {name} is not set; export it and run again", file=sys.stderr)
-            return 2
     print("plancord: the Discord bot is not part of this build yet", file=sys.stderr)
     return 2
 

@@ -43,7 +43,7 @@ class StalePlan(PlancordError):
         super().__init__(text)
 
 
-class AlreadyDecided(PlancordError):
+class AlreadyDecided(InvalidTransition):
     """Somebody else decided on this revision first (or it timed out)."""
 
     def __init__(self, action: str, by: str, at: datetime, revision: int) -> None:
@@ -51,7 +51,12 @@ class AlreadyDecided(PlancordError):
         self.by = by
         self.at = at
         self.revision = revision
-        super().__init__(f"Plan v{revision} was already {action} by {by}.")
+        text = (
+            f"Plan v{revision} was already {action} by {by}."
+            if by
+            else (f"Plan v{revision} already {action}.")
+        )
+        super().__init__("decided", action, text)
 
 
 class NotAuthorised(PlancordError):

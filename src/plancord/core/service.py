@@ -214,9 +214,11 @@ class PlanningService:
         )
         await self._notify(PlanningChange("submitted", state, after, actor, revision, detail))
         if not settings.require_approval:
-            await self.approve(
+            await self._approve(
                 PlanRef(agent=agent, plan_id=revision.plan_id, revision=revision.revision),
                 Actor.policy("require_approval=false"),
+                ApprovalMode.NORMAL,
+                by_policy=True,
             )
         return revision
 
@@ -224,7 +226,14 @@ class PlanningService:
         self, ref: PlanRef, approver: Actor, mode: ApprovalMode = ApprovalMode.NORMAL
     ) -> PlanningState:
         """Approve exactly ``ref``'s revision; stale, already decided or unauthorised refuse."""
-        state, revision, _ = await self._decidable(ref, approver, PlanEvent.APPROVE)
+        return await self._approve(ref, approver, mode, by_policy=False)
+
+    async def _approve(
+        self, ref: PlanRef, approver: Actor, mode: ApprovalMode, *, by_policy: bool
+    ) -> PlanningState:
+        state, revision, _ = await self._decidable(
+            ref, approver, PlanEvent.APPROVE, by_policy=by_policy
+        )
         now = self.clock.now()
         new = state.model_copy(
             update={
@@ -439,14 +448,16 @@ class PlanningService:
         return await self.store.get_revision(state.plan_id, state.revision)
 
     async def _decidable(
-        self, ref: PlanRef, actor: Actor, event: PlanEvent
+        self, ref: PlanRef, actor: Actor, event: PlanEvent, *, by_policy: bool = False
     ) -> tuple[PlanningState, PlanRevision, PlanModeSettings]:
         """Load and check that ``ref`` names the revision waiting for a decision, and who asks."""
         settings = await self.settings.plan_mode_for(ref.agent)
         state = await self.store.load_state(ref.agent)
         revision = await self.store.get_revision(ref.plan_id, ref.revision)
         if revision is None or revision.agent != ref.agent:
-            raise StalePlan(ref.plan_id, ref.revision, None)
+            next_phase(state.phase, event)
+            same_plan = state.plan_id == ref.plan_id
+            raise StalePlan(ref.plan_id, ref.revision, state.revision if same_plan else None)
         if ref.sha256 is not None and ref.sha256 != revision.sha256:
             raise StalePlan(ref.plan_id, ref.revision, None)
         current = state.plan_id == ref.plan_id and state.revision == ref.revision
@@ -461,7 +472,7 @@ class PlanningService:
             next_phase(state.phase, event)
         if state.plan_sha != revision.sha256:
             raise StalePlan(ref.plan_id, ref.revision, None)
-        if not may_decide(actor, state, settings):
+        if not by_policy and not may_decide(actor, state, settings):
             verb = {PlanEvent.APPROVE: "approve", PlanEvent.REJECT: "reject"}.get(event, "edit")
             raise NotAuthorised(self._refusal(verb, state, settings))
         return state, revision, settings
@@ -535,5 +546,5 @@ def _already(decision: AuditEntry) -> AlreadyDecided:
     }
     action = words.get(decision.action, decision.action)
     if decision.action == "timed-out":
-        by = "the approval deadline"
+        by = ""
     return AlreadyDecided(action, by, decision.at, decision.revision or 0)

@@ -7,6 +7,7 @@ reads files or the environment itself.
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
 from enum import StrEnum
@@ -14,20 +15,28 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+MAX_DURATION_SECONDS = 10 * 365 * 24 * 3600
 _DURATION = re.compile(r"^\s*(?:(\d+)\s*h)?\s*(?:(\d+)\s*m)?\s*(?:(\d+)\s*s)?\s*$")
 
 
 def parse_duration(value: Any) -> Any:
-    """Accept ``90`` (seconds), ``"30m"``, ``"1h30m"``, ``"45s"``; leave other values to pydantic."""
+    """Accept ``90`` (seconds), ``"30m"``, ``"1h30m"``, ``"45s"``; other values go to pydantic."""
     if isinstance(value, bool):
         raise ValueError("a duration is a number of seconds or text such as '30m' or '1h'")
     if isinstance(value, int | float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} is not a duration; write seconds or text such as '30m'")
+        if abs(value) > MAX_DURATION_SECONDS:
+            raise ValueError(f"{value!r} is too long for a duration")
         return timedelta(seconds=value)
     if isinstance(value, str):
         match = _DURATION.match(value)
         if match and any(match.groups()):
             hours, minutes, seconds = (int(g or 0) for g in match.groups())
-            return timedelta(hours=hours, minutes=minutes, seconds=seconds)
+            total = hours * 3600 + minutes * 60 + seconds
+            if total > MAX_DURATION_SECONDS:
+                raise ValueError(f"{value!r} is too long for a duration")
+            return timedelta(seconds=total)
         raise ValueError(f"{value!r} is not a duration; write seconds or text such as '30m', '1h'")
     return value
 

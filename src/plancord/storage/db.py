@@ -58,7 +58,12 @@ class Database:
 
     @classmethod
     async def open(
-        cls, path: Path, *, migrate: bool = True, migrations_dir: Path | None = None
+        cls,
+        path: Path,
+        *,
+        migrate: bool = True,
+        migrations_dir: Path | None = None,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     ) -> Database:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,7 +74,7 @@ class Database:
         conn.row_factory = aiosqlite.Row
         db = cls(conn, path)
         try:
-            await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             await conn.execute("PRAGMA journal_mode = WAL")
             await conn.execute("PRAGMA foreign_keys = ON")
             await conn.execute("PRAGMA synchronous = NORMAL")
@@ -77,8 +82,10 @@ class Database:
                 from plancord.storage.migrations import apply_migrations
 
                 await apply_migrations(db, migrations_dir)
-        except BaseException:
+        except BaseException as exc:
             await conn.close()
+            if isinstance(exc, sqlite3.Error):
+                raise storage_error(exc, path) from exc
             raise
         return db
 

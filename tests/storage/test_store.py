@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from plancord.core.agents import AgentRecord
+from plancord.core.errors import AgentNotFound
+from plancord.core.planning import AuditEntry, Phase
+from plancord.storage.store import AgentExists, SqliteStore, ts
+from tests.conftest import agent_record
+
+
+async def test_agents_round_trip(store: SqliteStore) -> None:
+    record = agent_record().model_copy(
+        update={
+            "system_prompt": "be careful",
+            "permission_profile": {"preset": "locked"},
+            "plan_mode_overrides": {"approval_timeout": 600},
+            "role": "coordinator",
+        }
+    )
+    await store.create_agent(record)
+    assert await store.get_agent("ada") == record
+    assert await store.find_agent_by_channel(1001) == record
+    assert await store.find_agent_by_channel(5) is None
+    assert [a.name for a in await store.list_agents()] == ["ada"]
+    state = await store.load_state("ada")
+    assert state.phase is Phase.INACTIVE
+    assert state.version == 0
+
+
+async def test_duplicate_names_and_channels_are_refused(store: SqliteStore) -> None:
+    await store.create_agent(agent_record())
+    with pytest.raises(AgentExists, match="already exists"):
+        await store.create_agent(agent_record(channel_id=2))
+    with pytest.raises(AgentExists, match="already bound to another agent"):
+        await store.create_agent(agent_record("bob", channel_id=1001))
+
+
+async def test_unknown_agents(store: SqliteStore) -> None:
+    with pytest.raises(AgentNotFound, match="no agent named 'ghost'"):
+        await store.get_agent("ghost")
+    with pytest.raises(AgentNotFound):
+        await store.load_state("ghost")
+    with pytest.raises(AgentNotFound):
+        await store.delete_agent("ghost")
+
+
+async def test_removing_an_agent_keeps_its_audit(store: SqliteStore) -> None:
+    await store.create_agent(agent_record())
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    await store.append_audit(AuditEntry(at=at, agent="ada", actor="operator", action="note"))
+    await store.delete_agent(
+        "ada", AuditEntry(at=at, agent="ada", actor="operator", action="agent-removed")
+    )
+    with pytest.raises(AgentNotFound):
+        await store.load_state("ada")
+    assert [a.action for a in await store.list_audit("ada")] == ["note", "agent-removed"]
+
+
+async def test_update_agent(store: SqliteStore) -> None:
+    record = await store.create_agent(agent_record())
+    changed = record.model_copy(update={"model": "claude-other", "system_prompt": "new"})
+    await store.update_agent(changed)
+    assert await store.get_agent("ada") == changed
+
+
+def test_agent_names_are_validated() -> None:
+    for bad in ("", "has space", "x" * 33, "semi;colon", "ünï"):
+        with pytest.raises(ValueError, match="not a valid agent name"):
+            AgentRecord(name=bad, model="m", created_at=datetime.now(UTC))
+
+
+def test_timestamps_sort_as_text() -> None:
+    early = datetime(2026, 1, 1, 9, 0, 0, 5, tzinfo=UTC)
+    late = datetime(2026, 1, 1, 10, 0, tzinfo=UTC)
+    assert ts(early) < ts(late)  # type: ignore[operator]
+    with pytest.raises(ValueError, match="timezone-aware"):
+        ts(datetime(2026, 1, 1))
