@@ -46,7 +46,7 @@ def test_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert config.log_level == "INFO"
     assert config.discord == DiscordConfig()
     assert config.anthropic == AnthropicConfig()
-    assert config.anthropic.model == "claude-sonnet-4-5"
+    assert config.anthropic.model == "claude-sonnet-5-5"
     assert config.shell == ShellConfig()
     assert config.agents == {}
     assert config.channels == {}

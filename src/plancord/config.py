@@ -295,7 +295,7 @@ class AnthropicConfig(BaseModel):
     model_config = _MODEL_CONFIG
 
     base_url: str | None = None
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-5-5"
     max_tokens: PositiveInt = 8192
     max_iterations: PositiveInt = 50
     max_retries: NonNegativeInt = 2

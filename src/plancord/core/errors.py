@@ -99,3 +99,7 @@ class VersionConflict(PlancordError):
         self.agent = agent
         self.expected_version = expected_version
         super().__init__(f"The plan state of {agent!r} changed meanwhile; try again.")
+
+
+class ModelCallFailed(PlancordError):
+    """The model API failed after its retries; the conversation is kept as it was."""

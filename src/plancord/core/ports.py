@@ -94,5 +94,88 @@ class StaticSettings:
         return self.settings
 
 
-class Notifier(Protocol):
+@dataclass(frozen=True, slots=True)
+class ModelUsage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    def billed_input(self) -> float:
+        """Input tokens as Anthropic bills them: cache writes at 1.25, cache reads at 0.1."""
+        return (
+            self.input_tokens
+            + 1.25 * self.cache_creation_input_tokens
+            + 0.1 * self.cache_read_input_tokens
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One Messages API call, in the API's own JSON shapes."""
+
+    model: str
+    max_tokens: int
+    system: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    messages: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReply:
+    content: list[dict[str, Any]]
+    stop_reason: str | None
+    usage: ModelUsage
+    model: str
+
+
+class ModelClient(Protocol):
+    async def create(self, request: ModelRequest) -> ModelReply:
+        """Call the model; ``ModelCallFailed`` when the API fails after its retries."""
+        ...
+
+
+class PlanningListener(Protocol):
     async def planning_changed(self, change: PlanningChange) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest:
+    """A mutating call the permission profile says a human must allow first."""
+
+    agent: str
+    action: str
+    tool_name: str
+    summary: str
+    requested_by: str | None
+    timeout_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """``ask_user``: a question for the human the agent is working for."""
+
+    agent: str
+    text: str
+    requested_by: str | None
+    timeout_seconds: float
+
+
+class Notifier(PlanningListener, Protocol):
+    """Everything the runtime needs from a front end (Discord, a console, a test)."""
+
+    async def say(self, agent: str, text: str) -> None:
+        """Show agent or host text to the agent's channel."""
+        ...
+
+    async def activity(self, agent: str, line: str) -> None:
+        """A compact line of tool activity (the front end may coalesce them)."""
+        ...
+
+    async def ask_user(self, question: Question) -> str | None:
+        """The human's answer, or None when nobody answered in time."""
+        ...
+
+    async def ask_permission(self, request: PermissionRequest) -> bool | None:
+        """True allowed, False denied, None timed out (which the runtime treats as denied)."""
+        ...

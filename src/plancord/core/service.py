@@ -47,8 +47,8 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import (
     Clock,
-    Notifier,
     PlanningChange,
+    PlanningListener,
     PlanStore,
     SettingsProvider,
     Transition,
@@ -77,15 +77,15 @@ class PlanningService:
         store: PlanStore,
         clock: Clock,
         settings: SettingsProvider,
-        notifiers: Sequence[Notifier] = (),
+        notifiers: Sequence[PlanningListener] = (),
     ) -> None:
         self.store = store
         self.clock = clock
         self.settings = settings
-        self._notifiers: list[Notifier] = list(notifiers)
+        self._notifiers: list[PlanningListener] = list(notifiers)
         self._deadline_listeners: list[Callable[[], None]] = []
 
-    def add_notifier(self, notifier: Notifier) -> None:
+    def add_notifier(self, notifier: PlanningListener) -> None:
         self._notifiers.append(notifier)
 
     def on_deadlines_changed(self, callback: Callable[[], None]) -> None:
@@ -155,7 +155,13 @@ class PlanningService:
         return EnterOutcome(after, entered=True)
 
     async def enter_default(
-        self, agent: str, role: str | None, *, task: str | None
+        self,
+        agent: str,
+        role: str | None,
+        *,
+        task: str | None,
+        requested_by: Actor | None = None,
+        interactive: bool = True,
     ) -> EnterOutcome | None:
         """Apply ``default_phase_by_role`` to a new task; None when the role starts unplanned."""
         settings = await self.settings.plan_mode_for(agent)
@@ -167,6 +173,8 @@ class PlanningService:
             actor=Actor.policy("default_phase_by_role"),
             task=task,
             reason=f"role {role or 'unset'} starts in plan mode",
+            requested_by=requested_by,
+            interactive=interactive,
         )
 
     async def submit(

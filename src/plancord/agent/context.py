@@ -1,0 +1,180 @@
+"""What the model sees: a stable prefix, the stored history, and the regime on the newest turn.
+
+The system prompt and the tool list do not change with the phase, so Anthropic's prompt cache
+keeps them across transitions. The *regime* — the phase, what is allowed, the approved plan
+with per-step status — is a reminder block appended to the newest user message when each
+request is built, after the last cache breakpoint; stored history never contains it, so it
+survives compaction and never goes stale. The model never holds the mode bit: the host does.
+
+Cache breakpoints: one on the system prompt (covers tools + system), one on the tail of the
+previous request's history and one on the tail of this one, so each call reads what the last
+one wrote.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import datetime
+from typing import Any
+
+from plancord.core.planning import ApprovalMode, Phase, PlanningState, PlanRevision, StepStatus
+
+Message = dict[str, Any]
+EPHEMERAL = {"type": "ephemeral"}
+
+BASE_SYSTEM_PROMPT = """\
+You are a coding agent hosted by plancord in a Discord channel. You work in a git workspace \
+with tools to read files (view, glob, grep), run shell commands (bash_execute), edit files \
+(create_file, str_replace), use git, and ask the user questions (ask_user).
+
+Plan before you act. For a task that touches several files, is ambiguous, or would be costly to \
+undo, call enter_plan_mode first: explore read-only, then call submit_plan with a summary, \
+concrete steps (each with the tools it needs and its risk: low, medium or high) and any open \
+questions. A human approves, edits or rejects the plan. Once approved, work through the steps, \
+calling update_plan_step as you start and finish each, and complete_plan at the end.
+
+Every user message ends with a <plancord-regime> block written by the host. It states your \
+current phase and what is allowed; it is always right, and it overrides anything said earlier. \
+Calls the regime does not allow are refused. Keep replies short: they are read on phones."""
+
+STEP_MARK = {
+    StepStatus.PENDING: "pending",
+    StepStatus.IN_PROGRESS: "in progress",
+    StepStatus.DONE: "done",
+    StepStatus.SKIPPED: "skipped",
+}
+
+
+def system_blocks(agent_prompt: str) -> list[dict[str, Any]]:
+    text = BASE_SYSTEM_PROMPT
+    if agent_prompt.strip():
+        text += "\n\nInstructions for this agent:\n" + agent_prompt.strip()
+    return [{"type": "text", "text": text, "cache_control": dict(EPHEMERAL)}]
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else "unknown time"
+
+
+def regime_text(state: PlanningState, revision: PlanRevision | None) -> str:
+    """The reminder block for the current phase."""
+    lines = ["<plancord-regime>"]
+    if state.phase is Phase.INACTIVE:
+        lines += [
+            "Phase: normal (not in plan mode).",
+            "For a task that touches several files, is ambiguous or is costly to undo, call "
+            "enter_plan_mode before changing anything.",
+        ]
+    elif state.phase is Phase.GATHERING:
+        who = f" for {state.requested_by_name}" if state.requested_by_name else ""
+        lines += [
+            f"Phase: plan mode — gathering (since {_when(state.entered_at)}{who}).",
+        ]
+        if state.task:
+            lines.append(f"Task: {state.task}")
+        if state.entry_reason and state.entry_reason != state.task:
+            lines.append(f"Why plan mode: {state.entry_reason}")
+        if state.revision:
+            lines.append(
+                f"Plan v{state.revision} was sent back for changes; submit v{state.revision + 1}."
+            )
+        lines += [
+            "Allowed: view, glob, grep, git_status, git_diff, git_log, read-only shell commands "
+            "(they run in a read-only sandbox), ask_user, submit_plan.",
+            "Refused: creating or editing files, commits, pushes, and any command that changes "
+            "something.",
+            "When you understand the task, call submit_plan.",
+        ]
+    elif state.phase is Phase.SUBMITTED:
+        lines += [
+            f"Phase: plan mode — plan v{state.revision} submitted, waiting for a human decision.",
+            "Do not act on the plan yet; answer questions read-only.",
+        ]
+    else:
+        lines += _executing_lines(state, revision)
+    lines.append("</plancord-regime>")
+    return "\n".join(lines)
+
+
+def _executing_lines(state: PlanningState, revision: PlanRevision | None) -> list[str]:
+    sha8 = (state.plan_sha or "")[:8]
+    lines = [
+        f"Phase: executing the approved plan v{state.revision} (sha {sha8}, approved by "
+        f"{state.approved_by_name or 'a human'}). You may now modify files.",
+    ]
+    if state.approval_mode is ApprovalMode.CONFIRM_EACH_EDIT:
+        lines.append("Every change asks a human for permission first.")
+    if revision is not None:
+        lines.append(f"Plan: {revision.plan.summary}")
+        for number, step in enumerate(revision.plan.steps, start=1):
+            progress = state.steps[number - 1] if number <= len(state.steps) else None
+            status = STEP_MARK[progress.status] if progress else "pending"
+            note = f" — {progress.note}" if progress and progress.note else ""
+            lines.append(f"{number}. [{status}] {step.description}{note}")
+    lines.append(
+        "Work through the steps in order; call update_plan_step as you start and finish each, "
+        "and complete_plan when every step is done or skipped. If the plan turns out wrong, "
+        "stop and tell the user."
+    )
+    return lines
+
+
+def build_messages(history: list[Message], regime: str) -> list[Message]:
+    """History with breakpoints on the previous and current tails and the regime appended."""
+    messages = copy.deepcopy(history)
+    if not messages or messages[-1]["role"] != "user":
+        raise ValueError("a request must end with a user message")
+    user_turns = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    for index in user_turns[-2:]:
+        blocks = messages[index]["content"]
+        if blocks:
+            blocks[-1]["cache_control"] = dict(EPHEMERAL)
+    messages[-1]["content"].append({"type": "text", "text": regime})
+    return messages
+
+
+def text_of(content: list[dict[str, Any]]) -> str:
+    return "\n".join(b["text"] for b in content if b.get("type") == "text" and b.get("text"))
+
+
+def estimate_tokens(value: Any) -> int:
+    """About 4 bytes per token, like the API's own rule of thumb."""
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8")) // 4 + 1
+
+
+def compaction_cut(history: list[Message], keep_tokens: int) -> int | None:
+    """Where to cut so the newest ``keep_tokens`` stay verbatim: the index of a user message
+    that carries no tool results (so no tool_use/tool_result pair is split), or None."""
+    total = 0
+    best: int | None = None
+    for index in range(len(history) - 1, 0, -1):
+        total += estimate_tokens(history[index])
+        message = history[index]
+        is_clean_user = message["role"] == "user" and not any(
+            b.get("type") == "tool_result" for b in message["content"]
+        )
+        if is_clean_user:
+            best = index
+            if total >= keep_tokens:
+                break
+    return best
+
+
+def transcript(history: list[Message]) -> str:
+    """Plain text of a conversation, for the summariser."""
+    out: list[str] = []
+    for message in history:
+        for block in message["content"]:
+            kind = block.get("type")
+            if kind == "text":
+                out.append(f"{message['role']}: {block['text']}")
+            elif kind == "tool_use":
+                args = json.dumps(block.get("input"), ensure_ascii=False)[:400]
+                out.append(f"assistant called {block.get('name')}({args})")
+            elif kind == "tool_result":
+                content = block.get("content")
+                text = content if isinstance(content, str) else text_of(content or [])
+                flag = " (error)" if block.get("is_error") else ""
+                out.append(f"tool result{flag}: {text[:600]}")
+    return "\n".join(out)

@@ -1,0 +1,574 @@
+"""The agent runtime: one tool loop per agent, every tool call through the gate.
+
+A user message starts a turn (or joins the running one as an interjection). Each iteration
+builds a request from the stored conversation and the regime, calls the model, and answers
+every ``tool_use`` block of the reply together in one user message. A tool call is dispatched
+only after ``plancord.core.gate.decide`` allowed it for the phase the store holds *now*, so
+``enter_plan_mode`` takes effect for the very next call of the same turn. ``submit_plan`` ends
+the turn; the runtime listens to the planning service and resumes the agent when a human
+approves (or asks for changes), with a host message stating what changed.
+
+The runtime talks to the outside only through the ``Notifier`` and ``ModelClient`` ports, so
+Discord, a console or a test can drive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from plancord.agent.context import (
+    build_messages,
+    compaction_cut,
+    estimate_tokens,
+    regime_text,
+    system_blocks,
+    text_of,
+    transcript,
+)
+from plancord.agent.tools.base import ShellSettings, Tool, ToolContext, ToolRegistry, ToolResult
+from plancord.core.agents import AgentRecord
+from plancord.core.errors import ModelCallFailed, PlancordError
+from plancord.core.gate import GateOutcome, GateRequest, ToolKind, decide
+from plancord.core.logs import log_plan_mode
+from plancord.core.permissions import PermissionProfile, action_string
+from plancord.core.planning import Actor, ApprovalMode, EntrySource, Phase
+from plancord.core.ports import (
+    Clock,
+    ModelClient,
+    ModelReply,
+    ModelRequest,
+    Notifier,
+    PermissionRequest,
+    PlanningChange,
+    SettingsProvider,
+)
+from plancord.core.service import PlanningService
+from plancord.core.settings import ShellSandbox, ToolVisibility
+from plancord.storage.conversations import ConversationStore, Message
+from plancord.storage.store import SqliteStore
+
+log = logging.getLogger(__name__)
+
+HOST = "[plancord]"
+CONTINUE_PROMPT = (
+    f"{HOST} Your previous reply was cut off at the output token limit. "
+    "Continue exactly where you stopped."
+)
+SUMMARY_PROMPT = (
+    "Summarise the conversation below so an agent can continue the work without it: the task, "
+    "decisions taken, files read or changed and what they contain that matters, open questions, "
+    "and the current state. Be concise and concrete."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeSettings:
+    max_tokens: int = 8192
+    max_iterations: int = 50
+    context_window_tokens: int = 200_000
+    compact_at_fraction: float = 0.6
+    keep_recent_fraction: float = 0.2
+    shell: ShellSettings = field(default_factory=ShellSettings)
+    ask_timeout_seconds: float = 600.0
+    permission_timeout_seconds: float = 600.0
+    default_model: str = "claude-sonnet-5-5"
+
+
+@dataclass(slots=True)
+class AgentSession:
+    """The live side of one agent: its running loop and what is waiting to join it."""
+
+    name: str
+    task: asyncio.Task[None] | None = None
+    inbox: list[dict[str, Any]] = field(default_factory=list)
+    requester: Actor | None = None
+    interactive: bool = True
+    cancel_requested: bool = False
+
+    @property
+    def busy(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+
+class AgentRuntime:
+    def __init__(
+        self,
+        *,
+        store: SqliteStore,
+        conversations: ConversationStore,
+        planning: PlanningService,
+        plan_settings: SettingsProvider,
+        notifier: Notifier,
+        model: ModelClient,
+        registry: ToolRegistry,
+        agents_dir: Path,
+        clock: Clock,
+        settings: RuntimeSettings | None = None,
+    ) -> None:
+        self.store = store
+        self.conversations = conversations
+        self.planning = planning
+        self.plan_settings = plan_settings
+        self.notifier = notifier
+        self.model = model
+        self.registry = registry
+        self.agents_dir = agents_dir
+        self.clock = clock
+        self.settings = settings or RuntimeSettings()
+        self._sessions: dict[str, AgentSession] = {}
+        planning.add_notifier(self)
+
+    # -- entry points ----------------------------------------------------------------------
+
+    def workspace_of(self, agent: str) -> Path:
+        return self.agents_dir / agent / "workspace"
+
+    def session(self, agent: str) -> AgentSession:
+        return self._sessions.setdefault(agent, AgentSession(agent))
+
+    def is_busy(self, agent: str) -> bool:
+        return self.session(agent).busy
+
+    async def handle_message(
+        self, agent: str, text: str, author: Actor, *, interactive: bool = True
+    ) -> None:
+        """A human wrote to the agent: start a turn, or join the running one."""
+        session = self.session(agent)
+        block = {"type": "text", "text": f"{author.name}: {text}"}
+        if session.busy:
+            session.inbox.append(block)
+            return
+        session.requester = author
+        session.interactive = interactive
+        state = await self.store.load_state(agent)
+        if state.phase is Phase.INACTIVE:
+            record = await self.store.get_agent(agent)
+            await self.planning.enter_default(
+                agent, record.role, task=text, requested_by=author, interactive=interactive
+            )
+        await self._start(session, [block])
+
+    async def start_planning(self, agent: str, task: str | None, author: Actor) -> bool:
+        """``/plan start``: enter plan mode and set the agent to work; False if already planning."""
+        outcome = await self.planning.enter(
+            agent, source=EntrySource.USER, actor=author, task=task, reason=task
+        )
+        if not outcome.entered:
+            return False
+        session = self.session(agent)
+        text = f"{author.name} asked you to plan" + (f": {task}" if task else " the next task.")
+        block = {"type": "text", "text": f"{HOST} {text}"}
+        if session.busy:
+            session.inbox.append(block)
+        else:
+            session.requester = author
+            session.interactive = True
+            await self._start(session, [block])
+        return True
+
+    async def stop(self, agent: str) -> bool:
+        """End the running loop cleanly between tool calls. False when nothing was running."""
+        session = self.session(agent)
+        if not session.busy:
+            return False
+        session.cancel_requested = True
+        return True
+
+    async def wait_idle(self, agent: str) -> None:
+        """Wait until the agent's loop (and any loop it chains into) has finished."""
+        session = self.session(agent)
+        while session.task is not None and not session.task.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(session.task)
+
+    async def shutdown(self) -> None:
+        for session in self._sessions.values():
+            if session.task is not None and not session.task.done():
+                session.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await session.task
+
+    # -- planning events -------------------------------------------------------------------
+
+    async def planning_changed(self, change: PlanningChange) -> None:
+        """Resume or stop the agent when a human decides; record the change in its history."""
+        agent = change.after.agent
+        session = self.session(agent)
+        rev = change.revision.revision if change.revision else change.before.revision
+        who = change.actor.name
+        if change.action == "approved":
+            mode = change.after.approval_mode
+            text = f"{HOST} Plan v{rev} approved by {who}: you may now modify files."
+            if mode is ApprovalMode.CONFIRM_EACH_EDIT:
+                text += " Every change will ask a human for permission first."
+            if mode is ApprovalMode.FRESH_CONTEXT and not session.busy:
+                await self._fresh_context(agent, change)
+                text += " The earlier conversation was cleared; the approved plan is below."
+            await self._resume(session, text)
+        elif change.action == "changes-requested":
+            step = change.detail.get("step")
+            where = f" (step {step})" if step else ""
+            feedback = change.detail.get("feedback", "")
+            text = (
+                f"{HOST} {who} asked for changes to plan v{rev}{where}: {feedback}\n"
+                f"Revise the plan and submit v{rev + 1} with submit_plan."
+            )
+            await self._resume(session, text)
+        elif change.action in ("rejected", "cancelled", "timed-out"):
+            reason = change.detail.get("reason")
+            words = {
+                "rejected": f"Plan v{rev} was rejected by {who}",
+                "cancelled": f"Planning was cancelled by {who}",
+                "timed-out": "Planning timed out with no decision",
+            }[change.action]
+            text = f"{HOST} {words}" + (f": {reason}" if reason else "") + "."
+            text += " Plan mode has ended; do not carry out the plan."
+            if session.busy:
+                if change.action == "cancelled":
+                    session.cancel_requested = True
+                session.inbox.append({"type": "text", "text": text})
+            else:
+                await self._add_user_blocks(agent, [{"type": "text", "text": text}])
+
+    async def _resume(self, session: AgentSession, text: str) -> None:
+        block = {"type": "text", "text": text}
+        if session.busy:
+            session.inbox.append(block)
+        else:
+            await self._start(session, [block])
+
+    async def _fresh_context(self, agent: str, change: PlanningChange) -> None:
+        task = change.after.task or (change.revision.plan.summary if change.revision else "")
+        opening = {
+            "role": "user",
+            "content": [
+                {
+                    "type": "text",
+                    "text": f"{HOST} Fresh context for the approved plan. Task: {task}",
+                }
+            ],
+        }
+        await self.conversations.replace_all(agent, [opening], self.clock.now())
+
+    # -- the loop --------------------------------------------------------------------------
+
+    async def _start(self, session: AgentSession, blocks: list[dict[str, Any]]) -> None:
+        session.cancel_requested = False
+        session.task = asyncio.create_task(
+            self._run(session, blocks), name=f"plancord-agent-{session.name}"
+        )
+
+    async def _run(self, session: AgentSession, blocks: list[dict[str, Any]]) -> None:
+        agent = session.name
+        try:
+            await self._add_user_blocks(agent, blocks)
+            await self._loop(session)
+        except ModelCallFailed as exc:
+            await self._say(agent, f"⚠️ {exc} Your message is kept; send another to retry.")
+        except PlancordError as exc:
+            await self._say(agent, f"⚠️ {exc}")
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("agent %s: the tool loop failed", agent)
+            await self._say(agent, "⚠️ Something went wrong inside plancord; the error is logged.")
+        finally:
+            pending = session.inbox
+            session.inbox = []
+            if pending and not session.cancel_requested:
+                session.task = asyncio.create_task(
+                    self._run(session, pending), name=f"plancord-agent-{agent}"
+                )
+            elif pending:
+                with contextlib.suppress(PlancordError):
+                    await self._add_user_blocks(agent, pending)
+
+    async def _loop(self, session: AgentSession) -> None:
+        agent = session.name
+        continued = False
+        for _ in range(self.settings.max_iterations):
+            if session.cancel_requested:
+                await self._say(agent, "Stopped.")
+                return
+            await self._flush_inbox(session)
+            reply = await self._call_model(agent)
+            content = list(reply.content)
+            tool_uses = [b for b in content if b.get("type") == "tool_use"]
+            if reply.stop_reason in ("refusal", "max_tokens"):
+                content = [b for b in content if b.get("type") != "tool_use"]
+                tool_uses = []
+            await self._add_assistant(agent, content)
+            text = text_of(content)
+            if text:
+                await self._say(agent, text)
+            if reply.stop_reason == "refusal":
+                await self._say(agent, "The model declined to continue with this request.")
+                return
+            if reply.stop_reason == "max_tokens":
+                if continued:
+                    await self._say(agent, "(The reply was cut off at the token limit.)")
+                    return
+                continued = True
+                await self._add_user_blocks(agent, [{"type": "text", "text": CONTINUE_PROMPT}])
+                continue
+            if reply.stop_reason != "tool_use" or not tool_uses:
+                return
+            submitted = await self._run_tools(session, tool_uses)
+            if submitted or session.cancel_requested:
+                if session.cancel_requested:
+                    await self._say(agent, "Stopped.")
+                return
+        await self._say(
+            agent,
+            f"Stopped after {self.settings.max_iterations} model calls in one turn; "
+            "send a message to continue.",
+        )
+
+    async def _run_tools(self, session: AgentSession, calls: Sequence[dict[str, Any]]) -> bool:
+        """Answer a reply's tool calls in one user message; True if a plan was submitted."""
+        results: list[dict[str, Any]] = []
+        summary: list[str] = []
+        submitted = False
+        for call in calls:
+            if session.cancel_requested:
+                result = ToolResult.error("Not run: the user stopped the agent.")
+            else:
+                result = await self.dispatch(session, call)
+            results.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": call["id"],
+                    "content": result.content or "(no output)",
+                    **({"is_error": True} if result.is_error else {}),
+                }
+            )
+            summary.append(("✗ " if result.is_error else "") + _call_label(call))
+            if call.get("name") == "submit_plan" and not result.is_error:
+                submitted = True
+        await self._add_user_blocks(session.name, results)
+        with contextlib.suppress(Exception):
+            await self.notifier.activity(session.name, " · ".join(summary))
+        return submitted
+
+    async def dispatch(self, session: AgentSession, call: dict[str, Any]) -> ToolResult:
+        """The single choke point: validate input, ask the gate, then (maybe) run the tool."""
+        agent = session.name
+        name = str(call.get("name"))
+        tool = self.registry.get(name)
+        if tool is None:
+            names = ", ".join(t.name for t in self.registry)
+            return ToolResult.error(f"Unknown tool {name!r}. Available tools: {names}.")
+        try:
+            args = tool.Input.model_validate(call.get("input") or {})
+        except ValidationError as exc:
+            return ToolResult.error(_input_problems(name, exc))
+        record = await self.store.get_agent(agent)
+        state = await self.store.load_state(agent)
+        plan_settings = await self.plan_settings.plan_mode_for(agent)
+        verdict = tool.shell_verdict(args)
+        detail = tool.detail(args)
+        request = GateRequest(
+            tool_name=name,
+            tool_kind=tool.kind,
+            action=action_string(name, detail),
+            phase=state.phase,
+            entered_at=state.entered_at,
+            entered_reason=state.entry_reason or state.task,
+            shell_verdict_allowed=verdict.allowed if verdict else None,
+            shell_verdict_reason=verdict.reason if verdict else None,
+            confirm_each_edit=(
+                state.phase is Phase.EXECUTING
+                and state.approval_mode is ApprovalMode.CONFIRM_EACH_EDIT
+            ),
+        )
+        decision = decide(request, PermissionProfile.from_stored(record.permission_profile))
+        if decision.outcome is GateOutcome.REFUSE:
+            if decision.refusal is not None:
+                log_plan_mode("refused", agent, tool=name, kind=tool.kind.value)
+                return ToolResult.error(decision.refusal.to_text())
+            return ToolResult.error(f"Refused: {decision.reason}.")
+        if decision.outcome is GateOutcome.ASK:
+            answer = await self.notifier.ask_permission(
+                PermissionRequest(
+                    agent=agent,
+                    action=request.action,
+                    tool_name=name,
+                    summary=f"{name}: {detail}",
+                    requested_by=session.requester.id if session.requester else None,
+                    timeout_seconds=self.settings.permission_timeout_seconds,
+                )
+            )
+            if answer is None:
+                return ToolResult.error(
+                    "Not run: nobody answered the permission request in time (treated as denied)."
+                )
+            if not answer:
+                return ToolResult.error("Not run: a human denied permission for this action.")
+        if state.phase is Phase.GATHERING:
+            await self.planning.touch(agent)
+        context = ToolContext(
+            agent=record,
+            workspace=self.workspace_of(agent),
+            phase=state.phase,
+            planning=self.planning,
+            store=self.store,
+            notifier=self.notifier,
+            requester=session.requester,
+            interactive=session.interactive,
+            sandbox=decision.sandbox and plan_settings.shell_sandbox is ShellSandbox.REQUIRED,
+            shell=self.settings.shell,
+            ask_timeout_seconds=self.settings.ask_timeout_seconds,
+        )
+        try:
+            return await tool.run(args, context)
+        except asyncio.CancelledError:
+            raise
+        except PlancordError as exc:
+            return ToolResult.error(str(exc))
+        except Exception as exc:
+            log.exception("agent %s: tool %s failed", agent, name)
+            return ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}")
+
+    # -- requests --------------------------------------------------------------------------
+
+    async def tool_schemas(self, agent: str) -> list[dict[str, Any]]:
+        """Identical in every phase with ``stable``; ``filter`` hides what the gate would refuse."""
+        settings = await self.plan_settings.plan_mode_for(agent)
+        if settings.tool_visibility is ToolVisibility.STABLE:
+            return self.registry.schemas()
+        phase = (await self.store.load_state(agent)).phase
+        if not phase.is_planning:
+            return self.registry.schemas()
+        return self.registry.schemas(lambda t: t.kind is not ToolKind.MUTATING or _is_shell(t))
+
+    async def build_request(self, agent: str, record: AgentRecord | None = None) -> ModelRequest:
+        record = record or await self.store.get_agent(agent)
+        status = await self.planning.status(agent)
+        history = await self.conversations.load(agent)
+        return ModelRequest(
+            model=record.model or self.settings.default_model,
+            max_tokens=self.settings.max_tokens,
+            system=system_blocks(record.system_prompt),
+            tools=await self.tool_schemas(agent),
+            messages=build_messages(history, regime_text(status.state, status.revision)),
+        )
+
+    async def _call_model(self, agent: str) -> ModelReply:
+        record = await self.store.get_agent(agent)
+        request = await self.build_request(agent, record)
+        limit = self.settings.context_window_tokens * self.settings.compact_at_fraction
+        too_big = estimate_tokens(request.messages) + estimate_tokens(request.tools) > limit
+        if too_big and await self.compact(agent, record):
+            request = await self.build_request(agent, record)
+        reply = await self.model.create(request)
+        await self.conversations.record_usage(
+            agent, request.model, reply.usage, reply.stop_reason, self.clock.now()
+        )
+        return reply
+
+    async def compact(self, agent: str, record: AgentRecord | None = None) -> bool:
+        """Summarise older turns so the conversation fits; the regime is rebuilt every request."""
+        record = record or await self.store.get_agent(agent)
+        history = await self.conversations.load(agent)
+        keep = int(self.settings.context_window_tokens * self.settings.keep_recent_fraction)
+        cut = compaction_cut(history, keep)
+        if cut is None or cut < 2:
+            return False
+        request = ModelRequest(
+            model=record.model or self.settings.default_model,
+            max_tokens=min(4096, self.settings.max_tokens),
+            system=[{"type": "text", "text": SUMMARY_PROMPT}],
+            tools=[],
+            messages=[
+                {"role": "user", "content": [{"type": "text", "text": transcript(history[:cut])}]}
+            ],
+        )
+        reply = await self.model.create(request)
+        await self.conversations.record_usage(
+            agent, request.model, reply.usage, reply.stop_reason, self.clock.now()
+        )
+        summary = text_of(reply.content) or "(no summary)"
+        compacted: list[Message] = [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": f"{HOST} Summary of the earlier conversation:\n{summary}",
+                    }
+                ],
+            },
+            {"role": "assistant", "content": [{"type": "text", "text": "Understood; continuing."}]},
+            *history[cut:],
+        ]
+        await self.conversations.replace_all(agent, compacted, self.clock.now())
+        return True
+
+    # -- conversation edits ----------------------------------------------------------------
+
+    async def _add_user_blocks(self, agent: str, blocks: list[dict[str, Any]]) -> None:
+        """Append to the conversation as user content, merged into a trailing user message."""
+        if not blocks:
+            return
+        history = await self.conversations.load(agent)
+        if history and history[-1]["role"] == "user":
+            last = history[-1]
+            await self.conversations.replace_last(
+                agent, {"role": "user", "content": [*last["content"], *blocks]}
+            )
+        else:
+            await self.conversations.append(
+                agent, {"role": "user", "content": list(blocks)}, self.clock.now()
+            )
+
+    async def _add_assistant(self, agent: str, content: list[dict[str, Any]]) -> None:
+        blocks = [b for b in content if b.get("type") != "text" or b.get("text", "").strip()]
+        if blocks:
+            await self.conversations.append(
+                agent, {"role": "assistant", "content": blocks}, self.clock.now()
+            )
+
+    async def _flush_inbox(self, session: AgentSession) -> None:
+        if session.inbox:
+            pending, session.inbox = session.inbox, []
+            await self._add_user_blocks(session.name, pending)
+
+    async def _say(self, agent: str, text: str) -> None:
+        try:
+            await self.notifier.say(agent, text)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("agent %s: could not deliver a message", agent)
+
+
+def _is_shell(tool: Tool[Any]) -> bool:
+    return type(tool).shell_verdict is not Tool.shell_verdict
+
+
+def _call_label(call: dict[str, Any]) -> str:
+    args = call.get("input") or {}
+    hint = ""
+    if isinstance(args, dict):
+        for key in ("path", "command", "pattern", "message", "reason", "question", "ref"):
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                hint = value if len(value) <= 40 else value[:39] + "…"
+                break
+    return f"{call.get('name')}({hint})" if hint else str(call.get("name"))
+
+
+def _input_problems(name: str, exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in error.get("loc", ())) or "input"
+        problems.append(f"{loc}: {error.get('msg', 'invalid')}")
+    return f"Invalid input for {name}: " + "; ".join(problems) + ". Fix the input and call again."

@@ -1,0 +1,127 @@
+"""What a tool is: a name, a ``ToolKind``, a pydantic input model and an async ``run``.
+
+The registry refuses to start with a tool that has no ``ToolKind`` (the gate could not decide
+on it) or a name the Messages API would reject. Tools never check the phase themselves: the
+gate (``plancord.core.gate``) decides before ``run`` is called, and passes its verdict in the
+``ToolContext`` (``sandbox`` for plan-mode shell).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from plancord.core.gate import ToolKind
+from plancord.core.planning import Actor, Phase
+
+if TYPE_CHECKING:
+    from plancord.core.agents import AgentRecord
+    from plancord.core.ports import Notifier
+    from plancord.core.service import PlanningService
+    from plancord.core.shell.readonly import Verdict
+    from plancord.storage.store import SqliteStore
+
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+InputT = TypeVar("InputT", bound=BaseModel)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    content: str
+    is_error: bool = False
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        return cls(message, is_error=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ShellSettings:
+    timeout_seconds: float = 60.0
+    max_output_bytes: int = 100_000
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """Everything a tool may use for one call. Built by the runtime per call."""
+
+    agent: AgentRecord
+    workspace: Path
+    phase: Phase
+    planning: PlanningService
+    store: SqliteStore
+    notifier: Notifier
+    requester: Actor | None = None
+    interactive: bool = True
+    sandbox: bool = False
+    shell: ShellSettings = field(default_factory=ShellSettings)
+    ask_timeout_seconds: float = 600.0
+
+
+class Tool(ABC, Generic[InputT]):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    kind: ClassVar[ToolKind]
+    Input: ClassVar[type[BaseModel]]
+
+    def schema(self) -> dict[str, Any]:
+        """The tool as the Messages API wants it: name, description, input_schema."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.Input.model_json_schema(),
+        }
+
+    def detail(self, args: InputT) -> str:
+        """The ``<detail>`` of the action string ``tool:<name>:<detail>``."""
+        return json.dumps(args.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)[:500]
+
+    def shell_verdict(self, args: InputT) -> Verdict | None:
+        """For shell tools: the read-only classifier's verdict on this call; None otherwise."""
+        return None
+
+    @abstractmethod
+    async def run(self, args: InputT, ctx: ToolContext) -> ToolResult: ...
+
+
+class ToolRegistryError(Exception):
+    pass
+
+
+class ToolRegistry:
+    """The tools an agent has. Startup fails on an unclassified tool or a bad/duplicate name."""
+
+    def __init__(self, tools: Iterable[Tool[Any]]) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
+        for tool in tools:
+            name = getattr(tool, "name", None)
+            if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
+                raise ToolRegistryError(f"tool {tool!r} has an invalid name {name!r}")
+            if not isinstance(getattr(tool, "kind", None), ToolKind):
+                raise ToolRegistryError(
+                    f"tool {name!r} declares no ToolKind; the gate cannot decide on it"
+                )
+            if name in self._tools:
+                raise ToolRegistryError(f"two tools are named {name!r}")
+            self._tools[name] = tool
+
+    def get(self, name: str) -> Tool[Any] | None:
+        return self._tools.get(name)
+
+    def __iter__(self) -> Any:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def schemas(self, visible: Callable[[Tool[Any]], bool] | None = None) -> list[dict[str, Any]]:
+        """Schemas in a fixed order (registration order), optionally filtered."""
+        return [t.schema() for t in self._tools.values() if visible is None or visible(t)]

@@ -1,0 +1,142 @@
+"""The gate: the one host-side check every tool call passes before it runs.
+
+The model never holds the mode bit. For each call the runtime loads the agent's phase from the
+store and asks ``decide``. While planning (``gathering``/``submitted``) only read-only,
+planning and interactive tools run; a mutating call is refused with a ``PlanModeRefusal`` the
+model can read, except a shell command the read-only classifier allowed, which runs inside the
+kernel sandbox. While ``executing`` or ``inactive`` the permission profile decides (allow, ask
+a human, deny); an approval "confirm each edit" makes every mutating call ask.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from plancord.core.planning import Phase
+
+if TYPE_CHECKING:
+    from plancord.core.permissions import PermissionProfile
+
+
+class ToolKind(StrEnum):
+    READ_ONLY = "read_only"
+    MUTATING = "mutating"
+    PLANNING = "planning"
+    INTERACTIVE = "interactive"
+
+
+class Permission(StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+class GateOutcome(StrEnum):
+    ALLOW = "allow"
+    REFUSE = "refuse"
+    ASK = "ask"
+
+
+@dataclass(frozen=True, slots=True)
+class PlanModeRefusal:
+    """What a refused call returns to the model, as an ``is_error`` tool result."""
+
+    tool_name: str
+    tool_kind: ToolKind
+    hint: str
+    entered_at: datetime | None
+    entered_reason: str | None
+
+    def to_text(self) -> str:
+        body = {
+            "error": "plan_mode_refusal",
+            "tool_name": self.tool_name,
+            "tool_kind": self.tool_kind.value,
+            "hint": self.hint,
+            "entered_at": self.entered_at.isoformat() if self.entered_at else None,
+            "entered_reason": self.entered_reason,
+        }
+        return json.dumps(body, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class GateDecision:
+    outcome: GateOutcome
+    reason: str
+    sandbox: bool = False
+    refusal: PlanModeRefusal | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.outcome is GateOutcome.ALLOW
+
+
+@dataclass(frozen=True, slots=True)
+class GateRequest:
+    """One tool call as the gate sees it."""
+
+    tool_name: str
+    tool_kind: ToolKind
+    action: str
+    phase: Phase
+    entered_at: datetime | None = None
+    entered_reason: str | None = None
+    shell_verdict_allowed: bool | None = None
+    shell_verdict_reason: str | None = None
+    confirm_each_edit: bool = False
+
+
+PLAN_HINT = (
+    "You are in plan mode: explore with read-only tools, then call submit_plan with your plan. "
+    "Changes become possible once a human approves the plan."
+)
+
+
+def decide(request: GateRequest, profile: PermissionProfile) -> GateDecision:
+    """Allow, refuse or ask for one tool call. Pure: no I/O, no clock."""
+    if request.phase.is_planning:
+        return _decide_planning(request)
+    if request.tool_kind in (ToolKind.PLANNING, ToolKind.INTERACTIVE):
+        return GateDecision(GateOutcome.ALLOW, f"{request.tool_kind.value} tools always run")
+    read_only_shell = request.shell_verdict_allowed is True
+    permission = profile.evaluate(
+        request.action, request.tool_kind, read_only_shell=read_only_shell
+    )
+    if permission is Permission.DENY:
+        return GateDecision(
+            GateOutcome.REFUSE, f"the agent's permission profile denies {request.action}"
+        )
+    is_mutation = request.tool_kind is ToolKind.MUTATING and not read_only_shell
+    if permission is Permission.ASK or (request.confirm_each_edit and is_mutation):
+        return GateDecision(GateOutcome.ASK, f"{request.action} needs a human's permission")
+    return GateDecision(GateOutcome.ALLOW, "allowed by the permission profile")
+
+
+def _decide_planning(request: GateRequest) -> GateDecision:
+    if request.tool_kind is not ToolKind.MUTATING:
+        return GateDecision(GateOutcome.ALLOW, f"{request.tool_kind.value} tools run in plan mode")
+    if request.shell_verdict_allowed is True:
+        return GateDecision(
+            GateOutcome.ALLOW, request.shell_verdict_reason or "read-only command", sandbox=True
+        )
+    if request.shell_verdict_allowed is False:
+        hint = (
+            f"Plan mode allows only read-only shell commands, and this one is not: "
+            f"{request.shell_verdict_reason}. {PLAN_HINT}"
+        )
+    else:
+        hint = (
+            f"{request.tool_name} changes things and is not available while planning. {PLAN_HINT}"
+        )
+    refusal = PlanModeRefusal(
+        tool_name=request.tool_name,
+        tool_kind=request.tool_kind,
+        hint=hint,
+        entered_at=request.entered_at,
+        entered_reason=request.entered_reason,
+    )
+    return GateDecision(GateOutcome.REFUSE, hint, refusal=refusal)

@@ -1,0 +1,95 @@
+"""Persisted conversations and model usage, so an agent resumes where it was after a restart.
+
+A conversation is the list of Messages API messages (``{"role", "content": [blocks]}``) with
+plancord's regime reminder left out: the reminder is added to the newest user turn when a
+request is built, so stored history stays byte-stable and prompt-cacheable.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from plancord.core.ports import ModelUsage
+from plancord.storage.db import Database
+from plancord.storage.store import ts
+
+Message = dict[str, Any]
+
+_INSERT_MESSAGE = (
+    "INSERT INTO messages (agent, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)"
+)
+
+
+class ConversationStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def load(self, agent: str) -> list[Message]:
+        rows = await self.db.fetchall(
+            "SELECT role, content FROM messages WHERE agent = ? ORDER BY seq", (agent,)
+        )
+        return [{"role": r["role"], "content": json.loads(r["content"])} for r in rows]
+
+    async def append(self, agent: str, message: Message, at: Any) -> None:
+        async with self.db.transaction() as conn:
+            cursor = await conn.execute(
+                "SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE agent = ?", (agent,)
+            )
+            row = await cursor.fetchone()
+            seq = int(row[0]) if row else 0
+            await conn.execute(
+                _INSERT_MESSAGE,
+                (agent, seq, message["role"], _dump(message["content"]), ts(at)),
+            )
+
+    async def replace_last(self, agent: str, message: Message) -> None:
+        async with self.db.transaction() as conn:
+            await conn.execute(
+                "UPDATE messages SET role = ?, content = ? WHERE agent = ? AND seq = "
+                "(SELECT max(seq) FROM messages WHERE agent = ?)",
+                (message["role"], _dump(message["content"]), agent, agent),
+            )
+
+    async def replace_all(self, agent: str, messages: list[Message], at: Any) -> None:
+        async with self.db.transaction() as conn:
+            await conn.execute("DELETE FROM messages WHERE agent = ?", (agent,))
+            await conn.executemany(
+                _INSERT_MESSAGE,
+                [
+                    (agent, seq, m["role"], _dump(m["content"]), ts(at))
+                    for seq, m in enumerate(messages)
+                ],
+            )
+
+    async def record_usage(
+        self, agent: str, model: str, usage: ModelUsage, stop_reason: str | None, at: Any
+    ) -> None:
+        async with self.db.transaction() as conn:
+            await conn.execute(
+                "INSERT INTO model_usage (agent, at, model, input_tokens, output_tokens, "
+                "cache_read_tokens, cache_write_tokens, stop_reason) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    agent,
+                    ts(at),
+                    model,
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.cache_read_input_tokens,
+                    usage.cache_creation_input_tokens,
+                    stop_reason,
+                ),
+            )
+
+    async def usage(self, agent: str) -> list[ModelUsage]:
+        rows = await self.db.fetchall(
+            "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens "
+            "FROM model_usage WHERE agent = ? ORDER BY id",
+            (agent,),
+        )
+        return [ModelUsage(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def _dump(content: Any) -> str:
+    return json.dumps(content, ensure_ascii=False, separators=(",", ":"))
