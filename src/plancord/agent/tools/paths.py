@@ -1,0 +1,61 @@
+"""The workspace jail: every path a tool receives from the model is resolved here first.
+
+The model names files as text. Before any file tool touches the disk, that text becomes an
+absolute path whose every existing component has been resolved (``..`` and symlinks), and the
+result must lie inside the agent's workspace. A symlink inside the workspace that points
+outside is therefore refused, and so is a path that only reaches outside through a
+non-existent component followed by ``..``. Writes into a ``.git`` directory are refused too:
+the repository's own files (config, hooks) change only through the git tools.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePath
+
+GIT_DIR_NAME = ".git"
+
+
+class PathOutsideWorkspace(Exception):
+    """The path cannot be used; ``str(exc)`` tells the model why and what to do instead."""
+
+
+def resolve_in_workspace(workspace: Path, user_path: str, *, write: bool = False) -> Path:
+    """The absolute, resolved path ``user_path`` names inside ``workspace``.
+
+    Relative paths are taken from the workspace root; absolute ones must already lie inside
+    it. Raises ``PathOutsideWorkspace`` when the resolved path is outside the workspace, when
+    the text holds a NUL byte, when symlinks cannot be resolved (a loop), and, with
+    ``write``, when the path is inside a ``.git`` directory.
+    """
+    if "\x00" in user_path:
+        raise PathOutsideWorkspace("The path contains a NUL byte; give a plain file path.")
+    root = workspace.resolve()
+    candidate = Path(user_path)
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    try:
+        resolved = candidate.resolve(strict=False)
+    except (OSError, RuntimeError) as exc:
+        raise PathOutsideWorkspace(f"Cannot resolve {user_path!r}: {exc}.") from None
+    if resolved != root and not resolved.is_relative_to(root):
+        raise PathOutsideWorkspace(
+            f"{user_path!r} resolves to {resolved}, which is outside the workspace {root}. "
+            "Use a path inside the workspace (relative paths start at its root)."
+        )
+    if write and _inside_git_dir(resolved.relative_to(root)):
+        raise PathOutsideWorkspace(
+            f"{user_path!r} is inside a .git directory, which file tools do not write to; "
+            "use the git tools to change the repository."
+        )
+    return resolved
+
+
+def display_path(workspace: Path, path: Path) -> str:
+    """``path`` relative to the workspace root, as the model should write it back ('.' = root)."""
+    relative = os.path.relpath(path, workspace.resolve())
+    return PurePath(relative).as_posix()
+
+
+def _inside_git_dir(relative: PurePath) -> bool:
+    return any(part.casefold() == GIT_DIR_NAME for part in relative.parts)

@@ -1,0 +1,69 @@
+"""Create an agent's workspace: a directory holding a git repository with one empty commit.
+
+Every file and shell tool is jailed inside the workspace, and the git tools expect a
+repository with a branch and an identity to commit as, so the workspace is made ready before
+the agent's first turn. Running it again on an existing workspace changes nothing that is
+already set up, so it is safe on every start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from plancord.agent.tools.git import GitOutput, run_git
+from plancord.core.errors import PlancordError
+
+INITIAL_BRANCH = "main"
+
+
+class WorkspaceError(PlancordError):
+    """The workspace could not be prepared; the message says what git or the disk reported."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"Cannot prepare the workspace {path}: {problem}")
+
+
+def agent_identity(agent_name: str) -> tuple[str, str]:
+    """The repo-local ``user.name`` and ``user.email`` the agent commits as."""
+    return f"plancord agent {agent_name}", f"{agent_name}@agents.plancord.invalid"
+
+
+async def init_workspace(path: Path, agent_name: str) -> None:
+    """Make ``path`` a git repository on ``main`` with the agent's identity and a first commit.
+
+    Idempotent: an existing repository, identity or commit is left as it is.
+    """
+    try:
+        await asyncio.to_thread(path.mkdir, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WorkspaceError(path, exc.strerror or str(exc)) from exc
+    if not await asyncio.to_thread((path / ".git").exists):
+        _check(path, await run_git(path, "init", "--quiet", "-b", INITIAL_BRANCH))
+    name, email = agent_identity(agent_name)
+    for key, value in (("user.name", name), ("user.email", email)):
+        current = await run_git(path, "config", "--local", "--get", key)
+        if not current.stdout.strip():
+            _check(path, await run_git(path, "config", "--local", key, value))
+    head = await run_git(path, "rev-parse", "--verify", "--quiet", "HEAD")
+    if not head.ok:
+        _check(
+            path,
+            await run_git(
+                path,
+                "-c",
+                "commit.gpgSign=false",
+                "commit",
+                "--quiet",
+                "--allow-empty",
+                "--no-verify",
+                "--message=Initial commit",
+            ),
+        )
+
+
+def _check(path: Path, output: GitOutput) -> None:
+    if not output.ok:
+        raise WorkspaceError(path, output.message or f"git exited with status {output.code}")
