@@ -37,7 +37,7 @@ from plancord.agent.tools.base import ShellSettings, Tool, ToolContext, ToolRegi
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import ModelCallFailed, PlancordError
 from plancord.core.gate import GateOutcome, GateRequest, ToolKind, decide
-from plancord.core.logs import log_plan_mode
+from plancord.core.logs import log_refusal
 from plancord.core.permissions import PermissionProfile, action_string
 from plancord.core.planning import Actor, ApprovalMode, EntrySource, Phase
 from plancord.core.ports import (
@@ -392,7 +392,7 @@ class AgentRuntime:
         decision = decide(request, PermissionProfile.from_stored(record.permission_profile))
         if decision.outcome is GateOutcome.REFUSE:
             if decision.refusal is not None:
-                log_plan_mode("refused", agent, tool=name, kind=tool.kind.value)
+                log_refusal(name, tool.kind.value, agent)
                 return ToolResult.error(decision.refusal.to_text())
             return ToolResult.error(f"Refused: {decision.reason}.")
         if decision.outcome is GateOutcome.ASK:

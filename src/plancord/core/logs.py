@@ -29,3 +29,12 @@ def plan_mode_line(action: str, agent: str, *, reason: str | None = None, **fiel
 
 def log_plan_mode(action: str, agent: str, *, reason: str | None = None, **fields: object) -> None:
     logger.info(plan_mode_line(action, agent, reason=reason, **fields))
+
+
+def refusal_line(tool: str, kind: str, agent: str) -> str:
+    """``[plan-mode] refused tool=<name> kind=<kind> agent=<a>`` (this one names the tool first)."""
+    return f"[plan-mode] refused tool={_word(tool)} kind={_word(kind)} agent={_word(agent)}"
+
+
+def log_refusal(tool: str, kind: str, agent: str) -> None:
+    logger.info(refusal_line(tool, kind, agent))

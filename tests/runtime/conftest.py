@@ -1,0 +1,140 @@
+"""A whole runtime over real parts: SQLite file, git workspace, the anthropic client talking
+HTTP to the fake Messages API server, and a notifier that records what a channel would show."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plancord.agent.manager import AgentManager, StoredSettings
+from plancord.agent.runtime import AgentRuntime, RuntimeSettings
+from plancord.agent.tools import default_registry
+from plancord.config import Config
+from plancord.core.planning import Actor
+from plancord.core.ports import PermissionRequest, PlanningChange, Question
+from plancord.core.service import PlanningService
+from plancord.llm.anthropic_client import AnthropicModelClient
+from plancord.storage.conversations import ConversationStore
+from plancord.storage.db import Database
+from plancord.storage.store import SqliteStore
+from tests.conftest import ManualClock
+from tests.fakes.anthropic_server import FakeAnthropicServer, Script
+
+ANA = Actor.user(42, "ana")
+MODEL = "claude-fake-test-model"
+
+
+@dataclass
+class ChannelRecorder:
+    """The Notifier port as a test sees it: everything the channel would show."""
+
+    said: list[str] = field(default_factory=list)
+    activity_lines: list[str] = field(default_factory=list)
+    changes: list[PlanningChange] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+    permission_requests: list[PermissionRequest] = field(default_factory=list)
+    answers: list[str | None] = field(default_factory=list)
+    permissions: list[bool | None] = field(default_factory=list)
+
+    async def planning_changed(self, change: PlanningChange) -> None:
+        self.changes.append(change)
+
+    async def say(self, agent: str, text: str) -> None:
+        self.said.append(text)
+
+    async def activity(self, agent: str, line: str) -> None:
+        self.activity_lines.append(line)
+
+    async def ask_user(self, question: Question) -> str | None:
+        self.questions.append(question)
+        return self.answers.pop(0) if self.answers else None
+
+    async def ask_permission(self, request: PermissionRequest) -> bool | None:
+        self.permission_requests.append(request)
+        return self.permissions.pop(0) if self.permissions else None
+
+
+@dataclass
+class Harness:
+    server: FakeAnthropicServer
+    runtime: AgentRuntime
+    service: PlanningService
+    store: SqliteStore
+    conversations: ConversationStore
+    manager: AgentManager
+    channel: ChannelRecorder
+    clock: ManualClock
+    db: Database
+    data_dir: Path
+
+    @property
+    def workspace(self) -> Path:
+        return self.runtime.workspace_of("ada")
+
+    async def say(self, text: str, author: Actor = ANA) -> None:
+        await self.runtime.handle_message("ada", text, author)
+        await self.runtime.wait_idle("ada")
+
+    def tool_results(self, request_index: int) -> list[dict[str, Any]]:
+        last = self.server.requests[request_index]["messages"][-1]
+        return [b for b in last["content"] if b.get("type") == "tool_result"]
+
+    def regime(self, request_index: int) -> str:
+        last = self.server.requests[request_index]["messages"][-1]["content"][-1]
+        assert last["text"].startswith("<plancord-regime>")
+        return str(last["text"])
+
+
+@pytest.fixture
+async def make_harness(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
+    made: list[tuple[Harness, AnthropicModelClient]] = []
+
+    async def make(
+        script: Script,
+        *,
+        profile: str = "open",
+        plan_mode: dict[str, Any] | None = None,
+        runtime_settings: RuntimeSettings | None = None,
+        role: str | None = None,
+    ) -> Harness:
+        server = await FakeAnthropicServer(script).start()
+        config = Config.model_validate({"plan_mode": plan_mode or {}})
+        db = await Database.open(tmp_path / "plancord.db")
+        store = SqliteStore(db)
+        clock = ManualClock()
+        settings = StoredSettings(config, store)
+        channel = ChannelRecorder()
+        service = PlanningService(store, clock, settings, [channel])
+        conversations = ConversationStore(db)
+        model = AnthropicModelClient(api_key="test-key", base_url=server.url, max_retries=0)
+        agents_dir = tmp_path / "agents"
+        manager = AgentManager(store, agents_dir, MODEL, clock)
+        runtime = AgentRuntime(
+            store=store,
+            conversations=conversations,
+            planning=service,
+            plan_settings=settings,
+            notifier=channel,
+            model=model,
+            registry=default_registry(),
+            agents_dir=agents_dir,
+            clock=clock,
+            settings=runtime_settings or RuntimeSettings(default_model=MODEL),
+        )
+        await manager.create("ada", actor=ANA, profile=profile, channel_id=1001, role=role)
+        harness = Harness(
+            server, runtime, service, store, conversations, manager, channel, clock, db, tmp_path
+        )
+        made.append((harness, model))
+        return harness
+
+    yield make
+    for harness, model in made:
+        await harness.runtime.shutdown()
+        await model.close()
+        await harness.server.stop()
+        await harness.db.close()
