@@ -1,0 +1,105 @@
+"""Wiring: build every service of a running plancord from the config, and close them again.
+
+The Discord bot, the operator CLI and the demo all start from ``App.open``. Front ends pass
+their ``Notifier`` (the Discord edge, a console, a test recorder) and, in tests, a clock and a
+model client of their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from plancord.agent.manager import AgentManager, StoredSettings
+from plancord.agent.runtime import AgentRuntime, RuntimeSettings
+from plancord.agent.tools import default_registry
+from plancord.agent.tools.base import ShellSettings
+from plancord.config import Config
+from plancord.core.ports import Clock, ModelClient, Notifier, SystemClock
+from plancord.core.scheduler import DeadlineScheduler
+from plancord.core.service import PlanningService
+from plancord.storage.conversations import ConversationStore
+from plancord.storage.db import Database
+from plancord.storage.store import SqliteStore
+
+
+@dataclass
+class App:
+    config: Config
+    db: Database
+    store: SqliteStore
+    conversations: ConversationStore
+    settings: StoredSettings
+    planning: PlanningService
+    runtime: AgentRuntime
+    manager: AgentManager
+    scheduler: DeadlineScheduler
+    model: ModelClient
+    clock: Clock
+
+    @property
+    def agents_dir(self) -> Path:
+        return self.config.data_dir / "agents"
+
+    @classmethod
+    async def open(
+        cls,
+        config: Config,
+        *,
+        notifier: Notifier,
+        model: ModelClient,
+        clock: Clock | None = None,
+        scheduler_max_sleep: float = 60.0,
+    ) -> App:
+        """Open (and migrate) the database and build the services around it."""
+        clock = clock or SystemClock()
+        db = await Database.open(config.database_path)
+        store = SqliteStore(db)
+        conversations = ConversationStore(db)
+        settings = StoredSettings(config, store)
+        planning = PlanningService(store, clock, settings, [notifier])
+        agents_dir = config.data_dir / "agents"
+        runtime = AgentRuntime(
+            store=store,
+            conversations=conversations,
+            planning=planning,
+            plan_settings=settings,
+            notifier=notifier,
+            model=model,
+            registry=default_registry(),
+            agents_dir=agents_dir,
+            clock=clock,
+            settings=RuntimeSettings(
+                max_tokens=config.anthropic.max_tokens,
+                max_iterations=config.anthropic.max_iterations,
+                context_window_tokens=config.anthropic.context_window_tokens,
+                shell=ShellSettings(
+                    timeout_seconds=config.shell.timeout_seconds,
+                    max_output_bytes=config.shell.max_output_bytes,
+                ),
+                default_model=config.anthropic.model,
+            ),
+        )
+        manager = AgentManager(store, agents_dir, config.anthropic.model, clock)
+        scheduler = DeadlineScheduler(planning, max_sleep=scheduler_max_sleep)
+        return cls(
+            config=config,
+            db=db,
+            store=store,
+            conversations=conversations,
+            settings=settings,
+            planning=planning,
+            runtime=runtime,
+            manager=manager,
+            scheduler=scheduler,
+            model=model,
+            clock=clock,
+        )
+
+    async def close(self) -> None:
+        await self.scheduler.stop()
+        await self.runtime.shutdown()
+        close = getattr(self.model, "close", None)
+        if close is not None:
+            await close()
+        await self.db.close()

@@ -1,0 +1,89 @@
+"""The Discord bot: a ``commands.Bot`` whose ``setup_hook`` opens the app, loads the cogs,
+registers the persistent buttons, starts the deadline scheduler and re-attaches whatever was
+waiting for a human when the bot last stopped."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import discord
+from discord.ext import commands
+
+from plancord.app import App
+from plancord.config import Config
+from plancord.core.ports import Clock, ModelClient
+from plancord.discord_bot.notifier import DiscordNotifier
+
+log = logging.getLogger(__name__)
+
+
+class PlancordBot(commands.Bot):
+    def __init__(
+        self,
+        config: Config,
+        *,
+        model_factory: Callable[[], ModelClient],
+        clock: Clock | None = None,
+        scheduler_max_sleep: float = 60.0,
+    ) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = True
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            intents=intents,
+            allowed_mentions=discord.AllowedMentions.none(),
+            help_command=None,
+        )
+        self.config = config
+        self.model_factory = model_factory
+        self.clock = clock
+        self.scheduler_max_sleep = scheduler_max_sleep
+        self.notifier = DiscordNotifier(self)
+        self._app: App | None = None
+
+    @property
+    def app(self) -> App:
+        if self._app is None:
+            raise RuntimeError("the bot has not finished setting up")
+        return self._app
+
+    async def setup_hook(self) -> None:
+        from plancord.discord_bot.asks import ASK_BUTTONS
+        from plancord.discord_bot.cogs.agents import AgentCog
+        from plancord.discord_bot.cogs.messages import MessageCog
+        from plancord.discord_bot.cogs.plan import PlanCog
+        from plancord.discord_bot.views import PLAN_BUTTONS
+
+        self._app = await App.open(
+            self.config,
+            notifier=self.notifier,
+            model=self.model_factory(),
+            clock=self.clock,
+            scheduler_max_sleep=self.scheduler_max_sleep,
+        )
+        await self.add_cog(PlanCog(self))
+        await self.add_cog(AgentCog(self))
+        await self.add_cog(MessageCog(self))
+        self.add_dynamic_items(*PLAN_BUTTONS, *ASK_BUTTONS)
+        await self.sync_commands()
+        self.app.scheduler.start()
+        await self.notifier.restore()
+
+    async def sync_commands(self) -> None:
+        """Sync to ``discord.dev_guild_id`` when set (instant), otherwise globally."""
+        guild_id = self.config.discord.dev_guild_id
+        if guild_id is not None:
+            guild = discord.Object(id=guild_id)
+            self.tree.copy_global_to(guild=guild)
+            await self.tree.sync(guild=guild)
+        else:
+            await self.tree.sync()
+
+    async def close(self) -> None:
+        try:
+            if self._app is not None:
+                await self.app.close()
+                self._app = None
+        finally:
+            await super().close()
