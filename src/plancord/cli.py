@@ -68,13 +68,53 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from plancord.config import ConfigError, Secrets, load_config
 
     try:
-        load_config(args.config)
-        Secrets.from_env().require()
+        config = load_config(args.config)
+        secrets = Secrets.from_env()
+        secrets.require()
     except ConfigError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
-    print("plancord: the Discord bot is not part of this build yet", file=sys.stderr)
-    return 2
+    configure_logging(config.log_level)
+    from plancord.discord_bot.bot import PlancordBot
+    from plancord.llm.anthropic_client import AnthropicModelClient
+
+    token = secrets.discord_token.get_secret_value() if secrets.discord_token else ""
+    api_key = secrets.anthropic_api_key.get_secret_value() if secrets.anthropic_api_key else ""
+    bot = PlancordBot(
+        config,
+        model_factory=lambda: AnthropicModelClient(
+            api_key=api_key,
+            base_url=config.anthropic.base_url,
+            max_retries=config.anthropic.max_retries,
+            timeout_seconds=config.anthropic.timeout_seconds,
+        ),
+    )
+    import discord
+
+    try:
+        bot.run(token, log_handler=None)
+    except discord.LoginFailure:
+        print("plancord: Discord refused DISCORD_TOKEN; check the token", file=sys.stderr)
+        return 2
+    except discord.PrivilegedIntentsRequired:
+        print(
+            "plancord: enable the Message Content intent for this bot in the Discord "
+            "developer portal",
+            file=sys.stderr,
+        )
+        return 2
+    return 0
+
+
+def configure_logging(level: str) -> None:
+    """Everything to stderr, one line per record; the ``[plan-mode]`` lines are among them."""
+    import logging
+
+    logging.basicConfig(
+        level=level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
