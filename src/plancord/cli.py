@@ -106,6 +106,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from plancord.doctor import run_doctor
+
+    return run_doctor(args.config)
+
+
 def configure_logging(level: str) -> None:
     """Everything to stderr, one line per record; the ``[plan-mode]`` lines are among them."""
     import logging
@@ -144,6 +150,19 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.add_argument("--workspace", required=True, help="directory the command runs in")
     sandbox.add_argument("argv", nargs=argparse.REMAINDER, help="-- CMD [ARGS...]")
     sandbox.set_defaults(func=_cmd_sandbox_run)
+
+    doctor = sub.add_parser(
+        "doctor",
+        help="check config, data directory, database, git, ripgrep, Landlock and tokens",
+        description=(
+            "Check that this host can run plancord: one line per check, 'ok', 'warn' or "
+            "'FAIL' with how to fix it. Exit status 0 when nothing failed, 1 otherwise. "
+            "Local and quick (no network), so it also serves as a container health check."
+        ),
+    )
+    doctor.add_argument("--config", type=Path, default=None, help=config_help)
+    doctor.set_defaults(func=_cmd_doctor)
+
     return parser
 
 

@@ -1,0 +1,311 @@
+"""``plancord doctor``: tell an operator, one line per check, whether this host can run the bot.
+
+A bot that dies at start with a traceback, or runs with plan-mode shell refusing every
+command, costs an operator far more than a list of what is wrong and how to fix it. Each
+check here reports ``ok``, ``warn`` (works, but not as well as it could) or ``FAIL`` (the bot
+will not start or plan mode will not work), with the remedy on the same line. The checks are
+local and quick (no network, nothing written except a probe file removed at once), so the
+command also serves as a container health check. Secrets are reported as set or not set,
+never shown.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from urllib.parse import quote
+
+from plancord.config import Config, ConfigError, Secrets, load_config
+from plancord.core.settings import ShellSandbox
+from plancord.core.shell.sandbox import landlock_abi
+from plancord.storage.db import storage_error
+from plancord.storage.migrations import MigrationError, default_migrations_dir, discover
+
+__all__ = ["Check", "Status", "diagnose", "render", "run_doctor"]
+
+_TOOL_TIMEOUT_SECONDS = 5.0
+
+
+class Status(StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "FAIL"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One finding: what was checked, and for warn/FAIL what is wrong and how to fix it."""
+
+    status: Status
+    what: str
+    problem: str = ""
+    fix: str = ""
+
+    def line(self) -> str:
+        if self.status is Status.OK:
+            return f"ok  {self.what}"
+        text = f"{self.status.value} {self.what}: {self.problem}"
+        return f"{text} — {self.fix}" if self.fix else text
+
+
+def _ok(what: str) -> Check:
+    return Check(Status.OK, what)
+
+
+def _warn(what: str, problem: str, fix: str) -> Check:
+    return Check(Status.WARN, what, problem, fix)
+
+
+def _fail(what: str, problem: str, fix: str) -> Check:
+    return Check(Status.FAIL, what, problem, fix)
+
+
+def check_config(path: Path | None) -> tuple[Check, Config | None]:
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        return _fail("config", str(exc), "fix the file and run plancord doctor again"), None
+    if path is None and not Path("config.yaml").is_file():
+        return _ok("config: no ./config.yaml, using the built-in defaults"), config
+    return _ok(f"config {path or 'config.yaml'} is valid"), config
+
+
+def check_data_dir(data_dir: Path) -> Check:
+    what = f"data directory {data_dir}"
+    if data_dir.exists() and not data_dir.is_dir():
+        return _fail(what, "exists but is not a directory", "point data_dir at a directory")
+    if not data_dir.exists():
+        parent = next((p for p in data_dir.parents if p.exists()), None)
+        if parent is not None and parent.is_dir() and os.access(parent, os.W_OK | os.X_OK):
+            return _ok(f"{what} does not exist yet; plancord creates it")
+        return _fail(
+            what,
+            "does not exist and cannot be created",
+            "create it and give the bot's user write access, or change data_dir",
+        )
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".plancord-doctor-", dir=data_dir)
+    except OSError as exc:
+        return _fail(
+            what,
+            f"not writable ({exc.strerror or exc})",
+            "give the bot's user write access, or change data_dir",
+        )
+    os.close(handle)
+    os.unlink(probe)
+    return _ok(f"{what} is writable")
+
+
+def check_migrations() -> tuple[Check, int | None]:
+    try:
+        migrations = discover()
+    except MigrationError as exc:
+        return _fail("migrations", str(exc), "reinstall plancord or fix the folder"), None
+    except OSError as exc:
+        return (
+            _fail(
+                "migrations",
+                f"cannot read {default_migrations_dir()}: {exc.strerror or exc}",
+                "set PLANCORD_MIGRATIONS_DIR to the project's migrations/ folder",
+            ),
+            None,
+        )
+    if not migrations:
+        return (
+            _fail(
+                "migrations",
+                f"no migration files in {default_migrations_dir()}",
+                "set PLANCORD_MIGRATIONS_DIR to the project's migrations/ folder",
+            ),
+            None,
+        )
+    latest = migrations[-1].version
+    return _ok(f"migrations: newest version {latest}, in {default_migrations_dir()}"), latest
+
+
+def _read_schema_version(path: Path) -> int:
+    """``PRAGMA user_version`` through a read-only connection: nothing is created or migrated."""
+    conn = sqlite3.connect(f"file:{quote(str(path.absolute()))}?mode=ro", uri=True, timeout=1.0)
+    try:
+        row = conn.execute("PRAGMA user_version").fetchone()
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    finally:
+        conn.close()
+    return int(row[0]) if row else 0
+
+
+def check_database(path: Path, latest: int | None) -> Check:
+    what = f"database {path}"
+    if not path.exists():
+        return _warn(what, "not created yet", "run plancord migrate (plancord run also creates it)")
+    if path.is_dir():
+        return _fail(what, "is a directory, not a file", "point database at a file")
+    try:
+        version = _read_schema_version(path)
+    except sqlite3.Error as exc:
+        return _fail(
+            what,
+            str(storage_error(exc, path)),
+            "restore it from a backup or point database at another file",
+        )
+    if latest is None:
+        return _warn(
+            what,
+            f"at schema version {version}; cannot compare without the migrations",
+            "fix the migrations check above",
+        )
+    if version > latest:
+        return _fail(
+            what,
+            f"at schema version {version}, newer than this plancord knows (up to {latest})",
+            "upgrade plancord or point database at another file",
+        )
+    if version < latest:
+        return _warn(
+            what,
+            f"at schema version {version}, the newest is {latest}",
+            "run plancord migrate (plancord run also migrates at start)",
+        )
+    return _ok(f"{what} reachable, schema version {version} (newest)")
+
+
+def _tool_version(argv: list[str]) -> str | None:
+    """The first output line of ``argv`` (a ``--version`` call), or None when it cannot run."""
+    if shutil.which(argv[0]) is None:
+        return None
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=_TOOL_TIMEOUT_SECONDS,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    lines = done.stdout.strip().splitlines()
+    return lines[0] if lines else argv[0]
+
+
+def check_git() -> Check:
+    version = _tool_version(["git", "--version"])
+    if version is None:
+        return _fail(
+            "git",
+            "not found on PATH (or it does not run)",
+            "install git (e.g. apt-get install git); agent workspaces are git repositories",
+        )
+    return _ok(f"git: {version}")
+
+
+def check_ripgrep() -> Check:
+    version = _tool_version(["rg", "--version"])
+    if version is None:
+        return _warn(
+            "ripgrep",
+            "not found on PATH; the grep tool falls back to a slower Python search",
+            "install ripgrep (e.g. apt-get install ripgrep)",
+        )
+    return _ok(f"ripgrep: {version}")
+
+
+def _sandbox_required_by(config: Config) -> list[str]:
+    """Where the config leaves ``shell_sandbox: required`` in effect: globally, per agent, per
+    channel. Overrides stored in the database at runtime are not consulted."""
+    places: list[str] = []
+    if config.plan_mode.shell_sandbox is ShellSandbox.REQUIRED:
+        places.append("plan_mode")
+    for name in config.agents:
+        if config.plan_mode_for(agent=name).shell_sandbox is ShellSandbox.REQUIRED:
+            places.append(f"agents.{name}.plan_mode")
+    for channel in config.channels:
+        if config.plan_mode_for(channel_id=channel).shell_sandbox is ShellSandbox.REQUIRED:
+            places.append(f"channels.{channel}.plan_mode")
+    return places
+
+
+def check_landlock(abi: int, config: Config | None) -> Check:
+    if abi > 0:
+        return _ok(f"Landlock ABI {abi}: plan-mode shell runs in the kernel sandbox")
+    enable = "enable Landlock (Linux ≥ 5.13 with lsm=landlock)"
+    if config is None:
+        return _warn(
+            "Landlock",
+            "not available (ABI 0); whether plan mode needs it depends on the config",
+            f"fix the config, then {enable} or set plan_mode.shell_sandbox: off",
+        )
+    required = _sandbox_required_by(config)
+    if required:
+        places = ", ".join(required)
+        return _fail(
+            "Landlock",
+            f"not available (ABI 0) and shell_sandbox is required ({places}); "
+            "plan-mode shell will refuse",
+            f"{enable} or set plan_mode.shell_sandbox: off",
+        )
+    return _warn(
+        "Landlock",
+        "not available (ABI 0); shell_sandbox is off, so plan-mode shell runs without the "
+        "kernel sandbox and only the read-only check guards it",
+        enable,
+    )
+
+
+def check_tokens(environ: Mapping[str, str]) -> list[Check]:
+    secrets = Secrets.from_env(environ)
+    found = {
+        "DISCORD_TOKEN": secrets.discord_token is not None,
+        "ANTHROPIC_API_KEY": secrets.anthropic_api_key is not None,
+    }
+    return [
+        _ok(f"{name}: set")
+        if present
+        else _fail(
+            name, "not set", f"export {name} in the bot's environment; plancord run needs it"
+        )
+        for name, present in found.items()
+    ]
+
+
+def diagnose(
+    config_path: Path | None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    landlock: Callable[[], int] | None = None,
+) -> Iterator[Check]:
+    """Every check, in order; checks that need the config are left out when it fails to load."""
+    config_check, config = check_config(config_path)
+    yield config_check
+    if config is not None:
+        yield check_data_dir(config.data_dir)
+    migrations_check, latest = check_migrations()
+    yield migrations_check
+    if config is not None:
+        yield check_database(config.database_path, latest)
+    yield check_git()
+    yield check_ripgrep()
+    yield check_landlock((landlock or landlock_abi)(), config)
+    yield from check_tokens(os.environ if environ is None else environ)
+
+
+def render(checks: list[Check]) -> str:
+    return "\n".join(check.line() for check in checks)
+
+
+def run_doctor(config_path: Path | None) -> int:
+    """Print every check as it completes; 0 when none failed, 1 otherwise."""
+    failed = False
+    for check in diagnose(config_path):
+        print(check.line(), flush=True)
+        failed = failed or check.status is Status.FAIL
+    return 1 if failed else 0

@@ -1,0 +1,315 @@
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from plancord import cli, doctor
+from plancord.doctor import Check, Status, diagnose
+from plancord.storage.migrations import discover, migrate_file
+
+TOKENS = {"DISCORD_TOKEN": "discord-secret-0123", "ANTHROPIC_API_KEY": "sk-ant-secret-4567"}
+LATEST = discover()[-1].version
+
+
+def write_config(tmp_path: Path, text: str = "") -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(f"data_dir: state\n{text}")
+    return path
+
+
+def set_version(db: Path, version: int) -> None:
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute(f"PRAGMA user_version = {version}")
+        conn.commit()
+
+
+def checks(
+    config: Path | None, *, environ: dict[str, str] | None = None, abi: int = 6
+) -> list[Check]:
+    return list(
+        diagnose(config, environ=TOKENS if environ is None else environ, landlock=lambda: abi)
+    )
+
+
+def by_what(found: list[Check], prefix: str) -> Check:
+    matches = [c for c in found if c.what.startswith(prefix)]
+    assert len(matches) == 1, [c.line() for c in found]
+    return matches[0]
+
+
+@pytest.fixture
+async def ready(tmp_path: Path) -> Path:
+    """A valid config whose database is migrated to the newest version."""
+    config = write_config(tmp_path)
+    await migrate_file(tmp_path / "state" / "plancord.db")
+    return config
+
+
+def test_a_healthy_setup_is_all_ok(ready: Path) -> None:
+    found = checks(ready)
+    expected = [Status.OK] * len(found)
+    if shutil.which("rg") is None:
+        expected[5] = Status.WARN
+    assert [c.status for c in found] == expected, [c.line() for c in found]
+    assert [c.line().split()[1] for c in found] == [
+        "config",
+        "data",
+        "migrations:",
+        "database",
+        "git:",
+        "ripgrep:",
+        "Landlock",
+        "DISCORD_TOKEN:",
+        "ANTHROPIC_API_KEY:",
+    ]
+    assert by_what(found, "database").line().endswith(f"schema version {LATEST} (newest)")
+    assert by_what(found, "Landlock").line() == (
+        "ok  Landlock ABI 6: plan-mode shell runs in the kernel sandbox"
+    )
+
+
+def test_cli_exit_status_and_line_format(
+    ready: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, value in TOKENS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(doctor, "landlock_abi", lambda: 3)
+    assert cli.main(["doctor", "--config", str(ready)]) == 0
+    out = capsys.readouterr().out
+    assert all(line.startswith(("ok  ", "warn ripgrep")) for line in out.splitlines()), out
+    assert "ok  DISCORD_TOKEN: set" in out
+    assert "Landlock ABI 3" in out
+
+
+def test_a_bad_config_fails_with_the_config_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = write_config(tmp_path, "plan_mode:\n  approval_timeout: 3 weeks\n")
+    found = checks(config)
+    line = found[0].line()
+    assert line.startswith(f"FAIL config: {config}:3: plan_mode.approval_timeout: '3 weeks'")
+    assert line.endswith("— fix the file and run plancord doctor again")
+    assert not any(c.what.startswith(("data directory", "database")) for c in found)
+    assert by_what(found, "git").status is Status.OK
+
+    for name, value in TOKENS.items():
+        monkeypatch.setenv(name, value)
+    assert cli.main(["doctor", "--config", str(config)]) == 1
+    assert "FAIL config:" in capsys.readouterr().out
+
+
+def test_a_missing_config_file_fails(tmp_path: Path) -> None:
+    found = checks(tmp_path / "nope.yaml")
+    assert found[0].line().startswith(f"FAIL config: config file not found: {tmp_path}")
+
+
+def test_no_config_file_means_the_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    found = checks(None)
+    assert found[0].line() == "ok  config: no ./config.yaml, using the built-in defaults"
+    assert by_what(found, "data directory").what == (
+        f"data directory {tmp_path / 'data'} does not exist yet; plancord creates it"
+    )
+
+
+def test_a_missing_database_is_a_warning_only(tmp_path: Path) -> None:
+    found = checks(write_config(tmp_path))
+    database = by_what(found, "database")
+    assert database.line() == (
+        f"warn database {tmp_path / 'state' / 'plancord.db'}: not created yet — run plancord "
+        "migrate (plancord run also creates it)"
+    )
+    assert not (tmp_path / "state" / "plancord.db").exists()
+    assert Status.FAIL not in {c.status for c in found}
+
+
+async def test_an_older_database_is_a_warning(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    db = tmp_path / "state" / "plancord.db"
+    await migrate_file(db)
+    set_version(db, LATEST - 1)
+    database = by_what(checks(config), "database")
+    assert database.status is Status.WARN
+    assert f"at schema version {LATEST - 1}, the newest is {LATEST} — run plancord migrate" in (
+        database.line()
+    )
+
+
+def test_a_newer_database_fails(ready: Path, tmp_path: Path) -> None:
+    set_version(tmp_path / "state" / "plancord.db", LATEST + 5)
+    database = by_what(checks(ready), "database")
+    assert database.status is Status.FAIL
+    assert f"at schema version {LATEST + 5}, newer than this plancord knows" in database.line()
+    assert database.line().endswith("— upgrade plancord or point database at another file")
+
+
+def test_the_database_check_changes_nothing(ready: Path, tmp_path: Path) -> None:
+    db = tmp_path / "state" / "plancord.db"
+    set_version(db, LATEST - 1)
+    checks(ready)
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == LATEST - 1
+
+
+def test_a_file_that_is_not_a_database_fails(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "plancord.db").write_bytes(b"this is not sqlite" * 100)
+    database = by_what(checks(config), "database")
+    assert database.status is Status.FAIL
+    assert "damaged or not a plancord database" in database.line()
+
+
+def test_a_data_dir_that_is_a_file_fails(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    (tmp_path / "state").write_text("oops")
+    data = by_what(checks(config), "data directory")
+    assert data.line() == (
+        f"FAIL data directory {tmp_path / 'state'}: exists but is not a directory — "
+        "point data_dir at a directory"
+    )
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through file permissions")
+def test_a_read_only_data_dir_fails(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    state = tmp_path / "state"
+    state.mkdir()
+    state.chmod(0o500)
+    try:
+        data = by_what(checks(config), "data directory")
+    finally:
+        state.chmod(0o700)
+    assert data.status is Status.FAIL
+    assert "not writable" in data.line()
+
+
+def test_the_probe_file_is_removed(ready: Path, tmp_path: Path) -> None:
+    before = sorted(p.name for p in (tmp_path / "state").iterdir())
+    checks(ready)
+    after = sorted(p.name for p in (tmp_path / "state").iterdir())
+    assert not [name for name in after if name.startswith(".plancord-doctor-")]
+    assert set(after) - set(before) <= {"plancord.db-wal", "plancord.db-shm"}
+
+
+def test_missing_migrations_fail(
+    ready: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLANCORD_MIGRATIONS_DIR", str(tmp_path / "nowhere"))
+    found = checks(ready)
+    migrations = by_what(found, "migrations")
+    assert migrations.status is Status.FAIL
+    assert "set PLANCORD_MIGRATIONS_DIR" in migrations.line()
+    assert by_what(found, "database").status is Status.WARN
+
+
+def test_missing_git_fails_and_missing_ripgrep_warns(
+    ready: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    found = checks(ready)
+    git = by_what(found, "git")
+    assert git.status is Status.FAIL
+    assert git.line().startswith("FAIL git: not found on PATH")
+    assert "install git" in git.line()
+    ripgrep = by_what(found, "ripgrep")
+    assert ripgrep.status is Status.WARN
+    assert "slower" in ripgrep.line()
+    assert "install ripgrep" in ripgrep.line()
+
+
+def test_no_landlock_with_the_sandbox_required_fails(ready: Path) -> None:
+    landlock = by_what(checks(ready, abi=0), "Landlock")
+    assert landlock.status is Status.FAIL
+    assert "plan-mode shell will refuse" in landlock.line()
+    assert landlock.line().endswith(
+        "— enable Landlock (Linux ≥ 5.13 with lsm=landlock) or set plan_mode.shell_sandbox: off"
+    )
+
+
+def test_no_landlock_with_the_sandbox_off_warns(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "plan_mode:\n  shell_sandbox: off\n")
+    landlock = by_what(checks(config, abi=0), "Landlock")
+    assert landlock.status is Status.WARN
+    assert "shell_sandbox is off" in landlock.line()
+
+
+def test_an_agent_that_requires_the_sandbox_is_named(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        "plan_mode:\n  shell_sandbox: off\n"
+        "agents:\n  strict:\n    plan_mode:\n      shell_sandbox: required\n",
+    )
+    landlock = by_what(checks(config, abi=0), "Landlock")
+    assert landlock.status is Status.FAIL
+    assert "agents.strict.plan_mode" in landlock.line()
+
+
+def test_landlock_patched_to_zero_through_the_cli(
+    ready: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, value in TOKENS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(doctor, "landlock_abi", lambda: 0)
+    assert cli.main(["doctor", "--config", str(ready)]) == 1
+    assert "FAIL Landlock: not available (ABI 0)" in capsys.readouterr().out
+
+
+def test_tokens_set_and_unset_never_show_values(ready: Path) -> None:
+    found = checks(
+        ready, environ={"DISCORD_TOKEN": TOKENS["DISCORD_TOKEN"], "ANTHROPIC_API_KEY": " "}
+    )
+    text = "\n".join(c.line() for c in found)
+    assert "ok  DISCORD_TOKEN: set" in text
+    assert (
+        "FAIL ANTHROPIC_API_KEY: not set — export ANTHROPIC_API_KEY in the bot's environment"
+        in text
+    )
+    assert TOKENS["DISCORD_TOKEN"] not in text
+    assert Status.FAIL in {c.status for c in found}
+
+
+def test_as_a_subprocess_it_is_quick_and_prints_no_secret(ready: Path, tmp_path: Path) -> None:
+    env = {**os.environ, **TOKENS}
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "plancord.cli", "doctor", "--config", str(ready)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    elapsed = time.monotonic() - started
+    for secret in TOKENS.values():
+        assert secret not in result.stdout + result.stderr
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert len(lines) == 9
+    assert all(line.startswith(("ok  ", "warn ", "FAIL ")) for line in lines)
+    assert result.returncode == (1 if any(line.startswith("FAIL") for line in lines) else 0)
+    assert elapsed < 10
+
+    env.pop("DISCORD_TOKEN")
+    unset = subprocess.run(
+        [sys.executable, "-m", "plancord.cli", "doctor", "--config", str(ready)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert unset.returncode == 1
+    assert "FAIL DISCORD_TOKEN: not set" in unset.stdout
