@@ -1,0 +1,281 @@
+"""Plan mode and agents from a shell: for admins and scripts when Discord is not at hand.
+
+``plancord plan …`` and ``plancord agents list`` call the same ``PlanningService`` the Discord
+buttons call, so the transition table, the revision binding and the audit log apply
+unchanged; every decision is audited with the actor ``operator``. Only what that needs is
+built: the database (never created or migrated here), the store, the service with the stored
+per-agent settings and no notifier. There is no Discord client and no model here.
+
+A running bot is another process: it sees an operator's decision the next time it reads the
+agent's state (its next turn, a button click, the deadline scheduler). The bot resumes an
+agent waiting for approval only when the approval happens in its own process, so after
+``plancord plan approve`` the agent continues with its next turn, started by a message in
+its channel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from plancord.agent.manager import StoredSettings
+from plancord.config import Config
+from plancord.core.errors import InvalidTransition, PlancordError
+from plancord.core.planning import (
+    Actor,
+    ApprovalMode,
+    EntrySource,
+    Phase,
+    PlanEvent,
+    PlanningState,
+    PlanRef,
+    next_phase,
+)
+from plancord.core.ports import SystemClock
+from plancord.core.service import PlanningService, PlanningStatus
+from plancord.storage.db import Database
+from plancord.storage.migrations import discover, schema_version
+from plancord.storage.store import SqliteStore
+
+__all__ = [
+    "AgentRow",
+    "OperatorError",
+    "OperatorServices",
+    "agents_json",
+    "agents_text",
+    "list_agents",
+    "open_services",
+    "plan_approve",
+    "plan_cancel",
+    "plan_enter",
+    "plan_reject",
+    "status_json",
+    "status_text",
+]
+
+OPERATOR = Actor.operator()
+
+RESUME_NOTE = (
+    "note: a running bot sees this on the agent's next turn; it does not resume the agent by "
+    "itself, so post a message in the agent's channel to continue"
+)
+
+
+class OperatorError(PlancordError):
+    """The operator command cannot run against this database (missing or at another version)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorServices:
+    store: SqliteStore
+    planning: PlanningService
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRow:
+    name: str
+    channel_id: int | None
+    model: str
+    phase: Phase
+    role: str | None
+
+
+@asynccontextmanager
+async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
+    """The store and planning service over the bot's existing, fully migrated database."""
+    path = config.database_path
+    if not path.is_file():
+        raise OperatorError(
+            f"no database at {path}; run plancord migrate or start the bot first "
+            "(or pass the bot's --config)"
+        )
+    migrations = discover()
+    latest = migrations[-1].version if migrations else 0
+    db = await Database.open(path, migrate=False)
+    try:
+        version = await schema_version(db)
+        if version < latest:
+            raise OperatorError(
+                f"the database {path} is at schema version {version}, older than this "
+                f"plancord ({latest}); run plancord migrate first"
+            )
+        if version > latest:
+            raise OperatorError(
+                f"the database {path} is at schema version {version}, newer than this "
+                f"plancord knows (up to {latest}); use the plancord that runs the bot"
+            )
+        store = SqliteStore(db)
+        planning = PlanningService(store, SystemClock(), StoredSettings(config, store))
+        yield OperatorServices(store, planning)
+    finally:
+        await db.close()
+
+
+# -- plan ---------------------------------------------------------------------------------
+
+
+async def plan_status(services: OperatorServices, agent: str) -> PlanningStatus:
+    return await services.planning.status(agent)
+
+
+async def plan_enter(
+    services: OperatorServices, agent: str, task: str | None, reason: str | None
+) -> str:
+    outcome = await services.planning.enter(
+        agent, source=EntrySource.OPERATOR, actor=OPERATOR, task=task, reason=reason
+    )
+    state = outcome.state
+    if not outcome.entered:
+        return f"agent {agent} is already in plan mode ({state.phase.value}); nothing changed"
+    return (
+        f"agent {agent} entered plan mode (gathering), plan {state.plan_id}\n"
+        "note: a running bot starts exploring on the agent's next turn; post the task in the "
+        "agent's channel"
+    )
+
+
+async def _decision_ref(
+    services: OperatorServices, agent: str, revision: int | None, event: PlanEvent
+) -> PlanRef:
+    """The revision to decide on: the current one, bound to its sha, or exactly ``revision``."""
+    state = await services.store.load_state(agent)
+    if state.plan_id is None or state.revision == 0:
+        next_phase(state.phase, event)
+        raise InvalidTransition(
+            state.phase.value, event.value, f"Agent {agent} has no submitted plan to decide on."
+        )
+    if revision is None:
+        return PlanRef(
+            agent=agent, plan_id=state.plan_id, revision=state.revision, sha256=state.plan_sha
+        )
+    return PlanRef(agent=agent, plan_id=state.plan_id, revision=revision)
+
+
+async def plan_approve(
+    services: OperatorServices, agent: str, revision: int | None, mode: ApprovalMode
+) -> str:
+    ref = await _decision_ref(services, agent, revision, PlanEvent.APPROVE)
+    state = await services.planning.approve(ref, OPERATOR, mode)
+    sha8 = (state.plan_sha or "")[:8]
+    return (
+        f"approved plan v{ref.revision} ({sha8}) of agent {agent}, mode {mode.value}; "
+        f"audited as operator\n{RESUME_NOTE}"
+    )
+
+
+async def plan_reject(
+    services: OperatorServices, agent: str, revision: int | None, reason: str | None
+) -> str:
+    ref = await _decision_ref(services, agent, revision, PlanEvent.REJECT)
+    revision_record = await services.store.get_revision(ref.plan_id, ref.revision)
+    await services.planning.reject(ref, OPERATOR, reason)
+    sha8 = revision_record.sha8 if revision_record is not None else "?"
+    return f"rejected plan v{ref.revision} ({sha8}) of agent {agent}; planning ended"
+
+
+async def plan_cancel(services: OperatorServices, agent: str, reason: str | None) -> str:
+    before = await services.store.load_state(agent)
+    await services.planning.cancel(agent, OPERATOR, reason)
+    return f"cancelled plan mode of agent {agent} (was {before.phase.value})"
+
+
+def _when(value: datetime | None) -> str:
+    if value is None:
+        return "-"
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def status_text(status: PlanningStatus) -> str:
+    state, revision = status.state, status.revision
+    lines = [f"agent {state.agent}: {state.phase.value}"]
+    if state.phase is Phase.INACTIVE:
+        return lines[0] + " (not in plan mode)"
+    if state.task:
+        lines.append(f"task: {state.task}")
+    entered = f"entered: {_when(state.entered_at)}"
+    if state.entry_source is not None:
+        entered += f" by {state.entry_source.value}"
+    if state.entry_reason:
+        entered += f" ({state.entry_reason})"
+    lines.append(entered)
+    if state.requested_by_name:
+        lines.append(f"requested by: {state.requested_by_name}")
+    lines.append(f"plan id: {state.plan_id}")
+    if revision is not None:
+        submitted = _when(revision.submitted_at)
+        lines.append(f"plan: v{revision.revision} · {revision.sha8} · submitted {submitted}")
+    if state.phase is Phase.GATHERING:
+        lines.append(f"idle deadline: {_when(state.idle_deadline)}")
+    if state.phase is Phase.SUBMITTED and revision is not None:
+        lines.append(f"waiting for a decision until {_when(state.approval_deadline)}")
+        lines.append(
+            f"approve: plancord plan approve --agent {state.agent} --revision {revision.revision}"
+        )
+    if state.phase is Phase.EXECUTING:
+        mode = state.approval_mode.value if state.approval_mode else "normal"
+        lines.append(
+            f"approved by {state.approved_by_name or state.approved_by} "
+            f"at {_when(state.approved_at)}, mode {mode}"
+        )
+        for number, step in enumerate(state.steps, start=1):
+            note = f": {step.note}" if step.note else ""
+            lines.append(f"  step {number}: {step.status.value}{note}")
+    if revision is not None and state.phase is not Phase.EXECUTING:
+        lines.extend(["", revision.markdown.rstrip()])
+    return "\n".join(lines)
+
+
+def status_json(status: PlanningStatus) -> dict[str, Any]:
+    return {
+        "state": status.state.model_dump(mode="json"),
+        "plan": status.revision.model_dump(mode="json") if status.revision else None,
+    }
+
+
+# -- agents -------------------------------------------------------------------------------
+
+
+async def list_agents(services: OperatorServices) -> list[AgentRow]:
+    states: dict[str, PlanningState] = {s.agent: s for s in await services.store.list_states()}
+    return [
+        AgentRow(
+            name=record.name,
+            channel_id=record.channel_id,
+            model=record.model,
+            phase=states[record.name].phase if record.name in states else Phase.INACTIVE,
+            role=record.role,
+        )
+        for record in await services.store.list_agents()
+    ]
+
+
+def agents_text(rows: Sequence[AgentRow]) -> str:
+    if not rows:
+        return "no agents"
+    table = [("NAME", "CHANNEL", "MODEL", "PHASE")] + [
+        (row.name, str(row.channel_id) if row.channel_id else "-", row.model, row.phase.value)
+        for row in rows
+    ]
+    widths = [max(len(line[column]) for line in table) for column in range(3)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(line[:3], widths, strict=True))
+        + "  "
+        + line[3]
+        for line in table
+    )
+
+
+def agents_json(rows: Sequence[AgentRow]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": row.name,
+            "channel_id": row.channel_id,
+            "model": row.model,
+            "phase": row.phase.value,
+            "role": row.role,
+        }
+        for row in rows
+    ]
