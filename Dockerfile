@@ -1,0 +1,50 @@
+# plancord in a container: the Discord bot with git and ripgrep, its state in the /data volume.
+#
+#   docker build -t plancord .
+#   docker run -d --name plancord -e DISCORD_TOKEN -e ANTHROPIC_API_KEY \
+#       -v plancord-data:/data plancord
+#
+# The baked /etc/plancord/config.yaml sets only data_dir: /data. For your own settings mount a
+# file over it, keeping data_dir: /data:
+#   -v "$PWD/config.yaml:/etc/plancord/config.yaml:ro"
+# /etc/plancord is the working directory, so commands inside the container find that config
+# without --config:
+#   docker exec plancord plancord doctor
+#   docker exec plancord plancord plan status --agent NAME
+# Plan-mode shell needs Landlock in the host's kernel (Linux 5.13 or later with lsm=landlock);
+# plancord doctor reports it, and the health check fails without it unless the config sets
+# plan_mode.shell_sandbox: off.
+
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PLANCORD_MIGRATIONS_DIR=/app/migrations
+
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends git ripgrep \
+    && rm -rf /var/lib/apt/lists/*
+
+RUN groupadd --system --gid 10001 plancord \
+    && useradd --system --uid 10001 --gid plancord --create-home --home-dir /home/plancord \
+        --shell /usr/sbin/nologin plancord
+
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY src ./src
+COPY migrations ./migrations
+RUN pip install --no-cache-dir .
+
+RUN mkdir -p /etc/plancord /data \
+    && printf 'data_dir: /data\n' > /etc/plancord/config.yaml \
+    && chown plancord:plancord /data
+
+VOLUME ["/data"]
+WORKDIR /etc/plancord
+USER plancord
+
+HEALTHCHECK --interval=1m --timeout=10s --start-period=30s --retries=3 \
+    CMD ["plancord", "doctor", "--config", "/etc/plancord/config.yaml"]
+
+CMD ["plancord", "run", "--config", "/etc/plancord/config.yaml"]
