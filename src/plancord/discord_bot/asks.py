@@ -1,0 +1,575 @@
+"""Questions and permission requests an agent puts to a human, in the agent's channel.
+
+The runtime awaits ``ask_user`` / ``ask_permission`` inside its tool loop; here they become a
+question message (answered by the requester's next message or a reply to it) or an embed
+with Allow / Deny buttons. The waiting side parks on ``Client.wait_for`` for a resolution
+event, and the one place that decides (``take_answer`` for a message, ``decide`` for a
+click) pops the live ask before dispatching it, so a double click or a racing answer acts
+once.
+
+Every open ask is also a row of ``pending_asks``. A coroutine waiting in a process that
+died cannot be resumed, so after a restart ``restore`` marks each leftover row expired:
+the message is edited (buttons disabled) and the row deleted. Permission outcomes are
+written to the audit log with who decided and when.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal
+
+import discord
+
+from plancord.core.errors import PlancordError
+from plancord.core.planning import Actor, AuditEntry, may_decide
+from plancord.core.ports import PermissionRequest, Question
+from plancord.discord_bot.channel_io import MESSAGE_LIMIT, send_chunks
+from plancord.discord_bot.common import actor_from
+from plancord.storage.db import Database
+from plancord.storage.store import ts
+
+if TYPE_CHECKING:
+    from plancord.discord_bot.bot import PlancordBot
+    from plancord.discord_bot.channel_io import ChannelIO
+
+log = logging.getLogger(__name__)
+
+RESOLVED_EVENT = "plancord_ask_resolved"
+ACTION_CHARS = 1500
+REMEMBERED_DECISIONS = 256
+NO_MENTIONS = discord.AllowedMentions.none()
+
+AskKind = Literal["permission", "question"]
+
+
+def new_ask_id() -> str:
+    return secrets.token_hex(8)
+
+
+# -- storage -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAsk:
+    """A row of ``pending_asks``."""
+
+    id: str
+    agent: str
+    kind: AskKind
+    payload: dict[str, Any]
+    created_at: datetime
+    deadline: datetime
+    channel_id: int | None = None
+    message_id: int | None = None
+
+
+class PendingAskStore:
+    """The ``pending_asks`` table: what was waiting for a human when the process stopped."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def add(self, ask: StoredAsk) -> None:
+        async with self.db.transaction() as conn:
+            await conn.execute(
+                "INSERT INTO pending_asks (id, agent, kind, payload, created_at, deadline, "
+                "channel_id, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    ask.id,
+                    ask.agent,
+                    ask.kind,
+                    json.dumps(ask.payload, ensure_ascii=False),
+                    ts(ask.created_at),
+                    ts(ask.deadline),
+                    ask.channel_id,
+                    ask.message_id,
+                ),
+            )
+
+    async def set_message(self, ask_id: str, channel_id: int, message_id: int) -> None:
+        async with self.db.transaction() as conn:
+            await conn.execute(
+                "UPDATE pending_asks SET channel_id = ?, message_id = ? WHERE id = ?",
+                (channel_id, message_id, ask_id),
+            )
+
+    async def delete(self, ask_id: str) -> None:
+        async with self.db.transaction() as conn:
+            await conn.execute("DELETE FROM pending_asks WHERE id = ?", (ask_id,))
+
+    async def all(self) -> list[StoredAsk]:
+        rows = await self.db.fetchall("SELECT * FROM pending_asks ORDER BY created_at, id")
+        return [
+            StoredAsk(
+                id=row["id"],
+                agent=row["agent"],
+                kind=row["kind"],
+                payload=json.loads(row["payload"]),
+                created_at=datetime.fromisoformat(row["created_at"]),
+                deadline=datetime.fromisoformat(row["deadline"]),
+                channel_id=row["channel_id"],
+                message_id=row["message_id"],
+            )
+            for row in rows
+        ]
+
+
+# -- rendering -----------------------------------------------------------------------------
+
+
+def _user_id(requested_by: str | None) -> int | None:
+    return int(requested_by) if requested_by and requested_by.isdigit() else None
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:g} seconds"
+    return f"{round(seconds / 60):g} minutes"
+
+
+def _code_block(text: str, limit: int = ACTION_CHARS) -> str:
+    """``text`` in a code block it cannot break out of, cut to ``limit`` characters."""
+    safe = text.replace("```", "`\u200b``")
+    if len(safe) > limit:
+        safe = safe[: limit - 1] + "…"
+    return f"```\n{safe}\n```"
+
+
+def _question_text(agent: str, text: str, mention: str) -> str:
+    lead = f"{mention} " if mention else ""
+    return (
+        f"❓ {lead}**{agent}** asks:\n{text}\n"
+        "-# Reply to this message, or just send your answer here."
+    )
+
+
+def _with_note(content: str, note: str) -> str:
+    room = MESSAGE_LIMIT - len(note) - 2
+    body = content if len(content) <= room else content[: room - 1] + "…"
+    return f"{body}\n{note}"
+
+
+def permission_embed(
+    agent: str,
+    payload: dict[str, Any],
+    *,
+    outcome: str | None = None,
+    colour: discord.Colour | None = None,
+) -> discord.Embed:
+    """The permission request as an embed; ``outcome`` marks it decided."""
+    tool = payload.get("tool_name", "a tool")
+    embed = discord.Embed(
+        title="🔐 Permission needed" if outcome is None else "🔐 Permission request",
+        description=f"**{agent}** wants to run `{tool}`:\n{_code_block(payload['action'])}",
+        colour=colour or discord.Colour.orange(),
+    )
+    requester = _user_id(payload.get("requested_by"))
+    embed.add_field(
+        name="Requested by", value=f"<@{requester}>" if requester else "unknown", inline=True
+    )
+    if outcome is None:
+        timeout = _duration(float(payload.get("timeout_seconds", 0)))
+        embed.add_field(
+            name="Who decides",
+            value="The requester, members with an approver role, or server administrators.",
+            inline=True,
+        )
+        embed.set_footer(text=f"No answer within {timeout} counts as Deny.")
+    else:
+        embed.add_field(name="Decision", value=outcome, inline=False)
+    return embed
+
+
+def permission_view(ask_id: str, *, disabled: bool = False) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(PermissionButton("allow", ask_id, disabled=disabled))
+    view.add_item(PermissionButton("deny", ask_id, disabled=disabled))
+    return view
+
+
+class PermissionButton(
+    discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
+    template=r"ask:(?P<choice>allow|deny):(?P<ask_id>[0-9a-f]{16})",
+):
+    """Allow or Deny on a permission request; the custom_id carries only the ask id."""
+
+    def __init__(self, choice: str, ask_id: str, *, disabled: bool = False) -> None:
+        allow = choice == "allow"
+        super().__init__(
+            discord.ui.Button(
+                label="Allow" if allow else "Deny",
+                style=discord.ButtonStyle.success if allow else discord.ButtonStyle.danger,
+                custom_id=f"ask:{choice}:{ask_id}",
+                disabled=disabled,
+            )
+        )
+        self.choice = choice
+        self.ask_id = ask_id
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[discord.Client],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> PermissionButton:
+        return cls(match["choice"], match["ask_id"])
+
+    async def callback(self, interaction: discord.Interaction[discord.Client]) -> None:
+        await asks_of(interaction.client).decide(interaction, self.ask_id, self.choice == "allow")
+
+
+ASK_BUTTONS = (PermissionButton,)
+
+
+def asks_of(client: discord.Client) -> Asks:
+    asks = getattr(getattr(client, "notifier", None), "asks", None)
+    if not isinstance(asks, Asks):
+        raise RuntimeError("this client has no plancord Asks")
+    return asks
+
+
+# -- the live side -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class LiveAsk:
+    """An ask a coroutine of this process is waiting on."""
+
+    id: str
+    agent: str
+    kind: AskKind
+    requested_by: str | None
+    channel_id: int
+    message_ids: list[int] = field(default_factory=list)
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    allowed: bool
+    actor: Actor
+
+
+class Asks:
+    def __init__(self, bot: PlancordBot) -> None:
+        self.bot = bot
+        self._live: dict[str, LiveAsk] = {}
+        self._decided: dict[str, str] = {}
+
+    @property
+    def io(self) -> ChannelIO:
+        return self.bot.notifier.io
+
+    @property
+    def store(self) -> PendingAskStore:
+        return PendingAskStore(self.bot.app.db)
+
+    def waiting(self, agent: str) -> bool:
+        """True while the agent waits for a human's answer or decision."""
+        return any(ask.agent == agent for ask in self._live.values())
+
+    async def _record(
+        self, ask_id: str, kind: AskKind, agent: str, payload: dict[str, Any], seconds: float
+    ) -> None:
+        now = self.bot.app.clock.now()
+        await self.store.add(
+            StoredAsk(
+                id=ask_id,
+                agent=agent,
+                kind=kind,
+                payload=payload,
+                created_at=now,
+                deadline=now + timedelta(seconds=seconds),
+            )
+        )
+
+    async def _wait(self, ask_id: str, seconds: float) -> Any:
+        """The resolution dispatched for ``ask_id``; ``TimeoutError`` when none came in time."""
+        _, value = await self.bot.wait_for(
+            RESOLVED_EVENT, check=lambda resolved, _value: resolved == ask_id, timeout=seconds
+        )
+        return value
+
+    # -- ask_user --------------------------------------------------------------------------
+
+    async def ask_user(self, question: Question) -> str | None:
+        destination = await self.io.destination(question.agent)
+        if destination is None:
+            return None
+        ask_id = new_ask_id()
+        payload = {"text": question.text, "requested_by": question.requested_by}
+        await self._record(ask_id, "question", question.agent, payload, question.timeout_seconds)
+        user_id = _user_id(question.requested_by)
+        mention = f"<@{user_id}>" if user_id else ""
+        allowed = discord.AllowedMentions(
+            everyone=False,
+            roles=False,
+            replied_user=False,
+            users=[discord.Object(id=user_id)] if user_id else False,
+        )
+        content = _question_text(question.agent, question.text, mention)
+        messages = await send_chunks(destination, content, allowed_mentions=allowed)
+        if not messages:
+            await self.store.delete(ask_id)
+            return None
+        first = messages[0]
+        live = LiveAsk(
+            id=ask_id,
+            agent=question.agent,
+            kind="question",
+            requested_by=question.requested_by,
+            channel_id=first.channel.id,
+            message_ids=[m.id for m in messages],
+            payload=payload,
+        )
+        self._live[ask_id] = live
+        try:
+            await self.store.set_message(ask_id, first.channel.id, first.id)
+            answer: str = await self._wait(ask_id, question.timeout_seconds)
+        except TimeoutError:
+            self._live.pop(ask_id, None)
+            await self.store.delete(ask_id)
+            note = (
+                f"-# ⌛ No answer within {_duration(question.timeout_seconds)}; "
+                "the agent went on without one."
+            )
+            await _edit(first, content=_with_note(first.content, note))
+            return None
+        except BaseException:
+            self._live.pop(ask_id, None)
+            raise
+        await self.store.delete(ask_id)
+        return answer
+
+    def take_answer(self, message: discord.Message) -> bool:
+        """Hand ``message`` to the question it answers; True when it was taken as an answer.
+
+        An answer is a reply to the question, or any message in the question's channel, from
+        the member the agent asked (anyone, when the agent could not say who that is).
+        """
+        reference = message.reference.message_id if message.reference else None
+        for ask in list(self._live.values()):
+            if ask.kind != "question":
+                continue
+            if ask.requested_by is not None and str(message.author.id) != ask.requested_by:
+                continue
+            if reference in ask.message_ids or message.channel.id == ask.channel_id:
+                self._live.pop(ask.id, None)
+                self.bot.dispatch(RESOLVED_EVENT, ask.id, message.clean_content)
+                return True
+        return False
+
+    # -- ask_permission --------------------------------------------------------------------
+
+    async def ask_permission(self, request: PermissionRequest) -> bool | None:
+        destination = await self.io.destination(request.agent)
+        if destination is None:
+            return None
+        ask_id = new_ask_id()
+        payload = {
+            "action": request.action,
+            "tool_name": request.tool_name,
+            "summary": request.summary,
+            "requested_by": request.requested_by,
+            "timeout_seconds": request.timeout_seconds,
+        }
+        await self._record(ask_id, "permission", request.agent, payload, request.timeout_seconds)
+        user_id = _user_id(request.requested_by)
+        try:
+            message = await destination.send(
+                f"<@{user_id}>" if user_id else None,
+                embed=permission_embed(request.agent, payload),
+                view=permission_view(ask_id),
+                allowed_mentions=discord.AllowedMentions(
+                    everyone=False,
+                    roles=False,
+                    users=[discord.Object(id=user_id)] if user_id else False,
+                ),
+            )
+        except discord.HTTPException as exc:
+            log.warning("could not post a permission request for %s: %s", request.agent, exc)
+            await self.store.delete(ask_id)
+            return None
+        self._live[ask_id] = LiveAsk(
+            id=ask_id,
+            agent=request.agent,
+            kind="permission",
+            requested_by=request.requested_by,
+            channel_id=message.channel.id,
+            message_ids=[message.id],
+            payload=payload,
+        )
+        try:
+            await self.store.set_message(ask_id, message.channel.id, message.id)
+            decision: Decision = await self._wait(ask_id, request.timeout_seconds)
+        except TimeoutError:
+            self._live.pop(ask_id, None)
+            outcome = "Timed out — denied. Nothing was run."
+            self._remember(ask_id, outcome)
+            await self.store.delete(ask_id)
+            await self._audit(
+                request.agent, Actor.policy("permission_timeout"), "timed-out", payload, ask_id
+            )
+            await _edit(
+                message,
+                embed=permission_embed(
+                    request.agent, payload, outcome=outcome, colour=discord.Colour.dark_grey()
+                ),
+                view=permission_view(ask_id, disabled=True),
+            )
+            return None
+        except BaseException:
+            self._live.pop(ask_id, None)
+            raise
+        await self.store.delete(ask_id)
+        await self._audit(
+            request.agent,
+            decision.actor,
+            "allowed" if decision.allowed else "denied",
+            payload,
+            ask_id,
+        )
+        return decision.allowed
+
+    async def decide(
+        self, interaction: discord.Interaction[discord.Client], ask_id: str, allow: bool
+    ) -> None:
+        """A click on Allow / Deny: check the approver policy, then resolve the ask once."""
+        ask = self._live.get(ask_id)
+        if ask is None or ask.kind != "permission":
+            earlier = self._decided.get(ask_id)
+            text = (
+                f"This request was already decided: {earlier}"
+                if earlier
+                else "This request expired: nobody can answer it any more, and nothing was run."
+            )
+            await _refuse(interaction, text)
+            return
+        actor = actor_from(interaction.user)
+        if not await self._may_decide(actor, ask):
+            await _refuse(
+                interaction,
+                "Only the member who gave the agent this task, members with an approver role "
+                "or server administrators can decide this request.",
+            )
+            return
+        if self._live.pop(ask_id, None) is None:
+            await _refuse(
+                interaction, f"This request was already decided: {self._decided.get(ask_id, '')}"
+            )
+            return
+        outcome = f"{'Allowed' if allow else 'Denied'} by {interaction.user.mention}"
+        self._remember(ask_id, outcome)
+        self.bot.dispatch(RESOLVED_EVENT, ask_id, Decision(allow, actor))
+        colour = discord.Colour.green() if allow else discord.Colour.red()
+        try:
+            await interaction.response.edit_message(
+                embed=permission_embed(ask.agent, ask.payload, outcome=outcome, colour=colour),
+                view=permission_view(ask_id, disabled=True),
+                allowed_mentions=NO_MENTIONS,
+            )
+        except discord.HTTPException as exc:
+            log.warning("could not mark permission request %s decided: %s", ask_id, exc)
+
+    def _remember(self, ask_id: str, outcome: str) -> None:
+        """Keep recent outcomes so a late click hears who decided; old ones are dropped."""
+        self._decided[ask_id] = outcome
+        while len(self._decided) > REMEMBERED_DECISIONS:
+            del self._decided[next(iter(self._decided))]
+
+    async def _may_decide(self, actor: Actor, ask: LiveAsk) -> bool:
+        app = self.bot.app
+        try:
+            state = await app.store.load_state(ask.agent)
+            settings = await app.settings.plan_mode_for(ask.agent)
+        except PlancordError:
+            return actor.is_admin
+        return may_decide(
+            actor, state.model_copy(update={"requested_by": ask.requested_by}), settings
+        )
+
+    async def _audit(
+        self, agent: str, actor: Actor, outcome: str, payload: dict[str, Any], ask_id: str
+    ) -> None:
+        entry = AuditEntry(
+            at=self.bot.app.clock.now(),
+            agent=agent,
+            actor=actor.label,
+            action=f"permission-{outcome}",
+            detail={"ask_id": ask_id, "action": payload.get("action")},
+        )
+        try:
+            await self.bot.app.store.append_audit(entry)
+        except PlancordError as exc:
+            log.warning("could not audit permission request %s: %s", ask_id, exc)
+
+    # -- after a restart -------------------------------------------------------------------
+
+    async def restore(self) -> None:
+        """Mark every ask left over from an earlier process expired; its waiter is gone."""
+        for ask in await self.store.all():
+            if ask.id in self._live:
+                continue
+            await self._expire(ask)
+
+    async def _expire(self, ask: StoredAsk) -> None:
+        if ask.kind == "permission":
+            await self._audit(ask.agent, Actor.policy("restart"), "expired", ask.payload, ask.id)
+        if ask.channel_id is not None and ask.message_id is not None:
+            message = self.bot.get_partial_messageable(ask.channel_id).get_partial_message(
+                ask.message_id
+            )
+            if ask.kind == "permission":
+                outcome = "Expired — plancord restarted before a decision. Nothing was run."
+                await _edit(
+                    message,
+                    embed=permission_embed(
+                        ask.agent, ask.payload, outcome=outcome, colour=discord.Colour.dark_grey()
+                    ),
+                    view=permission_view(ask.id, disabled=True),
+                )
+            else:
+                content = _question_text(ask.agent, str(ask.payload.get("text", "")), "")
+                note = (
+                    "-# ⌛ This question expired: plancord restarted before an answer. "
+                    "Send your answer as a normal message."
+                )
+                await _edit(message, content=_with_note(content, note))
+        await self.store.delete(ask.id)
+
+
+async def _edit(
+    message: discord.Message | discord.PartialMessage,
+    *,
+    content: str | None = None,
+    embed: discord.Embed | None = None,
+    view: discord.ui.View | None = None,
+) -> None:
+    kwargs: dict[str, Any] = {"allowed_mentions": NO_MENTIONS}
+    if content is not None:
+        kwargs["content"] = content
+    if embed is not None:
+        kwargs["embed"] = embed
+    if view is not None:
+        kwargs["view"] = view
+    try:
+        await message.edit(**kwargs)
+    except discord.HTTPException as exc:
+        log.warning("could not edit message %s: %s", message.id, exc)
+
+
+async def _refuse(interaction: discord.Interaction[discord.Client], text: str) -> None:
+    try:
+        if interaction.response.is_done():
+            await interaction.followup.send(text, ephemeral=True)
+        else:
+            await interaction.response.send_message(text, ephemeral=True)
+    except discord.HTTPException as exc:
+        log.warning("could not answer an interaction: %s", exc)
