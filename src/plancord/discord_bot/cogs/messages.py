@@ -1,0 +1,66 @@
+"""Messages in an agent's channel (or a thread under it) are messages to that agent.
+
+A message that answers an open ``ask_user`` question goes to the waiting question instead.
+Everything else starts a turn or joins the running one; the runtime owns the loop and its
+task, so the handler returns at once and ``ChannelIO`` shows typing until the turn ends.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import discord
+from discord.ext import commands
+
+from plancord.core.errors import PlancordError
+from plancord.discord_bot.common import actor_from, agent_for
+
+if TYPE_CHECKING:
+    from plancord.discord_bot.bot import PlancordBot
+
+log = logging.getLogger(__name__)
+
+ROUTED_TYPES = frozenset({discord.MessageType.default, discord.MessageType.reply})
+
+
+def is_for_an_agent(message: discord.Message) -> bool:
+    """A human's non-empty text in a server: bots, webhooks and system messages are not."""
+    return (
+        not message.author.bot
+        and message.webhook_id is None
+        and message.guild is not None
+        and message.type in ROUTED_TYPES
+        and bool(message.content.strip())
+    )
+
+
+class MessageCog(commands.Cog):
+    def __init__(self, bot: PlancordBot) -> None:
+        self.bot = bot
+
+    @commands.Cog.listener()
+    async def on_message(self, message: discord.Message) -> None:
+        if not is_for_an_agent(message):
+            return
+        app = self.bot.app
+        record = await agent_for(app, message.channel)
+        if record is None:
+            return
+        notifier = self.bot.notifier
+        if notifier.asks.take_answer(message):
+            return
+        notifier.io.note_origin(record.name, message.channel)
+        try:
+            await app.runtime.handle_message(
+                record.name, message.clean_content, actor_from(message.author)
+            )
+        except PlancordError as exc:
+            try:
+                await message.channel.send(
+                    f"⚠️ {exc}", allowed_mentions=discord.AllowedMentions.none()
+                )
+            except discord.HTTPException as send_exc:
+                log.warning("could not report an error to %s: %s", message.channel.id, send_exc)
+            return
+        notifier.io.watch_turn(record.name)
