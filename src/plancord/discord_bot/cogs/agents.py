@@ -1,0 +1,317 @@
+"""``/agent create | list | info | remove``: agents and the channels they live in.
+
+The cog parses, calls ``AgentManager`` and renders; validation and storage live in the
+manager. Creating and removing agents needs Manage Channels: the command carries it as its
+default permission, and the handler checks it again because Discord ignores default
+permissions on subcommands and server admins can change them.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Literal
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from plancord.agent.manager import AgentManager
+from plancord.core.agents import AgentRecord, check_agent_name
+from plancord.core.errors import PlancordError
+from plancord.core.permissions import PermissionProfile
+from plancord.discord_bot.channel_io import split_message
+from plancord.discord_bot.common import NO_AGENT, actor_from, agent_for, reply_error
+from plancord.discord_bot.confirm import ConfirmView
+
+if TYPE_CHECKING:
+    from plancord.app import App
+    from plancord.discord_bot.bot import PlancordBot
+
+log = logging.getLogger(__name__)
+
+NO_MENTIONS = discord.AllowedMentions.none()
+NEEDS_MANAGE_CHANNELS = "You need the **Manage Channels** permission to {action} agents."
+CONFIRM_TIMEOUT_SECONDS = 120.0
+
+Profile = Literal["open", "standard", "locked"]
+
+
+def profile_of(record: AgentRecord) -> str:
+    return PermissionProfile.from_stored(record.permission_profile).preset.value
+
+
+def channel_mention(record: AgentRecord) -> str:
+    return f"<#{record.channel_id}>" if record.channel_id is not None else "no channel"
+
+
+async def agent_choices(manager: AgentManager, current: str) -> list[app_commands.Choice[str]]:
+    names = [a.name for a in await manager.list()]
+    matching = [n for n in names if current.lower() in n.lower()]
+    return [app_commands.Choice(name=n, value=n) for n in matching[:25]]
+
+
+async def may_manage_channels(
+    interaction: discord.Interaction[discord.Client], action: str
+) -> bool:
+    """True when the member has Manage Channels here; otherwise refuse ephemerally."""
+    if interaction.permissions.manage_channels:
+        return True
+    await reply_error(interaction, NEEDS_MANAGE_CHANNELS.format(action=action))
+    return False
+
+
+@app_commands.guild_only()
+class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage plancord agents"):
+    def __init__(self, bot: PlancordBot) -> None:
+        self.bot = bot
+        super().__init__()
+
+    @property
+    def app(self) -> App:
+        return self.bot.app
+
+    @property
+    def manager(self) -> AgentManager:
+        return self.app.manager
+
+    # -- create ----------------------------------------------------------------------------
+
+    @app_commands.command(name="create", description="Create an agent and a channel for it")
+    @app_commands.describe(
+        name="1 to 32 letters, digits, '-' or '_'",
+        system_prompt="Standing instructions for the agent",
+        model="Anthropic model (default: the configured one)",
+        profile="What the agent may do outside plan mode without asking",
+        bind_here="Bind this channel instead of creating a new one",
+    )
+    @app_commands.default_permissions(manage_channels=True)
+    async def create(
+        self,
+        interaction: discord.Interaction[discord.Client],
+        name: app_commands.Range[str, 1, 32],
+        system_prompt: str | None = None,
+        model: str | None = None,
+        profile: Profile | None = None,
+        bind_here: bool = False,
+    ) -> None:
+        if not await may_manage_channels(interaction, "create"):
+            return
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        problem = await self._create_problem(interaction, name, bind_here)
+        if problem is not None:
+            await reply_error(interaction, problem)
+            return
+        created: discord.TextChannel | None = None
+        if bind_here:
+            channel = interaction.channel
+        else:
+            try:
+                channel = created = await self._create_channel(interaction, name)
+            except discord.HTTPException as exc:
+                log.warning("could not create a channel for agent %s: %s", name, exc)
+                await reply_error(interaction, f"Discord refused to create the channel: {exc.text}")
+                return
+        if not isinstance(channel, discord.TextChannel):
+            await reply_error(interaction, "Agents can only live in text channels.")
+            return
+        try:
+            record = await self.manager.create(
+                name,
+                actor=actor_from(interaction.user),
+                model=model,
+                system_prompt=system_prompt or "",
+                profile=profile,
+                channel_id=channel.id,
+                guild_id=channel.guild.id,
+            )
+        except PlancordError as exc:
+            if created is not None:
+                await _delete_quietly(created)
+            await reply_error(interaction, str(exc))
+            return
+        self.bot.notifier.io.forget(name)
+        workspace = self.manager.workspace_of(name)
+        await _send_quietly(
+            channel,
+            f"👋 Agent **{record.name}** lives here (model `{record.model}`, profile "
+            f"`{profile_of(record)}`). Write in this channel to talk to it.",
+        )
+        await interaction.followup.send(
+            f"Created agent **{record.name}** in {channel.mention}. Workspace: `{workspace}`",
+            ephemeral=True,
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    async def _create_problem(
+        self, interaction: discord.Interaction[discord.Client], name: str, bind_here: bool
+    ) -> str | None:
+        """What stops this create before anything is made, in words for the member."""
+        try:
+            check_agent_name(name)
+        except ValueError as exc:
+            return str(exc)
+        if any(agent.name == name for agent in await self.manager.list()):
+            return f"An agent named {name!r} already exists."
+        if bind_here:
+            channel = interaction.channel
+            if isinstance(channel, discord.Thread):
+                return "Run `/agent create … bind_here:True` in a text channel, not a thread."
+            if not isinstance(channel, discord.TextChannel):
+                return "Agents can only live in text channels."
+            bound = await self.app.store.find_agent_by_channel(channel.id)
+            if bound is not None:
+                return f"This channel is already bound to agent **{bound.name}**."
+        return None
+
+    async def _create_channel(
+        self, interaction: discord.Interaction[discord.Client], name: str
+    ) -> discord.TextChannel:
+        guild = interaction.guild
+        if guild is None:
+            raise discord.ClientException("agents live in servers")
+        here = interaction.channel
+        if isinstance(here, discord.Thread):
+            here = here.parent
+        category = here.category if isinstance(here, discord.TextChannel) else None
+        return await guild.create_text_channel(
+            name.lower(),
+            category=category,
+            topic=f"plancord agent {name}",
+            reason=f"/agent create by {interaction.user}",
+        )
+
+    # -- list and info ---------------------------------------------------------------------
+
+    @app_commands.command(name="list", description="List the agents")
+    async def list_agents(self, interaction: discord.Interaction[discord.Client]) -> None:
+        agents = await self.manager.list()
+        if not agents:
+            await interaction.response.send_message(
+                "No agents yet. Create one with `/agent create`.", ephemeral=True
+            )
+            return
+        phases = {state.agent: state.phase.value for state in await self.app.store.list_states()}
+        lines = [
+            f"**{a.name}** · {channel_mention(a)} · `{a.model}` · {phases.get(a.name, '?')} · "
+            f"{profile_of(a)}"
+            for a in agents
+        ]
+        chunks = split_message("\n".join(lines))
+        await interaction.response.send_message(
+            chunks[0], ephemeral=True, allowed_mentions=NO_MENTIONS
+        )
+        for chunk in chunks[1:]:
+            await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=NO_MENTIONS)
+
+    @app_commands.command(name="info", description="Show an agent (default: this channel's)")
+    @app_commands.describe(name="The agent; leave empty for this channel's agent")
+    async def info(
+        self, interaction: discord.Interaction[discord.Client], name: str | None = None
+    ) -> None:
+        if name is None:
+            record = await agent_for(self.app, interaction.channel)
+            if record is None:
+                await reply_error(interaction, NO_AGENT)
+                return
+            name = record.name
+        try:
+            settings = await self.app.settings.plan_mode_for(name)
+            description = await self.manager.describe(name, settings)
+        except PlancordError as exc:
+            await reply_error(interaction, str(exc))
+            return
+        record = description.record
+        embed = discord.Embed(title=f"Agent {record.name}", colour=discord.Colour.blurple())
+        embed.add_field(name="Channel", value=channel_mention(record))
+        embed.add_field(name="Model", value=f"`{record.model}`")
+        embed.add_field(name="Profile", value=profile_of(record))
+        embed.add_field(name="Role", value=record.role or "none")
+        embed.add_field(name="Phase", value=description.state.phase.value)
+        created = discord.utils.format_dt(record.created_at, "f")
+        embed.add_field(name="Created", value=f"{created} by {record.created_by or 'unknown'}")
+        embed.add_field(name="Workspace", value=f"`{description.workspace}`"[:1024], inline=False)
+        if record.system_prompt:
+            prompt = record.system_prompt
+            embed.add_field(
+                name="System prompt",
+                value=prompt if len(prompt) <= 1024 else prompt[:1023] + "…",
+                inline=False,
+            )
+        await interaction.response.send_message(embed=embed, ephemeral=True)
+
+    @info.autocomplete("name")
+    async def _agent_names(
+        self, interaction: discord.Interaction[discord.Client], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await agent_choices(self.manager, current)
+
+    # -- remove ----------------------------------------------------------------------------
+
+    @app_commands.command(name="remove", description="Remove an agent (its workspace is kept)")
+    @app_commands.describe(name="The agent to remove")
+    @app_commands.default_permissions(manage_channels=True)
+    async def remove(self, interaction: discord.Interaction[discord.Client], name: str) -> None:
+        if not await may_manage_channels(interaction, "remove"):
+            return
+        try:
+            record = await self.app.store.get_agent(name)
+        except PlancordError as exc:
+            await reply_error(interaction, str(exc))
+            return
+        workspace = self.manager.workspace_of(name)
+        prompt = (
+            f"Remove agent **{record.name}** ({channel_mention(record)})? Its conversation and "
+            f"planning state are deleted. The workspace is kept at `{workspace}`."
+        )
+        view = ConfirmView(
+            author_id=interaction.user.id, timeout=CONFIRM_TIMEOUT_SECONDS, confirm_label="Remove"
+        )
+        await interaction.response.send_message(prompt, view=view, allowed_mentions=NO_MENTIONS)
+        view.message = await interaction.original_response()
+        await view.wait()
+        if view.value is None:
+            outcome = "Timed out: nothing was removed."
+        elif not view.value:
+            outcome = "Cancelled: nothing was removed."
+        else:
+            outcome = await self._remove(interaction, record)
+        try:
+            await interaction.edit_original_response(
+                content=f"{prompt}\n{outcome}", view=view, allowed_mentions=NO_MENTIONS
+            )
+        except discord.HTTPException as exc:
+            log.warning("could not report the removal of %s: %s", name, exc)
+
+    @remove.autocomplete("name")
+    async def _removable_names(
+        self, interaction: discord.Interaction[discord.Client], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await agent_choices(self.manager, current)
+
+    async def _remove(
+        self, interaction: discord.Interaction[discord.Client], record: AgentRecord
+    ) -> str:
+        await self.app.runtime.stop(record.name)
+        try:
+            workspace = await self.manager.remove(record.name, actor=actor_from(interaction.user))
+        except PlancordError as exc:
+            return f"Not removed: {exc}"
+        self.bot.notifier.io.forget(record.name)
+        kept = f"The workspace is kept at `{workspace}`."
+        if record.channel_id is not None:
+            kept += f" The channel {channel_mention(record)} is kept too; delete it if unused."
+        return f"Removed agent **{record.name}**. {kept}"
+
+
+async def _send_quietly(channel: discord.abc.Messageable, text: str) -> None:
+    try:
+        await channel.send(text, allowed_mentions=NO_MENTIONS)
+    except discord.HTTPException as exc:
+        log.warning("could not post to a new agent channel: %s", exc)
+
+
+async def _delete_quietly(channel: discord.TextChannel) -> None:
+    try:
+        await channel.delete(reason="plancord could not create the agent")
+    except discord.HTTPException as exc:
+        log.warning("could not delete channel %s after a failed create: %s", channel.id, exc)
