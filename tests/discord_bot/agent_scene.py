@@ -1,0 +1,101 @@
+"""A server for the agent-side Discord tests: a category with a lobby channel, a maintainer
+who may manage channels (ana), a member who may not (bob), and helpers to create an agent
+through ``/agent create`` and read what the channels show and what the store holds."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import discord
+import pytest
+
+from plancord.app import App
+from plancord.storage import migrations
+from plancord.storage.db import Database
+from tests.discord_bot.conftest import World
+from tests.fakes.anthropic_server import FakeAnthropicServer, Script
+
+MANAGE_CHANNELS = discord.Permissions(manage_channels=True)
+
+
+@dataclass
+class Scene:
+    world: World
+    guild: Any
+    category: Any
+    lobby: Any
+    ana: Any
+    bob: Any
+
+    @property
+    def env(self) -> Any:
+        return self.world.env
+
+    @property
+    def server(self) -> FakeAnthropicServer:
+        return self.world.server
+
+    @property
+    def app(self) -> App:
+        return self.world.bot.app
+
+    def channel(self, name: str) -> Any:
+        return self.guild.channels[name]
+
+    async def create_agent(self, name: str = "ada", **options: Any) -> Any:
+        """``/agent create`` as ana; the agent's new channel."""
+        result = await self.ana.slash(self.lobby, "agent create", name=name, **options)
+        assert result.response is not None
+        assert result.response.content.startswith("Created agent"), result.response.content
+        return self.channel(name.lower())
+
+    def bot_texts(self, channel: Any) -> list[str]:
+        bot_id = self.env.bot.user.id
+        return [m.content for m in channel.history() if m.author.id == bot_id]
+
+    def stored(self, message: Any) -> Any:
+        """The simulated server's record of a message (mention resolution, pings)."""
+        return self.env.backend.messages[message.channel.id][message.id]
+
+    async def rows(self, sql: str, *params: Any) -> list[Any]:
+        return list(await self.app.db.fetchall(sql, params))
+
+
+def collect_before_migrating(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Database.open`` leaves its PRAGMA cursors to the garbage collector. Under SimCord
+    they sit in reference cycles until a collection, and the migration's COMMIT fails with
+    "SQL statements in progress"; collect before migrating."""
+    original = migrations.apply_migrations
+
+    async def apply(db: Database, directory: Path | None = None) -> tuple[int, int]:
+        gc.collect()
+        return await original(db, directory)
+
+    monkeypatch.setattr(migrations, "apply_migrations", apply)
+
+
+SceneFactory = Callable[..., Awaitable[Scene]]
+
+
+@pytest.fixture
+def scene_factory(
+    world_factory: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> SceneFactory:
+    collect_before_migrating(monkeypatch)
+
+    async def make(script: Script = (), *, plan_mode: dict[str, Any] | None = None) -> Scene:
+        world: World = await world_factory(script, plan_mode=plan_mode)
+        env = world.env
+        guild = env.create_guild()
+        category = guild.create_category("agents")
+        lobby = guild.create_text_channel("lobby", category=category)
+        maintainers = guild.create_role("Maintainers", permissions=MANAGE_CHANNELS)
+        ana = guild.add_member(env.create_user("ana"), roles=[maintainers])
+        bob = guild.add_member(env.create_user("bob"))
+        return Scene(world, guild, category, lobby, ana, bob)
+
+    return make
