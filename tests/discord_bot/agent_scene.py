@@ -14,7 +14,6 @@ import discord
 import pytest
 
 from plancord.app import App
-from plancord.storage import migrations
 from plancord.storage.db import Database
 from tests.discord_bot.conftest import World
 from tests.fakes.anthropic_server import FakeAnthropicServer, Script
@@ -65,27 +64,30 @@ class Scene:
         return list(await self.app.db.fetchall(sql, params))
 
 
-def collect_before_migrating(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``Database.open`` leaves its PRAGMA cursors to the garbage collector. Under SimCord
-    they sit in reference cycles until a collection, and the migration's COMMIT fails with
-    "SQL statements in progress"; collect before migrating."""
-    original = migrations.apply_migrations
-
-    async def apply(db: Database, directory: Path | None = None) -> tuple[int, int]:
-        gc.collect()
-        return await original(db, directory)
-
-    monkeypatch.setattr(migrations, "apply_migrations", apply)
-
-
 SceneFactory = Callable[..., Awaitable[Scene]]
+
+
+def collect_after_opening(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Database.open`` leaves its ``PRAGMA journal_mode`` cursor to reference counting;
+    under SimCord it sits in a reference cycle until the cyclic collector runs, and a
+    ``COMMIT`` before that (``restore`` writes right after the app opens) fails with "SQL
+    statements in progress". Collect as soon as the database is open."""
+    original = Database.open.__func__  # type: ignore[attr-defined]
+
+    async def open_and_collect(cls: type[Database], /, path: Path, **options: Any) -> Database:
+        db: Database = await original(cls, path, **options)
+        gc.collect()
+        return db
+
+    monkeypatch.setattr(Database, "open", classmethod(open_and_collect))
 
 
 @pytest.fixture
 def scene_factory(
     world_factory: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> SceneFactory:
-    collect_before_migrating(monkeypatch)
+    """``scene = await scene_factory(script, plan_mode={...})``."""
+    collect_after_opening(monkeypatch)
 
     async def make(script: Script = (), *, plan_mode: dict[str, Any] | None = None) -> Scene:
         world: World = await world_factory(script, plan_mode=plan_mode)

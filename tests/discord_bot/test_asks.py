@@ -124,7 +124,7 @@ async def test_permission_request_shows_the_action_and_allow_runs_it(
     scene, channel, request = await permission_asked(scene_factory)
     workspace = scene.app.manager.workspace_of("ada")
     embed = request.embeds[0]
-    assert "```\ntool:bash_execute:touch made.txt\n```" in embed.description
+    assert "```\ntool:bash_execute:touch made.txt\n```" in (embed.description or "")
     assert request.content == f"<@{scene.ana.id}>"
     assert [b["label"] for b in buttons(scene, request)] == ["Allow", "Deny"]
     [row] = await pending(scene)
@@ -206,12 +206,6 @@ async def test_a_second_click_acts_once(scene_factory: SceneFactory) -> None:
     assert [a.action for a in audit] == ["permission-allowed"]
 
 
-async def restart(scene: Scene) -> None:
-    """Stop the app as a shutdown would, then start a fresh bot over the same database."""
-    await scene.world.bot.app.close()
-    await scene.world.restart()
-
-
 async def test_after_a_restart_open_asks_are_marked_expired(scene_factory: SceneFactory) -> None:
     script = [
         tool_turn(ToolCall("bash_execute", {"command": "touch made.txt"})),
@@ -223,7 +217,7 @@ async def test_after_a_restart_open_asks_are_marked_expired(scene_factory: Scene
     question = bea.last_message
     assert len(await pending(scene)) == 2
 
-    await restart(scene)
+    await scene.world.restart()
 
     stored = scene.stored(request)
     fields = {f["name"]: f["value"] for f in stored.embeds[0]["fields"]}
@@ -241,7 +235,7 @@ async def test_a_click_on_a_request_from_before_a_restart_is_refused(
 ) -> None:
     scene, channel, request = await permission_asked(scene_factory)
     scene.env.inject_error("PATCH", f"/channels/{channel.id}/messages/*")
-    await restart(scene)
+    await scene.world.restart()
 
     expired = await scene.ana.click(request, label="Allow")
 
