@@ -18,6 +18,11 @@ from plancord.discord_bot.notifier import DiscordNotifier
 log = logging.getLogger(__name__)
 
 
+def _no_prefix(bot: commands.Bot, message: discord.Message) -> list[str]:
+    """plancord has slash commands only; text in an agent's channel is for the agent."""
+    return []
+
+
 class PlancordBot(commands.Bot):
     def __init__(
         self,
@@ -30,7 +35,7 @@ class PlancordBot(commands.Bot):
         intents = discord.Intents.default()
         intents.message_content = True
         super().__init__(
-            command_prefix=commands.when_mentioned,
+            command_prefix=_no_prefix,
             intents=intents,
             allowed_mentions=discord.AllowedMentions.none(),
             help_command=None,

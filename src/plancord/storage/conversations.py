@@ -33,10 +33,10 @@ class ConversationStore:
 
     async def append(self, agent: str, message: Message, at: Any) -> None:
         async with self.db.transaction() as conn:
-            cursor = await conn.execute(
+            async with conn.execute(
                 "SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE agent = ?", (agent,)
-            )
-            row = await cursor.fetchone()
+            ) as cursor:
+                row = await cursor.fetchone()
             seq = int(row[0]) if row else 0
             await conn.execute(
                 _INSERT_MESSAGE,

@@ -74,10 +74,14 @@ class Database:
         conn.row_factory = aiosqlite.Row
         db = cls(conn, path)
         try:
-            await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            await conn.execute("PRAGMA journal_mode = WAL")
-            await conn.execute("PRAGMA foreign_keys = ON")
-            await conn.execute("PRAGMA synchronous = NORMAL")
+            for pragma in (
+                f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
+                "PRAGMA journal_mode = WAL",
+                "PRAGMA foreign_keys = ON",
+                "PRAGMA synchronous = NORMAL",
+            ):
+                async with conn.execute(pragma):
+                    pass
             if migrate:
                 from plancord.storage.migrations import apply_migrations
 

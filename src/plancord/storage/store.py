@@ -289,10 +289,11 @@ class SqliteStore:
                 (*_state_values(state), state.agent, transition.expected_version),
             )
             if cursor.rowcount != 1:
-                exists = await conn.execute(
+                async with conn.execute(
                     "SELECT 1 FROM planning_state WHERE agent = ?", (state.agent,)
-                )
-                if await exists.fetchone() is None:
+                ) as exists:
+                    found = await exists.fetchone()
+                if found is None:
                     raise AgentNotFound(state.agent)
                 raise VersionConflict(state.agent, transition.expected_version)
             if transition.revision is not None:
