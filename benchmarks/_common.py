@@ -1,0 +1,137 @@
+"""What the benchmark scripts share: the import path, a clock, a quiet front end, a runtime.
+
+The scripts run as ``.venv/bin/python benchmarks/<name>.py`` from the repository root, so the
+root is put on ``sys.path`` here for ``tests.fakes.anthropic_server``. Everything else is the
+real thing: a SQLite file, git workspaces, the ``anthropic`` client over HTTP.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from plancord.agent.manager import AgentManager, StoredSettings  # noqa: E402
+from plancord.agent.runtime import AgentRuntime, RuntimeSettings  # noqa: E402
+from plancord.agent.tools import default_registry  # noqa: E402
+from plancord.config import Config  # noqa: E402
+from plancord.core.planning import Actor  # noqa: E402
+from plancord.core.ports import (  # noqa: E402
+    ModelClient,
+    PermissionRequest,
+    PlanningChange,
+    Question,
+)
+from plancord.core.service import PlanningService  # noqa: E402
+from plancord.storage.conversations import ConversationStore  # noqa: E402
+from plancord.storage.db import Database  # noqa: E402
+from plancord.storage.store import SqliteStore  # noqa: E402
+
+MODEL = "claude-fake-test-model"
+ANA = Actor.user(42, "ana")
+
+
+class StepClock:
+    """A clock that moves only when told to, so runs are repeatable."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.current = start or datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.current
+
+    def advance(self, seconds: float) -> datetime:
+        self.current += timedelta(seconds=seconds)
+        return self.current
+
+
+class QuietChannel:
+    """The ``Notifier`` port with nobody watching: questions go unanswered, edits are allowed."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    async def planning_changed(self, change: PlanningChange) -> None:
+        return None
+
+    async def say(self, agent: str, text: str) -> None:
+        self.said.append(text)
+
+    async def activity(self, agent: str, line: str) -> None:
+        return None
+
+    async def ask_user(self, question: Question) -> str | None:
+        return None
+
+    async def ask_permission(self, request: PermissionRequest) -> bool | None:
+        return True
+
+
+@dataclass
+class Bench:
+    """One agent runtime over its own database file and workspace directory."""
+
+    db: Database
+    store: SqliteStore
+    service: PlanningService
+    conversations: ConversationStore
+    runtime: AgentRuntime
+    manager: AgentManager
+    channel: QuietChannel
+    clock: StepClock
+
+    async def close(self) -> None:
+        await self.runtime.shutdown()
+        await self.db.close()
+
+
+async def open_bench(
+    data_dir: Path,
+    model: ModelClient,
+    *,
+    plan_mode: dict[str, Any] | None = None,
+    runtime_class: type[AgentRuntime] = AgentRuntime,
+    runtime_settings: RuntimeSettings | None = None,
+    agent: str = "ada",
+    profile: str = "open",
+) -> Bench:
+    """A runtime with one agent, ``agent``, whose workspace is a fresh git repository."""
+    db = await Database.open(data_dir / "plancord.db")
+    store = SqliteStore(db)
+    clock = StepClock()
+    settings = StoredSettings(Config.model_validate({"plan_mode": plan_mode or {}}), store)
+    channel = QuietChannel()
+    service = PlanningService(store, clock, settings, [channel])
+    conversations = ConversationStore(db)
+    agents_dir = data_dir / "agents"
+    manager = AgentManager(store, agents_dir, MODEL, clock)
+    runtime = runtime_class(
+        store=store,
+        conversations=conversations,
+        planning=service,
+        plan_settings=settings,
+        notifier=channel,
+        model=model,
+        registry=default_registry(),
+        agents_dir=agents_dir,
+        clock=clock,
+        settings=runtime_settings or RuntimeSettings(default_model=MODEL),
+    )
+    await manager.create(agent, actor=ANA, profile=profile, channel_id=1001)
+    return Bench(db, store, service, conversations, runtime, manager, channel, clock)
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def percentile_ms(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[max(0, round(fraction * len(ordered)) - 1)] * 1000
