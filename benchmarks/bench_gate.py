@@ -1,0 +1,196 @@
+"""What the gate adds to a tool call, next to what the tool itself costs.
+
+Why: every tool call goes through ``AgentRuntime.dispatch``, which validates the input, loads
+the agent and its planning state from the store, runs the read-only classifier for shell
+commands, asks ``gate.decide`` and, while gathering, pushes the idle deadline back. That must
+stay small next to the tools it guards, or plan mode would make agents slow.
+
+Run with ``.venv/bin/python benchmarks/bench_gate.py [RUNS]``. For ``view`` of a 4 KB file and
+``bash_execute`` of ``ls`` (plain while executing, in the Landlock sandbox while gathering) it
+times ``dispatch`` and the tool's own ``run`` with the same context, alternately, and prints
+the medians, the gate's share (dispatch minus run) and its ratio to the run. It then times
+the gate's parts on their own: ``decide``, the classifier (cached and not), the state loads
+and the deadline push. The machine's other load shows in every figure; compare the columns
+of one run, not runs with each other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from _common import ANA, Bench, median_ms, open_bench
+from plancord.agent.runtime import AgentSession
+from plancord.agent.tools.base import ToolContext, ToolResult
+from plancord.core.errors import ModelCallFailed
+from plancord.core.gate import GateRequest, ToolKind, decide
+from plancord.core.permissions import PermissionProfile
+from plancord.core.planning import EntrySource, Phase, PlanRef
+from plancord.core.ports import ModelReply, ModelRequest
+from plancord.core.settings import ShellSandbox
+from plancord.core.shell.readonly import classify
+from plancord.core.shell.sandbox import landlock_abi
+
+PLAN = {"summary": "Read the app", "steps": [{"description": "Read src/app.py"}]}
+
+
+class NoModel:
+    """The gate never calls the model."""
+
+    async def create(self, request: ModelRequest) -> ModelReply:
+        raise ModelCallFailed("the gate benchmark makes no model calls")
+
+
+async def timed(action: Callable[[], Awaitable[object]]) -> float:
+    started = time.perf_counter()
+    await action()
+    return time.perf_counter() - started
+
+
+def context_for(bench: Bench, session: AgentSession, phase: Phase, sandbox: bool) -> Any:
+    async def build() -> ToolContext:
+        record = await bench.store.get_agent("ada")
+        return ToolContext(
+            agent=record,
+            workspace=bench.runtime.workspace_of("ada"),
+            phase=phase,
+            planning=bench.service,
+            store=bench.store,
+            notifier=bench.channel,
+            requester=session.requester,
+            interactive=True,
+            sandbox=sandbox,
+            shell=bench.runtime.settings.shell,
+        )
+
+    return build()
+
+
+async def compare(
+    bench: Bench, session: AgentSession, call: dict[str, Any], phase: Phase, runs: int
+) -> tuple[float, float]:
+    """Median seconds of ``dispatch`` and of the tool's own ``run``, measured alternately."""
+    tool = bench.runtime.registry.get(call["name"])
+    if tool is None:
+        raise RuntimeError(f"no tool {call['name']}")
+    args = tool.Input.model_validate(call["input"])
+    settings = await bench.runtime.plan_settings.plan_mode_for("ada")
+    sandbox = phase.is_planning and settings.shell_sandbox is ShellSandbox.REQUIRED
+    sandbox = sandbox and tool.kind is ToolKind.MUTATING
+    ctx = await context_for(bench, session, phase, sandbox)
+
+    async def dispatch() -> ToolResult:
+        return await bench.runtime.dispatch(session, call)
+
+    async def run() -> ToolResult:
+        return await tool.run(args, ctx)
+
+    for action in (dispatch, run):
+        result = await action()
+        if result.is_error:
+            raise RuntimeError(f"{call['name']} failed: {result.content}")
+    via_dispatch, direct = [], []
+    for _ in range(runs):
+        via_dispatch.append(await timed(dispatch))
+        direct.append(await timed(run))
+    return median_ms(via_dispatch), median_ms(direct)
+
+
+async def parts(bench: Bench, runs: int) -> dict[str, float]:
+    """The gate's pieces on their own, in milliseconds (median)."""
+    profile = PermissionProfile.from_stored({"preset": "open"})
+    request = GateRequest(
+        tool_name="bash_execute",
+        tool_kind=ToolKind.MUTATING,
+        action="tool:bash_execute:ls",
+        phase=Phase.GATHERING,
+        shell_verdict_allowed=True,
+        shell_verdict_reason="ls is read-only",
+    )
+    pipeline = "git log --oneline -n 20 -- src/{n} | grep -i fix | head -5"
+    samples: dict[str, list[float]] = {
+        "decide": [],
+        "classify('ls'), cached": [],
+        "classify('ls dir_N'), uncached": [],
+        "classify(git log | grep | head)": [],
+    }
+    for number in range(runs * 10):
+        started = time.perf_counter()
+        decide(request, profile)
+        decided = time.perf_counter()
+        classify("ls")
+        cached = time.perf_counter()
+        classify(f"ls dir_{number}")
+        short = time.perf_counter()
+        classify(pipeline.format(n=number))
+        done = time.perf_counter()
+        samples["decide"].append(decided - started)
+        samples["classify('ls'), cached"].append(cached - decided)
+        samples["classify('ls dir_N'), uncached"].append(short - cached)
+        samples["classify(git log | grep | head)"].append(done - short)
+
+    async def loads() -> None:
+        await bench.store.get_agent("ada")
+        await bench.store.load_state("ada")
+        await bench.runtime.plan_settings.plan_mode_for("ada")
+
+    samples["agent + state + settings loads"] = [await timed(loads) for _ in range(runs)]
+    samples["idle-deadline push (gathering)"] = [
+        await timed(lambda: bench.service.touch("ada")) for _ in range(runs)
+    ]
+    return {name: median_ms(values) for name, values in samples.items()}
+
+
+async def main(runs: int) -> int:
+    with tempfile.TemporaryDirectory(prefix="plancord-bench-gate-") as name:
+        bench = await open_bench(Path(name), NoModel())
+        try:
+            workspace = bench.runtime.workspace_of("ada")
+            (workspace / "src").mkdir()
+            source = "".join(f"def handler_{n}(request):\n    return {n}\n" for n in range(110))
+            (workspace / "src" / "app.py").write_text(source)
+            session = bench.runtime.session("ada")
+            session.requester = ANA
+            view = {"id": "toolu_1", "name": "view", "input": {"path": "src/app.py"}}
+            ls = {"id": "toolu_2", "name": "bash_execute", "input": {"command": "ls"}}
+            rows: list[tuple[str, float, float]] = []
+
+            await bench.service.enter("ada", source=EntrySource.USER, actor=ANA, task="bench")
+            rows.append(
+                ("view, gathering", *await compare(bench, session, view, Phase.GATHERING, runs))
+            )
+            if landlock_abi() > 0:
+                label = "bash ls, gathering (sandboxed)"
+                rows.append((label, *await compare(bench, session, ls, Phase.GATHERING, runs // 2)))
+            revision = await bench.service.submit("ada", PLAN)
+            ref = PlanRef(agent="ada", plan_id=revision.plan_id, revision=revision.revision)
+            await bench.service.approve(ref, ANA)
+            await bench.runtime.wait_idle("ada")
+            rows.append(
+                ("view, executing", *await compare(bench, session, view, Phase.EXECUTING, runs))
+            )
+            label = "bash ls, executing (no sandbox)"
+            rows.append((label, *await compare(bench, session, ls, Phase.EXECUTING, runs // 2)))
+            pieces = await parts(bench, runs)
+        finally:
+            await bench.close()
+    print(f"Gate overhead per tool call, medians of {runs} (bash: {runs // 2}) alternating runs")
+    print(f"{'call':<34}{'run':>9}{'dispatch':>10}{'gate':>9}{'gate/run':>10}")
+    for label, dispatched, ran in rows:
+        gate = dispatched - ran
+        print(f"{label:<34}{ran:>7.2f}ms{dispatched:>8.2f}ms{gate:>7.2f}ms{gate / ran:>10.2f}")
+    if landlock_abi() == 0:
+        print("(no Landlock on this kernel: the sandboxed case was not measured)")
+    print("The gate's parts on their own (median)")
+    for name, value in pieces.items():
+        print(f"  {name:<34}{value * 1000:9.1f} us")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)))
