@@ -1,0 +1,280 @@
+"""Crash soak: SIGKILL the plan-cycle child at random moments and check the database each time.
+
+Why: "every transition is one SQLite transaction" is a claim about crashes, and only a real
+crash tests it. ``_soak_child.py`` runs plan cycles over one database file (two racing
+connections, a scheduler, conversation writes); this parent kills it with SIGKILL after a
+random delay, restarts it, and after every kill reads the file and checks:
+
+* no plan executed without its approval: every agent executing, every ``step-updated`` and
+  every ``completed`` audit row has an earlier ``approved`` row for the same
+  ``(plan_id, revision)`` whose ``detail.sha256`` is that revision's sha256;
+* no approval lost or applied twice: at most one audit row that ended the revision's wait
+  (approved, changes requested, rejected, or timed out or cancelled while submitted) per
+  revision, and every approval the child acknowledged (``ACK`` on stdout, written only after
+  the commit returned) is in the file;
+* nobody stuck: an agent gathering has an idle deadline, one with a submitted plan has an
+  approval deadline and its revision row, with the same sha;
+* the conversation restored: rows numbered 0..n-1 per agent, each a JSON list of blocks,
+  roles alternating from ``user`` as the Messages API requires;
+* ``PRAGMA integrity_check`` is ``ok``.
+
+Run with ``.venv/bin/python benchmarks/soak_crash.py [--cycles 200] [--seed N]``. It prints
+cycles, kills, restarts, acknowledged approvals and violations, and exits 1 on any violation
+or if the child fails on its own. ``--kills N`` stops killing after N kills (the short soak in
+``tests/reliability/test_soak_short.py`` uses it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sqlite3
+import sys
+import tempfile
+import time
+from collections import Counter
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CHILD = Path(__file__).with_name("_soak_child.py")
+DECISIONS = ("approved", "changes-requested", "rejected")
+READY_TIMEOUT_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Ack:
+    plan_id: str
+    revision: int
+    sha256: str
+
+
+@dataclass
+class Soak:
+    db: Path
+    kills: int = 0
+    restarts: int = 0
+    acks: set[Ack] = field(default_factory=set)
+    violations: list[str] = field(default_factory=list)
+    checks: int = 0
+
+
+def decides_a_waiting_revision(action: str, detail: dict[str, object]) -> bool:
+    """Whether an audit row ended a submitted revision's wait. A timeout or cancel while
+    gathering carries the number of the revision sent back earlier, but decides nothing."""
+    if action == "timed-out":
+        return detail.get("deadline") == "approval"
+    if action == "cancelled":
+        return detail.get("from") == "submitted"
+    return action in DECISIONS
+
+
+def check_invariants(db: Path, acks: set[Ack] | frozenset[Ack] = frozenset()) -> list[str]:
+    """Every invariant the soak promises, read from the database file; [] when all hold."""
+    problems: list[str] = []
+    with closing(sqlite3.connect(db)) as conn:
+        conn.row_factory = sqlite3.Row
+        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        if integrity != "ok":
+            problems.append(f"integrity_check: {integrity}")
+        revisions = {
+            (r["plan_id"], r["revision"]): r["sha256"]
+            for r in conn.execute("SELECT plan_id, revision, sha256 FROM plan_revisions")
+        }
+        audit = conn.execute(
+            "SELECT id, agent, action, plan_id, revision, detail FROM audit_log ORDER BY id"
+        ).fetchall()
+        approvals: dict[tuple[str, int], list[tuple[int, str | None]]] = {}
+        decisions: Counter[tuple[str, int]] = Counter()
+        for row in audit:
+            key = (row["plan_id"], row["revision"])
+            detail = json.loads(row["detail"])
+            if decides_a_waiting_revision(row["action"], detail):
+                decisions[key] += 1
+            if row["action"] == "approved":
+                sha = detail.get("sha256")
+                approvals.setdefault(key, []).append((row["id"], sha))
+                if revisions.get(key) is None:
+                    problems.append(f"approval of {key} names no stored revision")
+                elif sha != revisions[key]:
+                    problems.append(f"approval of {key} carries sha {sha}, not {revisions[key]}")
+        for key, count in decisions.items():
+            if count > 1:
+                problems.append(f"revision {key} was decided {count} times")
+        for row in audit:
+            if row["action"] not in ("step-updated", "completed"):
+                continue
+            key = (row["plan_id"], row["revision"])
+            earlier = [a for a in approvals.get(key, []) if a[0] < row["id"]]
+            if not earlier:
+                problems.append(f"{row['action']} (audit {row['id']}) of {key} with no approval")
+        for ack in acks:
+            key = (ack.plan_id, ack.revision)
+            if ack.sha256 not in [sha for _, sha in approvals.get(key, [])]:
+                problems.append(f"acknowledged approval of {key} is missing")
+        problems += _state_problems(conn, revisions, approvals)
+        problems += _conversation_problems(conn)
+    return problems
+
+
+def _state_problems(
+    conn: sqlite3.Connection,
+    revisions: dict[tuple[str, int], str],
+    approvals: dict[tuple[str, int], list[tuple[int, str | None]]],
+) -> list[str]:
+    problems = []
+    for state in conn.execute("SELECT * FROM planning_state"):
+        agent, phase = state["agent"], state["phase"]
+        key = (state["plan_id"], state["revision"])
+        if phase == "gathering" and state["idle_deadline"] is None:
+            problems.append(f"{agent} is gathering with no deadline")
+        if phase == "submitted":
+            if state["approval_deadline"] is None:
+                problems.append(f"{agent} waits for approval with no deadline")
+            if revisions.get(key) != state["plan_sha"]:
+                problems.append(f"{agent} waits on {key}, whose stored sha differs or is missing")
+        if phase == "executing":
+            shas = [sha for _, sha in approvals.get(key, [])]
+            if state["plan_sha"] not in shas or revisions.get(key) != state["plan_sha"]:
+                problems.append(f"{agent} executes {key} without an approval of its sha")
+    return problems
+
+
+def _conversation_problems(conn: sqlite3.Connection) -> list[str]:
+    problems = []
+    rows = conn.execute("SELECT agent, seq, role, content FROM messages ORDER BY agent, seq")
+    expected: dict[str, int] = {}
+    last_role: dict[str, str] = {}
+    for row in rows:
+        agent = row["agent"]
+        seq = expected.get(agent, 0)
+        if row["seq"] != seq:
+            problems.append(f"{agent}: message {row['seq']} follows {seq - 1}")
+        expected[agent] = row["seq"] + 1
+        role = "user" if last_role.get(agent, "assistant") == "assistant" else "assistant"
+        if row["role"] != role:
+            problems.append(f"{agent}: message {row['seq']} is {row['role']}, expected {role}")
+        last_role[agent] = row["role"]
+        try:
+            content = json.loads(row["content"])
+        except json.JSONDecodeError as exc:
+            problems.append(f"{agent}: message {row['seq']} is not JSON ({exc})")
+            continue
+        if not (
+            isinstance(content, list)
+            and content
+            and all(isinstance(b, dict) and b.get("type") for b in content)
+        ):
+            problems.append(f"{agent}: message {row['seq']} is not a list of blocks")
+    return problems
+
+
+def completed_cycles(db: Path) -> int:
+    with closing(sqlite3.connect(db)) as conn:
+        return int(
+            conn.execute("SELECT count(*) FROM audit_log WHERE action = 'completed'").fetchone()[0]
+        )
+
+
+async def read_lines(stream: asyncio.StreamReader, soak: Soak, ready: asyncio.Event) -> None:
+    while line := await stream.readline():
+        words = line.decode().split()
+        if words[:1] == ["READY"]:
+            ready.set()
+        elif words[:1] == ["ACK"] and len(words) == 4:
+            soak.acks.add(Ack(words[1], int(words[2]), words[3]))
+
+
+async def one_life(
+    soak: Soak, args: argparse.Namespace, rng: random.Random, stderr: Path
+) -> int | None:
+    """Run the child once; kill it after a random delay unless told not to. Its exit code."""
+    with stderr.open("ab") as errors:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(CHILD),
+            f"--db={soak.db}",
+            f"--cycles={args.cycles}",
+            f"--agents={args.agents}",
+            f"--seed={args.seed * 1000 + soak.restarts}",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=errors,
+        )
+    if process.stdout is None:
+        raise RuntimeError("the child has no stdout")
+    ready = asyncio.Event()
+    reader = asyncio.create_task(read_lines(process.stdout, soak, ready))
+    kill = args.kills is None or soak.kills < args.kills
+    try:
+        await asyncio.wait_for(ready.wait(), READY_TIMEOUT_SECONDS)
+        if kill:
+            delay = rng.uniform(0, args.max_delay)
+            try:
+                await asyncio.wait_for(process.wait(), delay)
+            except TimeoutError:
+                process.kill()
+                soak.kills += 1
+        code = await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        await reader
+    return code
+
+
+async def soak_until_done(args: argparse.Namespace, directory: Path) -> Soak:
+    soak = Soak(db=Path(args.db) if args.db else directory / "soak.db")
+    rng = random.Random(args.seed)
+    stderr = directory / "child-stderr.log"
+    started = time.monotonic()
+    while True:
+        code = await one_life(soak, args, rng, stderr)
+        if soak.db.exists():
+            problems = check_invariants(soak.db, soak.acks)
+            soak.checks += 1
+            for problem in problems:
+                soak.violations.append(f"after life {soak.restarts + 1}: {problem}")
+        if code == 0:
+            return soak
+        if code != -9:
+            tail = stderr.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"the child failed on its own (exit {code}):\n{tail}")
+        soak.restarts += 1
+        if time.monotonic() - started > args.time_limit:
+            raise RuntimeError(f"{args.cycles} cycles not done within {args.time_limit} s")
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cycles", type=int, default=200, help="plan cycles to complete")
+    parser.add_argument("--agents", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--max-delay", type=float, default=0.4, help="seconds before a kill")
+    parser.add_argument("--kills", type=int, default=None, help="stop killing after this many")
+    parser.add_argument("--db", default=None, help="database file (default: a temporary one)")
+    parser.add_argument("--time-limit", type=float, default=300.0)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = parse(argv)
+    with tempfile.TemporaryDirectory(prefix="plancord-soak-") as name:
+        started = time.monotonic()
+        soak = asyncio.run(soak_until_done(args, Path(name)))
+        elapsed = time.monotonic() - started
+        cycles = completed_cycles(soak.db)
+    print(
+        f"cycles {cycles}  kills {soak.kills}  restarts {soak.restarts}  "
+        f"acknowledged approvals {len(soak.acks)}  invariant checks {soak.checks}  "
+        f"violations {len(soak.violations)}  ({elapsed:.1f} s)"
+    )
+    for violation in soak.violations[:50]:
+        print(f"VIOLATION {violation}")
+    return 1 if soak.violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
