@@ -1,0 +1,149 @@
+"""``/plan``: start, status, cancel, and the plan decisions for phones and keyboards.
+
+Each command finds the channel's agent, calls the runtime or ``PlanningService`` and renders
+the answer; every rule (who may decide, which revision is current, what may happen in which
+phase) is the service's, and its refusals come back as ephemeral replies. The decisions act
+on the current revision exactly as the buttons on its message do.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from plancord.core.agents import AgentRecord
+from plancord.core.errors import InvalidTransition
+from plancord.core.planning import ApprovalMode, PlanEvent, PlanRevision, next_phase
+from plancord.discord_bot import views
+from plancord.discord_bot.common import NO_AGENT, actor_from, agent_for, reply_error
+from plancord.discord_bot.embeds import render_status
+from plancord.discord_bot.views import FEEDBACK_LIMIT, REASON_LIMIT, explained_refusals
+
+if TYPE_CHECKING:
+    from plancord.discord_bot.bot import PlancordBot
+
+NO_MENTIONS = discord.AllowedMentions.none()
+MODES = [
+    app_commands.Choice(name="normal", value=ApprovalMode.NORMAL.value),
+    app_commands.Choice(name="fresh context", value=ApprovalMode.FRESH_CONTEXT.value),
+    app_commands.Choice(name="confirm each edit", value=ApprovalMode.CONFIRM_EACH_EDIT.value),
+]
+
+
+@app_commands.guild_only()
+class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan first, then act"):
+    def __init__(self, bot: PlancordBot) -> None:
+        self.bot = bot
+        super().__init__()
+
+    async def _agent(self, interaction: discord.Interaction) -> AgentRecord | None:
+        record = await agent_for(self.bot.app, interaction.channel)
+        if record is None:
+            await reply_error(interaction, NO_AGENT)
+        return record
+
+    async def _current(self, agent: str, event: PlanEvent) -> PlanRevision:
+        """The revision waiting for a decision, or the service's reason why there is none."""
+        status = await self.bot.app.planning.status(agent)
+        if status.revision is None:
+            next_phase(status.state.phase, event)
+            raise InvalidTransition(
+                status.state.phase.value, event.value, "There is no plan to decide on yet."
+            )
+        return status.revision
+
+    @app_commands.command(name="start", description="Put this channel's agent in plan mode")
+    @app_commands.describe(task="What the agent should plan (it starts on it right away)")
+    async def start(
+        self,
+        interaction: discord.Interaction,
+        task: app_commands.Range[str, 1, 2000] | None = None,
+    ) -> None:
+        record = await self._agent(interaction)
+        if record is None:
+            return
+        async with explained_refusals(interaction):
+            actor = actor_from(interaction.user)
+            if await self.bot.app.runtime.start_planning(record.name, task, actor):
+                what = f": {task}" if task else ""
+                await interaction.response.send_message(
+                    f"📝 {actor.name} put **{record.name}** in plan mode{what}\n"
+                    "It explores read-only and will post a plan here for approval.",
+                    allowed_mentions=NO_MENTIONS,
+                )
+                return
+            status = await self.bot.app.planning.status(record.name)
+            await interaction.response.send_message(
+                f"**{record.name}** is already in plan mode; nothing changed.",
+                embed=render_status(record.name, status),
+                ephemeral=True,
+            )
+
+    @app_commands.command(name="status", description="Where this channel's agent is in plan mode")
+    async def status(self, interaction: discord.Interaction) -> None:
+        record = await self._agent(interaction)
+        if record is None:
+            return
+        async with explained_refusals(interaction):
+            status = await self.bot.app.planning.status(record.name)
+            await interaction.response.send_message(
+                embed=render_status(record.name, status), ephemeral=True
+            )
+
+    @app_commands.command(name="cancel", description="Leave plan mode; nothing is executed")
+    async def cancel(self, interaction: discord.Interaction) -> None:
+        record = await self._agent(interaction)
+        if record is None:
+            return
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        async with explained_refusals(interaction):
+            await self.bot.app.planning.cancel(record.name, actor_from(interaction.user))
+            await interaction.followup.send(
+                f"Cancelled plan mode for **{record.name}**.", ephemeral=True
+            )
+
+    @app_commands.command(name="approve", description="Approve the plan waiting for a decision")
+    @app_commands.describe(mode="How the agent carries it out (default: normal)")
+    @app_commands.choices(mode=MODES)
+    async def approve(self, interaction: discord.Interaction, mode: str | None = None) -> None:
+        record = await self._agent(interaction)
+        if record is None:
+            return
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        async with explained_refusals(interaction):
+            revision = await self._current(record.name, PlanEvent.APPROVE)
+            await views.approve(interaction, revision, ApprovalMode(mode or ApprovalMode.NORMAL))
+
+    @app_commands.command(name="edit", description="Send the plan back with what should change")
+    @app_commands.describe(feedback="What should change", step="Which step it is about")
+    async def edit(
+        self,
+        interaction: discord.Interaction,
+        feedback: app_commands.Range[str, 1, FEEDBACK_LIMIT],
+        step: app_commands.Range[int, 1, 50] | None = None,
+    ) -> None:
+        record = await self._agent(interaction)
+        if record is None:
+            return
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        async with explained_refusals(interaction):
+            revision = await self._current(record.name, PlanEvent.REQUEST_CHANGES)
+            await views.request_changes(interaction, revision, feedback, step)
+
+    @app_commands.command(name="reject", description="Reject the plan; nothing is executed")
+    @app_commands.describe(reason="Why (the agent and the channel see it)")
+    async def reject(
+        self,
+        interaction: discord.Interaction,
+        reason: app_commands.Range[str, 1, REASON_LIMIT] | None = None,
+    ) -> None:
+        record = await self._agent(interaction)
+        if record is None:
+            return
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        async with explained_refusals(interaction):
+            revision = await self._current(record.name, PlanEvent.REJECT)
+            await views.reject(interaction, revision, reason)
