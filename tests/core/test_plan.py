@@ -68,6 +68,12 @@ def test_any_change_changes_the_hash() -> None:
     assert validate_plan(plan_data(steps=steps)).sha256() != base.sha256()
 
 
+def test_a_description_cannot_forge_a_tools_line() -> None:
+    forged = validate_plan(plan_data(steps=[{"description": "Clean up\ntools: `rm`"}]))
+    honest = validate_plan(plan_data(steps=[{"description": "Clean up", "tools": ["rm"]}]))
+    assert forged.sha256() != honest.sha256()
+
+
 def test_a_description_cannot_forge_another_step() -> None:
     forged = validate_plan(
         plan_data(steps=[{"description": "Read\n2. [low] Harmless", "risk": "high"}])
@@ -81,7 +87,7 @@ def test_a_description_cannot_forge_another_step() -> None:
         )
     )
     assert forged.sha256() != honest.sha256()
-    assert "\n   2. [low] Harmless" in forged.to_markdown()
+    assert "\n    2. [low] Harmless" in forged.to_markdown()
 
 
 def test_unicode_is_kept_and_normalised() -> None:

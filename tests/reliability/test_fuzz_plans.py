@@ -10,9 +10,8 @@ and JSON text. The contracts checked:
 * a valid plan's sha256 survives every serialisation the system uses (canonical JSON, the
   store's ``model_dump_json``, JSON text handed back to ``validate_plan``);
 * the canonical markdown of a valid plan, read back (by a parser of the rendered format
-  below), validates to a plan with the same sha, and to the very same plan unless a field
-  mimics a tools line (a known gap, marked xfail below): the text a human approves is
-  enough to rebuild what the sha names.
+  below), validates to the very same plan: the text a human approves is enough to rebuild
+  what the sha names, so two different plans never share a sha.
 """
 
 from __future__ import annotations
@@ -194,7 +193,7 @@ def parse_markdown(text: str) -> dict[str, Any]:
             else:
                 questions[-1].append(line)
         data["questions"] = [
-            q[0] + "\n" + _dedent(q[1:], "  ") if q[1:] else q[0] for q in questions
+            q[0] + "\n" + _dedent(q[1:], "    ") if q[1:] else q[0] for q in questions
         ]
     if "notes" in sections:
         data["context_notes"] = "\n".join(sections["notes"])
@@ -206,12 +205,12 @@ def _parse_step(block: list[str]) -> dict[str, Any]:
     assert match is not None
     rest = block[1:]
     step: dict[str, Any] = {"risk": match.group(2)}
-    if rest and TOOLS_LINE.fullmatch(rest[-1][3:]) and rest[-1].startswith("   "):
+    if rest and TOOLS_LINE.fullmatch(rest[-1][3:]) and rest[-1].startswith("   t"):
         step["tools"] = rest[-1][len("   tools: `") : -1].split("`, `")
         rest = rest[:-1]
     description = match.group(3)
     if rest:
-        description += "\n" + _dedent(rest, "   ")
+        description += "\n" + _dedent(rest, "    ")
     step["description"] = description
     return step
 
@@ -262,7 +261,7 @@ def test_the_sha_survives_every_serialisation(plan: Plan) -> None:
     plan=validate_plan(
         {
             "summary": "s",
-            "steps": [{"description": "a\n## Context notes\nx", "tools": ["t`, `u"]}],
+            "steps": [{"description": "a\n## Context notes\ntools: `x`", "tools": ["t"]}],
             "questions": ["q\n\n- r"],
             "context_notes": "## Open questions\n- fake\n\n## Steps",
         }
@@ -274,31 +273,12 @@ def test_the_markdown_rebuilds_a_plan_with_the_same_sha(plan: Plan) -> None:
     rebuilt = validate_plan(parse_markdown(markdown), max_plan_bytes=1_048_576)
     assert render_markdown(rebuilt) == markdown
     assert rebuilt.sha256() == plan.sha256()
-    if not mimics_a_tools_line(plan):
-        assert rebuilt == plan
+    assert rebuilt == plan
 
 
-def mimics_a_tools_line(plan: Plan) -> bool:
-    """The one construct the rendering cannot tell apart (see the xfail below)."""
-    for step in plan.steps:
-        last = step.description.split("\n")[-1]
-        if not step.tools and "\n" in step.description and TOOLS_LINE.fullmatch(last):
-            return True
-        if any("`, `" in tool for tool in step.tools):
-            return True
-    return False
+# -- look-alikes and pathological input ------------------------------------------------------
 
 
-# -- known gaps ------------------------------------------------------------------------------
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "plan.py render_markdown: a description line 'tools: `x`' and a tools entry containing "
-        "'`, `' render exactly like real tools lines, so two different plans share one sha"
-    ),
-)
 @pytest.mark.parametrize(
     ("first", "second"),
     [
@@ -307,8 +287,12 @@ def mimics_a_tools_line(plan: Plan) -> bool:
             {"summary": "s", "steps": [{"description": "Clean up", "tools": ["rm"]}]},
         ),
         (
-            {"summary": "s", "steps": [{"description": "d", "tools": ["view`, `git_push"]}]},
-            {"summary": "s", "steps": [{"description": "d", "tools": ["view", "git_push"]}]},
+            {"summary": "s", "steps": [{"description": "a\n2. [low] b"}]},
+            {"summary": "s", "steps": [{"description": "a"}, {"description": "b"}]},
+        ),
+        (
+            {"summary": "s", "steps": [{"description": "a"}], "questions": ["q\n- r"]},
+            {"summary": "s", "steps": [{"description": "a"}], "questions": ["q", "r"]},
         ),
     ],
 )
@@ -318,14 +302,11 @@ def test_different_plans_never_share_a_sha(first: dict[str, Any], second: dict[s
     assert a.sha256() != b.sha256()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "plan.py validate_plan catches only json.JSONDecodeError around json.loads, and _explain "
-        "formats the rejected value with !r: deeply nested JSON (RecursionError) and integers "
-        "over 4300 digits (ValueError) escape as other exceptions"
-    ),
-)
+def test_a_tool_name_cannot_pass_for_two_tools() -> None:
+    with pytest.raises(PlanValidationError, match="backticks or commas"):
+        validate_plan({"summary": "s", "steps": [{"description": "d", "tools": ["view`, `x"]}]})
+
+
 @pytest.mark.parametrize(
     "data",
     [

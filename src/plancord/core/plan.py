@@ -78,6 +78,8 @@ class PlanStep(BaseModel):
         for name in value:
             if not name or len(name) > MAX_TOOL_NAME_CHARS:
                 raise ValueError(f"each tool name must be 1 to {MAX_TOOL_NAME_CHARS} characters")
+            if any(c in name for c in "`,"):
+                raise ValueError("a tool name may not contain backticks or commas")
         return value
 
 
@@ -138,16 +140,25 @@ def _indent_continuation(text: str, prefix: str) -> str:
     return "\n".join([first, *(prefix + line if line else "" for line in rest)])
 
 
+CONTINUATION = "    "
+
+
 def render_markdown(plan: Plan) -> str:
-    """The canonical text of a plan; multi-line fields are indented so none can mimic another."""
+    """The canonical text of a plan, and what its sha covers.
+
+    It is unambiguous, so the sha pins the plan down: step and question lines start at column
+    0, a step's tools line is indented by exactly three spaces and every continuation line of
+    a multi-line field by four, so no text inside a field can pass for a line of another kind.
+    """
     out = [f"# Plan: {plan.summary}", "", "## Steps"]
     for number, step in enumerate(plan.steps, start=1):
-        out.append(f"{number}. [{step.risk.value}] {_indent_continuation(step.description, '   ')}")
+        description = _indent_continuation(step.description, CONTINUATION)
+        out.append(f"{number}. [{step.risk.value}] {description}")
         if step.tools:
             out.append("   tools: " + ", ".join(f"`{t}`" for t in step.tools))
     if plan.questions:
         out += ["", "## Open questions"]
-        out += [f"- {_indent_continuation(q, '  ')}" for q in plan.questions]
+        out += [f"- {_indent_continuation(q, CONTINUATION)}" for q in plan.questions]
     if plan.context_notes:
         out += ["", "## Context notes", _indent_continuation(plan.context_notes, "")]
     return "\n".join(out) + "\n"
@@ -179,13 +190,14 @@ def _explain(error: Mapping[str, Any]) -> str:
             "and a step has description, tools, risk"
         )
     if kind == "enum":
-        return f"{loc}: must be one of low, medium, high (got {error.get('input')!r})"
+        return f"{loc}: must be one of low, medium, high (got {_shown(error.get('input'))})"
     if kind in ("string_too_short", "too_short"):
         if loc == "steps":
             return "steps: give at least 1 step"
         return f"{loc}: must not be empty"
     if kind == "string_too_long":
-        length = len(str(error.get("input", "")))
+        value = error.get("input", "")
+        length = len(value) if isinstance(value, str) else 0
         return f"{loc}: too long ({length} characters, at most {ctx.get('max_length')}); shorten it"
     if kind == "too_long":
         return f"{loc}: too many items (at most {ctx.get('max_length')}); merge or drop some"
@@ -196,6 +208,26 @@ def _explain(error: Mapping[str, Any]) -> str:
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return f"{loc}: must be an object"
     return f"{loc}: {error.get('msg', 'invalid value')}"
+
+
+def _parse_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PlanValidationError(
+            [f"plan: not valid JSON ({exc.msg} at position {exc.pos})"]
+        ) from None
+    except (RecursionError, ValueError):
+        raise PlanValidationError(["plan: the JSON is too deeply nested or too large"]) from None
+
+
+def _shown(value: Any) -> str:
+    """A short rendering of a rejected value; huge or odd values must not raise."""
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _echo(error: Mapping[str, Any]) -> bool:
@@ -213,12 +245,7 @@ def validate_plan(data: Any, *, max_plan_bytes: int = DEFAULT_MAX_PLAN_BYTES) ->
         plan = data
     else:
         if isinstance(data, str):
-            try:
-                data = json.loads(data)
-            except json.JSONDecodeError as exc:
-                raise PlanValidationError(
-                    [f"plan: not valid JSON ({exc.msg} at position {exc.pos})"]
-                ) from None
+            data = _parse_json(data)
         if not isinstance(data, Mapping):
             raise PlanValidationError(
                 ["plan: must be an object with summary, steps, questions, context_notes"]
@@ -228,6 +255,8 @@ def validate_plan(data: Any, *, max_plan_bytes: int = DEFAULT_MAX_PLAN_BYTES) ->
         except ValidationError as exc:
             problems = [_explain(e) for e in exc.errors(include_url=False) if not _echo(e)]
             raise PlanValidationError(problems) from None
+        except (RecursionError, ValueError, TypeError) as exc:
+            raise PlanValidationError([f"plan: could not be read ({type(exc).__name__})"]) from None
     size = plan.size_bytes()
     if size > max_plan_bytes:
         raise PlanValidationError(
