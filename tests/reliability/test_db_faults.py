@@ -286,15 +286,6 @@ class LocksWhenTheAgentSpeaks(ChannelRecorder):
             await self.blocker.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "runtime.py stores the assistant's tool_use (_add_assistant) before the tool results "
-        "(_run_tools) and nothing repairs an unanswered tool_use; here dispatch's "
-        "planning.touch (outside its try) raises StorageError, the turn ends without a "
-        "tool_result, and every later request is rejected by the Messages API (400)"
-    ),
-)
 async def test_a_locked_database_during_a_tool_call_does_not_wedge_the_agent(
     tmp_path: Path,
 ) -> None:

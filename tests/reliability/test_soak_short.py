@@ -229,14 +229,6 @@ async def runtime_over(
         await db.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "runtime.py stores the assistant's tool_use (_add_assistant) before running the tools; "
-        "shutdown() cancels the turn while ask_user waits, no tool_result is ever stored, and "
-        "after the restart every request is rejected by the Messages API (400)"
-    ),
-)
 async def test_a_restart_while_a_question_is_open_does_not_wedge_the_agent(
     tmp_path: Path,
 ) -> None:

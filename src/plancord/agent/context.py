@@ -178,3 +178,59 @@ def transcript(history: list[Message]) -> str:
                 flag = " (error)" if block.get("is_error") else ""
                 out.append(f"tool result{flag}: {text[:600]}")
     return "\n".join(out)
+
+
+INTERRUPTED = (
+    "Interrupted: plancord stopped (restart, crash or error) before this tool call finished, so "
+    "it may or may not have taken effect. Check the current state before repeating it."
+)
+
+
+def repair_history(history: list[Message]) -> tuple[list[Message], bool]:
+    """Make a stored conversation valid for the Messages API again after an interruption.
+
+    Every ``tool_use`` must be answered by a ``tool_result`` at the start of the next user
+    message. A call cut off by a restart or an error gets an ``is_error`` result saying so;
+    a result that answers nothing is dropped. Returns the history and whether it changed.
+    """
+    fixed: list[Message] = []
+    changed = False
+    pending: list[str] = []
+    for message in history:
+        if message["role"] == "user":
+            content = list(message["content"])
+            answered = {b.get("tool_use_id") for b in content if b.get("type") == "tool_result"}
+            kept = [
+                b
+                for b in content
+                if b.get("type") != "tool_result" or b.get("tool_use_id") in pending
+            ]
+            missing = [_interrupted(i) for i in pending if i not in answered]
+            if missing or len(kept) != len(content):
+                changed = True
+                results = [b for b in kept if b.get("type") == "tool_result"]
+                others = [b for b in kept if b.get("type") != "tool_result"]
+                content = [*results, *missing, *others]
+                if not content:
+                    content = [{"type": "text", "text": "(earlier tool results were removed)"}]
+            fixed.append({"role": "user", "content": content})
+            pending = []
+        else:
+            if pending:
+                changed = True
+                fixed.append({"role": "user", "content": [_interrupted(i) for i in pending]})
+            fixed.append(message)
+            pending = [b["id"] for b in message["content"] if b.get("type") == "tool_use"]
+    if pending:
+        changed = True
+        fixed.append({"role": "user", "content": [_interrupted(i) for i in pending]})
+    return fixed, changed
+
+
+def _interrupted(tool_use_id: str) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "content": INTERRUPTED,
+        "is_error": True,
+    }

@@ -29,6 +29,7 @@ from plancord.agent.context import (
     compaction_cut,
     estimate_tokens,
     regime_text,
+    repair_history,
     system_blocks,
     text_of,
     transcript,
@@ -359,9 +360,24 @@ class AgentRuntime:
         return submitted
 
     async def dispatch(self, session: AgentSession, call: dict[str, Any]) -> ToolResult:
-        """The single choke point: validate input, ask the gate, then (maybe) run the tool."""
-        agent = session.name
+        """The single choke point: validate input, ask the gate, then (maybe) run the tool.
+
+        Whatever goes wrong — bad input, an unknown tool, the database, the tool itself —
+        becomes an ``is_error`` result for the model; nothing escapes into the loop.
+        """
         name = str(call.get("name"))
+        try:
+            return await self._dispatch(session, name, call)
+        except asyncio.CancelledError:
+            raise
+        except PlancordError as exc:
+            return ToolResult.error(str(exc))
+        except Exception as exc:
+            log.exception("agent %s: tool %s failed", session.name, name)
+            return ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}")
+
+    async def _dispatch(self, session: AgentSession, name: str, call: dict[str, Any]) -> ToolResult:
+        agent = session.name
         tool = self.registry.get(name)
         if tool is None:
             names = ", ".join(t.name for t in self.registry)
@@ -427,15 +443,7 @@ class AgentRuntime:
             shell=self.settings.shell,
             ask_timeout_seconds=self.settings.ask_timeout_seconds,
         )
-        try:
-            return await tool.run(args, context)
-        except asyncio.CancelledError:
-            raise
-        except PlancordError as exc:
-            return ToolResult.error(str(exc))
-        except Exception as exc:
-            log.exception("agent %s: tool %s failed", agent, name)
-            return ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}")
+        return await tool.run(args, context)
 
     # -- requests --------------------------------------------------------------------------
 
@@ -462,6 +470,9 @@ class AgentRuntime:
         )
 
     async def _call_model(self, agent: str) -> ModelReply:
+        history, changed = repair_history(await self.conversations.load(agent))
+        if changed:
+            await self.conversations.replace_all(agent, history, self.clock.now())
         record = await self.store.get_agent(agent)
         request = await self.build_request(agent, record)
         limit = self.settings.context_window_tokens * self.settings.compact_at_fraction
