@@ -127,8 +127,7 @@ class Database:
     async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         async with self.lock:
             try:
-                async with self.conn.execute(sql, tuple(params)) as cursor:
-                    return list(await cursor.fetchall())
+                return list(await self.conn.execute_fetchall(sql, tuple(params)))
             except sqlite3.Error as exc:
                 raise storage_error(exc, self.path) from exc
 

@@ -185,6 +185,7 @@ class SqliteStore:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._agents: dict[str, AgentRecord] = {}
 
     # -- agents ----------------------------------------------------------------------------
 
@@ -224,13 +225,20 @@ class SqliteStore:
                     await conn.execute(_INSERT_AUDIT, _audit_values(audit))
         except sqlite3.IntegrityError as exc:
             raise AgentExists(agent.name) from exc
+        self._agents[agent.name] = agent
         return agent
 
     async def get_agent(self, name: str) -> AgentRecord:
+        """The agent's record; cached, since every tool call and transition reads it and
+        agents change only through this store."""
+        cached = self._agents.get(name)
+        if cached is not None:
+            return cached
         row = await self.db.fetchone("SELECT * FROM agents WHERE name = ?", (name,))
         if row is None:
             raise AgentNotFound(name)
-        return _agent_from_row(row)
+        record = self._agents[name] = _agent_from_row(row)
+        return record
 
     async def find_agent_by_channel(self, channel_id: int) -> AgentRecord | None:
         row = await self.db.fetchone("SELECT * FROM agents WHERE channel_id = ?", (channel_id,))
@@ -258,9 +266,11 @@ class SqliteStore:
             )
             if cursor.rowcount == 0:
                 raise AgentNotFound(agent.name)
+        self._agents[agent.name] = agent
         return agent
 
     async def delete_agent(self, name: str, audit: AuditEntry | None = None) -> None:
+        self._agents.pop(name, None)
         async with self.db.transaction() as conn:
             cursor = await conn.execute("DELETE FROM agents WHERE name = ?", (name,))
             if cursor.rowcount == 0:
