@@ -1,0 +1,160 @@
+"""How long the read-only classifier takes, next to the process spawn every shell call pays.
+
+Plan mode classifies each shell command before it runs; the check must cost a small part of
+what running the command costs. Run it with ``.venv/bin/python benchmarks/bench_readonly.py``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+
+from plancord.core.shell.readonly import (
+    MAX_COMMAND_BYTES,
+    MAX_PARSED_WORDS,
+    MAX_SUBSHELLS,
+    classify,
+    classify_uncached,
+)
+
+REALISTIC = [
+    "ls",
+    "ls -la",
+    "ls -la src/",
+    "pwd",
+    "tree -L 2 src",
+    "cat README.md",
+    "cat pyproject.toml",
+    "head -n 50 src/plancord/cli.py",
+    "tail -n 100 logs/app.log",
+    "wc -l src/plancord/*.py",
+    "stat setup.cfg",
+    "file src/plancord/py.typed",
+    "du -sh .",
+    "git status",
+    "git status -sb",
+    "git log --oneline -n 20",
+    "git log -p -3 -- src/plancord/cli.py",
+    "git diff",
+    "git diff --stat HEAD~1",
+    "git diff --cached",
+    "git show HEAD --stat",
+    "git branch -a",
+    "git blame -L 1,40 src/plancord/cli.py",
+    "git ls-files | head -50",
+    "git grep -n 'def main'",
+    "git rev-parse --show-toplevel",
+    "git remote -v",
+    "grep -rn 'TODO' src/",
+    "grep -rn --include='*.py' 'import bashlex' .",
+    "grep -c 'def ' src/plancord/cli.py",
+    "rg -n 'classify' src tests",
+    "rg --type py -l 'async def'",
+    "find . -name '*.py' -not -path './.venv/*'",
+    "find src -type f -name '*.py' | wc -l",
+    "find . -maxdepth 2 -type d",
+    "sed -n '1,80p' src/plancord/cli.py",
+    "sed -n '/^def /p' src/plancord/cli.py",
+    "awk -F: '{print $1}' /etc/passwd",
+    "awk '{ s += $2 } END { print s }' data.txt",
+    "sort -u names.txt | head",
+    "grep -h '^import' src/**/*.py | sort | uniq -c | sort -rn | head -20",
+    "cut -d, -f1 data.csv | sort | uniq -c",
+    "jq '.scripts' package.json",
+    "jq -r '.[] | .name' data.json",
+    "diff -u old.txt new.txt",
+    "cd src && ls -la",
+    "cd tests && grep -rn fixture .",
+    "ls 2>/dev/null || echo none",
+    "test -f setup.py && cat setup.py",
+    "echo $HOME",
+    "echo $(git rev-parse HEAD)",
+    "wc -l $(git ls-files '*.py')",
+    'for f in src/*.py; do wc -l "$f"; done',
+    "which python3",
+    "uname -a",
+    "date +%Y-%m-%d",
+    "rm -rf build",
+    "sed -i 's/a/b/' file.txt",
+    "python3 -m pytest -q",
+    "git commit -am wip",
+]
+
+PATHOLOGICAL = {
+    "100 KB of text": "x" * 100_000,
+    "$( 5000 deep": "$(" * 5000 + "ls" + ")" * 5000,
+    "( 5000 deep": "(" * 5000,
+    '"$( 2000 deep': '"$(' * 2000,
+    "{ 3000 deep": "{ " * 3000,
+}
+
+AT_THE_LIMIT = {
+    "8 KiB of `ls;` (plain, no bashlex)": "ls;" * (MAX_COMMAND_BYTES // 3),
+    f"{MAX_PARSED_WORDS} words through bashlex": "echo $x " + "a " * (MAX_PARSED_WORDS - 2),
+    f"{MAX_SUBSHELLS} substitutions": "ls $(pwd)" * MAX_SUBSHELLS,
+}
+
+
+def measure(function: Callable[[], object], repeats: int) -> list[float]:
+    """Seconds per call, ``repeats`` times."""
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter_ns()
+        function()
+        samples.append((time.perf_counter_ns() - start) / 1e9)
+    return samples
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def row(label: str, seconds: float, spawn: float | None = None) -> str:
+    ratio = f"{seconds / spawn:7.3f}x" if spawn else ""
+    return f"  {label:<38} {seconds * 1e6:11.1f} µs  {ratio}"
+
+
+def main() -> None:
+    for command in REALISTIC:
+        classify_uncached(command)
+    spawn = statistics.median(measure(lambda: subprocess.run(["true"], check=True), 200))
+
+    rounds = 30
+    uncached: list[float] = []
+    for _ in range(rounds):
+        for command in REALISTIC:
+            uncached.extend(measure(lambda command=command: classify_uncached(command), 1))
+    cached: list[float] = []
+    for command in REALISTIC:
+        classify(command)
+    for _ in range(rounds):
+        for command in REALISTIC:
+            cached.extend(measure(lambda command=command: classify(command), 1))
+
+    median = statistics.median(uncached)
+    print(f"read-only classifier: {len(REALISTIC)} realistic commands x {rounds} rounds")
+    print(f"  {'':<38} {'time':>14}  {'÷ spawn':>8}")
+    print(row("spawn `true` (subprocess.run), median", spawn, spawn))
+    print(row("classify, cache bypassed, median", median, spawn))
+    print(row("classify, cache bypassed, p99", percentile(uncached, 0.99), spawn))
+    print(row("classify, cached repeat, median", statistics.median(cached), spawn))
+    print("worst cases, denied by the guards before parsing (max of 5 runs):")
+    for label, command in PATHOLOGICAL.items():
+        worst = max(measure(lambda command=command: classify_uncached(command), 5))
+        verdict = classify_uncached(command)
+        assert not verdict.allowed
+        print(row(label, worst, spawn))
+    print("largest inputs the guards let through, checked in full (max of 3 runs):")
+    for label, command in AT_THE_LIMIT.items():
+        worst = max(measure(lambda command=command: classify_uncached(command), 3))
+        assert classify_uncached(command).allowed
+        print(row(label, worst, spawn))
+    goal = "met" if median < 0.25 * spawn else "NOT met"
+    print(f"goal median < 0.25x spawn: {goal} ({median / spawn:.3f}x)")
+
+
+if __name__ == "__main__":
+    main()
