@@ -542,3 +542,33 @@ def test_sandbox_run_without_landlock(
     assert error.count("\n") == 1
     assert "Landlock" in error
     assert not (workspace / "x").exists()
+
+
+async def test_repository_config_cannot_make_git_run_programs(tmp_path: Path) -> None:
+    """A hostile .git/config (fsmonitor, pager) runs nothing, sandbox or not."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    marker = tmp_path / "ran"
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x",
+    }
+    setup = await run_shell(
+        "git init -q && echo a > f && git add f && git commit -qm one && echo b > f",
+        workspace,
+        sandbox=False,
+        env=env,
+    )
+    assert setup.exit_code == 0, setup.output
+    hook = f"sh -c 'echo ran >> {marker}'"
+    for key in ("core.fsmonitor", "core.pager"):
+        configured = await run_shell(f'git config {key} "{hook}"', workspace, sandbox=False)
+        assert configured.exit_code == 0, configured.output
+    for command in ("git status", "git diff", "git log -p"):
+        result = await run_shell(command, workspace, sandbox=False)
+        assert result.exit_code == 0, (command, result.output)
+    diff = await run_shell("git diff", workspace, sandbox=False)
+    assert "+b" in diff.output
+    assert not marker.exists()

@@ -56,8 +56,10 @@ are taken from the bot's environment, so tokens and API keys never reach a comma
 ``TERM=dumb``, ``PAGER=cat``, ``GIT_PAGER=cat`` (no pager waiting on a terminal),
 ``GIT_TERMINAL_PROMPT=0`` (git fails instead of asking for credentials) and
 ``GIT_OPTIONAL_LOCKS=0`` (``git status`` does not rewrite the index, which the sandbox would
-refuse and which would race with other git commands). The caller's ``env`` is applied
-last and may override any of these.
+refuse and which would race with other git commands), and ``GIT_CONFIG_COUNT`` overrides
+that switch off the programs a repository's config could make git run (fsmonitor, pager,
+signature checks, ext:: transports). The caller's ``env`` is applied last and may
+override any of these.
 """
 
 # ruff: noqa: E402
@@ -275,12 +277,24 @@ from typing import NoReturn
 
 _TRAMPOLINE = os.path.abspath(__file__)
 _KEPT_ENV = ("PATH", "HOME", "LANG")
+#: Repository config can name programs that even read-only git commands run; these settings
+#: (passed through git's GIT_CONFIG_COUNT mechanism, which beats every config file) turn
+#: them off for every command, whatever the workspace's ``.git/config`` says.
+GIT_CONFIG_OVERRIDES = (
+    ("core.fsmonitor", "false"),
+    ("core.pager", "cat"),
+    ("log.showSignature", "false"),
+    ("protocol.ext.allow", "never"),
+)
 _FIXED_ENV = {
     "TERM": "dumb",
     "PAGER": "cat",
     "GIT_PAGER": "cat",
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_CONFIG_COUNT": str(len(GIT_CONFIG_OVERRIDES)),
+    **{f"GIT_CONFIG_KEY_{i}": key for i, (key, _) in enumerate(GIT_CONFIG_OVERRIDES)},
+    **{f"GIT_CONFIG_VALUE_{i}": value for i, (_, value) in enumerate(GIT_CONFIG_OVERRIDES)},
 }
 _REAP_GRACE = 2.0
 
