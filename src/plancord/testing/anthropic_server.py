@@ -1,5 +1,8 @@
 """A loopback Anthropic Messages API that plays scripted assistant turns.
 
+It ships inside the package, not only with the tests, because ``plancord demo`` plays the
+model with it: the demo runs offline, with no API key.
+
 plancord reaches the model through the real `anthropic` SDK. Mocking the SDK would let a
 malformed conversation (an unanswered `tool_use`, a fifth cache breakpoint, an empty text
 block) pass every test and fail only against the real API. This server speaks the wire
@@ -32,11 +35,10 @@ import inspect
 import json
 import math
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-import pytest_asyncio
 from aiohttp import web
 from anthropic import AsyncAnthropic
 from anthropic.types import message_count_tokens_params, message_create_params
@@ -55,7 +57,6 @@ __all__ = [
     "ToolCall",
     "Turn",
     "error_turn",
-    "fake_anthropic",
     "max_tokens_turn",
     "refusal_turn",
     "text_turn",
@@ -1129,7 +1130,7 @@ def stream_events(message: JsonObject) -> Iterator[JsonObject]:
     yield {"type": "message_stop"}
 
 
-# --- pytest fixture -------------------------------------------------------------------------
+# --- several servers -------------------------------------------------------------------------
 
 
 class FakeAnthropicServers:
@@ -1159,17 +1160,3 @@ class FakeAnthropicServers:
         servers, self._servers = self._servers, []
         for server in reversed(servers):
             await server.stop()
-
-
-@pytest_asyncio.fixture
-async def fake_anthropic() -> AsyncIterator[FakeAnthropicServers]:
-    """`server = await fake_anthropic.start([text_turn("hi")])`; stopped after the test.
-
-    Import it into a conftest to use it: `from tests.fakes.anthropic_server import
-    fake_anthropic`.
-    """
-    servers = FakeAnthropicServers()
-    try:
-        yield servers
-    finally:
-        await servers.stop_all()
