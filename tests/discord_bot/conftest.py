@@ -1,195 +1,66 @@
 """The real bot (cogs, views, runtime, SQLite in tmp_path, git workspaces) driven through
 SimCord, with the model played by the fake Messages API server.
 
-One thing differs from production, because of how SimCord settles the event loop after
-every simulated action: ``DeadlineScheduler.run`` waits with
-``asyncio.wait_for(event.wait(), timeout)``, a wait SimCord cannot tell from a hung task, so
-no action would ever settle. ``SimDeadlines`` replaces only that wait: the same scheduler's
-``run_once`` and ``seconds_until_next`` decide what fires and when, the service's
-deadline-changed signal wakes it, and it sleeps inside ``env.external_wait`` so the sleep is
-virtual: ``await env.advance_time(s)`` is what brings a deadline due, as wall-clock time would
-in production.
+The glue that runs the bot under SimCord lives in ``plancord.testing.sim`` (``plancord demo``
+uses it too); this module turns it into fixtures and adds the plan-mode scenes.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import discord
 import pytest
-import simcord
 
 from plancord.app import App
-from plancord.config import Config
-from plancord.core.errors import PlancordError
 from plancord.core.planning import Actor, PlanningState
-from plancord.core.scheduler import DeadlineScheduler
-from plancord.discord_bot.bot import PlancordBot
-from plancord.llm.anthropic_client import AnthropicModelClient
 from plancord.storage.plan_messages import PlanMessageRecord, PlanMessageStore
-from tests.fakes.anthropic_server import FakeAnthropicServer, Script
+from plancord.testing.sim import (
+    MODEL,
+    PROGRESS_DEBOUNCE_SECONDS,
+    SimClock,
+    SimDeadlines,
+    SimPlancordBot,
+    World,
+    make_bot,
+    start_world,
+)
+from tests.fakes.anthropic_server import Script
 
-MODEL = "claude-fake-test-model"
-PROGRESS_DEBOUNCE_SECONDS = 0.05
-
-
-class SimClock:
-    """The bot's clock is SimCord's virtual clock (real UTC only before an env exists)."""
-
-    def __init__(self) -> None:
-        self.env: Any = None
-
-    def now(self) -> datetime:
-        if self.env is None:
-            return datetime.now(UTC)
-        result: datetime = self.env.now()
-        return result
-
-
-class SimDeadlines:
-    """Runs ``DeadlineScheduler`` passes with a wait SimCord can park and time can advance."""
-
-    def __init__(self, scheduler: DeadlineScheduler, env: Any) -> None:
-        self.scheduler = scheduler
-        self.env = env
-        self._woken = False
-        self._sleeper: asyncio.Task[None] | None = None
-        self._task: asyncio.Task[None] | None = None
-        scheduler.service.on_deadlines_changed(self.wake)
-
-    def wake(self) -> None:
-        self._woken = True
-        if self._sleeper is not None and not self._sleeper.done():
-            self._sleeper.cancel()
-
-    async def _sleep(self, delay: float) -> None:
-        await self.env.external_wait(asyncio.sleep(delay), reason="plancord deadline scheduler")
-
-    async def _run(self) -> None:
-        while True:
-            self._woken = False
-            try:
-                await self.scheduler.run_once()
-                delay = await self.scheduler.seconds_until_next()
-            except PlancordError:
-                delay = 5.0
-            if self._woken:
-                continue
-            self._sleeper = asyncio.create_task(self._sleep(delay))
-            await asyncio.wait({self._sleeper})
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="plancord-sim-deadlines")
-
-    async def stop(self) -> None:
-        for task in (self._sleeper, self._task):
-            if task is not None and not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-
-
-class SimPlancordBot(PlancordBot):
-    """``PlancordBot`` with the scheduler's wait swapped for ``SimDeadlines``, and a short
-    progress debounce: SimCord lets a short timer fire only once its real delay has passed
-    and the rest of the bot is idle, so the production second would cost a real second for
-    every progress edit."""
-
-    def __init__(self, *args: Any, env_of: Callable[[], Any], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._env_of = env_of
-        self.deadlines: SimDeadlines | None = None
-
-    async def setup_hook(self) -> None:
-        self.notifier.plans.progress_debounce = PROGRESS_DEBOUNCE_SECONDS
-        await super().setup_hook()
-        await self.app.scheduler.stop()
-        self.deadlines = SimDeadlines(self.app.scheduler, self._env_of())
-        self.deadlines.start()
-
-    async def close(self) -> None:
-        if self.deadlines is not None:
-            await self.deadlines.stop()
-        await super().close()
-
-
-@dataclass
-class World:
-    env: Any
-    server: FakeAnthropicServer
-    config: Config
-    clock: SimClock
-    data_dir: Path
-
-    @property
-    def bot(self) -> PlancordBot:
-        bot: PlancordBot = self.env.bot
-        return bot
-
-    def new_bot(self) -> PlancordBot:
-        return make_bot(self.config, self.server, self.clock)
-
-    async def restart(self) -> PlancordBot:
-        """Stop the bot (closing its app, as a process exit would) and start a fresh one over
-        the same database and workspaces."""
-        await self.env.settle()
-        await self.bot.close()
-        fresh = self.new_bot()
-        await self.env.restart_bot(fresh)
-        return fresh
-
-
-def make_bot(config: Config, server: FakeAnthropicServer, clock: SimClock) -> PlancordBot:
-    return SimPlancordBot(
-        config,
-        model_factory=lambda: AnthropicModelClient(
-            api_key="test-key", base_url=server.url, max_retries=0
-        ),
-        clock=clock,
-        scheduler_max_sleep=24 * 3600,
-        env_of=lambda: clock.env,
-    )
+__all__ = [
+    "MODEL",
+    "PROGRESS_DEBOUNCE_SECONDS",
+    "PlanScene",
+    "SimClock",
+    "SimDeadlines",
+    "SimPlancordBot",
+    "World",
+    "buttons",
+    "make_bot",
+    "plan_scene",
+    "world_factory",
+]
 
 
 @pytest.fixture
 async def world_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
     """``world = await world_factory(script, plan_mode={...})``; torn down after the test."""
-    servers: list[FakeAnthropicServer] = []
-    envs: list[Any] = []
+    worlds: list[World] = []
 
     async def make(script: Script = (), *, plan_mode: dict[str, Any] | None = None) -> World:
-        server = await FakeAnthropicServer(script).start()
-        servers.append(server)
-        config = Config.model_validate(
-            {
-                "data_dir": str(tmp_path / "data"),
-                "anthropic": {"model": MODEL},
-                "plan_mode": plan_mode or {},
-            }
-        )
-        clock = SimClock()
-        env = simcord.Env(make_bot(config, server, clock))
-        clock.env = env
-        await env.start()
-        envs.append(env)
-        return World(env, server, config, clock, tmp_path / "data")
+        world = await start_world(tmp_path / "data", script, plan_mode=plan_mode)
+        worlds.append(world)
+        return world
 
     yield make
-    for env in reversed(envs):
-        await env.settle()
-        await env.bot.close()
-        await env.shutdown()
-    for server in servers:
-        await server.stop()
-    for env in envs:
-        env.raise_errors()
+    for world in reversed(worlds):
+        await world.close()
+    for world in worlds:
+        world.env.raise_errors()
 
 
 # -- plan-mode scenes ----------------------------------------------------------------------

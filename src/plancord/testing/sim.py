@@ -1,0 +1,189 @@
+"""The real bot under SimCord, with the model played by the fake Messages API server.
+
+Both the end-to-end tests and ``plancord demo`` run plancord this way: the production
+``PlancordBot`` (cogs, views, runtime, SQLite, git workspaces) against SimCord's simulated
+Discord, so nothing needs a token or the network.
+
+One thing differs from production, because of how SimCord settles the event loop after
+every simulated action: ``DeadlineScheduler.run`` waits with
+``asyncio.wait_for(event.wait(), timeout)``, a wait SimCord cannot tell from a hung task, so
+no action would ever settle. ``SimDeadlines`` replaces only that wait: the same scheduler's
+``run_once`` and ``seconds_until_next`` decide what fires and when, the service's
+deadline-changed signal wakes it, and it sleeps inside ``env.external_wait`` so the sleep is
+virtual: ``await env.advance_time(s)`` is what brings a deadline due, as wall-clock time would
+in production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import simcord
+
+from plancord.config import Config
+from plancord.core.errors import PlancordError
+from plancord.core.scheduler import DeadlineScheduler
+from plancord.discord_bot.bot import PlancordBot
+from plancord.llm.anthropic_client import AnthropicModelClient
+from plancord.testing.anthropic_server import FakeAnthropicServer, Script
+
+MODEL = "claude-fake-test-model"
+PROGRESS_DEBOUNCE_SECONDS = 0.05
+
+
+class SimClock:
+    """The bot's clock is SimCord's virtual clock (real UTC only before an env exists)."""
+
+    def __init__(self) -> None:
+        self.env: Any = None
+
+    def now(self) -> datetime:
+        if self.env is None:
+            return datetime.now(UTC)
+        result: datetime = self.env.now()
+        return result
+
+
+class SimDeadlines:
+    """Runs ``DeadlineScheduler`` passes with a wait SimCord can park and time can advance."""
+
+    def __init__(self, scheduler: DeadlineScheduler, env: Any) -> None:
+        self.scheduler = scheduler
+        self.env = env
+        self._woken = False
+        self._sleeper: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        scheduler.service.on_deadlines_changed(self.wake)
+
+    def wake(self) -> None:
+        self._woken = True
+        if self._sleeper is not None and not self._sleeper.done():
+            self._sleeper.cancel()
+
+    async def _sleep(self, delay: float) -> None:
+        await self.env.external_wait(asyncio.sleep(delay), reason="plancord deadline scheduler")
+
+    async def _run(self) -> None:
+        while True:
+            self._woken = False
+            try:
+                await self.scheduler.run_once()
+                delay = await self.scheduler.seconds_until_next()
+            except PlancordError:
+                delay = 5.0
+            if self._woken:
+                continue
+            self._sleeper = asyncio.create_task(self._sleep(delay))
+            await asyncio.wait({self._sleeper})
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="plancord-sim-deadlines")
+
+    async def stop(self) -> None:
+        for task in (self._sleeper, self._task):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+
+class SimPlancordBot(PlancordBot):
+    """``PlancordBot`` with the scheduler's wait swapped for ``SimDeadlines``, and a short
+    progress debounce: SimCord lets a short timer fire only once its real delay has passed
+    and the rest of the bot is idle, so the production second would cost a real second for
+    every progress edit."""
+
+    def __init__(self, *args: Any, env_of: Callable[[], Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._env_of = env_of
+        self.deadlines: SimDeadlines | None = None
+
+    async def setup_hook(self) -> None:
+        self.notifier.plans.progress_debounce = PROGRESS_DEBOUNCE_SECONDS
+        await super().setup_hook()
+        await self.app.scheduler.stop()
+        self.deadlines = SimDeadlines(self.app.scheduler, self._env_of())
+        self.deadlines.start()
+
+    async def close(self) -> None:
+        if self.deadlines is not None:
+            await self.deadlines.stop()
+        await super().close()
+
+
+def make_bot(config: Config, server: FakeAnthropicServer, clock: SimClock) -> PlancordBot:
+    """A bot whose model is ``server`` and whose clock is SimCord's."""
+    return SimPlancordBot(
+        config,
+        model_factory=lambda: AnthropicModelClient(
+            api_key="test-key", base_url=server.url, max_retries=0
+        ),
+        clock=clock,
+        scheduler_max_sleep=24 * 3600,
+        env_of=lambda: clock.env,
+    )
+
+
+@dataclass
+class World:
+    """One simulated Discord with the bot logged in, its fake model and its data directory."""
+
+    env: Any
+    server: FakeAnthropicServer
+    config: Config
+    clock: SimClock
+    data_dir: Path
+
+    @property
+    def bot(self) -> PlancordBot:
+        bot: PlancordBot = self.env.bot
+        return bot
+
+    def new_bot(self) -> PlancordBot:
+        return make_bot(self.config, self.server, self.clock)
+
+    async def restart(self) -> PlancordBot:
+        """Stop the bot (closing its app, as a process exit would) and start a fresh one over
+        the same database and workspaces."""
+        await self.env.settle()
+        await self.bot.close()
+        fresh = self.new_bot()
+        await self.env.restart_bot(fresh)
+        return fresh
+
+    async def close(self) -> None:
+        """Stop the bot, the simulated Discord and the fake model, in that order."""
+        await self.env.settle()
+        await self.env.bot.close()
+        await self.env.shutdown()
+        await self.server.stop()
+
+
+async def start_world(
+    data_dir: Path, script: Script = (), *, plan_mode: dict[str, Any] | None = None
+) -> World:
+    """Start the fake model and the bot under SimCord over ``data_dir``; ``World.close`` ends
+    it."""
+    server = await FakeAnthropicServer(script).start()
+    config = Config.model_validate(
+        {
+            "data_dir": str(data_dir),
+            "anthropic": {"model": MODEL},
+            "plan_mode": plan_mode or {},
+        }
+    )
+    clock = SimClock()
+    env = simcord.Env(make_bot(config, server, clock))
+    clock.env = env
+    try:
+        await env.start()
+    except BaseException:
+        await server.stop()
+        raise
+    return World(env, server, config, clock, data_dir)
