@@ -1,4 +1,5 @@
-"""The ``plancord`` command: run the bot, migrate, classify shell commands, sandbox, doctor."""
+"""The ``plancord`` command: run the bot, migrate, classify shell commands, sandbox, doctor,
+demo."""
 
 from __future__ import annotations
 
@@ -128,6 +129,12 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from plancord.doctor import run_doctor
 
     return run_doctor(args.config)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from plancord.demo import run_demo
+
+    return run_demo()
 
 
 def _run_operator(
@@ -373,6 +380,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     doctor.add_argument("--config", type=Path, default=None, help=config_help)
     doctor.set_defaults(func=_cmd_doctor)
+
+    demo = sub.add_parser(
+        "demo",
+        help="watch the whole plan-mode story offline: no token, no API key, a few seconds",
+        description=(
+            "Run the real bot against a simulated Discord, with a scripted agent playing the "
+            "model, in a temporary directory that is removed afterwards; print what the "
+            "channel saw: /plan start, read-only exploration, a refused write, the plan, an "
+            "unauthorised click, the approval, progress, the commit."
+        ),
+    )
+    demo.set_defaults(func=_cmd_demo)
 
     _add_operator_commands(sub, config_help)
     return parser

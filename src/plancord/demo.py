@@ -1,0 +1,430 @@
+"""``plancord demo``: the whole plan-mode story, offline, in one command and a few seconds.
+
+A newcomer should be able to see what plancord does before they have a Discord token or an
+API key. So the demo runs the real bot (cogs, views, runtime, SQLite, a git workspace) in a
+temporary directory, against SimCord's simulated Discord, with the model played by the fake
+Messages API server and a scripted agent; then it prints what the people in the channel
+would have seen, and removes the directory again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import sys
+import tempfile
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from plancord.testing.anthropic_server import Reply, ToolCall, Turn, text_turn, tool_turn
+
+AGENT = "ada"
+TASK = "add a greeting module"
+README = "# hello-service\n\nA tiny service. It should say hello to people by name.\n"
+APP = 'def main() -> None:\n    print("hello-service is running")\n'
+GREET = 'def hello(name: str) -> str:\n    return f"Hello, {name}!"\n'
+PLAN: dict[str, Any] = {
+    "summary": "Add a greeting module",
+    "steps": [
+        {
+            "description": "Create greet.py with hello(name)",
+            "tools": ["create_file"],
+            "risk": "low",
+        },
+        {"description": "Commit it", "tools": ["git_commit"], "risk": "medium"},
+    ],
+    "questions": [],
+    "context_notes": "app.py has no greeting yet; the README asks for hello by name.",
+}
+QUIET_LOGGERS = ("discord", "simcord", "plancord", "aiohttp", "anthropic", "httpx", "asyncio")
+
+
+def exploring_turns(plan: dict[str, Any] = PLAN) -> list[Turn]:
+    """The agent looks around (read-only), tries one write, is refused, and submits ``plan``."""
+    return [
+        tool_turn(
+            ToolCall("view", {"path": "README.md"}),
+            ToolCall("grep", {"pattern": "hello"}),
+            ToolCall("bash_execute", {"command": "ls && git log --oneline"}),
+            text="Let me look around first.",
+        ),
+        tool_turn(ToolCall("create_file", {"path": "greet.py", "content": GREET})),
+        tool_turn(ToolCall("submit_plan", {"plan": plan}), text="Here is my plan."),
+    ]
+
+
+def executing_turns(revision: int = 1) -> list[Reply]:
+    """The agent carries out the approved plan: write, commit, tick each step, complete."""
+    return [
+        tool_turn(
+            ToolCall("update_plan_step", {"step": 1, "status": "in_progress"}),
+            ToolCall("create_file", {"path": "greet.py", "content": GREET}),
+        ),
+        tool_turn(
+            ToolCall("update_plan_step", {"step": 1, "status": "done"}),
+            ToolCall("git_commit", {"message": "Add greeting module"}),
+            ToolCall("update_plan_step", {"step": 2, "status": "done"}),
+        ),
+        tool_turn(ToolCall("complete_plan", {"summary": f"plan v{revision}: greet.py committed"})),
+        text_turn("Done: greet.py is committed."),
+    ]
+
+
+def demo_script() -> list[Turn]:
+    """Every model turn of the demo, in order."""
+    return [*exploring_turns(), *executing_turns()]
+
+
+async def seed_workspace(workspace: Path) -> None:
+    """Give the agent's fresh repository something to explore: a README and an app, committed."""
+    from plancord.agent.tools.git import run_git
+
+    (workspace / "README.md").write_text(README)
+    (workspace / "app.py").write_text(APP)
+    for args in (
+        ("add", "README.md", "app.py"),
+        ("-c", "commit.gpgSign=false", "commit", "--quiet", "--no-verify", "-m", "Add app.py"),
+    ):
+        output = await run_git(workspace, *args)
+        if not output.ok:
+            raise RuntimeError(f"git {' '.join(args)}: {output.message}")
+
+
+# -- rendering -----------------------------------------------------------------------------
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line if line else prefix.rstrip() for line in text.splitlines())
+
+
+def render_embed(embed: Any) -> str:
+    """An embed as plain text: title, description, fields, footer."""
+    lines = [f"┌─ {embed.title}"] if embed.title else ["┌─"]
+    if embed.description:
+        lines.append(_indent(embed.description, "│  "))
+    for embed_field in embed.fields:
+        lines.append(f"│  {embed_field.name}")
+        lines.append(_indent(embed_field.value or "", "│     "))
+    footer = embed.footer.text if embed.footer else None
+    lines.append(f"└─ {footer}" if footer else "└─")
+    return "\n".join(lines)
+
+
+def render_buttons(message: Any) -> str:
+    labels = []
+    for row in message.components:
+        for item in getattr(row, "children", ()):
+            label = getattr(item, "label", None)
+            if label:
+                labels.append(f"[{label}]" if not item.disabled else f"({label})")
+    return "   " + " ".join(labels) if labels else ""
+
+
+MENTION = re.compile(r"<@!?(\d+)>")
+TIMESTAMP = re.compile(r"<t:(\d+)(?::[a-zA-Z])?>")
+
+
+def plain(text: str, names: Mapping[int, str]) -> str:
+    """Discord markup a terminal cannot show, spelt out: mentions, timestamps, bold."""
+    text = MENTION.sub(lambda m: "@" + names.get(int(m.group(1)), "someone"), text)
+    text = TIMESTAMP.sub(
+        lambda m: datetime.fromtimestamp(int(m.group(1)), UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        text,
+    )
+    return text.replace("**", "")
+
+
+def render_message(message: Any, names: Mapping[int, str]) -> str:
+    lines = []
+    author = names.get(message.author.id, getattr(message.author, "name", "?"))
+    icon = "🤖" if getattr(message.author, "bot", False) else "💬"
+    if message.content:
+        lines.append(f"{icon} {author}: " + _indent(plain(message.content, names), "   ").lstrip())
+    elif message.embeds:
+        lines.append(f"{icon} {author}:")
+    for embed in message.embeds:
+        lines.append(_indent(plain(render_embed(embed), names), "   "))
+    buttons = render_buttons(message)
+    if buttons:
+        lines.append(buttons)
+    return "\n".join(lines)
+
+
+def _short(value: object, limit: int = 72) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _first_sentence(text: str) -> str:
+    sentence = " ".join(text.split()).split(". ")[0].rstrip(".")
+    return _short(sentence + ".", 110)
+
+
+def _tool_target(call: dict[str, Any]) -> str:
+    arguments = call.get("input", {})
+    for key in ("command", "path", "pattern", "message", "summary"):
+        if key in arguments:
+            return _short(arguments[key], 48)
+    if "step" in arguments:
+        return f"step {arguments['step']} → {arguments.get('status', '')}".rstrip(" →")
+    if "plan" in arguments:
+        return _short(arguments["plan"].get("summary", ""), 48)
+    return ""
+
+
+def _result_text(result: dict[str, Any]) -> str:
+    content = result.get("content", "")
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return str(content)
+
+
+def render_tool(call: dict[str, Any], result: dict[str, Any] | None) -> str:
+    head = f"{call['name']} {_tool_target(call)}".rstrip()
+    arguments = call.get("input", {})
+    if call["name"] == "update_plan_step" and result is not None and not result.get("is_error"):
+        mark = "✅" if arguments.get("status") == "done" else "⏳"
+        return f"   {mark} step {arguments.get('step')} {arguments.get('status')}"
+    if result is None:
+        return f"   🔧 {head}"
+    text = _result_text(result)
+    if result.get("is_error"):
+        try:
+            refusal = json.loads(text)
+        except ValueError:
+            refusal = None
+        if isinstance(refusal, dict) and refusal.get("error") == "plan_mode_refusal":
+            return (
+                f"   ⛔ {head}\n      refused: {refusal.get('tool_kind')} tool in plan mode"
+                f"\n      hint to the model: {_first_sentence(refusal.get('hint', ''))}"
+            )
+        return f"   ⚠️ {head}\n      error: {_short(text, 160)}"
+    lines = [line for line in text.splitlines() if line.strip()]
+    preview = _short(lines[0], 60) if lines else "ok"
+    more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    return f"   🔧 {head}\n      → {preview}{more}"
+
+
+@dataclass
+class Narrator:
+    """Prints what happened since it last looked: the agent's tool calls (from the fake model's
+    traffic) and the new or edited messages in the channel."""
+
+    out: TextIO
+    env: Any
+    server: Any
+    channel: Any
+    names: dict[int, str]
+    seen: dict[int, str] = field(default_factory=dict)
+    turns_shown: int = 0
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out)
+
+    def beat(self, title: str) -> None:
+        self.say()
+        self.say(f"── {title} " + "─" * max(0, 66 - len(title)))
+
+    def _results(self) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for request in self.server.requests:
+            for message in request.get("messages", []):
+                content = message.get("content")
+                if message.get("role") != "user" or not isinstance(content, list):
+                    continue
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        found[block["tool_use_id"]] = block
+        return found
+
+    def agent_work(self) -> None:
+        results = self._results()
+        responses = self.server.responses[self.turns_shown :]
+        self.turns_shown = len(self.server.responses)
+        for response in responses:
+            for block in response["content"]:
+                if block["type"] == "tool_use":
+                    self.say(render_tool(block, results.get(block["id"])))
+
+    def channel_news(self) -> None:
+        for message in self.channel.history():
+            shown = render_message(message, self.names)
+            if self.seen.get(message.id) == shown:
+                continue
+            edited = message.id in self.seen
+            self.seen[message.id] = shown
+            if edited:
+                self.say(f"   ✏️ (edited) {shown.lstrip()}")
+            else:
+                self.say(shown)
+
+    def interaction(self, who: str, result: Any) -> None:
+        response = result.response
+        if response is None:
+            return
+        content = getattr(response, "content", "") or ""
+        if result.ephemeral:
+            text = plain(content, self.names)
+            self.say(f"🔒 only {who} sees: " + _indent(text, "   ").lstrip())
+
+    def mark_seen(self) -> None:
+        for message in self.channel.history():
+            self.seen[message.id] = render_message(message, self.names)
+
+    def progress_ticks(self, message_id: int) -> Iterator[str]:
+        """Each distinct state of the progress message, as the bot edited it."""
+        last = None
+        posted = f"/channels/{self.channel.id}/messages"
+        for request in self.env.http_requests:
+            payload = request.json if isinstance(request.json, dict) else {}
+            embeds = payload.get("embeds") or ()
+            first = request.method == "POST" and request.path == posted
+            if first:
+                embeds = [e for e in embeds if (e.get("title") or "").startswith("Executing")]
+            elif not request.path.endswith(f"/messages/{message_id}"):
+                continue
+            for embed in embeds:
+                text = f"{embed.get('title', '')}\n{embed.get('description', '')}".strip()
+                if text != last:
+                    last = text
+                    yield text
+
+
+# -- the story -----------------------------------------------------------------------------
+
+
+async def _git(workspace: Path, *args: str) -> str:
+    from plancord.agent.tools.git import run_git
+
+    return (await run_git(workspace, *args)).stdout.rstrip()
+
+
+async def tell_story(data_dir: Path, out: TextIO) -> int:
+    """Run the demo story over ``data_dir`` and print it to ``out``; the exit status."""
+    from plancord.core.planning import Actor, Phase
+    from plancord.core.shell.sandbox import landlock_abi
+    from plancord.testing.sim import start_world
+
+    plan_mode: dict[str, Any] = {}
+    sandboxed = landlock_abi() > 0
+    if not sandboxed:
+        plan_mode["shell_sandbox"] = "off"
+    world = await start_world(data_dir, demo_script(), plan_mode=plan_mode)
+    try:
+        env = world.env
+        guild = env.create_guild("plancord demo")
+        channel = guild.create_text_channel(AGENT)
+        ana = guild.add_member(env.create_user("ana"))
+        bob = guild.add_member(env.create_user("bob"))
+        app = world.bot.app
+        await app.manager.create(
+            AGENT,
+            actor=Actor.user(ana.id, "ana"),
+            channel_id=channel.id,
+            guild_id=guild.id,
+            profile="open",
+        )
+        workspace = app.manager.workspace_of(AGENT)
+        await seed_workspace(workspace)
+        names = {env.bot.user.id: "plancord", ana.id: "ana", bob.id: "bob"}
+        narrator = Narrator(out, env, world.server, channel, names)
+        say, beat = narrator.say, narrator.beat
+
+        say("🎬 plancord demo: an AI agent plans before it acts")
+        say(f"   #{AGENT} is the channel of the agent {AGENT}; its workspace is a git repo")
+        say("   with README.md and app.py. ana asks for a change; bob just hangs around.")
+        if not sandboxed:
+            say("   (this kernel has no Landlock, so plan-mode shell runs unsandboxed here)")
+
+        beat(f"ana types /plan start task:{TASK}")
+        started = await ana.slash(channel, "plan start", task=TASK)
+        narrator.interaction("ana", started)
+        beat(f"{AGENT} explores, read-only")
+        narrator.agent_work()
+        beat(f"#{AGENT}")
+        narrator.channel_news()
+
+        plan_messages = [
+            m
+            for m in channel.history()
+            if m.embeds and (m.embeds[0].title or "").startswith("Plan:")
+        ]
+        if not plan_messages:
+            say("❌ the agent did not submit a plan")
+            return 1
+        plan_message = plan_messages[-1]
+
+        beat("bob clicks Approve")
+        refused = await bob.click(plan_message, label="Approve")
+        narrator.interaction("bob", refused)
+        narrator.channel_news()
+
+        beat("ana clicks Approve")
+        approved = await ana.click(plan_message, label="Approve")
+        narrator.interaction("ana", approved)
+        beat(f"{AGENT} executes the approved plan")
+        narrator.agent_work()
+        progress = [
+            m
+            for m in channel.history()
+            if m.embeds and (m.embeds[0].title or "").startswith(("Executing plan", "Plan v"))
+        ]
+        if progress:
+            beat("progress, as the message was edited")
+            for tick in narrator.progress_ticks(progress[-1].id):
+                say(_indent(plain(tick, names), "   "))
+                say()
+        beat(f"#{AGENT}")
+        narrator.channel_news()
+
+        beat("the workspace")
+        say("   files changed by the plan:")
+        say(_indent(await _git(workspace, "show", "--stat", "--format=", "HEAD"), "     "))
+        say("   git log --oneline:")
+        say(_indent(await _git(workspace, "log", "--oneline"), "     "))
+        audit = [entry.action for entry in await app.store.list_audit(AGENT)]
+        say(f"   audit: {' → '.join(audit)}")
+
+        state = await app.store.load_state(AGENT)
+        complete = state.phase is Phase.INACTIVE and (workspace / "greet.py").exists()
+        await env.settle()
+        errors = list(env.errors)
+        if errors or not complete:
+            say()
+            say(f"❌ the demo did not finish as expected ({len(errors)} bot error(s))")
+            return 1
+        say()
+        say("🎉 complete: planned, approved by the requester, executed and committed.")
+        return 0
+    finally:
+        await world.close()
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Only warnings and worse from the libraries, and no deprecation warnings at all."""
+    levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", PendingDeprecationWarning)
+            yield
+    finally:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def run_demo(out: TextIO | None = None) -> int:
+    """Run the demo in a temporary directory, removed afterwards; the exit status."""
+    stream = out or sys.stdout
+    with quiet(), tempfile.TemporaryDirectory(prefix="plancord-demo-") as temp:
+        return asyncio.run(tell_story(Path(temp) / "data", stream))
