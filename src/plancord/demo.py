@@ -82,6 +82,15 @@ def demo_script() -> list[Turn]:
     return [*exploring_turns(), *executing_turns()]
 
 
+def host_plan_mode(**overrides: Any) -> dict[str, Any]:
+    """Plan-mode settings for the demo on this host: where the kernel has no Landlock the
+    read-only shell runs without the sandbox, so the story still shows exploring."""
+    from plancord.core.shell.sandbox import landlock_abi
+
+    plan_mode: dict[str, Any] = {} if landlock_abi() > 0 else {"shell_sandbox": "off"}
+    return {**plan_mode, **overrides}
+
+
 async def seed_workspace(workspace: Path) -> None:
     """Give the agent's fresh repository something to explore: a README and an app, committed."""
     from plancord.agent.tools.git import run_git
@@ -312,11 +321,8 @@ async def tell_story(data_dir: Path, out: TextIO) -> int:
     from plancord.core.shell.sandbox import landlock_abi
     from plancord.testing.sim import start_world
 
-    plan_mode: dict[str, Any] = {}
     sandboxed = landlock_abi() > 0
-    if not sandboxed:
-        plan_mode["shell_sandbox"] = "off"
-    world = await start_world(data_dir, demo_script(), plan_mode=plan_mode)
+    world = await start_world(data_dir, demo_script(), plan_mode=host_plan_mode())
     try:
         env = world.env
         guild = env.create_guild("plancord demo")
