@@ -63,8 +63,8 @@ MODEL = "claude-fake-test-model"
 LATENCY = (0.05, 0.5)
 LOADS = (0, 50, 200)
 PHASE_SECONDS = 4.0
-STATUS_PER_CYCLE = 2
-CYCLES = 4
+STATUS_PER_CYCLE = 6
+CYCLES = 2
 TICK = 0.010
 STALL_GOAL = 0.050
 ACK_GOAL = 0.100
@@ -365,15 +365,20 @@ class Scene:
         self.model.preparing = False
 
     async def interactions(self, phase: PhaseFigures, until: float, cycles: int) -> None:
-        """``/plan status`` a few times, ``/plan start`` and an Approve click, one at a time,
-        for ``cycles`` rounds or until ``until``, whichever comes first (at least one)."""
+        """Rounds of ``/plan status`` (``STATUS_PER_CYCLE`` times), ``/plan start`` and an
+        Approve click, one action at a time, for ``cycles`` rounds or until ``until``,
+        whichever comes first (at least one round)."""
         rng = random.Random(phase.load)
+
+        async def status() -> None:
+            target = rng.choice(self.load_channels)[1]
+            await self.timed("/plan status", phase, self.ana.slash(target, "plan status"))
+
         for cycle in range(cycles):
             if cycle and time.perf_counter() > until:
-                return
+                break
             for _ in range(STATUS_PER_CYCLE):
-                target = rng.choice(self.load_channels)[1]
-                await self.timed("/plan status", phase, self.ana.slash(target, "plan status"))
+                await status()
             channel = self.to_start.pop()
             await self.timed(
                 "/plan start", phase, self.ana.slash(channel, "plan start", task="read it")
@@ -449,7 +454,7 @@ async def run_phase(scene: Scene, monitor: LagMonitor, load: int) -> PhaseFigure
 # -- report --------------------------------------------------------------------------------
 
 
-def report(phases: list[PhaseFigures]) -> bool:
+def report(phases: list[PhaseFigures], schema_seconds: float) -> bool:
     print(
         "\nSimCord settles the loop after every simulated action, so interactions were driven "
         "one at a time\nthrough SimCord actors while the agent load ran on the same bot's "
@@ -480,6 +485,13 @@ def report(phases: list[PhaseFigures]) -> bool:
         "garbage collection;\nper agent: model calls per agent per second, at most "
         f"{2 / sum(LATENCY):.1f} if the bot added no time)"
     )
+    print(
+        f"\nbuilding the tool schemas ({schema_seconds * 1000:.1f} ms for every model call) takes "
+        "this share of the loop's time:"
+    )
+    for phase in phases:
+        share = phase.model_calls / phase.seconds * schema_seconds
+        print(f"  {phase.load:>3} agents: {share:.0%}")
     print("\nDatabase.lock (taken by every read and every transaction), during the window:")
     for phase in phases:
         holds = phase.lock_holds or [0.0]
@@ -571,9 +583,10 @@ async def main(seed: int) -> int:
             began = time.perf_counter()
             registry.schemas()
             runs.append(time.perf_counter() - began)
+        schema_seconds = pct(runs, 0.5) / 1000
         print(
             f"building the tool schemas, done for every model call: median "
-            f"{pct(runs, 0.5):.1f} ms ({len(registry.schemas())} tools)"
+            f"{schema_seconds * 1000:.1f} ms ({len(registry.schemas())} tools)"
         )
         monitor = LagMonitor()
         monitor.start(scene.app.db)
@@ -585,16 +598,16 @@ async def main(seed: int) -> int:
                 print(f"  phase with {load} agents done ({time.perf_counter() - started:.0f} s)")
         finally:
             await monitor.stop()
-            await env.settle()
-            await env.bot.close()
             for worker in scene.workers:
                 worker.cancel()
             await asyncio.gather(*scene.workers, return_exceptions=True)
+            await env.settle()
+            await env.bot.close()
             await env.shutdown()
             server_thread.stop()
             acks.uninstall()
         env.raise_errors()
-    ok = report(phases)
+    ok = report(phases, schema_seconds)
     print(f"\ntotal {time.perf_counter() - started:.1f} s")
     return 0 if ok else 1
 
