@@ -8,22 +8,25 @@ interaction is acknowledged within 100 ms of its dispatch.
 
 Run with ``.venv/bin/python benchmarks/bench_responsiveness.py [SEED]``. The real bot (cogs,
 views, runtime, SQLite, git workspaces) runs under SimCord with the model played by the fake
-Messages API, which answers each call after a random 50–500 ms (seeded). Three phases, one
-after the other in one run: no load, 50 agents, 200 agents, each running scripted tool loops
-(create a file, glob, grep, ``git log`` in the shell, then a closing text) over and over.
+Messages API, which answers each call after a random 50–500 ms (seeded) on a thread and event
+loop of its own, as the real API is elsewhere. Three phases, one after the other in one run:
+no load, 50 agents, 200 agents, each running scripted tool loops (create a file, glob, grep,
+``git log`` in the shell, then a closing text) over and over.
 
 SimCord settles the whole loop after every simulated action, so it cannot inject interactions
 concurrently with each other: the agent load is driven through the same bot's
 ``AgentRuntime.handle_message`` from tasks SimCord does not own (real timers, never waited
-for by a settle), while members act through SimCord one at a time during the load:
-``/plan status``, ``/plan start`` (a planner agent explores and submits a plan) and a click
-on the plan's Approve button (the planner executes and completes). Time to acknowledge runs
-from just before the action is handed to SimCord to the first interaction response the bot
-sends (``InteractionResponse`` methods are wrapped to note the time).
+for by a settle), while a member acts through SimCord one action at a time during the load:
+``/plan status`` in a busy agent's channel, ``/plan start`` for an idle planner agent, and
+Approve on a plan a planner submitted before the load began. Time to acknowledge runs from
+just before the action is handed to SimCord to the first interaction response the bot sends
+(``InteractionResponse`` methods are wrapped to note the time).
 
 Event-loop lag comes from a task that sleeps 10 ms and records how late it wakes. A watchdog
-thread samples the loop thread's stack whenever the loop has not run the monitor for 50 ms
-and reports where it was, so a blocking call can be named by file and line.
+thread samples the loop thread's stack whenever the loop has not run that task for 50 ms, so
+a blocking call can be named by file and line. Next to them: a trivial read through the bot's
+``Database`` every 50 ms with the number of tasks already queued on its lock, the lock's hold
+times, garbage-collection pauses, and the cost of building the tool schemas.
 """
 
 from __future__ import annotations
