@@ -418,12 +418,6 @@ def test_the_world_is_what_the_fuzz_assumes(world: World) -> None:
     assert world.ada_plan != world.cat_plan
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Edit and Reject on a superseded revision open their modal; the refusal comes only "
-    "when the modal is submitted (views.py: may_open_modal checks the approver policy, not "
-    "whether the revision is still the one waiting)",
-)
 def test_edit_on_a_superseded_revision_is_refused_at_the_click(world: World) -> None:
     click = Click("ana", "ada", f"plan:edit:{world.ada_plan}:1")
 

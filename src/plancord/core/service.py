@@ -269,6 +269,11 @@ class PlanningService:
         await self._notify(PlanningChange("approved", state, after, approver, revision, detail))
         return after
 
+    async def check_decision(self, ref: PlanRef, actor: Actor, event: PlanEvent) -> None:
+        """Raise exactly what deciding ``event`` on ``ref`` as ``actor`` would raise now, and
+        change nothing: lets a front end refuse before asking someone to fill in a form."""
+        await self._decidable(ref, actor, event)
+
     async def request_changes(
         self, ref: PlanRef, approver: Actor, feedback: str, step: int | None = None
     ) -> PlanningState:

@@ -17,13 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, cast
 import discord
 
 from plancord.core.errors import PlancordError
-from plancord.core.planning import (
-    ApprovalMode,
-    PlanRef,
-    PlanRevision,
-    describe_approvers,
-    may_decide,
-)
+from plancord.core.planning import ApprovalMode, PlanEvent, PlanRef, PlanRevision
 from plancord.discord_bot.common import actor_from, bound_channel_id, reply_error
 
 if TYPE_CHECKING:
@@ -98,15 +92,15 @@ async def revision_for_click(
 
 
 async def may_open_modal(
-    interaction: discord.Interaction, revision: PlanRevision, verb: str
+    interaction: discord.Interaction, revision: PlanRevision, event: PlanEvent
 ) -> bool:
-    """Spare someone typing into a modal whose submission the approver policy will refuse;
-    the service still decides when the modal is submitted."""
-    status = await app_of(interaction).planning.status(revision.agent)
-    if may_decide(actor_from(interaction.user), status.state, status.settings):
+    """Spare someone typing into a form whose submission would be refused: the revision must
+    still be the one waiting and the clicker an approver. The service decides both, and decides
+    again when the form is submitted."""
+    ref = PlanRef(agent=revision.agent, plan_id=revision.plan_id, revision=revision.revision)
+    async with explained_refusals(interaction):
+        await app_of(interaction).planning.check_decision(ref, actor_from(interaction.user), event)
         return True
-    who = describe_approvers(status.state, status.settings)
-    await reply_error(interaction, f"Only {who} can {verb} this plan.")
     return False
 
 
@@ -292,7 +286,7 @@ class EditPlanButton(
         revision = self.found
         if revision is None:
             return
-        if await may_open_modal(interaction, revision, "edit"):
+        if await may_open_modal(interaction, revision, PlanEvent.REQUEST_CHANGES):
             await interaction.response.send_modal(EditPlanModal(revision))
 
 
@@ -324,7 +318,7 @@ class RejectPlanButton(
         revision = self.found
         if revision is None:
             return
-        if await may_open_modal(interaction, revision, "reject"):
+        if await may_open_modal(interaction, revision, PlanEvent.REJECT):
             await interaction.response.send_modal(RejectPlanModal(revision))
 
 
