@@ -112,6 +112,7 @@ class ToolRegistry:
             if name in self._tools:
                 raise ToolRegistryError(f"two tools are named {name!r}")
             self._tools[name] = tool
+        self._schemas: dict[str, dict[str, Any]] = {n: t.schema() for n, t in self._tools.items()}
 
     def get(self, name: str) -> Tool[Any] | None:
         return self._tools.get(name)
@@ -123,5 +124,14 @@ class ToolRegistry:
         return len(self._tools)
 
     def schemas(self, visible: Callable[[Tool[Any]], bool] | None = None) -> list[dict[str, Any]]:
-        """Schemas in a fixed order (registration order), optionally filtered."""
-        return [t.schema() for t in self._tools.values() if visible is None or visible(t)]
+        """Schemas in a fixed order (registration order), optionally filtered.
+
+        Built once, when the registry is made: they never change, and rebuilding twenty
+        pydantic schemas for every model call was a large share of the event loop's time
+        under load. Callers must not mutate them.
+        """
+        return [
+            self._schemas[name]
+            for name, tool in self._tools.items()
+            if visible is None or visible(tool)
+        ]
