@@ -258,21 +258,31 @@ class ApprovePlanButton(
         await approve(interaction, revision, self.mode)
 
 
-class EditPlanButton(
+_FORMS: dict[str, tuple[str, discord.ButtonStyle, PlanEvent]] = {
+    "edit": ("Edit", discord.ButtonStyle.primary, PlanEvent.REQUEST_CHANGES),
+    "reject": ("Reject", discord.ButtonStyle.danger, PlanEvent.REJECT),
+}
+
+
+class PlanFormButton(
     _PlanButton,
     discord.ui.DynamicItem[Button],
-    template=r"plan:edit:" + PLAN_ID + ":" + REVISION,
+    template=r"plan:(?P<action>edit|reject):" + PLAN_ID + ":" + REVISION,
 ):
-    def __init__(self, plan_id: str, revision: int, *, disabled: bool = False) -> None:
+    """Edit and Reject: each opens its form, if submitting it could still succeed."""
+
+    def __init__(self, action: str, plan_id: str, revision: int, *, disabled: bool = False) -> None:
+        label, style, _ = _FORMS[action]
         super().__init__(
             discord.ui.Button(
-                label="Edit",
-                style=discord.ButtonStyle.primary,
-                custom_id=custom_id("edit", plan_id, revision),
+                label=label,
+                style=style,
+                custom_id=custom_id(action, plan_id, revision),
                 disabled=disabled,
                 row=0,
             )
         )
+        self.action = action
         self.plan_id = plan_id
         self.revision = revision
 
@@ -280,52 +290,23 @@ class EditPlanButton(
     async def from_custom_id(
         cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
     ) -> Self:
-        return cls(match["plan_id"], int(match["revision"]))
+        return cls(match["action"], match["plan_id"], int(match["revision"]))
 
     async def callback(self, interaction: discord.Interaction) -> Any:
         revision = self.found
         if revision is None:
             return
-        if await may_open_modal(interaction, revision, PlanEvent.REQUEST_CHANGES):
-            await interaction.response.send_modal(EditPlanModal(revision))
-
-
-class RejectPlanButton(
-    _PlanButton,
-    discord.ui.DynamicItem[Button],
-    template=r"plan:reject:" + PLAN_ID + ":" + REVISION,
-):
-    def __init__(self, plan_id: str, revision: int, *, disabled: bool = False) -> None:
-        super().__init__(
-            discord.ui.Button(
-                label="Reject",
-                style=discord.ButtonStyle.danger,
-                custom_id=custom_id("reject", plan_id, revision),
-                disabled=disabled,
-                row=0,
-            )
+        if not await may_open_modal(interaction, revision, _FORMS[self.action][2]):
+            return
+        form: discord.ui.Modal = (
+            EditPlanModal(revision) if self.action == "edit" else RejectPlanModal(revision)
         )
-        self.plan_id = plan_id
-        self.revision = revision
-
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
-    ) -> Self:
-        return cls(match["plan_id"], int(match["revision"]))
-
-    async def callback(self, interaction: discord.Interaction) -> Any:
-        revision = self.found
-        if revision is None:
-            return
-        if await may_open_modal(interaction, revision, PlanEvent.REJECT):
-            await interaction.response.send_modal(RejectPlanModal(revision))
+        await interaction.response.send_modal(form)
 
 
 PLAN_BUTTONS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     ApprovePlanButton,
-    EditPlanButton,
-    RejectPlanButton,
+    PlanFormButton,
 )
 
 
@@ -333,8 +314,8 @@ def plan_buttons(plan_id: str, revision: int, *, disabled: bool = False) -> disc
     """Approve · Edit · Reject, then the two other ways to approve; all off once decided."""
     view = discord.ui.View(timeout=None)
     view.add_item(ApprovePlanButton(plan_id, revision, disabled=disabled))
-    view.add_item(EditPlanButton(plan_id, revision, disabled=disabled))
-    view.add_item(RejectPlanButton(plan_id, revision, disabled=disabled))
+    view.add_item(PlanFormButton("edit", plan_id, revision, disabled=disabled))
+    view.add_item(PlanFormButton("reject", plan_id, revision, disabled=disabled))
     view.add_item(
         ApprovePlanButton(plan_id, revision, ApprovalMode.FRESH_CONTEXT, disabled=disabled)
     )
