@@ -256,18 +256,16 @@ class PlanningService:
             }
         )
         detail = {"sha256": revision.sha256, "mode": mode.value}
-        after = await self._commit(state, new, "approved", approver, detail, race_ref=ref)
-        log_plan_mode(
+        return await self._decided(
             "approved",
-            ref.agent,
-            plan_id=ref.plan_id,
-            rev=ref.revision,
-            sha=revision.sha8,
-            by=approver.name,
+            ref,
+            state,
+            new,
+            approver,
+            revision,
+            detail,
             mode=mode.value if mode is not ApprovalMode.NORMAL else None,
         )
-        await self._notify(PlanningChange("approved", state, after, approver, revision, detail))
-        return after
 
     async def check_decision(self, ref: PlanRef, actor: Actor, event: PlanEvent) -> None:
         """Raise exactly what deciding ``event`` on ``ref`` as ``actor`` would raise now, and
@@ -300,19 +298,7 @@ class PlanningService:
             }
         )
         detail = {"sha256": revision.sha256, "feedback": feedback, "step": step}
-        after = await self._commit(state, new, "changes-requested", approver, detail, race_ref=ref)
-        log_plan_mode(
-            "changes-requested",
-            ref.agent,
-            plan_id=ref.plan_id,
-            rev=ref.revision,
-            sha=revision.sha8,
-            by=approver.name,
-        )
-        await self._notify(
-            PlanningChange("changes-requested", state, after, approver, revision, detail)
-        )
-        return after
+        return await self._decided("changes-requested", ref, state, new, approver, revision, detail)
 
     async def reject(
         self, ref: PlanRef, approver: Actor, reason: str | None = None
@@ -322,18 +308,9 @@ class PlanningService:
         reason = (reason or "").strip() or None
         new = state.cleared()
         detail = {"sha256": revision.sha256, "reason": reason}
-        after = await self._commit(state, new, "rejected", approver, detail, race_ref=ref)
-        log_plan_mode(
-            "rejected",
-            ref.agent,
-            plan_id=ref.plan_id,
-            rev=ref.revision,
-            sha=revision.sha8,
-            by=approver.name,
-            reason=reason or "-",
+        return await self._decided(
+            "rejected", ref, state, new, approver, revision, detail, reason=reason or "-"
         )
-        await self._notify(PlanningChange("rejected", state, after, approver, revision, detail))
-        return after
 
     async def cancel(self, agent: str, actor: Actor, reason: str | None = None) -> PlanningState:
         """Leave plan mode from any planning phase; requester, approvers and the operator only."""
@@ -454,6 +431,34 @@ class PlanningService:
         change = PlanningChange("timed-out", state, after, actor, revision, detail)
         await self._notify(change)
         return change
+
+    async def _decided(
+        self,
+        action: str,
+        ref: PlanRef,
+        before: PlanningState,
+        new: PlanningState,
+        approver: Actor,
+        revision: PlanRevision,
+        detail: Mapping[str, Any],
+        *,
+        reason: str | None = None,
+        **log_fields: object,
+    ) -> PlanningState:
+        """Commit a human's decision on ``ref``, write its frozen log line, then notify."""
+        after = await self._commit(before, new, action, approver, detail, race_ref=ref)
+        log_plan_mode(
+            action,
+            ref.agent,
+            reason=reason,
+            plan_id=ref.plan_id,
+            rev=ref.revision,
+            sha=revision.sha8,
+            by=approver.name,
+            **log_fields,
+        )
+        await self._notify(PlanningChange(action, before, after, approver, revision, detail))
+        return after
 
     async def _revision_of(self, state: PlanningState) -> PlanRevision | None:
         if state.plan_id is None or state.revision == 0:
