@@ -75,32 +75,36 @@ class PendingAskStore:
         self.db = db
 
     async def add(self, ask: StoredAsk) -> None:
-        async with self.db.transaction() as conn:
-            await conn.execute(
+        values = (
+            ask.id,
+            ask.agent,
+            ask.kind,
+            json.dumps(ask.payload, ensure_ascii=False),
+            ts(ask.created_at),
+            ts(ask.deadline),
+            ask.channel_id,
+            ask.message_id,
+        )
+        await self.db.write(
+            lambda conn: conn.execute(
                 "INSERT INTO pending_asks (id, agent, kind, payload, created_at, deadline, "
                 "channel_id, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    ask.id,
-                    ask.agent,
-                    ask.kind,
-                    json.dumps(ask.payload, ensure_ascii=False),
-                    ts(ask.created_at),
-                    ts(ask.deadline),
-                    ask.channel_id,
-                    ask.message_id,
-                ),
-            )
+                values,
+            ).close()
+        )
 
     async def set_message(self, ask_id: str, channel_id: int, message_id: int) -> None:
-        async with self.db.transaction() as conn:
-            await conn.execute(
+        await self.db.write(
+            lambda conn: conn.execute(
                 "UPDATE pending_asks SET channel_id = ?, message_id = ? WHERE id = ?",
                 (channel_id, message_id, ask_id),
-            )
+            ).close()
+        )
 
     async def delete(self, ask_id: str) -> None:
-        async with self.db.transaction() as conn:
-            await conn.execute("DELETE FROM pending_asks WHERE id = ?", (ask_id,))
+        await self.db.write(
+            lambda conn: conn.execute("DELETE FROM pending_asks WHERE id = ?", (ask_id,)).close()
+        )
 
     async def all(self) -> list[StoredAsk]:
         rows = await self.db.fetchall("SELECT * FROM pending_asks ORDER BY created_at, id")

@@ -8,6 +8,7 @@ request is built, so stored history stays byte-stable and prompt-cacheable.
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
 
 from plancord.core.ports import ModelUsage
@@ -32,55 +33,57 @@ class ConversationStore:
         return [{"role": r["role"], "content": json.loads(r["content"])} for r in rows]
 
     async def append(self, agent: str, message: Message, at: Any) -> None:
-        async with self.db.transaction() as conn:
-            async with conn.execute(
-                "SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE agent = ?", (agent,)
-            ) as cursor:
-                row = await cursor.fetchone()
-            seq = int(row[0]) if row else 0
-            await conn.execute(
-                _INSERT_MESSAGE,
-                (agent, seq, message["role"], _dump(message["content"]), ts(at)),
-            )
+        values = (agent, message["role"], _dump(message["content"]), ts(at))
+        await self.db.write(
+            lambda conn: conn.execute(
+                "INSERT INTO messages (agent, seq, role, content, created_at) "
+                "SELECT ?1, coalesce(max(seq) + 1, 0), ?2, ?3, ?4 FROM messages WHERE agent = ?1",
+                values,
+            ).close()
+        )
 
     async def replace_last(self, agent: str, message: Message) -> None:
-        async with self.db.transaction() as conn:
-            await conn.execute(
+        values = (message["role"], _dump(message["content"]), agent, agent)
+        await self.db.write(
+            lambda conn: conn.execute(
                 "UPDATE messages SET role = ?, content = ? WHERE agent = ? AND seq = "
                 "(SELECT max(seq) FROM messages WHERE agent = ?)",
-                (message["role"], _dump(message["content"]), agent, agent),
-            )
+                values,
+            ).close()
+        )
 
     async def replace_all(self, agent: str, messages: list[Message], at: Any) -> None:
-        async with self.db.transaction() as conn:
-            await conn.execute("DELETE FROM messages WHERE agent = ?", (agent,))
-            await conn.executemany(
-                _INSERT_MESSAGE,
-                [
-                    (agent, seq, m["role"], _dump(m["content"]), ts(at))
-                    for seq, m in enumerate(messages)
-                ],
-            )
+        rows = [
+            (agent, seq, m["role"], _dump(m["content"]), ts(at)) for seq, m in enumerate(messages)
+        ]
+
+        def replace(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM messages WHERE agent = ?", (agent,))
+            conn.executemany(_INSERT_MESSAGE, rows)
+
+        await self.db.write(replace)
 
     async def record_usage(
         self, agent: str, model: str, usage: ModelUsage, stop_reason: str | None, at: Any
     ) -> None:
-        async with self.db.transaction() as conn:
-            await conn.execute(
+        values = (
+            agent,
+            ts(at),
+            model,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
+            stop_reason,
+        )
+        await self.db.write(
+            lambda conn: conn.execute(
                 "INSERT INTO model_usage (agent, at, model, input_tokens, output_tokens, "
                 "cache_read_tokens, cache_write_tokens, stop_reason) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    agent,
-                    ts(at),
-                    model,
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    usage.cache_read_input_tokens,
-                    usage.cache_creation_input_tokens,
-                    stop_reason,
-                ),
-            )
+                values,
+            ).close()
+        )
 
     async def usage(self, agent: str) -> list[ModelUsage]:
         rows = await self.db.fetchall(

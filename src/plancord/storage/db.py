@@ -1,25 +1,30 @@
-"""One long-lived aiosqlite connection per database file, and the transaction discipline.
+"""Two aiosqlite connections per database file, and the transaction discipline.
 
-aiosqlite runs SQLite on a worker thread, so the event loop never blocks on disk. All access
-to the shared connection goes through one ``asyncio.Lock``: a coroutine never sees another's
-uncommitted writes. SQLite failures (locked, disk full, corrupt) become ``StorageError`` with a
-message a user can read; the transaction is rolled back, so nothing is half-written.
+aiosqlite runs each SQLite connection on its own worker thread, so the event loop never
+blocks on disk. Writes go through the writer connection, and each write is one function run
+on the writer's thread between ``BEGIN IMMEDIATE`` and ``COMMIT`` (``Database.write``): one
+round trip from the event loop per transaction, never a transaction left open between two
+awaits, and writes applied in the order they were asked for. Reads go through a second,
+``query_only`` connection, which WAL lets read committed data while a write is in progress,
+so a read never waits behind the writers. SQLite failures (locked, disk full, corrupt)
+become ``StorageError`` with a message a user can read; the transaction is rolled back, so
+nothing is half-written.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager, suppress
+from collections.abc import Awaitable, Callable, Iterable
+from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import aiosqlite
 
 from plancord.core.errors import StorageError
 
 BUSY_TIMEOUT_MS = 5000
+T = TypeVar("T")
 
 
 def storage_error(exc: sqlite3.Error, path: Path) -> StorageError:
@@ -49,12 +54,23 @@ def storage_error(exc: sqlite3.Error, path: Path) -> StorageError:
 
 
 class Database:
-    """An open plancord database. Use ``async with await Database.open(path)`` or ``close()``."""
+    """An open plancord database. Use ``async with await Database.open(path)`` or ``close()``.
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+    ``conn`` is the writer connection and ``raw`` the ``sqlite3.Connection`` under it, used
+    only on the writer's thread (inside ``write``); ``reader`` serves ``fetchall``.
+    """
+
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        raw: sqlite3.Connection,
+        path: Path,
+        reader: aiosqlite.Connection | None = None,
+    ) -> None:
         self.conn = conn
+        self.raw = raw
         self.path = path
-        self.lock = asyncio.Lock()
+        self.reader = reader
 
     @classmethod
     async def open(
@@ -67,34 +83,39 @@ class Database:
     ) -> Database:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        pragmas = (
+            f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
+            "PRAGMA journal_mode = WAL",
+            "PRAGMA foreign_keys = ON",
+            "PRAGMA synchronous = NORMAL",
+        )
         try:
-            conn = await aiosqlite.connect(path, isolation_level=None)
+            conn, raw = await _connect(path, pragmas)
         except sqlite3.Error as exc:
             raise storage_error(exc, path) from exc
-        conn.row_factory = aiosqlite.Row
-        db = cls(conn, path)
+        db = cls(conn, raw, path)
         try:
-            for pragma in (
-                f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
-                "PRAGMA journal_mode = WAL",
-                "PRAGMA foreign_keys = ON",
-                "PRAGMA synchronous = NORMAL",
-            ):
-                async with conn.execute(pragma):
-                    pass
             if migrate:
                 from plancord.storage.migrations import apply_migrations
 
                 await apply_migrations(db, migrations_dir)
+            # WAL is a property of the file, set by the writer; the reader can never write.
+            reader_pragmas = [p for p in pragmas if "journal_mode" not in p]
+            db.reader, _ = await _connect(path, (*reader_pragmas, "PRAGMA query_only = ON"))
         except BaseException as exc:
-            await conn.close()
+            await db.close()
             if isinstance(exc, sqlite3.Error):
                 raise storage_error(exc, path) from exc
             raise
         return db
 
     async def close(self) -> None:
-        await self.conn.close()
+        reader, self.reader = self.reader, None
+        try:
+            if reader is not None:
+                await reader.close()
+        finally:
+            await self.conn.close()
 
     async def __aenter__(self) -> Database:
         return self
@@ -102,35 +123,79 @@ class Database:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """``BEGIN IMMEDIATE`` … ``COMMIT``; errors roll back and surface as ``StorageError``."""
-        async with self.lock:
+    async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work(connection)`` as one transaction on the writer's thread; its result.
+
+        ``BEGIN IMMEDIATE``, ``work``, ``COMMIT``, all in one round trip. If ``work`` raises,
+        the transaction is rolled back and the exception propagates, SQLite's own errors as
+        ``StorageError``. ``work`` runs on another thread: it must only use the connection
+        it is given and values it closes over, never the event loop.
+        """
+
+        def transaction() -> T:
+            raw = self.raw
+            raw.execute("BEGIN IMMEDIATE")
             try:
-                await self.conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise storage_error(exc, self.path) from exc
+                result = work(raw)
+                raw.execute("COMMIT")
+            except BaseException:
+                with suppress(sqlite3.Error):
+                    raw.execute("ROLLBACK")
+                raise
+            return result
+
+        return await self._on_writer(transaction)
+
+    async def execute_script(self, script: str) -> None:
+        """Run a SQL script on the writer; a failure rolls back whatever it left open."""
+
+        def run() -> None:
             try:
-                yield self.conn
-                await self.conn.execute("COMMIT")
-            except BaseException as exc:
-                await self.rollback_quietly()
-                if isinstance(exc, sqlite3.Error):
-                    raise storage_error(exc, self.path) from exc
+                self.raw.executescript(script)
+            except BaseException:
+                if self.raw.in_transaction:
+                    with suppress(sqlite3.Error):
+                        self.raw.execute("ROLLBACK")
                 raise
 
-    async def rollback_quietly(self) -> None:
-        """Roll back whatever is open; SQLite may already have rolled back on its own."""
-        with suppress(sqlite3.Error):
-            await self.conn.execute("ROLLBACK")
+        await self._on_writer(run)
+
+    async def _on_writer(self, function: Callable[[], T]) -> T:
+        # aiosqlite has no public way to run a function on its thread; ``_execute`` (queue
+        # the call, await its result) is that, and the pinned aiosqlite version keeps it.
+        run = cast(Callable[[Callable[[], T]], Awaitable[T]], self.conn._execute)
+        try:
+            return await run(function)
+        except sqlite3.Error as exc:
+            raise storage_error(exc, self.path) from exc
 
     async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
-        async with self.lock:
-            try:
-                return list(await self.conn.execute_fetchall(sql, tuple(params)))
-            except sqlite3.Error as exc:
-                raise storage_error(exc, self.path) from exc
+        """Rows of committed data, from the reader (the writer until the reader is open)."""
+        conn = self.reader or self.conn
+        try:
+            return list(await conn.execute_fetchall(sql, tuple(params)))
+        except sqlite3.Error as exc:
+            raise storage_error(exc, self.path) from exc
 
     async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
         rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
+
+
+async def _connect(
+    path: Path, pragmas: Iterable[str]
+) -> tuple[aiosqlite.Connection, sqlite3.Connection]:
+    """An aiosqlite connection in autocommit mode with ``pragmas`` applied, and its sqlite3
+    connection (created by our connector, so ``write`` can use it on the worker thread)."""
+    made: list[sqlite3.Connection] = []
+
+    def connector() -> sqlite3.Connection:
+        raw = sqlite3.connect(path, isolation_level=None)
+        raw.row_factory = aiosqlite.Row
+        for pragma in pragmas:
+            raw.execute(pragma).close()
+        made.append(raw)
+        return raw
+
+    conn = await aiosqlite.Connection(connector, 64)
+    return conn, made[0]

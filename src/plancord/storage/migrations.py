@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from plancord.core.errors import PlancordError
-from plancord.storage.db import Database, storage_error
+from plancord.core.errors import PlancordError, StorageError
+from plancord.storage.db import Database
 
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
@@ -77,18 +76,15 @@ async def apply_migrations(db: Database, directory: Path | None = None) -> tuple
     for migration in migrations[before:]:
         bump = f"PRAGMA user_version = {migration.version};"
         script = f"BEGIN IMMEDIATE;\n{migration.sql}\n{bump}\nCOMMIT;"
-        async with db.lock:
-            try:
-                await db.conn.executescript(script)
-            except sqlite3.Error as exc:
-                await db.rollback_quietly()
-                error = storage_error(exc, db.path)
-                if error.kind == "other":
-                    raise MigrationError(
-                        f"migration {migration.version:04d}_{migration.name}.sql failed: {exc}; "
-                        f"the database stays at version {migration.version - 1}"
-                    ) from exc
-                raise error from exc
+        try:
+            await db.execute_script(script)
+        except StorageError as error:
+            if error.kind == "other":
+                raise MigrationError(
+                    f"migration {migration.version:04d}_{migration.name}.sql failed: "
+                    f"{error.__cause__}; the database stays at version {migration.version - 1}"
+                ) from error.__cause__
+            raise
     return before, await schema_version(db)
 
 

@@ -124,8 +124,8 @@ class PlanMessageStore:
 
     async def put(self, record: PlanMessageRecord) -> PlanMessageRecord:
         """Insert the record, or replace everything but its key."""
-        async with self.db.transaction() as conn:
-            await conn.execute(_UPSERT, _values(record))
+        values = _values(record)
+        await self.db.write(lambda conn: conn.execute(_UPSERT, values).close())
         return record
 
     async def get(self, plan_id: str, revision: int) -> PlanMessageRecord | None:

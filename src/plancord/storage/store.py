@@ -162,6 +162,11 @@ def _agent_from_row(row: sqlite3.Row) -> AgentRecord:
     )
 
 
+_UPDATE_STATE = (
+    f"UPDATE planning_state SET {', '.join(f'{c} = ?' for c in _STATE_COLUMNS)} "  # noqa: S608
+    "WHERE agent = ? AND version = ?"
+)
+
 _INSERT_AUDIT = (
     "INSERT INTO audit_log (at, agent, actor, action, plan_id, revision, detail) "
     "VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -201,30 +206,35 @@ class SqliteStore:
             )
             if bound:
                 raise AgentExists(bound["name"], "channel")
-        try:
-            async with self.db.transaction() as conn:
-                await conn.execute(
+        values = (
+            agent.name,
+            agent.model,
+            agent.channel_id,
+            agent.guild_id,
+            agent.system_prompt,
+            json.dumps(agent.permission_profile),
+            json.dumps(agent.plan_mode_overrides),
+            agent.role,
+            ts(agent.created_at),
+            agent.created_by,
+        )
+        audited = _audit_values(audit) if audit is not None else None
+
+        def insert(conn: sqlite3.Connection) -> None:
+            try:
+                conn.execute(
                     "INSERT INTO agents (name, model, channel_id, guild_id, system_prompt, "
                     "permission_profile, plan_mode_overrides, role, created_at, created_by) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        agent.name,
-                        agent.model,
-                        agent.channel_id,
-                        agent.guild_id,
-                        agent.system_prompt,
-                        json.dumps(agent.permission_profile),
-                        json.dumps(agent.plan_mode_overrides),
-                        agent.role,
-                        ts(agent.created_at),
-                        agent.created_by,
-                    ),
+                    values,
                 )
-                await conn.execute("INSERT INTO planning_state (agent) VALUES (?)", (agent.name,))
-                if audit is not None:
-                    await conn.execute(_INSERT_AUDIT, _audit_values(audit))
-        except sqlite3.IntegrityError as exc:
-            raise AgentExists(agent.name) from exc
+            except sqlite3.IntegrityError as exc:
+                raise AgentExists(agent.name) from exc
+            conn.execute("INSERT INTO planning_state (agent) VALUES (?)", (agent.name,))
+            if audited is not None:
+                conn.execute(_INSERT_AUDIT, audited)
+
+        await self.db.write(insert)
         self._agents[agent.name] = agent
         return agent
 
@@ -241,42 +251,57 @@ class SqliteStore:
         return record
 
     async def find_agent_by_channel(self, channel_id: int) -> AgentRecord | None:
+        """The channel's agent: from the cache when it holds it (every interaction asks)."""
+        for cached in self._agents.values():
+            if cached.channel_id == channel_id:
+                return cached
         row = await self.db.fetchone("SELECT * FROM agents WHERE channel_id = ?", (channel_id,))
-        return _agent_from_row(row) if row else None
+        if row is None:
+            return None
+        record = self._agents[row["name"]] = _agent_from_row(row)
+        return record
 
     async def list_agents(self) -> list[AgentRecord]:
         rows = await self.db.fetchall("SELECT * FROM agents ORDER BY name")
         return [_agent_from_row(r) for r in rows]
 
     async def update_agent(self, agent: AgentRecord) -> AgentRecord:
-        async with self.db.transaction() as conn:
-            cursor = await conn.execute(
+        values = (
+            agent.model,
+            agent.channel_id,
+            agent.guild_id,
+            agent.system_prompt,
+            json.dumps(agent.permission_profile),
+            json.dumps(agent.plan_mode_overrides),
+            agent.role,
+            agent.name,
+        )
+
+        def update(conn: sqlite3.Connection) -> None:
+            cursor = conn.execute(
                 "UPDATE agents SET model = ?, channel_id = ?, guild_id = ?, system_prompt = ?, "
                 "permission_profile = ?, plan_mode_overrides = ?, role = ? WHERE name = ?",
-                (
-                    agent.model,
-                    agent.channel_id,
-                    agent.guild_id,
-                    agent.system_prompt,
-                    json.dumps(agent.permission_profile),
-                    json.dumps(agent.plan_mode_overrides),
-                    agent.role,
-                    agent.name,
-                ),
+                values,
             )
             if cursor.rowcount == 0:
                 raise AgentNotFound(agent.name)
+
+        await self.db.write(update)
         self._agents[agent.name] = agent
         return agent
 
     async def delete_agent(self, name: str, audit: AuditEntry | None = None) -> None:
         self._agents.pop(name, None)
-        async with self.db.transaction() as conn:
-            cursor = await conn.execute("DELETE FROM agents WHERE name = ?", (name,))
+        audited = _audit_values(audit) if audit is not None else None
+
+        def delete(conn: sqlite3.Connection) -> None:
+            cursor = conn.execute("DELETE FROM agents WHERE name = ?", (name,))
             if cursor.rowcount == 0:
                 raise AgentNotFound(name)
-            if audit is not None:
-                await conn.execute(_INSERT_AUDIT, _audit_values(audit))
+            if audited is not None:
+                conn.execute(_INSERT_AUDIT, audited)
+
+        await self.db.write(delete)
 
     # -- planning state (PlanStore) --------------------------------------------------------
 
@@ -292,47 +317,55 @@ class SqliteStore:
 
     async def save_transition(self, transition: Transition) -> PlanningState:
         state = transition.state
-        assignments = ", ".join(f"{c} = ?" for c in _STATE_COLUMNS)
-        async with self.db.transaction() as conn:
-            cursor = await conn.execute(
-                f"UPDATE planning_state SET {assignments} WHERE agent = ? AND version = ?",  # noqa: S608
-                (*_state_values(state), state.agent, transition.expected_version),
+        values = (*_state_values(state), state.agent, transition.expected_version)
+        rev = transition.revision
+        revision_values = (
+            (
+                rev.plan_id,
+                rev.revision,
+                rev.agent,
+                rev.plan.model_dump_json(),
+                rev.markdown,
+                rev.sha256,
+                ts(rev.submitted_at),
+                rev.author.value,
             )
-            if cursor.rowcount != 1:
-                async with conn.execute(
+            if rev is not None
+            else None
+        )
+        audit = _audit_values(transition.audit)
+
+        def save(conn: sqlite3.Connection) -> None:
+            if conn.execute(_UPDATE_STATE, values).rowcount != 1:
+                exists = conn.execute(
                     "SELECT 1 FROM planning_state WHERE agent = ?", (state.agent,)
-                ) as exists:
-                    found = await exists.fetchone()
-                if found is None:
+                ).fetchone()
+                if exists is None:
                     raise AgentNotFound(state.agent)
                 raise VersionConflict(state.agent, transition.expected_version)
-            if transition.revision is not None:
-                rev = transition.revision
-                await conn.execute(
+            if revision_values is not None:
+                conn.execute(
                     "INSERT INTO plan_revisions (plan_id, revision, agent, plan_json, markdown, "
                     "sha256, submitted_at, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        rev.plan_id,
-                        rev.revision,
-                        rev.agent,
-                        rev.plan.model_dump_json(),
-                        rev.markdown,
-                        rev.sha256,
-                        ts(rev.submitted_at),
-                        rev.author.value,
-                    ),
+                    revision_values,
                 )
-            await conn.execute(_INSERT_AUDIT, _audit_values(transition.audit))
+            conn.execute(_INSERT_AUDIT, audit)
+
+        await self.db.write(save)
         return state
 
     async def extend_idle_deadline(self, agent: str, deadline: datetime) -> bool:
-        async with self.db.transaction() as conn:
-            cursor = await conn.execute(
+        values = (ts(deadline), agent)
+
+        def extend(conn: sqlite3.Connection) -> bool:
+            cursor = conn.execute(
                 "UPDATE planning_state SET idle_deadline = ? "
                 "WHERE agent = ? AND phase = 'gathering'",
-                (ts(deadline), agent),
+                values,
             )
             return cursor.rowcount == 1
+
+        return await self.db.write(extend)
 
     async def due_states(self, now: datetime) -> list[PlanningState]:
         at = ts(now)
@@ -380,5 +413,5 @@ class SqliteStore:
         return [_audit_from_row(r) for r in reversed(rows)]
 
     async def append_audit(self, entry: AuditEntry) -> None:
-        async with self.db.transaction() as conn:
-            await conn.execute(_INSERT_AUDIT, _audit_values(entry))
+        values = _audit_values(entry)
+        await self.db.write(lambda conn: conn.execute(_INSERT_AUDIT, values).close())
