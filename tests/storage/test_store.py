@@ -78,3 +78,23 @@ def test_timestamps_sort_as_text() -> None:
     assert ts(early) < ts(late)  # type: ignore[operator]
     with pytest.raises(ValueError, match="timezone-aware"):
         ts(datetime(2026, 1, 1))
+
+
+async def test_the_channel_lookup_follows_moves_and_removals(store: SqliteStore) -> None:
+    record = await store.create_agent(agent_record())
+    assert await store.find_agent_by_channel(1001) == record
+    moved = record.model_copy(update={"channel_id": 2002})
+    await store.update_agent(moved)
+    assert await store.find_agent_by_channel(1001) is None
+    assert await store.find_agent_by_channel(2002) == moved
+    await store.delete_agent("ada")
+    assert await store.find_agent_by_channel(2002) is None
+
+
+async def test_the_channel_lookup_finds_agents_created_by_another_store(
+    store: SqliteStore,
+) -> None:
+    other = SqliteStore(store.db)
+    record = await other.create_agent(agent_record())
+    assert await store.find_agent_by_channel(1001) == record
+    assert await store.get_agent("ada") == record
