@@ -42,6 +42,7 @@ __all__ = [
     "buttons",
     "make_bot",
     "plan_scene",
+    "private_answer",
     "world_factory",
 ]
 
@@ -155,6 +156,15 @@ def buttons(message: discord.Message) -> dict[str, bool]:
             if isinstance(item, discord.Button) and item.label:
                 found[item.label] = not item.disabled
     return found
+
+
+def private_answer(result: Any) -> Any:
+    """The answer to a publicly deferred command that only its invoker sees: the public
+    placeholder is gone and the one followup is ephemeral."""
+    assert result.response is None, f"the public placeholder is still there: {result.response}"
+    [answer] = result.followups
+    assert answer.ephemeral
+    return answer
 
 
 @pytest.fixture

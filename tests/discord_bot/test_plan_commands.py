@@ -10,7 +10,7 @@ import discord
 
 from plancord.core.planning import ApprovalMode, Phase
 from plancord.discord_bot.common import NO_AGENT
-from tests.discord_bot.conftest import PlanScene, buttons
+from tests.discord_bot.conftest import PlanScene, buttons, private_answer
 from tests.discord_bot.test_plan_flow import PLAN, PLAN_V2, submitted
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 
@@ -81,9 +81,9 @@ async def test_start_while_planning_changes_nothing_and_shows_the_status(plan_sc
 
     again = await scene.bob.slash(scene.channel, "plan start", task="something else")
 
-    assert again.ephemeral
-    assert again.response.content == "**ada** is already in plan mode; nothing changed."
-    assert fields(again.response.embeds[0])["Task"] == "add a greeting module"
+    answer = private_answer(again)
+    assert answer.content == "**ada** is already in plan mode; nothing changed."
+    assert fields(answer.embeds[0])["Task"] == "add a greeting module"
     assert await scene.audit() == audit
     assert len(scene.world.server.requests) == requests
 
@@ -182,6 +182,9 @@ async def test_commands_outside_an_agent_channel(plan_scene: Any) -> None:
         ("plan reject", {}),
     ):
         result = await scene.ana.slash(lobby, command, **options)
+        if command == "plan start":  # deferred publicly, for its announcement
+            assert private_answer(result).content == NO_AGENT
+            continue
         assert result.ephemeral, command
         assert result.response.content == NO_AGENT, command
     assert (await scene.state()).phase is Phase.INACTIVE

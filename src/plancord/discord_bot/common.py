@@ -1,13 +1,19 @@
 """Small pieces every cog needs: who clicked (as a core ``Actor``), which agent a channel is
-bound to (threads inherit their parent's agent), and ephemeral error replies."""
+bound to (threads inherit their parent's agent), and ephemeral error replies, including after
+a public deferral."""
 
 from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
 
 import discord
 
 from plancord.app import App
 from plancord.core.agents import AgentRecord
 from plancord.core.planning import Actor
+
+log = logging.getLogger(__name__)
 
 
 def actor_from(user: discord.User | discord.Member) -> Actor:
@@ -38,10 +44,53 @@ async def agent_for(app: App, channel: object) -> AgentRecord | None:
 NO_AGENT = "No agent is bound to this channel. Create one with `/agent create`."
 
 
+Reply = Callable[[discord.Interaction, str], Awaitable[None]]
+"""How a handler sends a refusal: ``reply_error``, or ``reply_privately`` after a public
+deferral."""
+
+PLACEHOLDER_DONE = "Answered privately."
+
+
+def _clipped(message: str) -> str:
+    return message if len(message) <= 1900 else message[:1899] + "…"
+
+
 async def reply_error(interaction: discord.Interaction, message: str) -> None:
-    """An ephemeral error, whether or not the interaction was already answered."""
-    text = message if len(message) <= 1900 else message[:1899] + "…"
+    """An ephemeral error, whether or not the interaction was already answered (when it was
+    deferred, the deferral must have been ephemeral; else see ``reply_privately``)."""
+    text = _clipped(message)
     if interaction.response.is_done():
         await interaction.followup.send(text, ephemeral=True)
     else:
         await interaction.response.send_message(text, ephemeral=True)
+
+
+async def reply_privately(
+    interaction: discord.Interaction, message: str, *, embed: discord.Embed | None = None
+) -> None:
+    """An ephemeral answer to an interaction deferred *publicly* (``defer(thinking=True)``).
+
+    Discord makes the first followup after a deferral replace the "thinking…" placeholder,
+    with the deferral's visibility whatever the followup asks for. So the placeholder is
+    completed first (which frees the next followup to be ephemeral), the answer follows as
+    an ephemeral followup, and the placeholder is then deleted: others see it say
+    ``PLACEHOLDER_DONE`` for a moment, then vanish. Should the placeholder refuse to be
+    completed, the answer replaces it, publicly, rather than not arrive at all.
+    """
+    try:
+        await interaction.edit_original_response(content=PLACEHOLDER_DONE)
+    except discord.HTTPException as exc:
+        log.warning("could not complete a deferred response before answering privately: %s", exc)
+        completed = False
+    else:
+        completed = True
+    if embed is None:
+        await interaction.followup.send(_clipped(message), ephemeral=True)
+    else:
+        await interaction.followup.send(_clipped(message), embed=embed, ephemeral=True)
+    if not completed:
+        return
+    try:
+        await interaction.delete_original_response()
+    except discord.HTTPException as exc:
+        log.warning("could not delete a public placeholder after answering privately: %s", exc)

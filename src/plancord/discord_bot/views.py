@@ -18,7 +18,7 @@ import discord
 
 from plancord.core.errors import PlancordError
 from plancord.core.planning import ApprovalMode, PlanEvent, PlanRef, PlanRevision
-from plancord.discord_bot.common import actor_from, bound_channel_id, reply_error
+from plancord.discord_bot.common import Reply, actor_from, bound_channel_id, reply_error
 
 if TYPE_CHECKING:
     from plancord.app import App
@@ -60,16 +60,19 @@ class Explains(Protocol):
 
 
 @contextlib.asynccontextmanager
-async def explained_refusals(interaction: discord.Interaction) -> AsyncIterator[None]:
+async def explained_refusals(
+    interaction: discord.Interaction, reply: Reply = reply_error
+) -> AsyncIterator[None]:
     """Any ``PlancordError`` inside the block becomes an ephemeral reply that explains it
-    (a stale plan's refusal also links to the current plan's message)."""
+    (a stale plan's refusal also links to the current plan's message). ``reply`` sends it:
+    ``reply_error`` unless the interaction was deferred publicly."""
     try:
         yield
     except PlancordError as exc:
         notifier = getattr(interaction.client, "notifier", None)
         plans = cast("Explains | None", getattr(notifier, "plans", None))
         text = await plans.explain(exc) if plans is not None else str(exc)
-        await reply_error(interaction, text)
+        await reply(interaction, text)
 
 
 async def revision_for_click(
@@ -204,7 +207,10 @@ class RejectPlanModal(discord.ui.Modal):
 
 class _PlanButton:
     """What every plan button shares: the ids it carries and the check that the click came
-    from the agent's own channel, which also loads the revision the callback acts on."""
+    from the agent's own channel, which also loads the revision the callback acts on.
+
+    Approve acknowledges the click before that check reads the store; Edit and Reject cannot,
+    since the form they open must be the click's first response."""
 
     plan_id: str
     revision: int
@@ -250,11 +256,16 @@ class ApprovePlanButton(
     ) -> Self:
         return cls(match["plan_id"], int(match["revision"]), _APPROVE_MODES[match["action"]])
 
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        """Acknowledge the click before the store is read: the answer, a confirmation or a
+        refusal, is ephemeral either way, and Discord wants a response within 3 s."""
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        return await super().interaction_check(interaction)
+
     async def callback(self, interaction: discord.Interaction) -> Any:
         revision = self.found
         if revision is None:
             return
-        await interaction.response.defer(ephemeral=True, thinking=True)
         await approve(interaction, revision, self.mode)
 
 

@@ -184,9 +184,10 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
 
     @app_commands.command(name="list", description="List the agents")
     async def list_agents(self, interaction: discord.Interaction[discord.Client]) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
         agents = await self.manager.list()
         if not agents:
-            await interaction.response.send_message(
+            await interaction.followup.send(
                 "No agents yet. Create one with `/agent create`.", ephemeral=True
             )
             return
@@ -196,11 +197,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
             f"{profile_of(a)}"
             for a in agents
         ]
-        chunks = split_message("\n".join(lines))
-        await interaction.response.send_message(
-            chunks[0], ephemeral=True, allowed_mentions=NO_MENTIONS
-        )
-        for chunk in chunks[1:]:
+        for chunk in split_message("\n".join(lines)):
             await interaction.followup.send(chunk, ephemeral=True, allowed_mentions=NO_MENTIONS)
 
     @app_commands.command(name="info", description="Show an agent (default: this channel's)")
@@ -208,6 +205,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
     async def info(
         self, interaction: discord.Interaction[discord.Client], name: str | None = None
     ) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
         if name is None:
             record = await agent_for(self.app, interaction.channel)
             if record is None:
@@ -237,7 +235,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
                 value=prompt if len(prompt) <= 1024 else prompt[:1023] + "…",
                 inline=False,
             )
-        await interaction.response.send_message(embed=embed, ephemeral=True)
+        await interaction.followup.send(embed=embed, ephemeral=True)
 
     @info.autocomplete("name")
     async def _agent_names(

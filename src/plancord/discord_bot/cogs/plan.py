@@ -4,6 +4,9 @@ Each command finds the channel's agent, calls the runtime or ``PlanningService``
 the answer; every rule (who may decide, which revision is current, what may happen in which
 phase) is the service's, and its refusals come back as ephemeral replies. The decisions act
 on the current revision exactly as the buttons on its message do.
+
+Every command acknowledges (defers) before it touches the database, so Discord gets its
+response within its 3 s limit however busy the store is.
 """
 
 from __future__ import annotations
@@ -18,7 +21,14 @@ from plancord.core.agents import AgentRecord
 from plancord.core.errors import InvalidTransition
 from plancord.core.planning import ApprovalMode, PlanEvent, PlanRevision, next_phase
 from plancord.discord_bot import views
-from plancord.discord_bot.common import NO_AGENT, actor_from, agent_for, reply_error
+from plancord.discord_bot.common import (
+    NO_AGENT,
+    Reply,
+    actor_from,
+    agent_for,
+    reply_error,
+    reply_privately,
+)
 from plancord.discord_bot.embeds import render_status
 from plancord.discord_bot.views import FEEDBACK_LIMIT, REASON_LIMIT, explained_refusals
 
@@ -39,10 +49,12 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         self.bot = bot
         super().__init__()
 
-    async def _agent(self, interaction: discord.Interaction) -> AgentRecord | None:
+    async def _agent(
+        self, interaction: discord.Interaction, reply: Reply = reply_error
+    ) -> AgentRecord | None:
         record = await agent_for(self.bot.app, interaction.channel)
         if record is None:
-            await reply_error(interaction, NO_AGENT)
+            await reply(interaction, NO_AGENT)
         return record
 
     async def _current(self, agent: str, event: PlanEvent) -> PlanRevision:
@@ -62,43 +74,47 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         interaction: discord.Interaction,
         task: app_commands.Range[str, 1, 2000] | None = None,
     ) -> None:
-        record = await self._agent(interaction)
+        # Acknowledge before the database work. The deferral decides the eventual reply's
+        # visibility: public, for the announcement; the other answers go privately.
+        await interaction.response.defer(thinking=True)
+        record = await self._agent(interaction, reply_privately)
         if record is None:
             return
-        async with explained_refusals(interaction):
+        async with explained_refusals(interaction, reply_privately):
             actor = actor_from(interaction.user)
             if await self.bot.app.runtime.start_planning(record.name, task, actor):
                 what = f": {task}" if task else ""
-                await interaction.response.send_message(
+                await interaction.followup.send(
                     f"📝 {actor.name} put **{record.name}** in plan mode{what}\n"
                     "It explores read-only and will post a plan here for approval.",
                     allowed_mentions=NO_MENTIONS,
                 )
                 return
             status = await self.bot.app.planning.status(record.name)
-            await interaction.response.send_message(
+            await reply_privately(
+                interaction,
                 f"**{record.name}** is already in plan mode; nothing changed.",
                 embed=render_status(record.name, status),
-                ephemeral=True,
             )
 
     @app_commands.command(name="status", description="Where this channel's agent is in plan mode")
     async def status(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
         record = await self._agent(interaction)
         if record is None:
             return
         async with explained_refusals(interaction):
             status = await self.bot.app.planning.status(record.name)
-            await interaction.response.send_message(
+            await interaction.followup.send(
                 embed=render_status(record.name, status), ephemeral=True
             )
 
     @app_commands.command(name="cancel", description="Leave plan mode; nothing is executed")
     async def cancel(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
         record = await self._agent(interaction)
         if record is None:
             return
-        await interaction.response.defer(ephemeral=True, thinking=True)
         async with explained_refusals(interaction):
             await self.bot.app.planning.cancel(record.name, actor_from(interaction.user))
             await interaction.followup.send(
@@ -109,10 +125,10 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
     @app_commands.describe(mode="How the agent carries it out (default: normal)")
     @app_commands.choices(mode=MODES)
     async def approve(self, interaction: discord.Interaction, mode: str | None = None) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
         record = await self._agent(interaction)
         if record is None:
             return
-        await interaction.response.defer(ephemeral=True, thinking=True)
         async with explained_refusals(interaction):
             revision = await self._current(record.name, PlanEvent.APPROVE)
             await views.approve(interaction, revision, ApprovalMode(mode or ApprovalMode.NORMAL))
@@ -125,10 +141,10 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         feedback: app_commands.Range[str, 1, FEEDBACK_LIMIT],
         step: app_commands.Range[int, 1, 50] | None = None,
     ) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
         record = await self._agent(interaction)
         if record is None:
             return
-        await interaction.response.defer(ephemeral=True, thinking=True)
         async with explained_refusals(interaction):
             revision = await self._current(record.name, PlanEvent.REQUEST_CHANGES)
             await views.request_changes(interaction, revision, feedback, step)
@@ -140,10 +156,10 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         interaction: discord.Interaction,
         reason: app_commands.Range[str, 1, REASON_LIMIT] | None = None,
     ) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
         record = await self._agent(interaction)
         if record is None:
             return
-        await interaction.response.defer(ephemeral=True, thinking=True)
         async with explained_refusals(interaction):
             revision = await self._current(record.name, PlanEvent.REJECT)
             await views.reject(interaction, revision, reason)
