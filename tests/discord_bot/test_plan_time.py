@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from plancord.core.planning import Phase
+from plancord.operator import open_services, plan_reject
 from plancord.storage.plan_messages import MessageStatus
 from tests.discord_bot.conftest import PlanScene, buttons
 from tests.discord_bot.test_plan_flow import ALL_BUTTONS, PLAN, submitted
@@ -121,3 +122,44 @@ async def test_a_deleted_progress_message_is_posted_again_after_a_restart(
     plan_id = (await scene.state()).plan_id
     assert plan_id is not None
     assert (await scene.record(plan_id, 1)).progress_message_id == again.id
+
+
+async def test_a_decision_made_while_the_bot_was_down_settles_its_message_on_start(
+    plan_scene: Any,
+) -> None:
+    """The operator rejects from the command line while the bot is stopped (the same holds
+    for a decision committed just before a crash): nothing could edit the plan message then,
+    so the restarted bot turns its buttons off and shows the outcome."""
+    scene = await submitted(plan_scene)
+    message = scene.plan_message(1)
+    assert buttons(message) == ALL_BUTTONS
+    await scene.world.bot.close()
+    async with open_services(scene.world.config) as services:
+        await plan_reject(services, "ada", None, "wrong approach")
+    await scene.restart()
+
+    settled = scene.plan_message(1)
+    assert settled.id == message.id
+    assert not any(buttons(settled).values())
+    shown = " ".join(
+        [settled.embeds[0].description or ""] + [e.footer.text or "" for e in settled.embeds]
+    )
+    assert "wrong approach" in shown
+    assert "the operator" in shown
+    revision = (await scene.app.store.list_audit("ada"))[-1]
+    assert revision.plan_id is not None
+    record = await scene.record(revision.plan_id, 1)
+    assert (record.status, record.outcome, record.outcome_by) == (
+        MessageStatus.DECIDED,
+        "rejected",
+        "the operator",
+    )
+    assert record.outcome_note == "wrong approach"
+
+
+async def test_a_waiting_plan_is_left_waiting_by_the_settling_on_start(plan_scene: Any) -> None:
+    scene = await submitted(plan_scene)
+    await scene.restart()
+    assert buttons(scene.plan_message(1)) == ALL_BUTTONS
+    approved = await scene.ana.click(scene.plan_message(1), label="Approve")
+    assert approved.response.content.startswith("Approved plan v1")

@@ -72,8 +72,12 @@ class PlancordBot(commands.Bot):
         await self.add_cog(MessageCog(self))
         self.add_dynamic_items(*PLAN_BUTTONS, *ASK_BUTTONS)
         await self.sync_commands()
-        self.app.scheduler.start()
+        self.start_deadlines()
         await self.notifier.restore()
+
+    def start_deadlines(self) -> None:
+        """Start the deadline scheduler, whose first pass fires what fell due while down."""
+        self.app.scheduler.start()
 
     async def sync_commands(self) -> None:
         """Sync to ``discord.dev_guild_id`` when set (instant), otherwise globally."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -144,9 +144,20 @@ class PlanMessages:
             await handler(change)
 
     async def restore(self) -> None:
-        """After a (re)start: post again every waiting plan (and running progress) message
+        """After a (re)start: settle the plan messages whose decision was made while nothing
+        could update them, then post again every waiting plan (and running progress) message
         that was deleted or never made it to Discord. Buttons need no re-attaching: they are
         dynamic items and reload everything from the store when clicked."""
+        for record in await self.store.pending():
+            try:
+                await self._settle(record)
+            except (discord.HTTPException, PlancordError):
+                log.warning(
+                    "could not settle the message of plan v%s of %s",
+                    record.revision,
+                    record.agent,
+                    exc_info=True,
+                )
         for state in await self.bot.app.store.list_states():
             if state.plan_id is None or state.revision == 0:
                 continue
@@ -436,6 +447,29 @@ class PlanMessages:
         self._edits.submit(message.id, lambda: message.edit(embed=embed))
         await self._edits.flush(message.id)
 
+    async def _settle(self, record: PlanMessageRecord) -> None:
+        """A message still offering a decision on a revision the audit log says was decided,
+        timed out or cancelled (the process stopped between the commit and the edit, or the
+        operator decided from the command line): record the outcome and turn its buttons off.
+        """
+        store = self.bot.app.store
+        decision = await store.find_decision(record.plan_id, record.revision)
+        if decision is None:
+            return
+        settled = record.model_copy(
+            update={
+                "status": _DECIDED_STATUS.get(decision.action, MessageStatus.DECIDED),
+                "outcome": decision.action,
+                "outcome_by": _shown_actor(decision.actor),
+                "outcome_at": decision.at,
+                "outcome_note": _audit_reason(decision.detail),
+                "updated_at": self.bot.app.clock.now(),
+            }
+        )
+        await self.store.put(settled)
+        await self._redraw(settled)
+        log.info("settled plan v%s of %s: %s", record.revision, record.agent, decision.action)
+
     async def _restore_plan_message(self, state: PlanningState, plan_id: str) -> None:
         record = await self.store.get(plan_id, state.revision)
         if record is not None and await self._exists(record, record.message_id):
@@ -495,5 +529,23 @@ def _plan_payload(rendered: RenderedPlan) -> dict[str, Any]:
 
 
 def _reason(change: PlanningChange) -> str | None:
-    reason = change.detail.get("reason")
+    return _audit_reason(change.detail)
+
+
+def _audit_reason(detail: Mapping[str, Any]) -> str | None:
+    reason = detail.get("reason")
     return reason if isinstance(reason, str) and reason else None
+
+
+def _shown_actor(label: str) -> str | None:
+    """``display_name`` for an audit row's ``actor`` column (``Actor.label``)."""
+    kind, _, rest = label.partition(":")
+    if kind == ActorKind.USER.value and rest.endswith(")") and "(" in rest:
+        return rest[rest.index("(") + 1 : -1]
+    if kind == ActorKind.POLICY.value:
+        return f"policy ({rest})"
+    if kind == ActorKind.OPERATOR.value:
+        return "the operator"
+    if kind == ActorKind.AGENT.value:
+        return rest
+    return None

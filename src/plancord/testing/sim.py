@@ -107,7 +107,8 @@ class SimPlancordBot(PlancordBot):
     async def setup_hook(self) -> None:
         self.notifier.plans.progress_debounce = PROGRESS_DEBOUNCE_SECONDS
         await super().setup_hook()
-        await self.app.scheduler.stop()
+
+    def start_deadlines(self) -> None:
         self.deadlines = SimDeadlines(self.app.scheduler, self._env_of())
         self.deadlines.start()
 
