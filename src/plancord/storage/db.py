@@ -129,7 +129,9 @@ class Database:
         ``BEGIN IMMEDIATE``, ``work``, ``COMMIT``, all in one round trip. If ``work`` raises,
         the transaction is rolled back and the exception propagates, SQLite's own errors as
         ``StorageError``. ``work`` runs on another thread: it must only use the connection
-        it is given and values it closes over, never the event loop.
+        it is given and values it closes over, never the event loop. A caller cancelled
+        while its work is queued or running gets ``CancelledError`` at once, and the
+        transaction still ends on the writer's thread, committed or rolled back as a whole.
         """
 
         def transaction() -> T:
