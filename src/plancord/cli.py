@@ -107,6 +107,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             base_url=config.anthropic.base_url,
             max_retries=config.anthropic.max_retries,
             timeout_seconds=config.anthropic.timeout_seconds,
+            max_concurrent_requests=config.anthropic.max_concurrent_requests,
         ),
     )
     import discord

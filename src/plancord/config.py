@@ -300,6 +300,7 @@ class AnthropicConfig(BaseModel):
     max_iterations: PositiveInt = 50
     max_retries: NonNegativeInt = 2
     timeout_seconds: PositiveSeconds = 600
+    max_concurrent_requests: PositiveInt = 16
     context_window_tokens: PositiveInt = 200_000
 
     @field_validator("base_url")

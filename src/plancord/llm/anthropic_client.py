@@ -7,6 +7,7 @@ an API failure into ``ModelCallFailed`` with a message a user can read.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import anthropic
@@ -23,7 +24,12 @@ class AnthropicModelClient:
         base_url: str | None = None,
         max_retries: int = 2,
         timeout_seconds: float = 600.0,
+        max_concurrent_requests: int = 16,
     ) -> None:
+        # One bot, one API key: the requests of every agent share these slots, first come
+        # first served. Bounding them bounds the event loop's work (each reply is parsed and
+        # its tool calls run on it) and the connections the SDK's pool walks per request.
+        self._slots = asyncio.Semaphore(max_concurrent_requests)
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=base_url,
@@ -42,7 +48,8 @@ class AnthropicModelClient:
         if request.tools:
             kwargs["tools"] = request.tools
         try:
-            message = await self._client.messages.create(**kwargs)
+            async with self._slots:
+                message = await self._client.messages.create(**kwargs)
         except anthropic.APIStatusError as exc:
             raise ModelCallFailed(_status_message(exc)) from exc
         except anthropic.APIConnectionError as exc:

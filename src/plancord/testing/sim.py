@@ -123,7 +123,10 @@ def make_bot(config: Config, server: FakeAnthropicServer, clock: SimClock) -> Pl
     return SimPlancordBot(
         config,
         model_factory=lambda: AnthropicModelClient(
-            api_key="test-key", base_url=server.url, max_retries=0
+            api_key="test-key",
+            base_url=server.url,
+            max_retries=0,
+            max_concurrent_requests=config.anthropic.max_concurrent_requests,
         ),
         clock=clock,
         scheduler_max_sleep=24 * 3600,
