@@ -138,6 +138,10 @@ class AgentRuntime:
     def is_busy(self, agent: str) -> bool:
         return self.session(agent).busy
 
+    def any_busy(self) -> bool:
+        """Whether any agent has a turn running."""
+        return any(session.busy for session in self._sessions.values())
+
     async def handle_message(
         self, agent: str, text: str, author: Actor, *, interactive: bool = True
     ) -> None:

@@ -1,6 +1,7 @@
 """The Discord bot: a ``commands.Bot`` whose ``setup_hook`` opens the app, loads the cogs,
-registers the persistent buttons, starts the deadline scheduler and re-attaches whatever was
-waiting for a human when the bot last stopped."""
+registers the persistent buttons, starts the deadline scheduler, re-attaches whatever was
+waiting for a human when the bot last stopped, and then freezes what startup built out of
+the garbage collector's way (``GcTuning``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from plancord.app import App
 from plancord.config import Config
 from plancord.core.ports import Clock, ModelClient
 from plancord.discord_bot.notifier import DiscordNotifier
+from plancord.gc_tuning import GcTuning
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,7 @@ class PlancordBot(commands.Bot):
         model_factory: Callable[[], ModelClient],
         clock: Clock | None = None,
         scheduler_max_sleep: float = 60.0,
+        tune_gc: bool = True,
     ) -> None:
         intents = discord.Intents.default()
         intents.message_content = True
@@ -45,6 +48,8 @@ class PlancordBot(commands.Bot):
         self.clock = clock
         self.scheduler_max_sleep = scheduler_max_sleep
         self.notifier = DiscordNotifier(self)
+        self.tune_gc = tune_gc
+        self.gc_tuning: GcTuning | None = None
         self._app: App | None = None
 
     @property
@@ -74,6 +79,13 @@ class PlancordBot(commands.Bot):
         await self.sync_commands()
         self.start_deadlines()
         await self.notifier.restore()
+        if self.tune_gc:
+            self.gc_tuning = self.make_gc_tuning()
+            self.gc_tuning.after_startup()
+            self.gc_tuning.start()
+
+    def make_gc_tuning(self) -> GcTuning:
+        return GcTuning(idle=lambda: not self.app.runtime.any_busy())
 
     def start_deadlines(self) -> None:
         """Start the deadline scheduler, whose first pass fires what fell due while down."""
@@ -90,6 +102,8 @@ class PlancordBot(commands.Bot):
             await self.tree.sync()
 
     async def close(self) -> None:
+        if self.gc_tuning is not None:
+            await self.gc_tuning.stop()
         try:
             if self._app is not None:
                 await self.app.close()

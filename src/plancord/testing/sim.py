@@ -30,6 +30,7 @@ from plancord.config import Config
 from plancord.core.errors import PlancordError
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.discord_bot.bot import PlancordBot
+from plancord.gc_tuning import GcTuning
 from plancord.llm.anthropic_client import AnthropicModelClient
 from plancord.testing.anthropic_server import FakeAnthropicServer, Script
 
@@ -108,6 +109,14 @@ class SimPlancordBot(PlancordBot):
         self.notifier.plans.progress_debounce = PROGRESS_DEBOUNCE_SECONDS
         await super().setup_hook()
 
+    def make_gc_tuning(self) -> GcTuning:
+        env = self._env_of()
+
+        async def sleep(delay: float) -> None:
+            await env.external_wait(asyncio.sleep(delay), reason="plancord gc tuning")
+
+        return GcTuning(idle=lambda: not self.app.runtime.any_busy(), sleep=sleep)
+
     def start_deadlines(self) -> None:
         self.deadlines = SimDeadlines(self.app.scheduler, self._env_of())
         self.deadlines.start()
@@ -118,8 +127,11 @@ class SimPlancordBot(PlancordBot):
         await super().close()
 
 
-def make_bot(config: Config, server: FakeAnthropicServer, clock: SimClock) -> PlancordBot:
-    """A bot whose model is ``server`` and whose clock is SimCord's."""
+def make_bot(
+    config: Config, server: FakeAnthropicServer, clock: SimClock, *, tune_gc: bool = False
+) -> PlancordBot:
+    """A bot whose model is ``server`` and whose clock is SimCord's. Its garbage collection
+    is left alone unless ``tune_gc``: many bots come and go in one test process."""
     return SimPlancordBot(
         config,
         model_factory=lambda: AnthropicModelClient(
@@ -131,6 +143,7 @@ def make_bot(config: Config, server: FakeAnthropicServer, clock: SimClock) -> Pl
         clock=clock,
         scheduler_max_sleep=24 * 3600,
         env_of=lambda: clock.env,
+        tune_gc=tune_gc,
     )
 
 
