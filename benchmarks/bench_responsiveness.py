@@ -25,8 +25,8 @@ just before the action is handed to SimCord to the first interaction response th
 Event-loop lag comes from a task that sleeps 10 ms and records how late it wakes. A watchdog
 thread samples the loop thread's stack whenever the loop has not run that task for 50 ms, so
 a blocking call can be named by file and line. Next to them: a trivial read through the bot's
-``Database`` every 50 ms with the number of tasks already queued on its lock, the lock's hold
-times, garbage-collection pauses, and the cost of building the tool schemas.
+``Database`` every 50 ms with the number of writes then queued for the writer's thread, how
+long each write took from asking to done, and garbage-collection pauses.
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -53,17 +53,16 @@ import discord
 import simcord
 
 from _common import REPO_ROOT
+from _model_server import LATENCY, PLANNER_TAG
 
 # isort: split
 
 from tests.discord_bot.conftest import SimClock, make_bot
-from tests.fakes.anthropic_server import FakeAnthropicServer, ToolCall, text_turn, tool_turn
 
 from plancord.config import Config
 from plancord.core.planning import Actor, Phase
 
 MODEL = "claude-fake-test-model"
-LATENCY = (0.05, 0.5)
 LOADS = (0, 50, 200)
 PHASE_SECONDS = 4.0
 STATUS_PER_CYCLE = 6
@@ -71,11 +70,6 @@ CYCLES = 2
 TICK = 0.010
 STALL_GOAL = 0.050
 ACK_GOAL = 0.100
-PLANNER_TAG = "PLANNER"
-PLAN = {
-    "summary": "Read the workspace",
-    "steps": [{"description": "List the files", "tools": ["glob"], "risk": "low"}],
-}
 SRC = str(REPO_ROOT / "src")
 
 
@@ -87,62 +81,6 @@ def pct(samples: list[float], fraction: float) -> float:
 
 
 # -- the model -----------------------------------------------------------------------------
-
-
-class Model:
-    """The script every agent plays, with a random latency per call.
-
-    A load agent's turn: create a file, glob, grep, ``git log``, then a closing text. A
-    planner (its system prompt carries ``PLANNER``) explores and submits ``PLAN`` while
-    ``preparing`` (before the load starts, without latency); afterwards it answers each turn
-    with one text, so a measured ``/plan start`` or Approve costs the bot one model call.
-    """
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.preparing = True
-        self.calls = 0
-        self.server: FakeAnthropicServer | None = None
-
-    @staticmethod
-    def _since_human(messages: list[dict[str, Any]]) -> int:
-        """Assistant turns since the newest user turn that is not only tool results."""
-        count = 0
-        for message in reversed(messages):
-            content = message["content"]
-            if message["role"] == "assistant":
-                count += 1
-                continue
-            blocks = content if isinstance(content, list) else [{"type": "text"}]
-            if not any(b.get("type") == "tool_result" for b in blocks):
-                return count
-        return count
-
-    async def __call__(self, body: dict[str, Any]) -> Any:
-        if self.server is not None:
-            self.server.requests.clear()
-            self.server.responses.clear()
-            self.server.usages.clear()
-        step = self._since_human(body["messages"])
-        if PLANNER_TAG in json.dumps(body.get("system", "")):
-            if self.preparing:
-                if step == 0:
-                    return tool_turn(ToolCall("glob", {"pattern": "*"}))
-                return tool_turn(ToolCall("submit_plan", {"plan": PLAN}))
-            await asyncio.sleep(self.rng.uniform(*LATENCY))
-            return text_turn("On it.")
-        self.calls += 1
-        await asyncio.sleep(self.rng.uniform(*LATENCY))
-        turn = len(body["messages"])
-        return [
-            lambda: tool_turn(
-                ToolCall("create_file", {"path": f"notes/n{turn}.md", "content": "load\n" * 40})
-            ),
-            lambda: tool_turn(ToolCall("glob", {"pattern": "**/*.md"})),
-            lambda: tool_turn(ToolCall("grep", {"pattern": "load"})),
-            lambda: tool_turn(ToolCall("bash_execute", {"command": "git log --oneline -3"})),
-            lambda: text_turn("Checked the notes."),
-        ][min(step, 4)]()
 
 
 # -- measurement ---------------------------------------------------------------------------
@@ -183,10 +121,11 @@ class LagMonitor:
             self.gc_pauses.append((info["generation"], time.perf_counter() - self._gc_started))
 
     async def probe_db(self, db: Any) -> None:
-        """A trivial read every 50 ms: how long the store makes anyone wait for a read."""
+        """A trivial read every 50 ms: how long the store makes anyone wait for a read, and
+        how many writes were queued for the writer's thread at that moment."""
         while True:
             await asyncio.sleep(0.05)
-            queued = len(db.lock._waiters or ())
+            queued = db.conn._tx.qsize()
             began = time.perf_counter()
             await db.fetchall("SELECT 1")
             if self.recording:
@@ -236,24 +175,24 @@ def where(frame: Any) -> str:
     return f"{os.path.relpath(own.filename, REPO_ROOT)}:{own.lineno} ({own.name}) → {top}"
 
 
-class TimedLock(asyncio.Lock):
-    """``Database.lock`` (every read and every transaction takes it) with its hold times."""
+class WriteTimer:
+    """Wraps one ``Database.write``: how long each write took, from asking to done (its wait
+    in the writer's queue included)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.holds: list[float] = []
+    def __init__(self, db: Any) -> None:
+        self.durations: list[float] = []
         self.recording = False
-        self._since = 0.0
+        original = db.write
 
-    async def acquire(self) -> bool:
-        await super().acquire()
-        self._since = time.perf_counter()
-        return True
+        async def write(work: Any) -> Any:
+            began = time.perf_counter()
+            try:
+                return await original(work)
+            finally:
+                if self.recording:
+                    self.durations.append(time.perf_counter() - began)
 
-    def release(self) -> None:
-        if self.recording:
-            self.holds.append(time.perf_counter() - self._since)
-        super().release()
+        db.write = write
 
 
 class AckClock:
@@ -294,8 +233,9 @@ class PhaseFigures:
     unacked: int = 0
     seconds: float = 0.0
     db_waits: list[float] = field(default_factory=list)
-    lock_holds: list[float] = field(default_factory=list)
+    writes: list[float] = field(default_factory=list)
     objects: int = 0
+    frozen: int = 0
     queued: list[int] = field(default_factory=list)
     gc_pauses: list[tuple[int, float]] = field(default_factory=list)
     model_calls: int = 0
@@ -303,7 +243,7 @@ class PhaseFigures:
 
 
 class Scene:
-    def __init__(self, env: Any, model: Model, acks: AckClock) -> None:
+    def __init__(self, env: Any, model: ServerProcess, acks: AckClock) -> None:
         self.env = env
         self.model = model
         self.acks = acks
@@ -315,6 +255,8 @@ class Scene:
         self.workers: list[asyncio.Task[None]] = []
         self.to_approve: list[discord.Message] = []
         self.to_start: list[Any] = []
+        self.writes: WriteTimer
+        self.calls: CallCounter
 
     @property
     def app(self) -> Any:
@@ -365,7 +307,8 @@ class Scene:
             )
             self.to_approve.append(message)
         self.to_start = [channel for _, channel in self.planners[count:]]
-        self.model.preparing = False
+        self.model.flag.unlink()
+        await asyncio.sleep(0)
 
     async def interactions(self, phase: PhaseFigures, until: float, cycles: int) -> None:
         """Rounds of ``/plan status`` (``STATUS_PER_CYCLE`` times), ``/plan start`` and an
@@ -390,30 +333,59 @@ class Scene:
             await self.timed("Approve click", phase, self.ana.click(message, label="Approve"))
 
 
-class ServerThread:
-    """The fake Messages API on its own thread and event loop, as the real API is elsewhere:
-    its request handling and latency must not be charged to the bot's loop."""
+class ServerProcess:
+    """The fake Messages API (``_model_server.py``) in a process of its own, as the real API
+    is elsewhere: neither its CPU time nor its hold on the GIL is charged to the bot."""
 
-    def __init__(self, model: Model) -> None:
-        self.model = model
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.server: FakeAnthropicServer | None = None
+    def __init__(self, seed: int, flag: Path) -> None:
+        self.seed = seed
+        self.flag = flag
+        self.process: subprocess.Popen[str] | None = None
+        self.url = ""
 
-    def start(self) -> FakeAnthropicServer:
-        self.thread.start()
-        started = asyncio.run_coroutine_threadsafe(
-            FakeAnthropicServer(self.model).start(), self.loop
+    def start(self) -> ServerProcess:
+        self.flag.touch()
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                str(Path(__file__).with_name("_model_server.py")),
+                str(self.seed),
+                str(self.flag),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
-        self.server = self.model.server = started.result(10)
-        return self.server
+        assert self.process.stdout is not None
+        self.url = self.process.stdout.readline().strip()
+        if not self.url.startswith("http://"):
+            raise RuntimeError(f"the model server did not start: {self.url!r}")
+        return self
 
     def stop(self) -> None:
-        if self.server is not None:
-            asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
+        if self.process is not None:
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class CallCounter:
+    """Counts the load agents' model calls (not the planners'), as the bot makes them."""
+
+    def __init__(self, model: Any) -> None:
+        self.calls = 0
+        original = model.create
+
+        async def create(request: Any) -> Any:
+            if not any(PLANNER_TAG in block.get("text", "") for block in request.system):
+                self.calls += 1
+            return await original(request)
+
+        model.create = create
 
 
 async def load_agent(scene: Scene, name: str, stop: asyncio.Event) -> None:
@@ -434,22 +406,23 @@ async def run_phase(scene: Scene, monitor: LagMonitor, load: int) -> PhaseFigure
     ]
     await asyncio.sleep(0.5)
     monitor.reset()
-    lock = scene.app.db.lock
-    lock.holds = []
-    lock.recording = monitor.recording = True
-    calls_before = scene.model.calls
+    writes = scene.writes
+    writes.durations = []
+    writes.recording = monitor.recording = True
+    calls_before = scene.calls.calls
     window = time.perf_counter()
     await scene.interactions(phase, window + PHASE_SECONDS, CYCLES)
-    lock.recording = monitor.recording = False
-    phase.lock_holds = lock.holds
+    writes.recording = monitor.recording = False
+    phase.writes = writes.durations
     phase.objects = len(gc.get_objects())
+    phase.frozen = gc.get_freeze_count()
     phase.seconds = time.perf_counter() - window
     phase.lag = monitor.samples
     phase.stalls = monitor.stalls
     phase.db_waits = monitor.db_waits
     phase.queued = monitor.queued
     phase.gc_pauses = monitor.gc_pauses
-    phase.model_calls = scene.model.calls - calls_before
+    phase.model_calls = scene.calls.calls - calls_before
     stop.set()
     return phase
 
@@ -457,7 +430,7 @@ async def run_phase(scene: Scene, monitor: LagMonitor, load: int) -> PhaseFigure
 # -- report --------------------------------------------------------------------------------
 
 
-def report(phases: list[PhaseFigures], schema_seconds: float) -> bool:
+def report(phases: list[PhaseFigures]) -> bool:
     print(
         "\nSimCord settles the loop after every simulated action, so interactions were driven "
         "one at a time\nthrough SimCord actors while the agent load ran on the same bot's "
@@ -488,24 +461,19 @@ def report(phases: list[PhaseFigures], schema_seconds: float) -> bool:
         "garbage collection;\nper agent: model calls per agent per second, at most "
         f"{2 / sum(LATENCY):.1f} if the bot added no time)"
     )
-    print(
-        f"\nbuilding the tool schemas ({schema_seconds * 1000:.1f} ms for every model call) takes "
-        "this share of the loop's time:"
-    )
+    print("\nwrites (each one transaction on the writer's thread), during the window:")
     for phase in phases:
-        share = phase.model_calls / phase.seconds * schema_seconds
-        print(f"  {phase.load:>3} agents: {share:.0%}")
-    print("\nDatabase.lock (taken by every read and every transaction), during the window:")
-    for phase in phases:
-        holds = phase.lock_holds or [0.0]
+        writes = phase.writes or [0.0]
         print(
-            f"  {phase.load:>3} agents: {len(phase.lock_holds) / phase.seconds:6.0f} holds/s, "
-            f"held {sum(holds) / phase.seconds:4.0%} of the time, hold p50 {pct(holds, 0.5):.2f} "
-            f"/ p99 {pct(holds, 0.99):.1f} / max {max(holds) * 1000:.1f} ms; waiting for it "
-            f"when a read arrives: median {statistics.median(phase.queued or [0]):.0f}, "
-            f"max {max(phase.queued or [0])}"
+            f"  {phase.load:>3} agents: {len(phase.writes) / phase.seconds:6.0f} writes/s, "
+            f"ask to done p50 {pct(writes, 0.5):.2f} / p99 {pct(writes, 0.99):.1f} / max "
+            f"{max(writes) * 1000:.1f} ms; queued for the writer when a read arrives: median "
+            f"{statistics.median(phase.queued or [0]):.0f}, max {max(phase.queued or [0])}"
         )
-    print("\ngarbage collections during the window (count, longest) and objects the gc tracks:")
+    print(
+        "\ngarbage collections during the window (count, longest), the objects a full one "
+        "walks, and\nthose frozen out of its way (GcTuning):"
+    )
     for phase in phases:
         by_generation = [[p for g, p in phase.gc_pauses if g == gen] or [0.0] for gen in (0, 1, 2)]
         print(
@@ -514,7 +482,7 @@ def report(phases: list[PhaseFigures], schema_seconds: float) -> bool:
                 f"gen {gen} {len(p) if p != [0.0] else 0} / {max(p) * 1000:.1f} ms"
                 for gen, p in enumerate(by_generation)
             )
-            + f"; {phase.objects:,} objects"
+            + f"; {phase.objects:,} objects tracked, {phase.frozen:,} frozen"
         )
     print("\ntime to acknowledge by kind, p50 / max (ms):")
     for phase in phases:
@@ -556,9 +524,6 @@ def report(phases: list[PhaseFigures], schema_seconds: float) -> bool:
 
 async def main(seed: int) -> int:
     started = time.perf_counter()
-    model = Model(seed)
-    server_thread = ServerThread(model)
-    server = server_thread.start()
     acks = AckClock()
     acks.install()
     with tempfile.TemporaryDirectory() as tmp:
@@ -566,11 +531,14 @@ async def main(seed: int) -> int:
             {"data_dir": str(Path(tmp) / "data"), "anthropic": {"model": MODEL}}
         )
         clock = SimClock()
-        env = simcord.Env(make_bot(config, server, clock), settle_timeout=30.0)
+        server = ServerProcess(seed, Path(tmp) / "preparing").start()
+        bot = make_bot(config, server, clock, tune_gc=True)  # type: ignore[arg-type]
+        env = simcord.Env(bot, settle_timeout=30.0)
         clock.env = env
         await env.start()
-        scene = Scene(env, model, acks)
-        env.bot.app.db.lock = TimedLock()
+        scene = Scene(env, server, acks)
+        scene.calls = CallCounter(env.bot.app.model)
+        scene.writes = WriteTimer(env.bot.app.db)
         setup = time.perf_counter()
         planners = 2 * CYCLES * len(LOADS)
         await scene.create_agents(max(LOADS), planners)
@@ -579,17 +547,6 @@ async def main(seed: int) -> int:
             f"set up {max(LOADS)} load agents and {planners} planners in "
             f"{time.perf_counter() - setup:.1f} s; model latency {LATENCY[0] * 1000:.0f}–"
             f"{LATENCY[1] * 1000:.0f} ms per call (seed {seed}); {PHASE_SECONDS:.0f} s per phase"
-        )
-        registry = scene.app.runtime.registry
-        runs = []
-        for _ in range(20):
-            began = time.perf_counter()
-            registry.schemas()
-            runs.append(time.perf_counter() - began)
-        schema_seconds = pct(runs, 0.5) / 1000
-        print(
-            f"building the tool schemas, done for every model call: median "
-            f"{schema_seconds * 1000:.1f} ms ({len(registry.schemas())} tools)"
         )
         monitor = LagMonitor()
         monitor.start(scene.app.db)
@@ -607,10 +564,10 @@ async def main(seed: int) -> int:
             await env.settle()
             await env.bot.close()
             await env.shutdown()
-            server_thread.stop()
+            server.stop()
             acks.uninstall()
         env.raise_errors()
-    ok = report(phases, schema_seconds)
+    ok = report(phases)
     print(f"\ntotal {time.perf_counter() - started:.1f} s")
     return 0 if ok else 1
 
