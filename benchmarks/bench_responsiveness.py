@@ -61,6 +61,7 @@ from tests.discord_bot.conftest import SimClock, make_bot
 
 from plancord.config import Config
 from plancord.core.planning import Actor, Phase
+from plancord.gc_tuning import GcTuning
 
 MODEL = "claude-fake-test-model"
 LOADS = (0, 50, 200)
@@ -532,8 +533,7 @@ async def main(seed: int) -> int:
         )
         clock = SimClock()
         server = ServerProcess(seed, Path(tmp) / "preparing").start()
-        bot = make_bot(config, server, clock, tune_gc=True)  # type: ignore[arg-type]
-        env = simcord.Env(bot, settle_timeout=30.0)
+        env = simcord.Env(make_bot(config, server, clock), settle_timeout=30.0)  # type: ignore[arg-type]
         clock.env = env
         await env.start()
         scene = Scene(env, server, acks)
@@ -548,6 +548,12 @@ async def main(seed: int) -> int:
             f"{time.perf_counter() - setup:.1f} s; model latency {LATENCY[0] * 1000:.0f}–"
             f"{LATENCY[1] * 1000:.0f} ms per call (seed {seed}); {PHASE_SECONDS:.0f} s per phase"
         )
+        # The bot's own GcTuning, started here rather than in its setup hook: SimCord parks
+        # the timers of tasks the bot starts, so its refreeze every 10 s would never come.
+        # Started once the agents exist, as after a restart of a bot that has them.
+        tuning = GcTuning(idle=lambda: not scene.app.runtime.any_busy())
+        tuning.after_startup()
+        tuning.start()
         monitor = LagMonitor()
         monitor.start(scene.app.db)
         phases = []
@@ -557,6 +563,7 @@ async def main(seed: int) -> int:
                 phases.append(phase)
                 print(f"  phase with {load} agents done ({time.perf_counter() - started:.0f} s)")
         finally:
+            await tuning.stop()
             await monitor.stop()
             for worker in scene.workers:
                 worker.cancel()
