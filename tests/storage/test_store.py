@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import AgentNotFound
-from plancord.core.planning import AuditEntry, Phase
+from plancord.core.planning import Actor, AuditEntry, EntrySource, Phase
 from plancord.storage.store import AgentExists, SqliteStore, ts
 from tests.conftest import agent_record
 
@@ -98,3 +99,43 @@ async def test_the_channel_lookup_finds_agents_created_by_another_store(
     record = await other.create_agent(agent_record())
     assert await store.find_agent_by_channel(1001) == record
     assert await store.get_agent("ada") == record
+
+
+async def test_revisions_are_served_from_memory_and_equal_what_is_stored(
+    store: SqliteStore, service: Any, agent: str
+) -> None:
+    await service.enter(agent, source=EntrySource.USER, actor=Actor.user(42, "ana"), task="t")
+    submitted = await service.submit(
+        agent, {"summary": "Do it", "steps": [{"description": "one step"}]}
+    )
+    key = (submitted.plan_id, submitted.revision)
+    assert await store.get_revision(*key) is submitted  # no read, no parse
+    fresh = SqliteStore(store.db)
+    assert await fresh.get_revision(*key) == submitted
+    assert await fresh.get_revision(*key) is await fresh.get_revision(*key)
+    assert await store.get_revision(submitted.plan_id, 99) is None
+
+
+async def test_the_revision_cache_keeps_only_the_newest(
+    store: SqliteStore, service: Any, agent: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(SqliteStore, "REVISION_CACHE", 2)
+    await service.enter(agent, source=EntrySource.USER, actor=Actor.user(42, "ana"), task="t")
+    plan_id = (await store.load_state(agent)).plan_id
+    for n in range(3):
+        await store.db.write(
+            lambda conn, n=n: conn.execute(
+                "INSERT INTO plan_revisions (plan_id, revision, agent, plan_json, markdown, "
+                "sha256, submitted_at, author) SELECT ?, ?, ?, ?, 'm', ?, ?, 'agent'",
+                (
+                    plan_id,
+                    n + 10,
+                    agent,
+                    '{"summary": "x", "steps": [{"description": "y"}]}',
+                    "0" * 64,
+                    ts(datetime(2026, 1, 1, tzinfo=UTC)),
+                ),
+            )
+        )
+        assert await store.get_revision(plan_id, n + 10) is not None  # type: ignore[arg-type]
+    assert list(store._revisions) == [(plan_id, 11), (plan_id, 12)]

@@ -470,8 +470,10 @@ class PlanningService:
     ) -> tuple[PlanningState, PlanRevision, PlanModeSettings]:
         """Load and check that ``ref`` names the revision waiting for a decision, and who asks."""
         settings = await self.settings.plan_mode_for(ref.agent)
-        state = await self.store.load_state(ref.agent)
-        revision = await self.store.get_revision(ref.plan_id, ref.revision)
+        # Two independent reads (a revision never changes once written), asked together.
+        state, revision = await asyncio.gather(
+            self.store.load_state(ref.agent), self.store.get_revision(ref.plan_id, ref.revision)
+        )
         if revision is None or revision.agent != ref.agent:
             next_phase(state.phase, event)
             same_plan = state.plan_id == ref.plan_id

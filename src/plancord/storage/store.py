@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -188,9 +189,22 @@ def _audit_values(entry: AuditEntry) -> tuple[Any, ...]:
 class SqliteStore:
     """``PlanStore`` and agent registry over one ``Database``."""
 
+    REVISION_CACHE = 512
+
     def __init__(self, db: Database) -> None:
         self.db = db
         self._agents: dict[str, AgentRecord] = {}
+        # Revisions never change once written: the newest are kept, so a decision or a
+        # completion does not read back and parse the plan that was just submitted.
+        self._revisions: OrderedDict[tuple[str, int], PlanRevision] = OrderedDict()
+
+    def _remember(self, revision: PlanRevision) -> PlanRevision:
+        key = (revision.plan_id, revision.revision)
+        self._revisions[key] = revision
+        self._revisions.move_to_end(key)
+        while len(self._revisions) > self.REVISION_CACHE:
+            self._revisions.popitem(last=False)
+        return revision
 
     # -- agents ----------------------------------------------------------------------------
 
@@ -352,6 +366,8 @@ class SqliteStore:
             conn.execute(_INSERT_AUDIT, audit)
 
         await self.db.write(save)
+        if rev is not None:
+            self._remember(rev)
         return state
 
     async def extend_idle_deadline(self, agent: str, deadline: datetime) -> bool:
@@ -386,10 +402,13 @@ class SqliteStore:
     # -- revisions and audit ---------------------------------------------------------------
 
     async def get_revision(self, plan_id: str, revision: int) -> PlanRevision | None:
+        cached = self._revisions.get((plan_id, revision))
+        if cached is not None:
+            return cached
         row = await self.db.fetchone(
             "SELECT * FROM plan_revisions WHERE plan_id = ? AND revision = ?", (plan_id, revision)
         )
-        return _revision_from_row(row) if row else None
+        return self._remember(_revision_from_row(row)) if row else None
 
     async def list_revisions(self, plan_id: str) -> list[PlanRevision]:
         rows = await self.db.fetchall(
