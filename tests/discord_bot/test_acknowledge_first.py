@@ -169,6 +169,8 @@ def seen_by(scene: PlanScene, viewer: Any, channel: Any = None) -> list[int]:
 async def test_plan_start_defers_publicly_then_announces(
     plan_scene: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The channel's agent is looked up first (the store serves it from memory), then the
+    command is acknowledged before the transition is written."""
     scene: PlanScene = await plan_scene([text_turn("Exploring.")])
     seen = timeline(scene, monkeypatch)
 
@@ -176,8 +178,8 @@ async def test_plan_start_defers_publicly_then_announces(
 
     events = seen.events()
     assert events[:4] == [
-        "defer",
         "read find_agent_by_channel",
+        "defer",
         "read start_planning",
         "followup",
     ]
@@ -201,8 +203,8 @@ async def test_plan_start_already_planning_answers_privately_after_deferring(
 
     events = seen.events()
     assert events[:4] == [
-        "defer",
         "read find_agent_by_channel",
+        "defer",
         "read start_planning",
         "read status",
     ]
@@ -215,24 +217,19 @@ async def test_plan_start_already_planning_answers_privately_after_deferring(
     assert answer.id in seen_by(scene, scene.bob)
 
 
-async def test_plan_start_without_an_agent_answers_privately_after_deferring(
+async def test_plan_start_without_an_agent_answers_privately_at_once(
     plan_scene: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """No public placeholder flashes in a channel without an agent: the answer is the
+    private response itself."""
     scene: PlanScene = await plan_scene()
     lobby = scene.guild.create_text_channel("lobby")
     seen = timeline(scene, monkeypatch)
 
     result = await scene.ana.slash(lobby, "plan start", task="x")
 
-    assert seen.events() == [
-        "defer",
-        "read find_agent_by_channel",
-        "edit original",
-        "followup ephemeral",
-        "delete original",
-    ]
-    answer = private_answer(result)
-    assert (answer.content, answer.ephemeral) == (NO_AGENT, True)
+    assert seen.events() == ["read find_agent_by_channel", "reply ephemeral"]
+    assert (result.response.content, result.response.ephemeral) == (NO_AGENT, True)
     assert seen_by(scene, scene.bob, lobby) == []
 
 
@@ -246,8 +243,8 @@ async def test_plan_start_refused_answers_privately_after_deferring(
     result = await scene.ana.slash(scene.channel, "plan start")
 
     assert seen.events() == [
-        "defer",
         "read find_agent_by_channel",
+        "defer",
         "read start_planning",
         "edit original",
         "followup ephemeral",
@@ -263,15 +260,16 @@ async def test_plan_start_refused_answers_privately_after_deferring(
 async def test_plan_start_answer_still_arrives_if_the_placeholder_cannot_be_completed(
     plan_scene: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    scene: PlanScene = await plan_scene()
-    lobby = scene.guild.create_text_channel("lobby")
+    scene: PlanScene = await plan_scene(plan_mode={"enabled": False})
     scene.env.inject_error("PATCH", "/webhooks/*/*/messages/@original", status=403)
     seen = timeline(scene, monkeypatch)
 
-    result = await scene.ana.slash(lobby, "plan start")
+    result = await scene.ana.slash(scene.channel, "plan start")
 
     assert sent(seen.events()) == ["defer", "edit original", "followup ephemeral"]
-    assert result.response.content == NO_AGENT
+    assert result.response.content == (
+        "Plan mode is disabled for agent 'ada' (plan_mode.enabled: false)."
+    )
     assert not result.response.ephemeral  # Discord keeps the deferral's visibility
     assert not result.followups
 

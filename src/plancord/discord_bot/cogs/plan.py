@@ -74,12 +74,14 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         interaction: discord.Interaction,
         task: app_commands.Range[str, 1, 2000] | None = None,
     ) -> None:
-        # Acknowledge before the database work. The deferral decides the eventual reply's
+        # The channel's agent comes from memory (or one read that never waits behind the
+        # agents' writes), so a channel without one gets its private answer directly. Then
+        # acknowledge before the database work; the deferral decides the eventual reply's
         # visibility: public, for the announcement; the other answers go privately.
-        await interaction.response.defer(thinking=True)
-        record = await self._agent(interaction, reply_privately)
+        record = await self._agent(interaction, reply_error)
         if record is None:
             return
+        await interaction.response.defer(thinking=True)
         async with explained_refusals(interaction, reply_privately):
             actor = actor_from(interaction.user)
             if await self.bot.app.runtime.start_planning(record.name, task, actor):
