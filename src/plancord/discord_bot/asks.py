@@ -7,21 +7,20 @@ event, and the one place that decides (``take_answer`` for a message, ``decide``
 click) pops the live ask before dispatching it, so a double click or a racing answer acts
 once.
 
-Every open ask is also a row of ``pending_asks``. A coroutine waiting in a process that
-died cannot be resumed, so after a restart ``restore`` marks each leftover row expired:
-the message is edited (buttons disabled) and the row deleted. Permission outcomes are
-written to the audit log with who decided and when.
+Every open ask is also a row of ``pending_asks`` (``storage/pending_asks.py``). A coroutine
+waiting in a process that died cannot be resumed, so after a restart ``restore`` marks each
+leftover row expired: the message is edited (buttons disabled) and the row deleted.
+Permission outcomes are written to the audit log with who decided and when.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 import discord
 
@@ -30,8 +29,7 @@ from plancord.core.planning import Actor, AuditEntry, may_decide
 from plancord.core.ports import PermissionRequest, Question
 from plancord.discord_bot.channel_io import MESSAGE_LIMIT, send_chunks
 from plancord.discord_bot.common import actor_from
-from plancord.storage.db import Database
-from plancord.storage.store import ts
+from plancord.storage.pending_asks import AskKind, PendingAskStore, StoredAsk
 
 if TYPE_CHECKING:
     from plancord.discord_bot.bot import PlancordBot
@@ -44,83 +42,9 @@ ACTION_CHARS = 1500
 REMEMBERED_DECISIONS = 256
 NO_MENTIONS = discord.AllowedMentions.none()
 
-AskKind = Literal["permission", "question"]
-
 
 def new_ask_id() -> str:
     return secrets.token_hex(8)
-
-
-# -- storage -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class StoredAsk:
-    """A row of ``pending_asks``."""
-
-    id: str
-    agent: str
-    kind: AskKind
-    payload: dict[str, Any]
-    created_at: datetime
-    deadline: datetime
-    channel_id: int | None = None
-    message_id: int | None = None
-
-
-class PendingAskStore:
-    """The ``pending_asks`` table: what was waiting for a human when the process stopped."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    async def add(self, ask: StoredAsk) -> None:
-        values = (
-            ask.id,
-            ask.agent,
-            ask.kind,
-            json.dumps(ask.payload, ensure_ascii=False),
-            ts(ask.created_at),
-            ts(ask.deadline),
-            ask.channel_id,
-            ask.message_id,
-        )
-        await self.db.write(
-            lambda conn: conn.execute(
-                "INSERT INTO pending_asks (id, agent, kind, payload, created_at, deadline, "
-                "channel_id, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                values,
-            ).close()
-        )
-
-    async def set_message(self, ask_id: str, channel_id: int, message_id: int) -> None:
-        await self.db.write(
-            lambda conn: conn.execute(
-                "UPDATE pending_asks SET channel_id = ?, message_id = ? WHERE id = ?",
-                (channel_id, message_id, ask_id),
-            ).close()
-        )
-
-    async def delete(self, ask_id: str) -> None:
-        await self.db.write(
-            lambda conn: conn.execute("DELETE FROM pending_asks WHERE id = ?", (ask_id,)).close()
-        )
-
-    async def all(self) -> list[StoredAsk]:
-        rows = await self.db.fetchall("SELECT * FROM pending_asks ORDER BY created_at, id")
-        return [
-            StoredAsk(
-                id=row["id"],
-                agent=row["agent"],
-                kind=row["kind"],
-                payload=json.loads(row["payload"]),
-                created_at=datetime.fromisoformat(row["created_at"]),
-                deadline=datetime.fromisoformat(row["deadline"]),
-                channel_id=row["channel_id"],
-                message_id=row["message_id"],
-            )
-            for row in rows
-        ]
 
 
 # -- rendering -----------------------------------------------------------------------------

@@ -1,0 +1,84 @@
+"""The ``pending_asks`` table: what an agent was waiting on a human for when the process
+stopped (a question, or a permission request with Allow / Deny buttons), so that a restart
+can mark it expired instead of leaving live buttons nobody listens to."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from plancord.storage.db import Database
+from plancord.storage.store import ts
+
+AskKind = Literal["permission", "question"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAsk:
+    """A row of ``pending_asks``."""
+
+    id: str
+    agent: str
+    kind: AskKind
+    payload: dict[str, Any]
+    created_at: datetime
+    deadline: datetime
+    channel_id: int | None = None
+    message_id: int | None = None
+
+
+class PendingAskStore:
+    """The ``pending_asks`` table: what was waiting for a human when the process stopped."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def add(self, ask: StoredAsk) -> None:
+        values = (
+            ask.id,
+            ask.agent,
+            ask.kind,
+            json.dumps(ask.payload, ensure_ascii=False),
+            ts(ask.created_at),
+            ts(ask.deadline),
+            ask.channel_id,
+            ask.message_id,
+        )
+        await self.db.write(
+            lambda conn: conn.execute(
+                "INSERT INTO pending_asks (id, agent, kind, payload, created_at, deadline, "
+                "channel_id, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                values,
+            ).close()
+        )
+
+    async def set_message(self, ask_id: str, channel_id: int, message_id: int) -> None:
+        await self.db.write(
+            lambda conn: conn.execute(
+                "UPDATE pending_asks SET channel_id = ?, message_id = ? WHERE id = ?",
+                (channel_id, message_id, ask_id),
+            ).close()
+        )
+
+    async def delete(self, ask_id: str) -> None:
+        await self.db.write(
+            lambda conn: conn.execute("DELETE FROM pending_asks WHERE id = ?", (ask_id,)).close()
+        )
+
+    async def all(self) -> list[StoredAsk]:
+        rows = await self.db.fetchall("SELECT * FROM pending_asks ORDER BY created_at, id")
+        return [
+            StoredAsk(
+                id=row["id"],
+                agent=row["agent"],
+                kind=row["kind"],
+                payload=json.loads(row["payload"]),
+                created_at=datetime.fromisoformat(row["created_at"]),
+                deadline=datetime.fromisoformat(row["deadline"]),
+                channel_id=row["channel_id"],
+                message_id=row["message_id"],
+            )
+            for row in rows
+        ]
