@@ -379,3 +379,28 @@ async def test_a_role_that_starts_in_plan_mode_is_announced(plan_scene: Any) -> 
         "read-only and will submit a plan for approval before changing anything."
     )
     assert (await scene.app.store.load_state("lead")).phase is Phase.GATHERING
+
+
+async def test_without_required_approval_nobody_is_asked_to_review(plan_scene: Any) -> None:
+    """``require_approval: false``: the plan is posted for the record without a review
+    request or a ping, approved by the policy at once, and executed."""
+    scene: PlanScene = await plan_scene(
+        [tool_turn(ToolCall("submit_plan", {"plan": PLAN})), text_turn("Working on it.")],
+        plan_mode={"require_approval": False},
+    )
+    await scene.ana.slash(scene.channel, "plan start", task="add a greeting module")
+
+    message = scene.plan_message(1)
+    assert message.content == (
+        "**ada** submitted plan v1; it is approved automatically "
+        "(`plan_mode.require_approval` is off)."
+    )
+    assert scene.pinged(message) == []
+    assert "for review" not in " ".join(scene.bot_texts())
+    assert not any(buttons(message).values())
+    assert (message.embeds[0].description or "").startswith("✅ **Approved** by policy")
+    assert (await scene.state()).phase is Phase.EXECUTING
+    audit = await scene.app.store.list_audit("ada")
+    submitted_row = next(a for a in audit if a.action == "submitted")
+    assert submitted_row.detail["auto_approved"] is True
+    assert audit[-1].actor == "policy:require_approval=false"

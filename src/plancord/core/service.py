@@ -215,7 +215,13 @@ class PlanningService:
                 "approval_deadline": now + settings.approval_timeout,
             }
         )
-        detail = {"sha256": revision.sha256, "author": author.value, "bytes": valid.size_bytes()}
+        detail: dict[str, Any] = {
+            "sha256": revision.sha256,
+            "author": author.value,
+            "bytes": valid.size_bytes(),
+        }
+        if not settings.require_approval:
+            detail["auto_approved"] = True  # nobody is asked to review it
         after = await self._commit(state, new, "submitted", actor, detail, revision)
         log_plan_mode(
             "submitted", agent, plan_id=revision.plan_id, rev=revision.revision, sha=revision.sha8

@@ -342,6 +342,13 @@ def review_request_text(agent: str, revision: int, mention: str | None) -> str:
     return f"{who}**{agent}** submitted plan v{revision} for review."
 
 
+def auto_approved_text(agent: str, revision: int) -> str:
+    return (
+        f"**{agent}** submitted plan v{revision}; it is approved automatically "
+        "(`plan_mode.require_approval` is off)."
+    )
+
+
 # -- execution progress ------------------------------------------------------------------
 
 

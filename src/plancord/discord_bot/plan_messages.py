@@ -34,6 +34,7 @@ from plancord.discord_bot.embeds import (
     Outcome,
     RenderedPlan,
     Supersession,
+    auto_approved_text,
     cancelled_text,
     changes_requested_text,
     completed_text,
@@ -204,7 +205,8 @@ class PlanMessages:
         revision = change.revision
         if revision is None:
             return
-        record = await self._post_plan(revision, change.after, mention=True)
+        auto = change.detail.get("auto_approved") is True
+        record = await self._post_plan(revision, change.after, mention=not auto, auto=auto)
         for older in await self.store.for_plan(revision.plan_id):
             if older.revision >= revision.revision or older.status is MessageStatus.SUPERSEDED:
                 continue
@@ -296,8 +298,10 @@ class PlanMessages:
     # -- helpers ---------------------------------------------------------------------------
 
     async def _post_plan(
-        self, revision: PlanRevision, state: PlanningState, *, mention: bool
+        self, revision: PlanRevision, state: PlanningState, *, mention: bool, auto: bool = False
     ) -> PlanMessageRecord | None:
+        """Post the plan with its buttons; ``mention`` pings the requester to review it, and
+        ``auto`` says instead that no review is asked for."""
         agent = await self.bot.app.store.get_agent(revision.agent)
         if agent.channel_id is None:
             return None
@@ -308,8 +312,12 @@ class PlanMessages:
         rendered = render_plan(revision, requested_by=requester)
         user_id = state.requested_by if mention else None
         pinged = int(user_id) if user_id is not None and user_id.isdigit() else None
-        content = review_request_text(
-            revision.agent, revision.revision, f"<@{pinged}>" if pinged else None
+        content = (
+            auto_approved_text(revision.agent, revision.revision)
+            if auto
+            else review_request_text(
+                revision.agent, revision.revision, f"<@{pinged}>" if pinged else None
+            )
         )
         allowed = (
             discord.AllowedMentions(users=[discord.Object(pinged)], roles=False, everyone=False)
