@@ -132,3 +132,14 @@ async def test_a_cancelled_write_is_all_or_nothing(tmp_path: Path) -> None:
             count = len(await rows(db))
             assert count in (0, 200)
             await db.write(lambda conn: conn.execute("DELETE FROM t"))
+
+
+async def test_one_statement_is_its_own_transaction_and_says_what_it_changed(
+    tmp_path: Path,
+) -> None:
+    async with await open_db(tmp_path / "p.db") as db:
+        assert await db.execute("INSERT INTO t VALUES (?, ?), (?, ?)", ("a", 1, "b", 2)) == 2
+        assert await db.execute("UPDATE t SET v = v + 1 WHERE k = ?", ("zz",)) == 0
+        with pytest.raises(StorageError, match="nothing was changed"):
+            await db.execute("INSERT INTO t VALUES ('a', 9)")
+        assert await rows(db) == [("a", 1), ("b", 2)]

@@ -33,23 +33,17 @@ class ConversationStore:
         return [{"role": r["role"], "content": json.loads(r["content"])} for r in rows]
 
     async def append(self, agent: str, message: Message, at: Any) -> None:
-        values = (agent, message["role"], _dump(message["content"]), ts(at))
-        await self.db.write(
-            lambda conn: conn.execute(
-                "INSERT INTO messages (agent, seq, role, content, created_at) "
-                "SELECT ?1, coalesce(max(seq) + 1, 0), ?2, ?3, ?4 FROM messages WHERE agent = ?1",
-                values,
-            ).close()
+        await self.db.execute(
+            "INSERT INTO messages (agent, seq, role, content, created_at) "
+            "SELECT ?1, coalesce(max(seq) + 1, 0), ?2, ?3, ?4 FROM messages WHERE agent = ?1",
+            (agent, message["role"], _dump(message["content"]), ts(at)),
         )
 
     async def replace_last(self, agent: str, message: Message) -> None:
-        values = (message["role"], _dump(message["content"]), agent, agent)
-        await self.db.write(
-            lambda conn: conn.execute(
-                "UPDATE messages SET role = ?, content = ? WHERE agent = ? AND seq = "
-                "(SELECT max(seq) FROM messages WHERE agent = ?)",
-                values,
-            ).close()
+        await self.db.execute(
+            "UPDATE messages SET role = ?, content = ? WHERE agent = ? AND seq = "
+            "(SELECT max(seq) FROM messages WHERE agent = ?)",
+            (message["role"], _dump(message["content"]), agent, agent),
         )
 
     async def replace_all(self, agent: str, messages: list[Message], at: Any) -> None:
@@ -66,23 +60,20 @@ class ConversationStore:
     async def record_usage(
         self, agent: str, model: str, usage: ModelUsage, stop_reason: str | None, at: Any
     ) -> None:
-        values = (
-            agent,
-            ts(at),
-            model,
-            usage.input_tokens,
-            usage.output_tokens,
-            usage.cache_read_input_tokens,
-            usage.cache_creation_input_tokens,
-            stop_reason,
-        )
-        await self.db.write(
-            lambda conn: conn.execute(
-                "INSERT INTO model_usage (agent, at, model, input_tokens, output_tokens, "
-                "cache_read_tokens, cache_write_tokens, stop_reason) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                values,
-            ).close()
+        await self.db.execute(
+            "INSERT INTO model_usage (agent, at, model, input_tokens, output_tokens, "
+            "cache_read_tokens, cache_write_tokens, stop_reason) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                agent,
+                ts(at),
+                model,
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cache_read_input_tokens,
+                usage.cache_creation_input_tokens,
+                stop_reason,
+            ),
         )
 
     async def usage(self, agent: str) -> list[ModelUsage]:

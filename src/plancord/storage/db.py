@@ -83,14 +83,14 @@ class Database:
     ) -> Database:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        pragmas = (
+        both = (
             f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
-            "PRAGMA journal_mode = WAL",
             "PRAGMA foreign_keys = ON",
             "PRAGMA synchronous = NORMAL",
         )
         try:
-            conn, raw = await _connect(path, pragmas)
+            # WAL is a property of the file, set by the writer; the reader can never write.
+            conn, raw = await _connect(path, ("PRAGMA journal_mode = WAL", *both))
         except sqlite3.Error as exc:
             raise storage_error(exc, path) from exc
         db = cls(conn, raw, path)
@@ -99,9 +99,7 @@ class Database:
                 from plancord.storage.migrations import apply_migrations
 
                 await apply_migrations(db, migrations_dir)
-            # WAL is a property of the file, set by the writer; the reader can never write.
-            reader_pragmas = [p for p in pragmas if "journal_mode" not in p]
-            db.reader, _ = await _connect(path, (*reader_pragmas, "PRAGMA query_only = ON"))
+            db.reader, _ = await _connect(path, (*both, "PRAGMA query_only = ON"))
         except BaseException as exc:
             await db.close()
             if isinstance(exc, sqlite3.Error):
@@ -147,6 +145,19 @@ class Database:
             return result
 
         return await self._on_writer(transaction)
+
+    async def execute(self, sql: str, params: Iterable[Any] = ()) -> int:
+        """One statement as its own transaction (``write``); the number of rows it changed."""
+        values = tuple(params)
+
+        def run(conn: sqlite3.Connection) -> int:
+            cursor = conn.execute(sql, values)
+            try:
+                return cursor.rowcount
+            finally:
+                cursor.close()
+
+        return await self.write(run)
 
     async def execute_script(self, script: str) -> None:
         """Run a SQL script on the writer; a failure rolls back whatever it left open."""

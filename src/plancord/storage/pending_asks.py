@@ -46,26 +46,20 @@ class PendingAskStore:
             ask.channel_id,
             ask.message_id,
         )
-        await self.db.write(
-            lambda conn: conn.execute(
-                "INSERT INTO pending_asks (id, agent, kind, payload, created_at, deadline, "
-                "channel_id, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                values,
-            ).close()
+        await self.db.execute(
+            "INSERT INTO pending_asks (id, agent, kind, payload, created_at, deadline, "
+            "channel_id, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            values,
         )
 
     async def set_message(self, ask_id: str, channel_id: int, message_id: int) -> None:
-        await self.db.write(
-            lambda conn: conn.execute(
-                "UPDATE pending_asks SET channel_id = ?, message_id = ? WHERE id = ?",
-                (channel_id, message_id, ask_id),
-            ).close()
+        await self.db.execute(
+            "UPDATE pending_asks SET channel_id = ?, message_id = ? WHERE id = ?",
+            (channel_id, message_id, ask_id),
         )
 
     async def delete(self, ask_id: str) -> None:
-        await self.db.write(
-            lambda conn: conn.execute("DELETE FROM pending_asks WHERE id = ?", (ask_id,)).close()
-        )
+        await self.db.execute("DELETE FROM pending_asks WHERE id = ?", (ask_id,))
 
     async def all(self) -> list[StoredAsk]:
         rows = await self.db.fetchall("SELECT * FROM pending_asks ORDER BY created_at, id")

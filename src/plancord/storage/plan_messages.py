@@ -124,8 +124,7 @@ class PlanMessageStore:
 
     async def put(self, record: PlanMessageRecord) -> PlanMessageRecord:
         """Insert the record, or replace everything but its key."""
-        values = _values(record)
-        await self.db.write(lambda conn: conn.execute(_UPSERT, values).close())
+        await self.db.execute(_UPSERT, _values(record))
         return record
 
     async def get(self, plan_id: str, revision: int) -> PlanMessageRecord | None:

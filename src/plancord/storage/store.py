@@ -371,17 +371,11 @@ class SqliteStore:
         return state
 
     async def extend_idle_deadline(self, agent: str, deadline: datetime) -> bool:
-        values = (ts(deadline), agent)
-
-        def extend(conn: sqlite3.Connection) -> bool:
-            cursor = conn.execute(
-                "UPDATE planning_state SET idle_deadline = ? "
-                "WHERE agent = ? AND phase = 'gathering'",
-                values,
-            )
-            return cursor.rowcount == 1
-
-        return await self.db.write(extend)
+        moved = await self.db.execute(
+            "UPDATE planning_state SET idle_deadline = ? WHERE agent = ? AND phase = 'gathering'",
+            (ts(deadline), agent),
+        )
+        return moved == 1
 
     async def due_states(self, now: datetime) -> list[PlanningState]:
         at = ts(now)
@@ -432,5 +426,4 @@ class SqliteStore:
         return [_audit_from_row(r) for r in reversed(rows)]
 
     async def append_audit(self, entry: AuditEntry) -> None:
-        values = _audit_values(entry)
-        await self.db.write(lambda conn: conn.execute(_INSERT_AUDIT, values).close())
+        await self.db.execute(_INSERT_AUDIT, _audit_values(entry))
