@@ -138,3 +138,30 @@ async def test_every_pair_through_the_service(
         assert str(info.value)
         assert await store.load_state(agent) == before
         assert len(await store.list_audit(agent)) == audit_before
+
+
+@pytest.mark.parametrize(
+    "actor",
+    [
+        Actor.user(42, "ana"),
+        Actor.user("7", "bo (night shift)"),
+        Actor.agent("ada"),
+        Actor.operator(),
+        Actor.scheduler(),
+        Actor.policy("require_approval=false"),
+    ],
+)
+def test_an_audit_label_reads_back_as_its_actor(actor: Actor) -> None:
+    back = Actor.from_label(actor.label)
+    assert back is not None
+    assert (back.kind, back.id, back.name, back.label) == (
+        actor.kind,
+        actor.id,
+        actor.name,
+        actor.label,
+    )
+
+
+@pytest.mark.parametrize("label", ["", "user:42", "agent:", "policy:", "robot:x", "nobody"])
+def test_a_label_plancord_does_not_write_names_no_actor(label: str) -> None:
+    assert Actor.from_label(label) is None

@@ -175,6 +175,24 @@ class Actor(BaseModel):
             return f"policy:{self.name}"
         return self.kind.value
 
+    @classmethod
+    def from_label(cls, label: str) -> Actor | None:
+        """The actor an audit row's ``actor`` column names: ``label`` read back (roles and
+        the admin flag are not in it). None for a label plancord does not write."""
+        kind, _, rest = label.partition(":")
+        if kind == ActorKind.USER.value and rest.endswith(")") and "(" in rest:
+            user_id, _, name = rest[:-1].partition("(")
+            return cls.user(user_id, name)
+        if kind == ActorKind.AGENT.value and rest:
+            return cls.agent(rest)
+        if kind == ActorKind.POLICY.value and rest:
+            return cls.policy(rest)
+        if label == ActorKind.OPERATOR.value:
+            return cls.operator()
+        if label == ActorKind.SCHEDULER.value:
+            return cls.scheduler()
+        return None
+
 
 class StepProgress(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -366,15 +367,29 @@ class PlanMessages:
         record = await self.store.get(revision.plan_id, revision.revision)
         if record is None:
             return None
-        status = _DECIDED_STATUS.get(change.action, MessageStatus.DECIDED)
+        return await self._mark_outcome(
+            record, change.action, change.actor, self.bot.app.clock.now(), note, revision
+        )
+
+    async def _mark_outcome(
+        self,
+        record: PlanMessageRecord,
+        action: str,
+        actor: Actor | None,
+        at: datetime,
+        note: str | None,
+        revision: PlanRevision | None = None,
+    ) -> PlanMessageRecord:
+        """Store the outcome on the message's record and redraw it, buttons off."""
+        status = _DECIDED_STATUS.get(action, MessageStatus.DECIDED)
         if record.status is MessageStatus.SUPERSEDED:
             status = MessageStatus.SUPERSEDED
         updated = record.model_copy(
             update={
                 "status": status,
-                "outcome": change.action,
-                "outcome_by": display_name(change.actor),
-                "outcome_at": self.bot.app.clock.now(),
+                "outcome": action,
+                "outcome_by": display_name(actor) if actor is not None else None,
+                "outcome_at": at,
                 "outcome_note": note or None,
                 "updated_at": self.bot.app.clock.now(),
             }
@@ -460,22 +475,16 @@ class PlanMessages:
         timed out or cancelled (the process stopped between the commit and the edit, or the
         operator decided from the command line): record the outcome and turn its buttons off.
         """
-        store = self.bot.app.store
-        decision = await store.find_decision(record.plan_id, record.revision)
+        decision = await self.bot.app.store.find_decision(record.plan_id, record.revision)
         if decision is None:
             return
-        settled = record.model_copy(
-            update={
-                "status": _DECIDED_STATUS.get(decision.action, MessageStatus.DECIDED),
-                "outcome": decision.action,
-                "outcome_by": _shown_actor(decision.actor),
-                "outcome_at": decision.at,
-                "outcome_note": _audit_reason(decision.detail),
-                "updated_at": self.bot.app.clock.now(),
-            }
+        await self._mark_outcome(
+            record,
+            decision.action,
+            Actor.from_label(decision.actor),
+            decision.at,
+            _audit_reason(decision.detail),
         )
-        await self.store.put(settled)
-        await self._redraw(settled)
         log.info("settled plan v%s of %s: %s", record.revision, record.agent, decision.action)
 
     async def _restore_plan_message(self, state: PlanningState, plan_id: str) -> None:
@@ -543,17 +552,3 @@ def _reason(change: PlanningChange) -> str | None:
 def _audit_reason(detail: Mapping[str, Any]) -> str | None:
     reason = detail.get("reason")
     return reason if isinstance(reason, str) and reason else None
-
-
-def _shown_actor(label: str) -> str | None:
-    """``display_name`` for an audit row's ``actor`` column (``Actor.label``)."""
-    kind, _, rest = label.partition(":")
-    if kind == ActorKind.USER.value and rest.endswith(")") and "(" in rest:
-        return rest[rest.index("(") + 1 : -1]
-    if kind == ActorKind.POLICY.value:
-        return f"policy ({rest})"
-    if kind == ActorKind.OPERATOR.value:
-        return "the operator"
-    if kind == ActorKind.AGENT.value:
-        return rest
-    return None
