@@ -5,8 +5,9 @@ the garbage collector's way (``GcTuning``)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import discord
 from discord.ext import commands
@@ -84,8 +85,8 @@ class PlancordBot(commands.Bot):
             self.gc_tuning.after_startup()
             self.gc_tuning.start()
 
-    def make_gc_tuning(self) -> GcTuning:
-        return GcTuning(idle=lambda: not self.app.runtime.any_busy())
+    def make_gc_tuning(self, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> GcTuning:
+        return GcTuning(idle=lambda: not self.app.runtime.any_busy(), sleep=sleep)
 
     def start_deadlines(self) -> None:
         """Start the deadline scheduler, whose first pass fires what fell due while down."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -109,13 +109,13 @@ class SimPlancordBot(PlancordBot):
         self.notifier.plans.progress_debounce = PROGRESS_DEBOUNCE_SECONDS
         await super().setup_hook()
 
-    def make_gc_tuning(self) -> GcTuning:
+    def make_gc_tuning(self, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> GcTuning:
         env = self._env_of()
 
-        async def sleep(delay: float) -> None:
-            await env.external_wait(asyncio.sleep(delay), reason="plancord gc tuning")
+        async def external_sleep(delay: float) -> None:
+            await env.external_wait(sleep(delay), reason="plancord gc tuning")
 
-        return GcTuning(idle=lambda: not self.app.runtime.any_busy(), sleep=sleep)
+        return super().make_gc_tuning(external_sleep)
 
     def start_deadlines(self) -> None:
         self.deadlines = SimDeadlines(self.app.scheduler, self._env_of())
