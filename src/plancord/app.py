@@ -77,10 +77,13 @@ class App:
                     timeout_seconds=config.shell.timeout_seconds,
                     max_output_bytes=config.shell.max_output_bytes,
                 ),
+                sandbox=config.sandbox_settings,
                 default_model=config.anthropic.model,
             ),
         )
-        manager = AgentManager(store, agents_dir, config.anthropic.model, clock)
+        manager = AgentManager(
+            store, agents_dir, config.anthropic.model, clock, config.sandbox.layer
+        )
         scheduler = DeadlineScheduler(planning, max_sleep=scheduler_max_sleep)
         return cls(
             config=config,

@@ -87,6 +87,8 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from plancord.config import ConfigError, Secrets, load_config
 
+    from plancord.hardening import harden
+
     try:
         config = load_config(args.config)
         secrets = Secrets.from_env()
@@ -94,6 +96,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
+    harden(Secrets.environment_names())
     configure_logging(config.log_level)
     from plancord.discord_bot.bot import PlancordBot
     from plancord.llm.anthropic_client import AnthropicModelClient

@@ -45,6 +45,7 @@ from plancord.core.settings import (
     ToolVisibility,
     parse_duration,
 )
+from plancord.core.shell.sandbox.policy import LayerChoice, Limits, SandboxSettings
 
 __all__ = [
     "AGENT_ROLES",
@@ -55,6 +56,7 @@ __all__ = [
     "ConfigError",
     "DiscordConfig",
     "PlanModeOverrides",
+    "SandboxConfig",
     "Secrets",
     "ShellConfig",
     "load_config",
@@ -245,7 +247,15 @@ class AgentConfig(BaseModel):
 
     role: str | None = None
     model: str | None = None
+    network: bool = False
     plan_mode: PlanModeOverrides = PlanModeOverrides()
+
+    @field_validator("network", mode="before")
+    @classmethod
+    def _network_bool(cls, value: Any) -> Any:
+        if not isinstance(value, bool):
+            raise ValueError("network is true or false")
+        return value
 
     @field_validator("role", mode="before")
     @classmethod
@@ -323,6 +333,51 @@ class ShellConfig(BaseModel):
     max_output_bytes: PositiveInt = 100_000
 
 
+_MIB = 1024 * 1024
+
+
+class SandboxConfig(BaseModel):
+    """Where agent processes run: the layer, and the limits of each command.
+
+    ``layer: auto`` uses bubblewrap, or the Landlock fallback where bubblewrap cannot start;
+    naming a layer requires it; ``off`` runs agent commands without a sandbox (the operator
+    accepts that an agent can then reach everything the bot can).
+    """
+
+    model_config = _MODEL_CONFIG
+
+    layer: LayerChoice = LayerChoice.AUTO
+    memory_mb: PositiveInt = 2048
+    processes: PositiveInt = 256
+    file_size_mb: PositiveInt = 1024
+    cpu_seconds: PositiveInt = 600
+    tmp_mb: PositiveInt = 512
+    shared_paths: list[ConfigPath] = []
+
+    @field_validator("shared_paths")
+    @classmethod
+    def _absolute(cls, value: list[Path]) -> list[Path]:
+        for path in value:
+            if not path.expanduser().is_absolute():
+                raise ValueError(f"{str(path)!r} is not an absolute path")
+        return [path.expanduser() for path in value]
+
+    def settings(self, network_agents: frozenset[str]) -> SandboxSettings:
+        limits = Limits(
+            memory_bytes=self.memory_mb * _MIB,
+            processes=self.processes,
+            file_size_bytes=self.file_size_mb * _MIB,
+            cpu_seconds=self.cpu_seconds,
+            tmp_bytes=self.tmp_mb * _MIB,
+        )
+        return SandboxSettings(
+            layer=self.layer,
+            limits=limits,
+            network_agents=network_agents,
+            shared=tuple(path.resolve() for path in self.shared_paths),
+        )
+
+
 class Config(BaseModel):
     """The whole file, validated; relative paths are already resolved against its folder."""
 
@@ -334,6 +389,7 @@ class Config(BaseModel):
     discord: DiscordConfig = Field(default_factory=DiscordConfig)
     anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig)
     shell: ShellConfig = Field(default_factory=ShellConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     plan_mode: Annotated[PlanModeSettings, WrapValidator(_global_plan_mode)] = Field(
         default_factory=PlanModeSettings
     )
@@ -341,7 +397,14 @@ class Config(BaseModel):
     channels: dict[Snowflake, ChannelConfig] = {}
 
     @field_validator(
-        "discord", "anthropic", "shell", "plan_mode", "agents", "channels", mode="before"
+        "discord",
+        "anthropic",
+        "shell",
+        "sandbox",
+        "plan_mode",
+        "agents",
+        "channels",
+        mode="before",
     )
     @classmethod
     def _section_none(cls, value: Any) -> Any:
@@ -400,6 +463,12 @@ class Config(BaseModel):
             settings = layer.apply_to(settings)
         return settings
 
+    @property
+    def sandbox_settings(self) -> SandboxSettings:
+        """The sandbox settings, with the agents the file allows the network (executing only)."""
+        allowed = frozenset(name for name, agent in self.agents.items() if agent.network)
+        return self.sandbox.settings(allowed)
+
     def agent_role(self, agent: str) -> str | None:
         """The role the file gives ``agent``, or ``None`` when it gives none."""
         entry = self.agents.get(agent)
@@ -416,12 +485,35 @@ class Secrets(BaseModel):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Secrets:
-        """Read ``DISCORD_TOKEN`` and ``ANTHROPIC_API_KEY``; blank values count as unset."""
+        """Read ``DISCORD_TOKEN`` and ``ANTHROPIC_API_KEY``; blank values count as unset.
+
+        ``NAME_FILE`` (the Docker secrets convention) names a file holding the value
+        instead; setting both is a ConfigError, and so is a file that cannot be read.
+        """
         values: dict[str, str | None] = {}
         for env_name, field in _ENV_FIELDS.items():
             raw = environ.get(env_name, "").strip()
+            file_name = environ.get(f"{env_name}_FILE", "").strip()
+            if raw and file_name:
+                raise ConfigError(
+                    f"both {env_name} and {env_name}_FILE are set; keep one", key=env_name
+                )
+            if file_name:
+                try:
+                    raw = Path(file_name).read_text(encoding="utf-8").strip()
+                except (OSError, UnicodeDecodeError) as exc:
+                    problem = getattr(exc, "strerror", None) or str(exc)
+                    raise ConfigError(
+                        f"{env_name}_FILE: cannot read {file_name}: {problem}",
+                        key=f"{env_name}_FILE",
+                    ) from None
             values[field] = raw or None
         return cls.model_validate(values)
+
+    @staticmethod
+    def environment_names() -> list[str]:
+        """Every variable a secret may come from, ``_FILE`` forms included."""
+        return [name for env in _ENV_FIELDS for name in (env, f"{env}_FILE")]
 
     def require(self, *names: str) -> None:
         """Raise ``ConfigError`` for the first of ``names`` (default: all) that is unset or blank.

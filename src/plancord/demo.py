@@ -94,14 +94,16 @@ def host_plan_mode(**overrides: Any) -> dict[str, Any]:
 async def seed_workspace(workspace: Path) -> None:
     """Give the agent's fresh repository something to explore: a README and an app, committed."""
     from plancord.agent.tools.git import run_git
+    from plancord.core.shell.sandbox import SandboxPolicy
 
+    policy = SandboxPolicy(workspace=workspace, writable=True)
     (workspace / "README.md").write_text(README)
     (workspace / "app.py").write_text(APP)
     for args in (
         ("add", "README.md", "app.py"),
         ("-c", "commit.gpgSign=false", "commit", "--quiet", "--no-verify", "-m", "Add app.py"),
     ):
-        output = await run_git(workspace, *args)
+        output = await run_git(policy, *args)
         if not output.ok:
             raise RuntimeError(f"git {' '.join(args)}: {output.message}")
 
@@ -311,8 +313,10 @@ class Narrator:
 
 async def _git(workspace: Path, *args: str) -> str:
     from plancord.agent.tools.git import run_git
+    from plancord.core.shell.sandbox import SandboxPolicy
 
-    return (await run_git(workspace, *args)).stdout.rstrip()
+    policy = SandboxPolicy(workspace=workspace, writable=False)
+    return (await run_git(policy, *args)).stdout.rstrip()
 
 
 async def tell_story(data_dir: Path, out: TextIO) -> int:

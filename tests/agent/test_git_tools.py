@@ -24,6 +24,8 @@ from plancord.agent.tools.git import (
     run_git,
 )
 from plancord.agent.workspace import init_workspace
+from plancord.core.shell.sandbox import SandboxPolicy
+from plancord.core.shell.sandbox.policy import SandboxSettings
 
 from .conftest import GitRunner, MakeCtx, call
 
@@ -247,9 +249,25 @@ async def test_checkout_create_and_errors(
 # -- push ----------------------------------------------------------------------------------
 
 
-async def test_push_to_a_bare_remote(
+@pytest.fixture
+def pushing(make_ctx: MakeCtx, remote: Path) -> ToolContext:
+    """A context whose sandbox shares the bare remote, as an operator's shared_paths would."""
+    return make_ctx(sandbox_settings=SandboxSettings(shared=(remote,)))
+
+
+async def test_a_remote_the_operator_did_not_share_is_out_of_reach(
     ctx: ToolContext, workspace: Path, remote: Path, git: GitRunner
 ) -> None:
+    result = await call(PUSH, ctx)
+    assert result.is_error
+    assert "does not appear to be a git repository" in result.content
+    assert (await git(remote, "branch", "--format=%(refname:short)")).split() == []
+
+
+async def test_push_to_a_bare_remote(
+    pushing: ToolContext, workspace: Path, remote: Path, git: GitRunner
+) -> None:
+    ctx = pushing
     result = await call(PUSH, ctx)
     assert not result.is_error, result.content
     assert result.content.startswith("Pushed main to origin.")
@@ -259,8 +277,9 @@ async def test_push_to_a_bare_remote(
 
 
 async def test_push_a_named_branch(
-    ctx: ToolContext, workspace: Path, remote: Path, git: GitRunner
+    pushing: ToolContext, workspace: Path, remote: Path, git: GitRunner
 ) -> None:
+    ctx = pushing
     await git(workspace, "branch", "topic")
     result = await call(PUSH, ctx, remote="origin", branch="topic")
     assert not result.is_error, result.content
@@ -268,8 +287,9 @@ async def test_push_a_named_branch(
 
 
 async def test_push_never_forces(
-    ctx: ToolContext, workspace: Path, remote: Path, git: GitRunner
+    pushing: ToolContext, workspace: Path, remote: Path, git: GitRunner
 ) -> None:
+    ctx = pushing
     assert not (await call(PUSH, ctx)).is_error
     pushed = (await git(remote, "rev-parse", "main")).strip()
     await git(workspace, "commit", "--quiet", "--amend", "--allow-empty", "-m", "rewritten")
@@ -282,7 +302,10 @@ async def test_push_never_forces(
     assert (await git(remote, "rev-parse", "main")).strip() == pushed
 
 
-async def test_push_errors(ctx: ToolContext, workspace: Path, remote: Path, git: GitRunner) -> None:
+async def test_push_errors(
+    pushing: ToolContext, workspace: Path, remote: Path, git: GitRunner
+) -> None:
+    ctx = pushing
     no_remote = await call(PUSH, ctx, remote="upstream")
     assert no_remote.is_error
     assert "no remote named 'upstream' (remotes: origin)" in no_remote.content
@@ -303,7 +326,8 @@ def test_details_name_the_action() -> None:
 
 
 async def test_a_hanging_git_is_stopped_at_its_timeout(workspace: Path) -> None:
-    output = await run_git(workspace, "-c", "alias.hang=!sleep 30", "hang", timeout=0.5)
+    policy = SandboxPolicy(workspace=workspace, writable=True)
+    output = await run_git(policy, "-c", "alias.hang=!sleep 30", "hang", timeout=0.5)
     assert output.timed_out
     assert not output.ok
     failure = git_failure("git hang", output, 0.5)

@@ -1,4 +1,5 @@
-"""bash_execute: real commands through run_shell, with and without the plan-mode sandbox."""
+"""bash_execute: real commands through run_shell, in the agent's sandbox, read-only while
+planning."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from plancord.agent.tools import shell
 from plancord.agent.tools.base import ShellSettings, ToolContext
 from plancord.agent.tools.shell import BashExecuteInput, BashExecuteTool
+from plancord.core.planning import Phase
 from plancord.core.shell.sandbox import SandboxUnavailable, landlock_abi
 
 from .conftest import MakeCtx, call
@@ -45,14 +47,14 @@ async def test_writes_work_outside_plan_mode(ctx: ToolContext, workspace: Path) 
 @needs_landlock
 async def test_sandboxed_ls_runs(make_ctx: MakeCtx, workspace: Path) -> None:
     (workspace / "visible.txt").write_text("")
-    result = await call(BASH, make_ctx(sandbox=True), command="ls")
+    result = await call(BASH, make_ctx(sandbox=True, phase=Phase.GATHERING), command="ls")
     assert not result.is_error
     assert result.content == ("visible.txt\n[exit code 0] [ran in the read-only plan-mode sandbox]")
 
 
 @needs_landlock
 async def test_the_sandbox_blocks_writes(make_ctx: MakeCtx, workspace: Path) -> None:
-    result = await call(BASH, make_ctx(sandbox=True), command="echo x > f")
+    result = await call(BASH, make_ctx(sandbox=True, phase=Phase.GATHERING), command="echo x > f")
     assert not (workspace / "f").exists()
     assert "[exit code 0]" not in result.content
     assert "[ran in the read-only plan-mode sandbox]" in result.content
@@ -65,9 +67,9 @@ async def test_a_missing_sandbox_is_an_error_result(
         raise SandboxUnavailable("Landlock is not available; enable it or set shell_sandbox")
 
     monkeypatch.setattr(shell, "run_shell", unavailable)
-    result = await call(BASH, make_ctx(sandbox=True), command="ls")
+    result = await call(BASH, make_ctx(sandbox=True, phase=Phase.GATHERING), command="ls")
     assert result.is_error
-    assert result.content == "Landlock is not available; enable it or set shell_sandbox"
+    assert result.content == "Not run: Landlock is not available; enable it or set shell_sandbox."
 
 
 async def test_timeout_kills_and_is_an_error(ctx: ToolContext) -> None:

@@ -22,6 +22,7 @@ from plancord.core.permissions import PermissionProfile, Preset
 from plancord.core.planning import Actor, AuditEntry, PlanningState
 from plancord.core.ports import Clock
 from plancord.core.settings import PlanModeSettings
+from plancord.core.shell.sandbox import LayerChoice
 from plancord.storage.store import SqliteStore
 
 AGENT_ROLES = ("coordinator", "worker", "proactive")
@@ -41,9 +42,15 @@ class AgentDescription:
 
 class AgentManager:
     def __init__(
-        self, store: SqliteStore, agents_dir: Path, default_model: str, clock: Clock
+        self,
+        store: SqliteStore,
+        agents_dir: Path,
+        default_model: str,
+        clock: Clock,
+        sandbox_layer: LayerChoice = LayerChoice.AUTO,
     ) -> None:
         self.store = store
+        self.sandbox_layer = sandbox_layer
         self.agents_dir = agents_dir
         self.default_model = default_model
         self.clock = clock
@@ -94,7 +101,7 @@ class AgentManager:
             detail={"model": record.model, "channel_id": channel_id, "profile": permission.preset},
         )
         await self.store.create_agent(record, audit)
-        await init_workspace(self.workspace_of(name), name)
+        await init_workspace(self.workspace_of(name), name, self.sandbox_layer)
         return record
 
     async def remove(self, name: str, *, actor: Actor) -> Path:

@@ -53,6 +53,7 @@ from plancord.core.ports import (
 )
 from plancord.core.service import PlanningService
 from plancord.core.settings import ShellSandbox, ToolVisibility
+from plancord.core.shell.sandbox.policy import SandboxSettings
 from plancord.storage.conversations import ConversationStore, Message
 from plancord.storage.store import SqliteStore
 
@@ -78,6 +79,7 @@ class RuntimeSettings:
     compact_at_fraction: float = 0.6
     keep_recent_fraction: float = 0.2
     shell: ShellSettings = field(default_factory=ShellSettings)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     ask_timeout_seconds: float = 600.0
     permission_timeout_seconds: float = 600.0
     default_model: str = "claude-sonnet-5-5"
@@ -443,8 +445,11 @@ class AgentRuntime:
             notifier=self.notifier,
             requester=session.requester,
             interactive=session.interactive,
-            sandbox=decision.sandbox and plan_settings.shell_sandbox is ShellSandbox.REQUIRED,
+            sandbox=(
+                state.phase.is_planning and plan_settings.shell_sandbox is ShellSandbox.REQUIRED
+            ),
             shell=self.settings.shell,
+            sandbox_settings=self.settings.sandbox,
             ask_timeout_seconds=self.settings.ask_timeout_seconds,
         )
         return await tool.run(args, context)

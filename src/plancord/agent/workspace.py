@@ -13,6 +13,7 @@ from pathlib import Path
 
 from plancord.agent.tools.git import GitOutput, run_git
 from plancord.core.errors import PlancordError
+from plancord.core.shell.sandbox import LayerChoice, SandboxPolicy
 
 INITIAL_BRANCH = "main"
 
@@ -31,28 +32,32 @@ def agent_identity(agent_name: str) -> tuple[str, str]:
     return f"plancord agent {agent_name}", f"{agent_name}@agents.plancord.invalid"
 
 
-async def init_workspace(path: Path, agent_name: str) -> None:
+async def init_workspace(
+    path: Path, agent_name: str, layer: LayerChoice = LayerChoice.AUTO
+) -> None:
     """Make ``path`` a git repository on ``main`` with the agent's identity and a first commit.
 
-    Idempotent: an existing repository, identity or commit is left as it is.
+    Idempotent: an existing repository, identity or commit is left as it is. Git runs in
+    the agent's sandbox (``layer``), since an existing repository's config is not trusted.
     """
     try:
         await asyncio.to_thread(path.mkdir, parents=True, exist_ok=True)
     except OSError as exc:
         raise WorkspaceError(path, exc.strerror or str(exc)) from exc
+    policy = SandboxPolicy(workspace=path, writable=True, layer=layer)
     if not await asyncio.to_thread((path / ".git").exists):
-        _check(path, await run_git(path, "init", "--quiet", "-b", INITIAL_BRANCH))
+        _check(path, await run_git(policy, "init", "--quiet", "-b", INITIAL_BRANCH))
     name, email = agent_identity(agent_name)
     for key, value in (("user.name", name), ("user.email", email)):
-        current = await run_git(path, "config", "--local", "--get", key)
+        current = await run_git(policy, "config", "--local", "--get", key)
         if not current.stdout.strip():
-            _check(path, await run_git(path, "config", "--local", key, value))
-    head = await run_git(path, "rev-parse", "--verify", "--quiet", "HEAD")
+            _check(path, await run_git(policy, "config", "--local", key, value))
+    head = await run_git(policy, "rev-parse", "--verify", "--quiet", "HEAD")
     if not head.ok:
         _check(
             path,
             await run_git(
-                path,
+                policy,
                 "-c",
                 "commit.gpgSign=false",
                 "commit",

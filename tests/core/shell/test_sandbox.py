@@ -1,4 +1,6 @@
-"""The shell runner and its Landlock jail, with real subprocesses, real git and real sockets."""
+"""The shell runner and the plan-mode walls (bubblewrap's read-only view plus the Landlock
+inner wall), with real subprocesses, real git and real sockets. ``sandbox=False`` runs the
+same command with the sandbox switched off, to show what the walls stop."""
 
 from __future__ import annotations
 
@@ -15,13 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from plancord.core.shell import sandbox as sandbox_module
 from plancord.core.shell.sandbox import (
+    LayerChoice,
+    ProcessResult,
+    SandboxPolicy,
     SandboxUnavailable,
     landlock_abi,
-    run_shell,
+    runner,
     sandbox_run,
 )
+from plancord.core.shell.sandbox import landlock as sandbox_module
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Plan Tester",
@@ -33,6 +38,32 @@ GIT_ENV = {
 }
 
 Snapshot = dict[str, tuple[str, int, bytes]]
+
+
+async def run_shell(
+    command: str,
+    workspace: Path,
+    *,
+    sandbox: bool,
+    timeout: float = 60.0,  # noqa: ASYNC109 - the run's own deadline
+    max_output: int = 100_000,
+    env: dict[str, str] | None = None,
+) -> ProcessResult:
+    """``sandbox``: the plan-mode walls; otherwise no sandbox at all, network included."""
+    if sandbox:
+        policy = SandboxPolicy(workspace=workspace, writable=False, inner_wall=True)
+    else:
+        policy = SandboxPolicy(
+            workspace=workspace, writable=True, network=True, layer=LayerChoice.OFF
+        )
+    return await runner.run_sandboxed(
+        ["bash", "-c", command],
+        policy,
+        timeout=timeout,
+        max_output=max_output,
+        merge_stderr=True,
+        extra_env=env,
+    )
 
 
 def require_landlock(minimum: int = 1) -> int:
@@ -147,7 +178,7 @@ async def test_sandbox_leaves_every_file_unchanged(
 
     result = await run_shell(command, workspace, sandbox=True, env=GIT_ENV)
 
-    assert result.sandboxed
+    assert result.read_only
     assert result.exit_code != 0, result.output
     assert not result.timed_out
     assert snapshot(workspace, outside, tmp_target) == before
@@ -162,7 +193,7 @@ async def test_the_same_commands_do_write_without_the_sandbox(
 
     result = await run_shell(command, workspace, sandbox=False, env=GIT_ENV)
 
-    assert not result.sandboxed
+    assert not result.read_only
     assert result.exit_code == 0, result.output
     assert snapshot(workspace, outside, tmp_target) != before
 
@@ -194,7 +225,7 @@ async def test_read_only_commands_work_in_the_sandbox(
     assert result.exit_code == 0, result.output
     assert expected in result.output
     assert "fatal" not in result.output
-    assert result.sandboxed
+    assert result.read_only
     assert snapshot(workspace) == before
 
 
@@ -403,7 +434,7 @@ async def test_environment_is_sanitised(workspace: Path, monkeypatch: pytest.Mon
 
     variables = dict(line.split("=", 1) for line in result.output.splitlines())
     assert "PLANCORD_TEST_SECRET" not in variables
-    assert variables["PATH"] == os.environ["PATH"]
+    assert variables["PATH"] == "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     assert variables["PAGER"] == "cat"
     assert variables["GIT_PAGER"] == "cat"
     assert variables["GIT_TERMINAL_PROMPT"] == "0"
@@ -433,9 +464,9 @@ async def test_missing_workspace_raises(tmp_path: Path) -> None:
 def test_trampoline_never_runs_the_command_when_the_jail_fails(tmp_path: Path) -> None:
     require_landlock()
     broken = (
-        "from plancord.core.shell import sandbox; "
-        "sandbox._syscall_numbers = lambda: (444, 445, 99999); "
-        "sandbox._exec_sandboxed(['--', 'touch', 'x'])"
+        "from plancord.core.shell.sandbox import landlock; "
+        "landlock._syscall_numbers = lambda: (444, 445, 99999); "
+        "landlock.main(['readonly', '--', 'touch', 'x'])"
     )
 
     completed = subprocess.run(
@@ -497,7 +528,7 @@ def test_cli_sandbox_run_denies_writes(workspace: Path) -> None:
     completed = plancord("sandbox-run", "--workspace", workspace, "--", "touch", "x")
 
     assert completed.returncode != 0
-    assert "Permission denied" in completed.stderr
+    assert "Read-only file system" in completed.stderr
     assert not (workspace / "x").exists()
 
 

@@ -3,7 +3,7 @@
 The registry refuses to start with a tool that has no ``ToolKind`` (the gate could not decide
 on it) or a name the Messages API would reject. Tools never check the phase themselves: the
 gate (``plancord.core.gate``) decides before ``run`` is called, and passes its verdict in the
-``ToolContext`` (``sandbox`` for plan-mode shell).
+``ToolContext``; every process a tool starts runs in the sandbox ``ToolContext.policy`` names.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from plancord.core.gate import ToolKind
 from plancord.core.planning import Actor, Phase
+from plancord.core.shell.sandbox.policy import SandboxPolicy, SandboxSettings
 
 if TYPE_CHECKING:
     from plancord.core.agents import AgentRecord
@@ -64,6 +65,18 @@ class ToolContext:
     sandbox: bool = False
     shell: ShellSettings = field(default_factory=ShellSettings)
     ask_timeout_seconds: float = 600.0
+    sandbox_settings: SandboxSettings = field(default_factory=SandboxSettings)
+
+    @property
+    def policy(self) -> SandboxPolicy:
+        """The sandbox every process of this call runs in: the workspace read-only while
+        planning (with the Landlock inner wall when ``sandbox``), writable otherwise."""
+        return self.sandbox_settings.policy(
+            self.agent.name,
+            self.workspace,
+            planning=self.phase.is_planning,
+            inner_wall=self.sandbox,
+        )
 
 
 class Tool(ABC, Generic[InputT]):

@@ -10,11 +10,10 @@ given half a file draws wrong conclusions.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import os
 import re
 import shutil
-import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from plancord.agent.tools.paths import (
     resolve_in_workspace,
 )
 from plancord.core.gate import ToolKind
+from plancord.core.shell.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
 
 MAX_PATH_CHARS = 4096
 BINARY_SNIFF_BYTES = 8192
@@ -434,15 +434,14 @@ class GrepTool(Tool[GrepInput]):
         if "\x00" in args.pattern:
             return ToolResult.error("The pattern contains a NUL byte.")
         try:
-            target = resolve_in_workspace(ctx.workspace, args.path)
+            target, exists = await asyncio.to_thread(_resolve_existing, ctx.workspace, args.path)
         except PathOutsideWorkspace as exc:
             return ToolResult.error(str(exc))
         shown = display_path(ctx.workspace, target)
-        if not target.exists():
+        if not exists:
             return ToolResult.error(f"{shown} does not exist.")
-        rg = shutil.which("rg")
-        if rg is not None:
-            outcome = await _grep_ripgrep(rg, ctx.workspace.resolve(), shown, args)
+        if _ripgrep_installed():
+            outcome = await _grep_ripgrep(ctx.policy, shown, args)
         else:
             try:
                 outcome = await asyncio.to_thread(
@@ -453,6 +452,16 @@ class GrepTool(Tool[GrepInput]):
         if outcome.error is not None:
             return ToolResult.error(outcome.error)
         return ToolResult(_grep_report(outcome, args, shown))
+
+
+def _resolve_existing(workspace: Path, path: str) -> tuple[Path, bool]:
+    target = resolve_in_workspace(workspace, path)
+    return target, target.exists()
+
+
+@functools.cache
+def _ripgrep_installed() -> bool:
+    return shutil.which("rg") is not None
 
 
 @dataclass(slots=True)
@@ -490,8 +499,10 @@ def _grep_report(outcome: _GrepOutcome, args: GrepInput, shown: str) -> str:
     return text
 
 
-async def _grep_ripgrep(rg: str, root: Path, shown: str, args: GrepInput) -> _GrepOutcome:
+async def _grep_ripgrep(policy: SandboxPolicy, shown: str, args: GrepInput) -> _GrepOutcome:
+    """ripgrep inside the agent's sandbox, like every process an agent causes."""
     argv = [
+        "rg",
         "--no-config",
         "--line-number",
         "--with-filename",
@@ -513,45 +524,28 @@ async def _grep_ripgrep(rg: str, root: Path, shown: str, args: GrepInput) -> _Gr
     if args.glob:
         argv += ["--glob", args.glob]
     argv += ["--regexp", args.pattern, "--", shown]
-    process = await asyncio.create_subprocess_exec(
-        rg,
-        *argv,
-        cwd=root,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        limit=1024 * 1024,
-    )
-    stdout, stderr_pipe = process.stdout, process.stderr
-    if stdout is None or stderr_pipe is None:
-        raise RuntimeError("ripgrep was started without output pipes")
-    lines: list[str] = []
-    timed_out = finished = False
     try:
-        async with asyncio.timeout(GREP_TIMEOUT_SECONDS):
-            while len(lines) <= args.max_results:
-                raw = await stdout.readline()
-                if not raw:
-                    finished = True
-                    break
-                line = _strip_newline(raw.decode("utf-8", errors="replace"))
-                line = _RG_OMITTED.sub(rf"\1{LONG_LINE_NOTE}", line)
-                lines.append(line.removeprefix("./"))
-    except TimeoutError:
-        timed_out = True
-    finally:
-        if not finished and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(process.pid, signal.SIGKILL)
-        stderr = await stderr_pipe.read()
-        await process.wait()
-    more = len(lines) > args.max_results
-    if not lines and not timed_out and process.returncode == 2:
-        message = stderr.decode("utf-8", errors="replace").strip()
+        result = await run_sandboxed(
+            argv, policy, timeout=GREP_TIMEOUT_SECONDS, max_output=MAX_GREP_OUTPUT_BYTES
+        )
+    except SandboxUnavailable as exc:
+        return _GrepOutcome([], error=f"Not run: {exc}.")
+    except OSError as exc:
+        return _GrepOutcome([], error=f"The search could not start: {exc.strerror or exc}.")
+    raw = result.stdout
+    if result.truncated:
+        raw = raw[: raw.rfind("\n", 0, raw.rfind("[output truncated")) + 1]
+    lines: list[str] = []
+    for line in raw.splitlines()[: args.max_results + 1]:
+        line = _RG_OMITTED.sub(rf"\1{LONG_LINE_NOTE}", line)
+        lines.append(line.removeprefix("./"))
+    more = len(lines) > args.max_results or result.truncated
+    if not lines and not result.timed_out and result.exit_code == 2:
+        message = result.stderr.strip()
         return _GrepOutcome(
             [], error=f"The search failed: {message or 'ripgrep exited with status 2'}"
         )
-    return _GrepOutcome(lines[: args.max_results], more=more, timed_out=timed_out)
+    return _GrepOutcome(lines[: args.max_results], more=more, timed_out=result.timed_out)
 
 
 def _walk_files(target: Path) -> Iterator[Path]:

@@ -1,21 +1,18 @@
 """The git tools: status, diff and log to look, commit, branch, checkout and push to change.
 
-Git runs as a subprocess with an argument vector (never through a shell), in the workspace,
-with stdin from ``/dev/null``, a timeout, no pager and no terminal prompt, so a call can never
-wait for a human at the bot's console. The environment is built from scratch: the bot's
-secrets do not reach git or its hooks, and ``GIT_CEILING_DIRECTORIES`` stops git from walking
-up into a repository that contains the workspace. Branch and remote names from the model are
+Git runs with an argument vector (never through a shell) inside the agent's sandbox
+(``plancord.core.shell.sandbox``), like every process an agent causes: it sees only the
+workspace (read-only while planning), has no network unless the operator allowed it, starts
+with the sandbox's environment (no secrets, no pager, no prompt, no discovery above the
+workspace) and with every program-running config key a repository could set switched off.
+Diffs never run an external diff or a textconv. Branch and remote names from the model are
 checked (``git check-ref-format``, no leading ``-`` or ``+``) so none can be read as an
 option or a force-push refspec.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
-import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, ClassVar
@@ -25,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
 from plancord.agent.tools.paths import PathOutsideWorkspace, display_path, resolve_in_workspace
 from plancord.core.gate import ToolKind
+from plancord.core.shell.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
 
 GIT_TIMEOUT_SECONDS = 30.0
 PUSH_TIMEOUT_SECONDS = 120.0
@@ -32,9 +30,6 @@ MAX_GIT_OUTPUT_BYTES = 100_000
 MAX_LOG_COUNT = 100
 MAX_COMMIT_MESSAGE_CHARS = 10_000
 MAX_REF_CHARS = 200
-_KEPT_ENV = ("PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "SSH_AUTH_SOCK")
-_SAFE_CONFIG = ("-c", "core.fsmonitor=false", "-c", "core.quotePath=false")
-_READ_BLOCK = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,80 +53,36 @@ class GitOutput:
         return "\n".join(parts)
 
 
-def git_environment(workspace: Path) -> dict[str, str]:
-    """A minimal environment: no secrets, no pager, no prompt, no discovery above the workspace."""
-    environment = {name: os.environ[name] for name in _KEPT_ENV if name in os.environ}
-    environment.setdefault("PATH", os.defpath)
-    environment.update(
-        LANG="C.UTF-8",
-        LC_ALL="C.UTF-8",
-        TERM="dumb",
-        PAGER="cat",
-        GIT_PAGER="cat",
-        GIT_TERMINAL_PROMPT="0",
-        GIT_CEILING_DIRECTORIES=str(workspace.resolve().parent),
-    )
-    return environment
-
-
-async def _read_capped(stream: asyncio.StreamReader, into: bytearray, limit: int) -> bool:
-    """Read ``stream`` to its end, keeping the first ``limit`` bytes; True when more came."""
-    cut = False
-    while block := await stream.read(_READ_BLOCK):
-        room = limit - len(into)
-        if room > 0:
-            into += block[:room]
-        if len(block) > room:
-            cut = True
-    return cut
-
-
 async def run_git(
-    workspace: Path,
+    policy: SandboxPolicy,
     *args: str,
     timeout: float = GIT_TIMEOUT_SECONDS,  # noqa: ASYNC109 - the subprocess's own deadline
     max_output: int = MAX_GIT_OUTPUT_BYTES,
+    extra_env: Mapping[str, str] | None = None,
 ) -> GitOutput:
-    """Run ``git <args>`` in ``workspace``; never raises for git's own failures."""
+    """Run ``git <args>`` in the policy's workspace, inside the agent's sandbox.
+
+    Never raises for git's own failures, nor when the sandbox cannot start (the output then
+    says why, and nothing ran).
+    """
     try:
-        process = await asyncio.create_subprocess_exec(
-            "git",
-            "--no-pager",
-            *_SAFE_CONFIG,
-            *args,
-            cwd=workspace,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=git_environment(workspace),
-            start_new_session=True,
+        result = await run_sandboxed(
+            ["git", "--no-pager", *args],
+            policy,
+            timeout=timeout,
+            max_output=max_output,
+            extra_env=extra_env,
         )
+    except SandboxUnavailable as exc:
+        return GitOutput(None, "", f"Not run: {exc}.")
     except OSError as exc:
         return GitOutput(None, "", f"Cannot run git: {exc.strerror or exc}.")
-    stdout, stderr = process.stdout, process.stderr
-    if stdout is None or stderr is None:
-        raise RuntimeError("git was started without output pipes")
-    out, err = bytearray(), bytearray()
-    truncated = timed_out = False
-    try:
-        async with asyncio.timeout(timeout):
-            truncated, _ = await asyncio.gather(
-                _read_capped(stdout, out, max_output), _read_capped(stderr, err, max_output)
-            )
-            await process.wait()
-    except TimeoutError:
-        timed_out = True
-    finally:
-        if process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-            await process.wait()
     return GitOutput(
-        code=None if timed_out else process.returncode,
-        stdout=out.decode("utf-8", errors="replace"),
-        stderr=err.decode("utf-8", errors="replace"),
-        timed_out=timed_out,
-        truncated=truncated,
+        code=result.exit_code,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        timed_out=result.timed_out,
+        truncated=result.truncated,
     )
 
 
@@ -157,11 +108,11 @@ def _starts_like_option(name: str) -> bool:
     return name.startswith(("-", "+"))
 
 
-async def check_branch_name(workspace: Path, name: str) -> str | None:
+async def check_branch_name(policy: SandboxPolicy, name: str) -> str | None:
     """None when ``name`` is a usable branch name, otherwise what is wrong with it."""
     if _starts_like_option(name):
         return f"{name!r} is not a valid branch name: it may not start with '-' or '+'."
-    output = await run_git(workspace, "check-ref-format", "--branch", name)
+    output = await run_git(policy, "check-ref-format", "--branch", name)
     if not output.ok or output.stdout.strip() != name:
         return (
             f"{name!r} is not a valid branch name (no spaces, '..', '~', '^', ':', '?', '*', "
@@ -206,7 +157,7 @@ class GitStatusTool(Tool[GitStatusInput]):
         return "status"
 
     async def run(self, args: GitStatusInput, ctx: ToolContext) -> ToolResult:
-        output = await run_git(ctx.workspace, "status", "--porcelain=v1", "--branch")
+        output = await run_git(ctx.policy, "status", "--porcelain=v1", "--branch")
         if not output.ok:
             return git_failure("git status", output)
         text = output.stdout.rstrip("\n")
@@ -251,7 +202,7 @@ class GitDiffTool(Tool[GitDiffInput]):
             if isinstance(paths, ToolResult):
                 return paths
             argv += ["--", *paths]
-        output = await run_git(ctx.workspace, *argv)
+        output = await run_git(ctx.policy, *argv)
         if not output.ok:
             return git_failure("git diff", output)
         if not output.stdout.strip():
@@ -301,7 +252,7 @@ class GitLogTool(Tool[GitLogInput]):
             if isinstance(paths, ToolResult):
                 return paths
             argv += ["--", *paths]
-        output = await run_git(ctx.workspace, *argv)
+        output = await run_git(ctx.policy, *argv)
         if not output.ok:
             if "does not have any commits yet" in output.stderr:
                 return ToolResult("No commits yet on this branch.")
@@ -354,10 +305,10 @@ class GitCommitTool(Tool[GitCommitInput]):
             if isinstance(paths, ToolResult):
                 return paths
             pathspec = ["--", *paths]
-        added = await run_git(ctx.workspace, "add", "-A", *pathspec)
+        added = await run_git(ctx.policy, "add", "-A", *pathspec)
         if not added.ok:
             return git_failure("git add", added)
-        staged = await run_git(ctx.workspace, "diff", "--cached", "--quiet", *pathspec)
+        staged = await run_git(ctx.policy, "diff", "--cached", "--quiet", *pathspec)
         if staged.code == 0:
             where = " in " + ", ".join(pathspec[1:]) if pathspec else ""
             return ToolResult.error(
@@ -367,7 +318,7 @@ class GitCommitTool(Tool[GitCommitInput]):
         if staged.code != 1:
             return git_failure("git diff --cached", staged)
         committed = await run_git(
-            ctx.workspace, "commit", "--no-edit", f"--message={args.message}", *pathspec
+            ctx.policy, "commit", "--no-edit", f"--message={args.message}", *pathspec
         )
         if not committed.ok:
             return git_failure("git commit", committed)
@@ -397,7 +348,7 @@ class GitBranchTool(Tool[GitBranchInput]):
         return f"branch {args.name}" + (f" {args.start_point}" if args.start_point else "")
 
     async def run(self, args: GitBranchInput, ctx: ToolContext) -> ToolResult:
-        problem = await check_branch_name(ctx.workspace, args.name)
+        problem = await check_branch_name(ctx.policy, args.name)
         if problem:
             return ToolResult.error(problem)
         argv = ["branch", args.name]
@@ -407,11 +358,11 @@ class GitBranchTool(Tool[GitBranchInput]):
                     f"{args.start_point!r} is not a commit, branch or tag name."
                 )
             argv.append(args.start_point)
-        created = await run_git(ctx.workspace, *argv)
+        created = await run_git(ctx.policy, *argv)
         if not created.ok:
             return git_failure("git branch", created)
-        head = await run_git(ctx.workspace, "rev-parse", "--short", args.name)
-        current = await run_git(ctx.workspace, "symbolic-ref", "--quiet", "--short", "HEAD")
+        head = await run_git(ctx.policy, "rev-parse", "--short", args.name)
+        current = await run_git(ctx.policy, "symbolic-ref", "--quiet", "--short", "HEAD")
         on = current.stdout.strip() or "a detached HEAD"
         return ToolResult(
             f"Created branch {args.name} at {head.stdout.strip()}; you are still on {on}. "
@@ -445,7 +396,7 @@ class GitCheckoutTool(Tool[GitCheckoutInput]):
 
     async def run(self, args: GitCheckoutInput, ctx: ToolContext) -> ToolResult:
         if args.create:
-            problem = await check_branch_name(ctx.workspace, args.ref)
+            problem = await check_branch_name(ctx.policy, args.ref)
             if problem:
                 return ToolResult.error(problem)
             argv = ["checkout", "-b", args.ref]
@@ -453,7 +404,7 @@ class GitCheckoutTool(Tool[GitCheckoutInput]):
             if _starts_like_option(args.ref):
                 return ToolResult.error(f"{args.ref!r} is not a branch, commit or tag name.")
             argv = ["checkout", args.ref, "--"]
-        switched = await run_git(ctx.workspace, *argv)
+        switched = await run_git(ctx.policy, *argv)
         if not switched.ok:
             return git_failure("git checkout", switched)
         return ToolResult(switched.message or f"Switched to {args.ref}.")
@@ -490,7 +441,7 @@ class GitPushTool(Tool[GitPushInput]):
     async def run(self, args: GitPushInput, ctx: ToolContext) -> ToolResult:
         if _starts_like_option(args.remote):
             return ToolResult.error(f"{args.remote!r} is not a remote name.")
-        remotes = await run_git(ctx.workspace, "remote")
+        remotes = await run_git(ctx.policy, "remote")
         if not remotes.ok:
             return git_failure("git remote", remotes)
         names = remotes.stdout.split()
@@ -499,17 +450,17 @@ class GitPushTool(Tool[GitPushInput]):
             return ToolResult.error(f"There is no remote named {args.remote!r} (remotes: {known}).")
         branch = args.branch
         if branch is None:
-            current = await run_git(ctx.workspace, "symbolic-ref", "--quiet", "--short", "HEAD")
+            current = await run_git(ctx.policy, "symbolic-ref", "--quiet", "--short", "HEAD")
             branch = current.stdout.strip()
             if not current.ok or not branch:
                 return ToolResult.error(
                     "HEAD is detached, so there is no current branch to push; pass `branch`."
                 )
-        problem = await check_branch_name(ctx.workspace, branch)
+        problem = await check_branch_name(ctx.policy, branch)
         if problem:
             return ToolResult.error(problem)
         pushed = await run_git(
-            ctx.workspace,
+            ctx.policy,
             "push",
             "--set-upstream",
             args.remote,

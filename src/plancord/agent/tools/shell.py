@@ -2,7 +2,8 @@
 
 The tool is ``mutating`` because a shell can do anything. It reports the classifier's verdict
 (``shell_verdict``) so the gate can still let read-only commands run in plan mode, and it
-runs every command through ``run_shell``, inside the kernel sandbox whenever the gate said so
+runs every command through ``run_shell`` inside the agent's sandbox (``ctx.policy``): the
+workspace read-only while planning, with the Landlock inner wall when the gate asked for it
 (``ctx.sandbox``). The model may shorten the operator's timeout, never extend it.
 """
 
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
 from plancord.core.gate import ToolKind
 from plancord.core.shell.readonly import Verdict, classify
-from plancord.core.shell.sandbox import SandboxUnavailable, ShellResult, run_shell
+from plancord.core.shell.sandbox import ProcessResult, SandboxUnavailable, run_shell
 
 MAX_COMMAND_CHARS = 20_000
 MAX_TIMEOUT_SECONDS = 3600.0
@@ -49,8 +50,10 @@ class BashExecuteTool(Tool[BashExecuteInput]):
         "variables do not carry over, so chain with `&&`. Output is capped (100 KB unless "
         "configured otherwise) and the command is killed at its timeout together with "
         "anything it started. Prefer view, glob, grep and the git tools where they fit. "
-        "In plan mode only read-only commands run (ls, cat, grep, find without -exec, "
-        "git log/show/diff, ...), inside a sandbox where writing fails."
+        "Commands run in a sandbox that sees only the workspace and the system's programs, "
+        "with no network unless the operator allowed it. In plan mode only read-only "
+        "commands run (ls, cat, grep, find without -exec, git log/show/diff, ...) and "
+        "writing fails."
     )
     kind: ClassVar[ToolKind] = ToolKind.MUTATING
     Input: ClassVar[type[BaseModel]] = BashExecuteInput
@@ -67,25 +70,24 @@ class BashExecuteTool(Tool[BashExecuteInput]):
         try:
             result = await run_shell(
                 args.command,
-                ctx.workspace,
-                sandbox=ctx.sandbox,
+                ctx.policy,
                 timeout=timeout,
                 max_output=ctx.shell.max_output_bytes,
             )
         except SandboxUnavailable as exc:
-            return ToolResult.error(str(exc))
+            return ToolResult.error(f"Not run: {exc}.")
         except OSError as exc:
             return ToolResult.error(f"Could not run the command: {exc.strerror or exc}.")
         return format_shell_result(result, timeout)
 
 
-def format_shell_result(result: ShellResult, timeout: float) -> ToolResult:
+def format_shell_result(result: ProcessResult, timeout: float) -> ToolResult:
     """The output followed by one status line; a timeout is an error, a non-zero exit is not."""
     output = result.output.rstrip("\n") or "(no output)"
     if result.timed_out:
         status = f"[timed out after {timeout:g} s; the command and its children were killed]"
     else:
         status = f"[exit code {result.exit_code}]"
-    if result.sandboxed:
+    if result.read_only:
         status += " [ran in the read-only plan-mode sandbox]"
     return ToolResult(f"{output}\n{status}", is_error=result.timed_out)

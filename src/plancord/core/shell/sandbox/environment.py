@@ -1,0 +1,48 @@
+"""The environment every sandboxed process starts with: an allow-list, never the bot's own.
+
+Why this exists: the bot's environment holds its tokens. A process an agent causes gets only
+what is written here, whatever the bot's environment holds: the system's ``PATH``, a private
+``HOME`` and ``TMPDIR``, a UTF-8 locale, no terminal, no pager, git without prompts, without
+optional index writes, without system or global config, and with every program-running key
+switched off (``git_config``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from plancord.core.shell.sandbox import git_config
+from plancord.core.shell.sandbox.policy import SANDBOX_PATH
+
+FIXED_ENVIRONMENT: Mapping[str, str] = {
+    "PATH": SANDBOX_PATH,
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "TERM": "dumb",
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+}
+
+
+def sandbox_environment(
+    workspace: Path,
+    home: str,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The whole environment of one run in ``workspace`` with ``home`` as HOME and TMPDIR.
+
+    ``extra`` (the caller's additions, such as a commit identity) is applied before the git
+    overrides, so it can never switch one of them back on.
+    """
+    environment = dict(FIXED_ENVIRONMENT)
+    environment.update(HOME=home, TMPDIR=home)
+    environment["GIT_CEILING_DIRECTORIES"] = str(workspace.parent)
+    if extra:
+        environment.update(extra)
+    environment.update(git_config.config_environment(git_config.overrides(workspace)))
+    return environment

@@ -1,0 +1,434 @@
+"""The one way an agent's process starts: inside its sandbox, off the event loop, bounded.
+
+Why this exists: every process an agent causes (``bash_execute``, the git tools, ripgrep
+behind ``grep``, anything added later) must be walled in the same way, so they all start
+here, through :func:`run_sandboxed`. It picks the layer (bubblewrap, else the Landlock
+fallback, else a refusal unless the operator turned the sandbox off), builds the argv from
+the :class:`~plancord.core.shell.sandbox.policy.SandboxPolicy`, and runs the process's whole
+life in a worker thread of its own pool: the fork, the reads, the wait and the kill never
+happen on the event loop that every agent and the Discord connection share.
+
+Lifecycle of a run: stdin from ``/dev/null``; a new session; the environment from
+``environment.py`` only; output read as it comes, the first ``max_output`` bytes of each
+stream kept and the rest counted and dropped; at the deadline, or when the awaiting task is
+cancelled, the whole sandbox is killed (bubblewrap's pid namespace dies with it; the
+fallback's supervisor kills what was reparented to it); when the command ends, whatever it
+left running dies with it. Nothing outlives the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import dataclasses
+import functools
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plancord.core.shell.sandbox import landlock
+from plancord.core.shell.sandbox.environment import sandbox_environment
+from plancord.core.shell.sandbox.policy import (
+    ETC_ENTRIES,
+    SANDBOX_TMP,
+    SYSTEM_DIRS,
+    HostLayout,
+    Layer,
+    LayerChoice,
+    SandboxPolicy,
+    bwrap_argv,
+    landlock_argv,
+)
+
+#: Sandboxed runs in flight at once; more wait for a thread (never the event loop).
+MAX_CONCURRENT_RUNS = 64
+_EXECUTOR = ThreadPoolExecutor(MAX_CONCURRENT_RUNS, thread_name_prefix="plancord-sandbox")
+_POLL_SECONDS = 0.05
+_READ_BLOCK = 64 * 1024
+_DRAIN_GRACE_SECONDS = 1.0
+_STOP_GRACE_SECONDS = 1.0
+
+_NO_LANDLOCK = (
+    "needs the Landlock kernel sandbox (Linux 5.13 or later built with "
+    "CONFIG_SECURITY_LANDLOCK=y and 'landlock' in the lsm= boot parameter)"
+)
+
+
+class SandboxUnavailable(Exception):
+    """No configured sandbox layer works here; the message says what to do. Nothing ran."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessResult:
+    """What one sandboxed run produced.
+
+    ``exit_code`` is None when the timeout (or a cancellation) killed the command, 128+N
+    when signal N killed it. ``stdout`` holds stderr too when the run merged them. Each text
+    is decoded as UTF-8 (bad bytes replaced); a stream past ``max_output`` bytes keeps its
+    first bytes, ends with a note saying so, and sets ``truncated``.
+    """
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    truncated: bool
+    layer: Layer
+    read_only: bool
+
+    @property
+    def output(self) -> str:
+        return self.stdout
+
+
+@dataclass(slots=True)
+class _Capture:
+    limit: int
+    kept: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    def add(self, data: bytes) -> None:
+        room = self.limit - len(self.kept)
+        if room > 0:
+            self.kept += data[:room]
+        self.total += len(data)
+
+    def text(self) -> tuple[str, bool]:
+        truncated = self.total > self.limit
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        text = decoder.decode(bytes(self.kept), final=not truncated)
+        if truncated:
+            separator = "" if text.endswith("\n") or not text else "\n"
+            text += (
+                f"{separator}[output truncated: showing the first {self.limit:,} of "
+                f"{self.total:,} bytes]"
+            )
+        return text, truncated
+
+
+# -- what the host offers ----------------------------------------------------------------
+
+
+@functools.cache
+def host_layout() -> HostLayout:
+    """The host's system directories, /etc entries and Python, read once per process."""
+    symlinks: list[tuple[str, str]] = []
+    directories: list[str] = []
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            symlinks.append((path, os.readlink(path)))
+        elif os.path.isdir(path):
+            directories.append(path)
+    etc = tuple(entry for entry in ETC_ENTRIES if os.path.lexists(f"/etc/{entry}"))
+    return HostLayout(
+        symlinks=tuple(symlinks),
+        directories=tuple(directories),
+        etc_entries=etc,
+        python_prefix=os.path.realpath(sys.base_prefix),
+        python_executable=os.path.realpath(sys.executable),
+        trampoline=os.path.realpath(landlock.__file__),
+    )
+
+
+@functools.cache
+def bubblewrap_problem() -> str | None:
+    """None when bubblewrap can build a sandbox here, else why not (one line)."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    if not os.path.exists("/usr/bin/prlimit"):
+        return "prlimit is missing (Debian/Ubuntu: apt-get install util-linux)"
+    probe = SandboxPolicy(workspace=Path(tempfile.gettempdir()), writable=False)
+    argv = bwrap_argv(probe, host_layout(), ["/usr/bin/true"])
+    try:
+        done = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=sandbox_environment(probe.workspace, SANDBOX_TMP),
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not start: {exc}"
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        reason = said[-1] if said else f"exit status {done.returncode}"
+        return f"bubblewrap cannot create a sandbox here ({reason}); user namespaces are off?"
+    return None
+
+
+def choose_layer(choice: LayerChoice) -> Layer:
+    """The layer ``choice`` gives on this machine; SandboxUnavailable when none works.
+
+    Blocking the first time (it starts bubblewrap once to see that it works): call it from
+    a worker thread, as :func:`run_sandboxed` does.
+    """
+    if choice is LayerChoice.OFF:
+        return Layer.OFF
+    if choice in (LayerChoice.AUTO, LayerChoice.BUBBLEWRAP):
+        problem = bubblewrap_problem()
+        if problem is None:
+            return Layer.BUBBLEWRAP
+        if choice is LayerChoice.BUBBLEWRAP:
+            raise SandboxUnavailable(f"the agent sandbox cannot start: {problem}")
+    if landlock.landlock_abi() > 0:
+        return Layer.LANDLOCK
+    raise SandboxUnavailable(
+        "the agent sandbox cannot start: bubblewrap does not work here "
+        f"({bubblewrap_problem() or 'not chosen'}) and the fallback {_NO_LANDLOCK}; "
+        "install bubblewrap, or set `sandbox.layer: off` to run agent commands unsandboxed"
+    )
+
+
+# -- one run ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Spawn:
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    layer: Layer
+    private_tmp: str | None
+
+
+def _prepare(
+    command: Sequence[str],
+    policy: SandboxPolicy,
+    extra_env: Mapping[str, str] | None,
+) -> _Spawn:
+    """The argv and environment of one run; raises SandboxUnavailable or OSError."""
+    if not policy.workspace.is_dir():
+        raise FileNotFoundError(2, "the workspace is not a directory", str(policy.workspace))
+    policy = dataclasses.replace(policy, workspace=policy.workspace.resolve())
+    layer = choose_layer(policy.layer)
+    if policy.inner_wall and landlock.landlock_abi() == 0:
+        raise SandboxUnavailable(
+            f"the plan-mode shell's read-only wall {_NO_LANDLOCK}; enable Landlock, or set "
+            "`shell_sandbox: off` in the plan-mode settings to plan without it"
+        )
+    host = host_layout()
+    if layer is Layer.BUBBLEWRAP:
+        env = sandbox_environment(policy.workspace, SANDBOX_TMP, extra_env)
+        return _Spawn(bwrap_argv(policy, host, list(command)), env, policy.workspace, layer, None)
+    private_tmp = tempfile.mkdtemp(prefix="plancord-sandbox-")
+    env = sandbox_environment(policy.workspace, private_tmp, extra_env)
+    if layer is Layer.LANDLOCK:
+        argv = landlock_argv(policy, host, list(command), private_tmp=private_tmp)
+    else:
+        argv = policy.limits.prlimit_argv()
+        if policy.inner_wall:
+            argv += [host.python_executable, "-I", "-S", host.trampoline, "readonly", "--"]
+        argv += list(command)
+    return _Spawn(argv, env, policy.workspace, layer, private_tmp)
+
+
+def _exit_status(returncode: int) -> int:
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _stop(process: subprocess.Popen[bytes], layer: Layer) -> None:
+    """Kill the run and everything it started; never raises."""
+    if layer is Layer.LANDLOCK and process.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(_STOP_GRACE_SECONDS)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def _run_blocking(
+    spawn: _Spawn,
+    *,
+    timeout: float,
+    max_output: int,
+    merge_stderr: bool,
+    cancel: threading.Event,
+    read_only: bool,
+) -> ProcessResult:
+    deadline = time.monotonic() + timeout
+    out, err = _Capture(max_output), _Capture(max_output)
+    process = subprocess.Popen(
+        spawn.argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+        cwd=spawn.cwd,
+        env=spawn.env,
+        start_new_session=True,
+    )
+    timed_out = False
+    with selectors.DefaultSelector() as selector:
+        for stream, capture in ((process.stdout, out), (process.stderr, err)):
+            if stream is not None:
+                os.set_blocking(stream.fileno(), False)
+                selector.register(stream, selectors.EVENT_READ, capture)
+        exited_at: float | None = None
+        try:
+            while True:
+                now = time.monotonic()
+                if exited_at is None:
+                    if process.poll() is not None:
+                        _stop(process, spawn.layer)
+                        exited_at = now
+                    elif now >= deadline or cancel.is_set():
+                        timed_out = True
+                        break
+                if not selector.get_map():
+                    if exited_at is not None:
+                        break
+                    time.sleep(_POLL_SECONDS)
+                    continue
+                if exited_at is not None and now - exited_at > _DRAIN_GRACE_SECONDS:
+                    break
+                for key, _ in selector.select(_POLL_SECONDS):
+                    try:
+                        data = os.read(key.fd, _READ_BLOCK)
+                    except BlockingIOError:
+                        continue
+                    if data:
+                        key.data.add(data)
+                    else:
+                        selector.unregister(key.fileobj)
+        finally:
+            _stop(process, spawn.layer)
+            for stream in (process.stdout, process.stderr):
+                if stream is not None:
+                    stream.close()
+            process.wait()
+            if spawn.private_tmp is not None:
+                shutil.rmtree(spawn.private_tmp, ignore_errors=True)
+    stdout, cut_out = out.text()
+    stderr, cut_err = err.text()
+    return ProcessResult(
+        exit_code=None if timed_out else _exit_status(process.returncode),
+        stdout=stdout,
+        stderr=stderr,
+        timed_out=timed_out,
+        truncated=cut_out or cut_err,
+        layer=spawn.layer,
+        read_only=read_only,
+    )
+
+
+def _run_in_thread(
+    command: Sequence[str],
+    policy: SandboxPolicy,
+    *,
+    timeout: float,
+    max_output: int,
+    merge_stderr: bool,
+    extra_env: Mapping[str, str] | None,
+    cancel: threading.Event,
+) -> ProcessResult:
+    spawn = _prepare(command, policy, extra_env)
+    try:
+        return _run_blocking(
+            spawn,
+            timeout=timeout,
+            max_output=max_output,
+            merge_stderr=merge_stderr,
+            cancel=cancel,
+            read_only=not policy.writable or policy.inner_wall,
+        )
+    except BaseException:
+        if spawn.private_tmp is not None:
+            shutil.rmtree(spawn.private_tmp, ignore_errors=True)
+        raise
+
+
+async def run_sandboxed(
+    command: Sequence[str],
+    policy: SandboxPolicy,
+    *,
+    timeout: float,  # noqa: ASYNC109 - the sandbox's own deadline, part of the interface
+    max_output: int = 100_000,
+    merge_stderr: bool = False,
+    extra_env: Mapping[str, str] | None = None,
+) -> ProcessResult:
+    """Run ``command`` (an argv, never a shell line) inside the sandbox ``policy`` describes.
+
+    Raises SandboxUnavailable (nothing ran) when no allowed layer works here, OSError when
+    the workspace or the program cannot be used, ValueError for a bad timeout or cap.
+    Cancelling the awaiting task kills the sandbox before the cancellation propagates.
+    """
+    if not command:
+        raise ValueError("no command given")
+    if timeout <= 0:
+        raise ValueError(f"timeout must be positive, not {timeout}")
+    if max_output < 0:
+        raise ValueError(f"max_output must not be negative, not {max_output}")
+    cancel = threading.Event()
+    future = _EXECUTOR.submit(
+        _run_in_thread,
+        command,
+        policy,
+        timeout=timeout,
+        max_output=max_output,
+        merge_stderr=merge_stderr,
+        extra_env=extra_env,
+        cancel=cancel,
+    )
+    try:
+        return await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        cancel.set()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(asyncio.wrap_future(future), _STOP_GRACE_SECONDS * 3)
+        raise
+
+
+async def run_shell(
+    command: str,
+    policy: SandboxPolicy,
+    *,
+    timeout: float,  # noqa: ASYNC109 - the shell's own deadline
+    max_output: int = 100_000,
+) -> ProcessResult:
+    """``bash -c command`` in the sandbox, stdout and stderr interleaved."""
+    return await run_sandboxed(
+        ["bash", "-c", command],
+        policy,
+        timeout=timeout,
+        max_output=max_output,
+        merge_stderr=True,
+    )
+
+
+def sandbox_run(workspace: Path, argv: Sequence[str], policy: SandboxPolicy | None = None) -> int:
+    """``plancord sandbox-run``: ``argv`` in the plan-mode sandbox with this process's stdio.
+
+    No shell, no classifier. Returns the command's exit status (128+N when signal N killed
+    it), or 2 after a one-line error on stderr when the workspace is missing or no sandbox
+    layer works here.
+    """
+    if not argv:
+        print("plancord sandbox-run: no command given", file=sys.stderr)
+        return 2
+    if not workspace.is_dir():
+        print(f"plancord sandbox-run: workspace {workspace} is not a directory", file=sys.stderr)
+        return 2
+    policy = policy or SandboxPolicy(workspace=workspace.resolve(), writable=False, inner_wall=True)
+    try:
+        spawn = _prepare(argv, policy, None)
+    except SandboxUnavailable as exc:
+        print(f"plancord sandbox-run: {exc}", file=sys.stderr)
+        return 2
+    try:
+        completed = subprocess.run(spawn.argv, cwd=spawn.cwd, env=spawn.env, check=False)
+    finally:
+        if spawn.private_tmp is not None:
+            shutil.rmtree(spawn.private_tmp, ignore_errors=True)
+    return _exit_status(completed.returncode)
