@@ -19,6 +19,7 @@ from plancord.config import (
     ConfigError,
     DiscordConfig,
     PlanModeOverrides,
+    SandboxConfig,
     Secrets,
     ShellConfig,
     load_config,
@@ -116,6 +117,7 @@ def test_example_file_shows_and_explains_every_key() -> None:
         "discord": DiscordConfig,
         "anthropic": AnthropicConfig,
         "shell": ShellConfig,
+        "sandbox": SandboxConfig,
         "plan_mode": PlanModeSettings,
         "agents.reviewer": AgentConfig,
         "channels": None,
@@ -132,7 +134,14 @@ def test_example_file_shows_and_explains_every_key() -> None:
 
     field_names = {
         name
-        for model in (Config, DiscordConfig, AnthropicConfig, ShellConfig, PlanModeSettings)
+        for model in (
+            Config,
+            DiscordConfig,
+            AnthropicConfig,
+            ShellConfig,
+            SandboxConfig,
+            PlanModeSettings,
+        )
         for name in model.model_fields
     } | set(AgentConfig.model_fields)
     lines = text.splitlines()

@@ -72,7 +72,7 @@ def test_a_healthy_setup_is_all_ok(ready: Path) -> None:
     ]
     assert by_what(found, "database").line().endswith(f"schema version {LATEST} (newest)")
     assert by_what(found, "Landlock").line() == (
-        "ok  Landlock ABI 6: plan-mode shell runs in the kernel sandbox"
+        "ok  Landlock ABI 6: the read-only inner wall while planning"
     )
 
 

@@ -234,9 +234,37 @@ def _sandbox_required_by(config: Config) -> list[str]:
     return places
 
 
+def check_agent_sandbox(config: Config | None) -> Check:
+    """Which layer walls in agent processes here, and why; a FAIL when none would run."""
+    from plancord.core.shell.sandbox import LayerChoice, SandboxUnavailable, choose_layer
+    from plancord.core.shell.sandbox.runner import bubblewrap_problem
+
+    choice = config.sandbox.layer if config is not None else LayerChoice.AUTO
+    if choice is LayerChoice.OFF:
+        return _warn(
+            "agent sandbox",
+            "sandbox.layer is off: agent commands run as the bot's user and can reach its "
+            "secrets, its database and every other agent's workspace",
+            "install bubblewrap and set sandbox.layer: auto",
+        )
+    try:
+        layer = choose_layer(choice)
+    except SandboxUnavailable as exc:
+        return _fail("agent sandbox", str(exc), "install bubblewrap (apt-get install bubblewrap)")
+    if layer.value == "bubblewrap":
+        return _ok("agent sandbox: bubblewrap (namespaces; only the workspace is visible)")
+    return _warn(
+        "agent sandbox",
+        f"Landlock fallback only ({bubblewrap_problem()}): reads and writes are confined and "
+        "TCP is off, but UDP and unix sockets are not, and agent processes share the bot's "
+        "pid and network namespaces",
+        "install bubblewrap and allow unprivileged user namespaces",
+    )
+
+
 def check_landlock(abi: int, config: Config | None) -> Check:
     if abi > 0:
-        return _ok(f"Landlock ABI {abi}: plan-mode shell runs in the kernel sandbox")
+        return _ok(f"Landlock ABI {abi}: the read-only inner wall while planning")
     enable = "enable Landlock (Linux ≥ 5.13 with lsm=landlock)"
     if config is None:
         return _warn(
@@ -294,6 +322,7 @@ def diagnose(
         yield check_database(config.database_path, latest)
     yield check_git()
     yield check_ripgrep()
+    yield check_agent_sandbox(config)
     yield check_landlock((landlock or landlock_abi)(), config)
     yield from check_tokens(os.environ if environ is None else environ)
 

@@ -183,24 +183,29 @@ class World:
 
 
 async def start_world(
-    data_dir: Path, script: Script = (), *, plan_mode: dict[str, Any] | None = None
+    data_dir: Path,
+    script: Script = (),
+    *,
+    plan_mode: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
 ) -> World:
     """Start the fake model and the bot under SimCord over ``data_dir``; ``World.close`` ends
-    it."""
+    it. ``config`` adds sections of the config file (``sandbox``, ``agents``, ...)."""
     server = await FakeAnthropicServer(script).start()
-    config = Config.model_validate(
+    settings = Config.model_validate(
         {
+            **(config or {}),
             "data_dir": str(data_dir),
             "anthropic": {"model": MODEL},
             "plan_mode": plan_mode or {},
         }
     )
     clock = SimClock()
-    env = simcord.Env(make_bot(config, server, clock))
+    env = simcord.Env(make_bot(settings, server, clock))
     clock.env = env
     try:
         await env.start()
     except BaseException:
         await server.stop()
         raise
-    return World(env, server, config, clock, data_dir)
+    return World(env, server, settings, clock, data_dir)
