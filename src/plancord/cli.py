@@ -86,7 +86,6 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from plancord.config import ConfigError, Secrets, load_config
-
     from plancord.hardening import harden
 
     try:
