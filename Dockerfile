@@ -11,9 +11,10 @@
 # without --config:
 #   docker exec plancord plancord doctor
 #   docker exec plancord plancord plan status --agent NAME
-# Plan-mode shell needs Landlock in the host's kernel (Linux 5.13 or later with lsm=landlock);
-# plancord doctor reports it, and the health check fails without it unless the config sets
-# plan_mode.shell_sandbox: off.
+# Agent commands run in bubblewrap, which needs user namespaces; Docker's default seccomp
+# profile forbids them, so there the Landlock fallback is used (Linux 5.13 or later with
+# lsm=landlock). plancord doctor reports the layer, and the health check fails when neither
+# works unless the config sets sandbox.layer: off.
 
 FROM python:3.11-slim
 
@@ -23,7 +24,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PLANCORD_MIGRATIONS_DIR=/app/migrations
 
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git ripgrep \
+    && apt-get install -y --no-install-recommends git ripgrep bubblewrap \
     && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 plancord \

@@ -157,7 +157,7 @@ def test_apt_installs_git_and_ripgrep_lean() -> None:
     apt = [i.args for i in all_of("RUN") if "apt-get install" in i.args]
     assert len(apt) == 1
     words = apt[0].split()
-    assert {"git", "ripgrep", "--no-install-recommends", "-y"} <= set(words)
+    assert {"git", "ripgrep", "bubblewrap", "--no-install-recommends", "-y"} <= set(words)
     assert "apt-get update" in apt[0]
     assert "rm -rf /var/lib/apt/lists/*" in apt[0]
 
