@@ -66,6 +66,7 @@ def test_a_healthy_setup_is_all_ok(ready: Path) -> None:
         "database",
         "git:",
         "ripgrep:",
+        "agent",
         "Landlock",
         "DISCORD_TOKEN:",
         "ANTHROPIC_API_KEY:",
@@ -296,7 +297,7 @@ def test_as_a_subprocess_it_is_quick_and_prints_no_secret(ready: Path, tmp_path:
         assert secret not in result.stdout + result.stderr
     assert result.stderr == ""
     lines = result.stdout.splitlines()
-    assert len(lines) == 9
+    assert len(lines) == 10
     assert all(line.startswith(("ok  ", "warn ", "FAIL ")) for line in lines)
     assert result.returncode == (1 if any(line.startswith("FAIL") for line in lines) else 0)
     assert elapsed < 10
@@ -313,3 +314,16 @@ def test_as_a_subprocess_it_is_quick_and_prints_no_secret(ready: Path, tmp_path:
     )
     assert unset.returncode == 1
     assert "FAIL DISCORD_TOKEN: not set" in unset.stdout
+
+
+def test_the_agent_sandbox_layer_is_reported(tmp_path: Path) -> None:
+    found = by_what(checks(write_config(tmp_path)), "agent sandbox")
+    assert (
+        found.line() == "ok  agent sandbox: bubblewrap (namespaces; only the workspace is visible)"
+    )
+
+
+def test_a_sandbox_switched_off_is_a_warning(tmp_path: Path) -> None:
+    found = by_what(checks(write_config(tmp_path, "sandbox:\n  layer: 'off'\n")), "agent sandbox")
+    assert found.status is Status.WARN
+    assert "can reach its secrets" in found.line()
