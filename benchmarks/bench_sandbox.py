@@ -69,7 +69,7 @@ async def main(runs: int) -> None:
     with tempfile.TemporaryDirectory() as directory:
         workspace = Path(directory)
         (workspace / "a.txt").write_text("hello\n")
-        subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+        await plain(["git", "init", "-q"], workspace)()
         policies = {
             "bubblewrap": SandboxPolicy(workspace, writable=True, layer=LayerChoice.BUBBLEWRAP),
             "bwrap+landlock": SandboxPolicy(
