@@ -14,6 +14,10 @@ cannot override them. Two kinds:
 * fixed keys (:data:`FIXED_OVERRIDES`) for programs whose key has a fixed name;
 * ``diff.external``, when the repository sets it, is set to the empty string (an external
   diff then fails instead of running; setting it always would break every diff);
+* ``remote.<name>.uploadpack``/``receivepack`` and ``core.gitProxy`` take the *first* of
+  several values, so a later setting cannot replace the repository's: when the repository
+  sets one, the transport that would run it is switched off instead (``protocol.file.allow``
+  or ``protocol.git.allow`` = ``never``), and git fails rather than run the program;
 * keys named after a driver or remote the repository declares (``filter.<name>.clean``,
   ``diff.<name>.textconv``, ``remote.<name>.uploadpack``, ...): their names are read from
   the repository's config files (:func:`declared_names`) before each run, and each program
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Program-running keys with fixed names, and the value that switches each off.
@@ -132,9 +137,24 @@ def _config_files(git_dir: Path, workspace: Path) -> Iterator[tuple[Path, str]]:
                 queue.append(included)
 
 
-def declared_names(workspace: Path) -> tuple[dict[str, set[str]], bool]:
-    """Every driver and remote name the workspace's repository config declares, by section,
-    and whether it sets ``diff.external``.
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """What a repository's config declares that the overrides must answer.
+
+    ``names``: driver and remote names, by section. ``external_diff``: it sets
+    ``diff.external``. ``blocked_protocols``: transports to switch off because the config
+    names a program for them that a later setting cannot replace (``remote.<name>.
+    uploadpack`` and ``receivepack`` run locally for a local remote, the first of several
+    wins; likewise ``core.gitProxy`` for ``git://``).
+    """
+
+    names: dict[str, set[str]] = field(default_factory=dict)
+    external_diff: bool = False
+    blocked_protocols: frozenset[str] = frozenset()
+
+
+def declared_names(workspace: Path) -> Declared:
+    """What the workspace's repository config declares (:class:`Declared`).
 
     Reads ``.git/config`` (or the config of the directory a ``.git`` file points to),
     ``config.worktree`` and the files they include. Over-approximates on purpose: every
@@ -147,25 +167,31 @@ def declared_names(workspace: Path) -> tuple[dict[str, set[str]], bool]:
             git_dir = (workspace / pointer.removeprefix("gitdir:").strip()).resolve()
     names: dict[str, set[str]] = {}
     external_diff = False
+    blocked: set[str] = set()
     root = workspace.resolve()
     if not git_dir.resolve().is_relative_to(root):
-        return names, external_diff
+        return Declared()
     for _, text in _config_files(git_dir, root):
         for section, sub, key in _entries(text):
             if sub is not None and section in _DRIVER_KEYS:
                 names.setdefault(section, set()).add(sub)
-            elif (section, sub, key) == ("diff", None, "external"):
+            if (section, sub, key) == ("diff", None, "external"):
                 external_diff = True
-    return names, external_diff
+            elif section == "remote" and key in ("uploadpack", "receivepack"):
+                blocked.add("file")
+            elif (section, key) == ("core", "gitproxy"):
+                blocked.add("git")
+    return Declared(names, external_diff, frozenset(blocked))
 
 
 def overrides(workspace: Path) -> list[tuple[str, str]]:
     """The fixed overrides and one per program key of each name the repository declares."""
-    names, external_diff = declared_names(workspace)
+    declared = declared_names(workspace)
     result = list(FIXED_OVERRIDES)
-    if external_diff:
+    if declared.external_diff:
         result.append(("diff.external", ""))
-    for section, subs in sorted(names.items()):
+    result += [(f"protocol.{name}.allow", "never") for name in sorted(declared.blocked_protocols)]
+    for section, subs in sorted(declared.names.items()):
         for sub in sorted(subs):
             result += [(f"{section}.{sub}.{key}", value) for key, value in _DRIVER_KEYS[section]]
     return result
