@@ -142,7 +142,11 @@ def require_landlock(minimum: int = 1) -> None:
 
 
 async def fallback(
-    command: str, workspace: Path, *, writable: bool = True, timeout: float = 20
+    command: str,
+    workspace: Path,
+    *,
+    writable: bool = True,
+    timeout: float = 20,  # noqa: ASYNC109
 ) -> ProcessResult:
     policy = SandboxPolicy(workspace=workspace, writable=writable, layer=LayerChoice.LANDLOCK)
     return await run_sandboxed(["bash", "-c", command], policy, timeout=timeout, merge_stderr=True)
@@ -261,7 +265,7 @@ async def test_no_layer_means_no_run(workspace: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(runner, "bubblewrap_problem", lambda: "bubblewrap is not installed")
     monkeypatch.setattr(landlock_module, "landlock_abi", lambda: 0)
     policy = SandboxPolicy(workspace=workspace, writable=True)
-    with pytest.raises(SandboxUnavailable, match="sandbox.layer: off"):
+    with pytest.raises(SandboxUnavailable, match=r"sandbox\.layer: off"):
         await run_sandboxed(["touch", "ran"], policy, timeout=5)
     assert not (workspace / "ran").exists()
     bubblewrap_only = SandboxPolicy(
