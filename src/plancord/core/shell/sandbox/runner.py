@@ -289,7 +289,8 @@ def _run_blocking(
                 if not selector.get_map():
                     if exited_at is not None:
                         break
-                    time.sleep(_POLL_SECONDS)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        process.wait(min(_POLL_SECONDS, max(deadline - now, 0.001)))
                     continue
                 if exited_at is not None and now - exited_at > _DRAIN_GRACE_SECONDS:
                     break
