@@ -23,7 +23,7 @@ from plancord.core.shell.sandbox import (
     runner,
 )
 from plancord.core.shell.sandbox import landlock as landlock_module
-from plancord.core.shell.sandbox.policy import HostLayout, bwrap_argv
+from plancord.core.shell.sandbox.policy import HostLayout, SandboxSettings, bwrap_argv
 
 HOST = HostLayout(
     symlinks=(("/bin", "usr/bin"),),
@@ -300,3 +300,14 @@ async def test_the_run_happens_off_the_event_loop(workspace: Path) -> None:
         ticker.cancel()
     assert all(r.exit_code == 0 for r in results)
     assert max(gaps) < 0.5
+
+
+def test_the_network_is_for_named_agents_and_never_while_planning() -> None:
+    settings = SandboxSettings(network_agents=frozenset({"ada"}))
+    workspace = Path("/w")
+    executing = settings.policy("ada", workspace, planning=False, inner_wall=True)
+    assert (executing.network, executing.writable, executing.inner_wall) == (True, True, False)
+    planning = settings.policy("ada", workspace, planning=True, inner_wall=True)
+    assert (planning.network, planning.writable, planning.inner_wall) == (False, False, True)
+    other = settings.policy("bob", workspace, planning=False, inner_wall=False)
+    assert not other.network
