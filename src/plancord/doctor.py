@@ -237,7 +237,7 @@ def _sandbox_required_by(config: Config) -> list[str]:
 def check_agent_sandbox(config: Config | None) -> Check:
     """Which layer walls in agent processes here, and why; a FAIL when none would run."""
     from plancord.core.shell.sandbox import LayerChoice, SandboxUnavailable, choose_layer
-    from plancord.core.shell.sandbox.runner import bubblewrap_problem
+    from plancord.core.shell.sandbox.layers import bubblewrap_problem
 
     choice = config.sandbox.layer if config is not None else LayerChoice.AUTO
     if choice is LayerChoice.OFF:

@@ -19,8 +19,8 @@ from plancord.core.shell.sandbox import (
     SandboxPolicy,
     SandboxUnavailable,
     landlock_abi,
+    layers,
     run_sandboxed,
-    runner,
 )
 from plancord.core.shell.sandbox import landlock as landlock_module
 from plancord.core.shell.sandbox.policy import HostLayout, SandboxSettings, bwrap_argv
@@ -244,8 +244,8 @@ async def test_the_fallback_kills_everything_at_the_timeout(workspace: Path) -> 
 async def test_bubblewrap_shows_only_the_workspace_and_the_system(
     workspace: Path, tmp_path: Path
 ) -> None:
-    if runner.bubblewrap_problem() is not None:
-        pytest.skip(runner.bubblewrap_problem() or "")
+    if layers.bubblewrap_problem() is not None:
+        pytest.skip(layers.bubblewrap_problem() or "")
     policy = SandboxPolicy(workspace=workspace, writable=True)
     result = await run_sandboxed(
         ["bash", "-c", f"ls / ; ls {tmp_path}; ls /proc | grep -c '^[0-9]'"],
@@ -262,7 +262,7 @@ async def test_bubblewrap_shows_only_the_workspace_and_the_system(
 
 
 async def test_no_layer_means_no_run(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "bubblewrap_problem", lambda: "bubblewrap is not installed")
+    monkeypatch.setattr(layers, "bubblewrap_problem", lambda: "bubblewrap is not installed")
     monkeypatch.setattr(landlock_module, "landlock_abi", lambda: 0)
     policy = SandboxPolicy(workspace=workspace, writable=True)
     with pytest.raises(SandboxUnavailable, match=r"sandbox\.layer: off"):

@@ -2,16 +2,16 @@
 
 ``policy`` says what a process may reach (a value, and the argv that enforces it),
 ``environment`` and ``git_config`` what it starts with, ``landlock`` is the kernel wall used
-inside bubblewrap while planning and as the fallback, and ``runner`` starts the process off
-the event loop and makes sure nothing outlives the call.
+inside bubblewrap while planning and as the fallback, ``layers`` says which layer works
+here, and ``runner`` starts the process off the event loop and makes sure nothing outlives
+the call.
 """
 
 from plancord.core.shell.sandbox.landlock import landlock_abi
+from plancord.core.shell.sandbox.layers import SandboxUnavailable, choose_layer
 from plancord.core.shell.sandbox.policy import Layer, LayerChoice, Limits, SandboxPolicy
 from plancord.core.shell.sandbox.runner import (
     ProcessResult,
-    SandboxUnavailable,
-    choose_layer,
     run_sandboxed,
     run_shell,
     sandbox_run,
