@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from plancord.agent.context import (
     transcript,
 )
 from plancord.agent.tools.base import ShellSettings, Tool, ToolContext, ToolRegistry, ToolResult
+from plancord.agent.turns import Block, TurnBody, TurnSlot
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import ModelCallFailed, PlancordError
 from plancord.core.gate import GateOutcome, GateRequest, ToolKind, decide
@@ -84,19 +85,11 @@ class RuntimeSettings:
 
 
 @dataclass(slots=True)
-class AgentSession:
-    """The live side of one agent: its running loop and what is waiting to join it."""
+class AgentSession(TurnSlot):
+    """The live side of one agent: its turn slot and who the running turn serves."""
 
-    name: str
-    task: asyncio.Task[None] | None = None
-    inbox: list[dict[str, Any]] = field(default_factory=list)
     requester: Actor | None = None
     interactive: bool = True
-    cancel_requested: bool = False
-
-    @property
-    def busy(self) -> bool:
-        return self.task is not None and not self.task.done()
 
 
 class AgentRuntime:
@@ -145,21 +138,25 @@ class AgentRuntime:
     async def handle_message(
         self, agent: str, text: str, author: Actor, *, interactive: bool = True
     ) -> None:
-        """A human wrote to the agent: start a turn, or join the running one."""
+        """A human wrote to the agent: start a turn, or join the running one.
+
+        The turn is claimed before anything is awaited, so messages arriving together
+        start one loop, and the later ones join it (see ``plancord.agent.turns``).
+        """
         session = self.session(agent)
         block = {"type": "text", "text": f"{author.name}: {text}"}
-        if session.busy:
-            session.inbox.append(block)
-            return
-        session.requester = author
-        session.interactive = interactive
-        state = await self.store.load_state(agent)
-        if state.phase is Phase.INACTIVE:
-            record = await self.store.get_agent(agent)
-            await self.planning.enter_default(
-                agent, record.role, task=text, requested_by=author, interactive=interactive
-            )
-        await self._start(session, [block])
+
+        async def enter_default() -> None:
+            state = await self.store.load_state(agent)
+            if state.phase is Phase.INACTIVE:
+                record = await self.store.get_agent(agent)
+                await self.planning.enter_default(
+                    agent, record.role, task=text, requested_by=author, interactive=interactive
+                )
+
+        if session.claim([block], lambda blocks: self._run(session, blocks, enter_default)):
+            session.requester = author
+            session.interactive = interactive
 
     async def start_planning(self, agent: str, task: str | None, author: Actor) -> bool:
         """``/plan start``: enter plan mode and set the agent to work; False if already planning."""
@@ -171,21 +168,14 @@ class AgentRuntime:
         session = self.session(agent)
         text = f"{author.name} asked you to plan" + (f": {task}" if task else " the next task.")
         block = {"type": "text", "text": f"{HOST} {text}"}
-        if session.busy:
-            session.inbox.append(block)
-        else:
+        if session.claim([block], self._turn(session)):
             session.requester = author
             session.interactive = True
-            await self._start(session, [block])
         return True
 
     async def stop(self, agent: str) -> bool:
         """End the running loop cleanly between tool calls. False when nothing was running."""
-        session = self.session(agent)
-        if not session.busy:
-            return False
-        session.cancel_requested = True
-        return True
+        return self.session(agent).request_stop()
 
     async def wait_idle(self, agent: str) -> None:
         """Wait until the agent's loop (and any loop it chains into) has finished."""
@@ -237,18 +227,14 @@ class AgentRuntime:
             text = f"{HOST} {words}" + (f": {reason}" if reason else "") + "."
             text += " Plan mode has ended; do not carry out the plan."
             if session.busy:
+                session.joining.append({"type": "text", "text": text})
                 if change.action == "cancelled":
-                    session.cancel_requested = True
-                session.inbox.append({"type": "text", "text": text})
+                    session.request_stop()
             else:
                 await self._add_user_blocks(agent, [{"type": "text", "text": text}])
 
     async def _resume(self, session: AgentSession, text: str) -> None:
-        block = {"type": "text", "text": text}
-        if session.busy:
-            session.inbox.append(block)
-        else:
-            await self._start(session, [block])
+        session.claim([{"type": "text", "text": text}], self._turn(session))
 
     async def _fresh_context(self, agent: str, change: PlanningChange) -> None:
         task = change.after.task or (change.revision.plan.summary if change.revision else "")
@@ -265,15 +251,19 @@ class AgentRuntime:
 
     # -- the loop --------------------------------------------------------------------------
 
-    async def _start(self, session: AgentSession, blocks: list[dict[str, Any]]) -> None:
-        session.cancel_requested = False
-        session.task = asyncio.create_task(
-            self._run(session, blocks), name=f"plancord-agent-{session.name}"
-        )
+    def _turn(self, session: AgentSession) -> TurnBody:
+        return lambda blocks: self._run(session, blocks)
 
-    async def _run(self, session: AgentSession, blocks: list[dict[str, Any]]) -> None:
+    async def _run(
+        self,
+        session: AgentSession,
+        blocks: list[Block],
+        prepare: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         agent = session.name
         try:
+            if prepare is not None:
+                await prepare()
             await self._add_user_blocks(agent, blocks)
             await self._loop(session)
         except ModelCallFailed as exc:
@@ -286,21 +276,27 @@ class AgentRuntime:
             log.exception("agent %s: the tool loop failed", agent)
             await self._say(agent, "⚠️ Something went wrong inside plancord; the error is logged.")
         finally:
-            pending = session.inbox
-            session.inbox = []
-            if pending and not session.cancel_requested:
-                session.task = asyncio.create_task(
-                    self._run(session, pending), name=f"plancord-agent-{agent}"
-                )
-            elif pending:
+            await self._follow_up(session)
+
+    async def _follow_up(self, session: AgentSession) -> None:
+        """After a turn: serve what arrived during it. Requests that joined a turn that was
+        stopped stay in the conversation only; requests sent after the stop get a new turn."""
+        if session.stop_requested:
+            joined = session.take_joining()
+            if joined:
                 with contextlib.suppress(PlancordError):
-                    await self._add_user_blocks(agent, pending)
+                    await self._add_user_blocks(session.name, joined)
+            waiting = session.take_after_stop()
+        else:
+            waiting = session.take_joining() + session.take_after_stop()
+        if waiting:
+            session.start(waiting, self._turn(session))
 
     async def _loop(self, session: AgentSession) -> None:
         agent = session.name
         continued = False
         for _ in range(self.settings.max_iterations):
-            if session.cancel_requested:
+            if session.stop_requested:
                 await self._say(agent, "Stopped.")
                 return
             await self._flush_inbox(session)
@@ -327,8 +323,8 @@ class AgentRuntime:
             if reply.stop_reason != "tool_use" or not tool_uses:
                 return
             submitted = await self._run_tools(session, tool_uses)
-            if submitted or session.cancel_requested:
-                if session.cancel_requested:
+            if submitted or session.stop_requested:
+                if session.stop_requested:
                     await self._say(agent, "Stopped.")
                 return
         await self._say(
@@ -343,7 +339,7 @@ class AgentRuntime:
         summary: list[str] = []
         submitted = False
         for call in calls:
-            if session.cancel_requested:
+            if session.stop_requested:
                 result = ToolResult.error("Not run: the user stopped the agent.")
             else:
                 result = await self.dispatch(session, call)
@@ -552,9 +548,9 @@ class AgentRuntime:
             )
 
     async def _flush_inbox(self, session: AgentSession) -> None:
-        if session.inbox:
-            pending, session.inbox = session.inbox, []
-            await self._add_user_blocks(session.name, pending)
+        joined = session.take_joining()
+        if joined:
+            await self._add_user_blocks(session.name, joined)
 
     async def _say(self, agent: str, text: str) -> None:
         try:
