@@ -103,3 +103,7 @@ class VersionConflict(PlancordError):
 
 class ModelCallFailed(PlancordError):
     """The model API failed after its retries; the conversation is kept as it was."""
+
+
+class ContextTooLong(ModelCallFailed):
+    """The API refused the request because the prompt does not fit the model's context."""

@@ -44,6 +44,8 @@ from anthropic import AsyncAnthropic
 from anthropic.types import message_count_tokens_params, message_create_params
 from anthropic.types.beta import message_create_params as beta_message_create_params
 
+from plancord.llm.models import MODEL_LIMITS, ModelLimits
+
 __all__ = [
     "ErrorReply",
     "FakeAnthropicServer",
@@ -69,6 +71,11 @@ StopReason: TypeAlias = Literal[
 ]
 
 MAX_CACHE_BREAKPOINTS = 4
+FAKE_MODELS: dict[str, ModelLimits] = {
+    "claude-fake-test-model": ModelLimits(64_000),
+    "claude-other-fake-model": ModelLimits(64_000),
+}
+"""Model ids only this server knows, for tests that do not want to name a real model."""
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 TOOL_USE_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 
@@ -807,6 +814,26 @@ class PromptCache:
         )
 
 
+def check_model(body: JsonObject, models: Mapping[str, ModelLimits]) -> None:
+    """The model must exist, and ``max_tokens`` and the prompt must fit it."""
+    model = body["model"]
+    limits = models.get(model)
+    if limits is None:
+        raise RequestRejected(f"model: {model}", status=404)
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, int) and max_tokens > limits.max_output_tokens:
+        raise _reject(
+            f"max_tokens: {max_tokens} > {limits.max_output_tokens}, which is the maximum "
+            f"allowed number of output tokens for {model}"
+        )
+    prompt = sum(part.tokens for part in prompt_parts(body))
+    if prompt + (max_tokens if isinstance(max_tokens, int) else 0) > limits.context_window_tokens:
+        raise _reject(
+            f"prompt is too long: {prompt} tokens > "
+            f"{limits.context_window_tokens - (max_tokens or 0)} maximum"
+        )
+
+
 # --- the server -----------------------------------------------------------------------------
 
 
@@ -840,7 +867,12 @@ class FakeAnthropicServer:
         min_cacheable_tokens: int = 0,
         cache_lookback_blocks: int = 20,
         host: str = "127.0.0.1",
+        models: Mapping[str, ModelLimits] | None = None,
     ) -> None:
+        self.models: dict[str, ModelLimits] = (
+            dict(models) if models is not None else {**MODEL_LIMITS, **FAKE_MODELS}
+        )
+        self._served_tool_use_ids: set[str] = set()
         self._turns: list[Turn] | None = None if callable(script) else list(script)
         self._script_function: ScriptFunction | None = script if callable(script) else None
         self._api_key = api_key
@@ -973,6 +1005,7 @@ class FakeAnthropicServer:
         try:
             check_headers(request.headers, api_key=self._api_key)
             valid = validate_request(body)
+            check_model(valid, self.models)
         except RequestRejected as rejected:
             return self._refuse(body, rejected)
         try:
@@ -1000,7 +1033,13 @@ class FakeAnthropicServer:
             if turn.retry_after is not None:
                 headers["retry-after-ms"] = str(max(1, round(turn.retry_after * 1000)))
             return self._error(turn.status, turn.error_type, turn.message, headers)
-        message = self._render(turn, valid)
+        try:
+            message = self._render(turn, valid)
+        except ValueError as error:
+            self.script_errors.append(error)
+            return self._error(
+                500, "api_error", f"fake Anthropic server: {error}", {"x-should-retry": "false"}
+            )
         if valid.get("stream"):
             return await self._stream(request, message)
         return web.json_response(message, headers={"request-id": self._next_id("req")})
@@ -1015,6 +1054,8 @@ class FakeAnthropicServer:
         try:
             check_headers(request.headers, api_key=self._api_key)
             valid = validate_request(body, count_tokens=True)
+            if valid["model"] not in self.models:
+                raise RequestRejected(f"model: {valid['model']}", status=404)
         except RequestRejected as rejected:
             return self._refuse(body, rejected)
         tokens = sum(part.tokens for part in prompt_parts(valid))
@@ -1028,9 +1069,15 @@ class FakeAnthropicServer:
             return {"type": "text", "text": block.text}
         if isinstance(block, Thinking):
             return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+        tool_use_id = block.id or self._next_id("toolu")
+        if tool_use_id in self._served_tool_use_ids:
+            raise ValueError(
+                f"the script reuses tool_use id {tool_use_id!r}; the API never repeats one"
+            )
+        self._served_tool_use_ids.add(tool_use_id)
         return {
             "type": "tool_use",
-            "id": block.id or self._next_id("toolu"),
+            "id": tool_use_id,
             "name": block.name,
             "input": dict(block.input),
         }
