@@ -34,10 +34,11 @@ from plancord.agent.context import (
     text_of,
     transcript,
 )
+from plancord.agent.stop_reasons import NextStep, next_step, runs_tools
 from plancord.agent.tools.base import ShellSettings, Tool, ToolContext, ToolRegistry, ToolResult
 from plancord.agent.turns import Block, TurnBody, TurnSlot
 from plancord.core.agents import AgentRecord
-from plancord.core.errors import ModelCallFailed, PlancordError
+from plancord.core.errors import ContextTooLong, ModelCallFailed, PlancordError
 from plancord.core.gate import GateOutcome, GateRequest, ToolKind, decide
 from plancord.core.logs import log_refusal
 from plancord.core.permissions import PermissionProfile, action_string
@@ -54,6 +55,7 @@ from plancord.core.ports import (
 )
 from plancord.core.service import PlanningService
 from plancord.core.settings import ShellSandbox, ToolVisibility
+from plancord.llm.models import bounded_max_tokens
 from plancord.storage.conversations import ConversationStore, Message
 from plancord.storage.store import SqliteStore
 
@@ -64,6 +66,7 @@ CONTINUE_PROMPT = (
     f"{HOST} Your previous reply was cut off at the output token limit. "
     "Continue exactly where you stopped."
 )
+RESUME_PROMPT = f"{HOST} Continue."
 SUMMARY_PROMPT = (
     "Summarise the conversation below so an agent can continue the work without it: the task, "
     "decisions taken, files read or changed and what they contain that matters, open questions, "
@@ -301,26 +304,48 @@ class AgentRuntime:
                 return
             await self._flush_inbox(session)
             reply = await self._call_model(agent)
+            step = next_step(reply.stop_reason)
             content = list(reply.content)
-            tool_uses = [b for b in content if b.get("type") == "tool_use"]
-            if reply.stop_reason in ("refusal", "max_tokens"):
+            if not runs_tools(step):
                 content = [b for b in content if b.get("type") != "tool_use"]
-                tool_uses = []
+            tool_uses = [b for b in content if b.get("type") == "tool_use"]
+            truncated = step in (NextStep.CONTINUE_TRUNCATED, NextStep.COMPACT_AND_CONTINUE)
+            if truncated and not _has_visible(content):
+                # Cut off while thinking: an assistant turn of nothing but an unfinished
+                # thought cannot be continued and must not be kept.
+                await self._say(
+                    agent,
+                    "(The model used its whole output budget before answering; raise "
+                    "anthropic.max_tokens or turn thinking off for this agent.)",
+                )
+                return
             await self._add_assistant(agent, content)
             text = text_of(content)
             if text:
                 await self._say(agent, text)
-            if reply.stop_reason == "refusal":
+            if step is NextStep.REFUSED:
                 await self._say(agent, "The model declined to continue with this request.")
                 return
-            if reply.stop_reason == "max_tokens":
+            if step is NextStep.UNKNOWN:
+                await self._say(
+                    agent,
+                    f"(The model stopped for a reason plancord does not know: "
+                    f"{reply.stop_reason!r}; send a message to continue.)",
+                )
+                return
+            if step is NextStep.RESUME_PAUSED:
+                await self._add_user_blocks(agent, [{"type": "text", "text": RESUME_PROMPT}])
+                continue
+            if truncated:
                 if continued:
                     await self._say(agent, "(The reply was cut off at the token limit.)")
                     return
                 continued = True
+                if step is NextStep.COMPACT_AND_CONTINUE:
+                    await self.compact(agent)
                 await self._add_user_blocks(agent, [{"type": "text", "text": CONTINUE_PROMPT}])
                 continue
-            if reply.stop_reason != "tool_use" or not tool_uses:
+            if step is NextStep.ANSWERED or not tool_uses:
                 return
             submitted = await self._run_tools(session, tool_uses)
             if submitted or session.stop_requested:
@@ -461,9 +486,10 @@ class AgentRuntime:
         record = record or await self.store.get_agent(agent)
         status = await self.planning.status(agent)
         history = await self.conversations.load(agent)
+        model = record.model or self.settings.default_model
         return ModelRequest(
-            model=record.model or self.settings.default_model,
-            max_tokens=self.settings.max_tokens,
+            model=model,
+            max_tokens=bounded_max_tokens(model, self.settings.max_tokens),
             system=system_blocks(record.system_prompt),
             tools=await self.tool_schemas(agent),
             messages=build_messages(history, regime_text(status.state, status.revision)),
@@ -479,23 +505,37 @@ class AgentRuntime:
         too_big = estimate_tokens(request.messages) + estimate_tokens(request.tools) > limit
         if too_big and await self.compact(agent, record):
             request = await self.build_request(agent, record)
-        reply = await self.model.create(request)
+        try:
+            reply = await self.model.create(request)
+        except ContextTooLong:
+            if not await self.compact(agent, record, keep_fraction=0.05):
+                raise
+            request = await self.build_request(agent, record)
+            reply = await self.model.create(request)
         await self.conversations.record_usage(
             agent, request.model, reply.usage, reply.stop_reason, self.clock.now()
         )
         return reply
 
-    async def compact(self, agent: str, record: AgentRecord | None = None) -> bool:
-        """Summarise older turns so the conversation fits; the regime is rebuilt every request."""
+    async def compact(
+        self, agent: str, record: AgentRecord | None = None, *, keep_fraction: float | None = None
+    ) -> bool:
+        """Summarise older turns so the conversation fits; the regime is rebuilt every request.
+
+        The newest turns are kept verbatim, thinking blocks and their signatures included,
+        and the cut falls only before a plain user message, so no tool call is separated
+        from its result and no thinking block is edited."""
         record = record or await self.store.get_agent(agent)
         history = await self.conversations.load(agent)
-        keep = int(self.settings.context_window_tokens * self.settings.keep_recent_fraction)
+        fraction = self.settings.keep_recent_fraction if keep_fraction is None else keep_fraction
+        keep = int(self.settings.context_window_tokens * fraction)
         cut = compaction_cut(history, keep)
         if cut is None or cut < 2:
             return False
+        model = record.model or self.settings.default_model
         request = ModelRequest(
-            model=record.model or self.settings.default_model,
-            max_tokens=min(4096, self.settings.max_tokens),
+            model=model,
+            max_tokens=bounded_max_tokens(model, min(4096, self.settings.max_tokens)),
             system=[{"type": "text", "text": SUMMARY_PROMPT}],
             tools=[],
             messages=[
@@ -559,6 +599,11 @@ class AgentRuntime:
             raise
         except Exception:
             log.exception("agent %s: could not deliver a message", agent)
+
+
+def _has_visible(content: list[dict[str, Any]]) -> bool:
+    """Whether a reply holds anything but thinking: text or a tool call."""
+    return any(b.get("type") not in ("thinking", "redacted_thinking") for b in content)
 
 
 def _is_shell(tool: Tool[Any]) -> bool:

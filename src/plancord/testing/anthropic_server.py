@@ -67,7 +67,13 @@ __all__ = [
 
 JsonObject: TypeAlias = dict[str, Any]
 StopReason: TypeAlias = Literal[
-    "end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"
+    "end_turn",
+    "max_tokens",
+    "stop_sequence",
+    "tool_use",
+    "pause_turn",
+    "refusal",
+    "model_context_window_exceeded",
 ]
 
 MAX_CACHE_BREAKPOINTS = 4
