@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from plancord.agent.agent_settings import ThinkingSettings, overrides_from
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
 from plancord.agent.tools import default_registry
@@ -78,9 +79,16 @@ class App:
                     max_output_bytes=config.shell.max_output_bytes,
                 ),
                 default_model=config.anthropic.model,
+                thinking=ThinkingSettings(
+                    enabled=config.anthropic.thinking,
+                    budget_tokens=config.anthropic.thinking_budget_tokens,
+                ),
+                agents=overrides_from(config.agents),
             ),
         )
-        manager = AgentManager(store, agents_dir, config.anthropic.model, clock)
+        manager = AgentManager(
+            store, agents_dir, config.anthropic.model, clock, overrides_from(config.agents)
+        )
         scheduler = DeadlineScheduler(planning, max_sleep=scheduler_max_sleep)
         return cls(
             config=config,

@@ -245,6 +245,7 @@ class AgentConfig(BaseModel):
 
     role: str | None = None
     model: str | None = None
+    thinking: bool | None = None
     plan_mode: PlanModeOverrides = PlanModeOverrides()
 
     @field_validator("role", mode="before")
@@ -302,6 +303,8 @@ class AnthropicConfig(BaseModel):
     timeout_seconds: PositiveSeconds = 600
     max_concurrent_requests: PositiveInt = 16
     context_window_tokens: PositiveInt = 200_000
+    thinking: bool = False
+    thinking_budget_tokens: PositiveInt = 4096
 
     @field_validator("base_url")
     @classmethod

@@ -7,6 +7,7 @@ disk and the audit log in the database: nobody loses work by removing a bot.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from plancord.agent.agent_settings import AgentOverrides
 from plancord.agent.workspace import init_workspace
 from plancord.config import Config, PlanModeOverrides
 from plancord.core.agents import AgentRecord, check_agent_name
@@ -41,8 +43,14 @@ class AgentDescription:
 
 class AgentManager:
     def __init__(
-        self, store: SqliteStore, agents_dir: Path, default_model: str, clock: Clock
+        self,
+        store: SqliteStore,
+        agents_dir: Path,
+        default_model: str,
+        clock: Clock,
+        overrides: Mapping[str, AgentOverrides] | None = None,
     ) -> None:
+        self.overrides = dict(overrides or {})
         self.store = store
         self.agents_dir = agents_dir
         self.default_model = default_model
@@ -69,6 +77,10 @@ class AgentManager:
             check_agent_name(name)
         except ValueError as exc:
             raise InvalidAgent(str(exc)) from None
+        configured = self.overrides.get(name)
+        if configured is not None:
+            model = model or configured.model
+            role = role or configured.role
         if role is not None and role not in AGENT_ROLES:
             raise InvalidAgent(f"role must be one of {', '.join(AGENT_ROLES)}, not {role!r}")
         permission = _profile(profile)

@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from plancord.agent.agent_settings import AgentOverrides, ThinkingSettings
 from plancord.agent.context import (
     build_messages,
     compaction_cut,
@@ -66,6 +67,7 @@ CONTINUE_PROMPT = (
     f"{HOST} Your previous reply was cut off at the output token limit. "
     "Continue exactly where you stopped."
 )
+MIN_ANSWER_TOKENS = 1024
 RESUME_PROMPT = f"{HOST} Continue."
 SUMMARY_PROMPT = (
     "Summarise the conversation below so an agent can continue the work without it: the task, "
@@ -85,6 +87,16 @@ class RuntimeSettings:
     ask_timeout_seconds: float = 600.0
     permission_timeout_seconds: float = 600.0
     default_model: str = "claude-sonnet-5-5"
+    thinking: ThinkingSettings = field(default_factory=ThinkingSettings)
+    agents: Mapping[str, AgentOverrides] = field(default_factory=dict)
+
+    def model_for(self, agent: str, record: AgentRecord) -> str:
+        override = self.agents.get(agent)
+        return (override and override.model) or record.model or self.default_model
+
+    def role_for(self, agent: str, record: AgentRecord) -> str | None:
+        override = self.agents.get(agent)
+        return (override and override.role) or record.role
 
 
 @dataclass(slots=True)
@@ -154,7 +166,11 @@ class AgentRuntime:
             if state.phase is Phase.INACTIVE:
                 record = await self.store.get_agent(agent)
                 await self.planning.enter_default(
-                    agent, record.role, task=text, requested_by=author, interactive=interactive
+                    agent,
+                    self.settings.role_for(agent, record),
+                    task=text,
+                    requested_by=author,
+                    interactive=interactive,
                 )
 
         if session.claim([block], lambda blocks: self._run(session, blocks, enter_default)):
@@ -486,10 +502,15 @@ class AgentRuntime:
         record = record or await self.store.get_agent(agent)
         status = await self.planning.status(agent)
         history = await self.conversations.load(agent)
-        model = record.model or self.settings.default_model
+        model = self.settings.model_for(agent, record)
+        thinking = self.settings.thinking.request_field(self.settings.agents.get(agent))
+        wanted = self.settings.max_tokens
+        if thinking is not None:
+            wanted = max(wanted, thinking["budget_tokens"] + MIN_ANSWER_TOKENS)
         return ModelRequest(
             model=model,
-            max_tokens=bounded_max_tokens(model, self.settings.max_tokens),
+            max_tokens=bounded_max_tokens(model, wanted),
+            thinking=thinking,
             system=system_blocks(record.system_prompt),
             tools=await self.tool_schemas(agent),
             messages=build_messages(history, regime_text(status.state, status.revision)),
@@ -532,7 +553,7 @@ class AgentRuntime:
         cut = compaction_cut(history, keep)
         if cut is None or cut < 2:
             return False
-        model = record.model or self.settings.default_model
+        model = self.settings.model_for(agent, record)
         request = ModelRequest(
             model=model,
             max_tokens=bounded_max_tokens(model, min(4096, self.settings.max_tokens)),

@@ -110,7 +110,8 @@ class Thinking:
     """A `thinking` block of an assistant reply."""
 
     thinking: str
-    signature: str = "fake-signature"
+    signature: str | None = None
+    """None: the server signs the block as the real API does."""
 
 
 AssistantBlock: TypeAlias = Text | ToolCall | Thinking
@@ -325,6 +326,7 @@ def validate_request(body: object, *, count_tokens: bool = False) -> JsonObject:
         raise _reject("model: Input should be a valid string")
     if not count_tokens:
         _check_max_tokens(body)
+        _check_thinking_param(body)
     if "messages" not in body:
         raise _reject("messages: Field required")
     marks = _CacheMarks()
@@ -509,11 +511,37 @@ def _check_block(block: object, path: str, role: str, marks: _CacheMarks) -> Non
         for key in ("thinking", "signature"):
             if not isinstance(block.get(key), str):
                 raise _reject(f"{path}.thinking.{key}: Field required")
+        if block["signature"] != thinking_signature(block["thinking"]):
+            raise _reject(f"{path}: Invalid `signature` in `thinking` block")
     elif kind == "redacted_thinking" and not isinstance(block.get("data"), str):
         raise _reject(f"{path}.redacted_thinking.data: Field required")
     if block.get("cache_control") is not None and kind in ("thinking", "redacted_thinking"):
         raise _reject(f"{path}.{kind}.cache_control: Extra inputs are not permitted")
     marks.check(block, path)
+
+
+def thinking_signature(thinking: str) -> str:
+    """The signature this server gives a thinking block. The real API signs thinking so a
+    client cannot edit it; a block passed back changed (or with another signature) fails."""
+    digest = hashlib.sha256(b"fake-thinking-signature\0" + thinking.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _check_thinking_param(body: JsonObject) -> None:
+    thinking = body.get("thinking")
+    if thinking is None:
+        return
+    if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "disabled"):
+        raise _reject("thinking.type: Input should be 'enabled' or 'disabled'")
+    if thinking["type"] == "disabled":
+        return
+    budget = thinking.get("budget_tokens")
+    if not isinstance(budget, int) or budget < 1024:
+        raise _reject(
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+        )
+    if isinstance(body.get("max_tokens"), int) and budget >= body["max_tokens"]:
+        raise _reject("`max_tokens` must be greater than `thinking.budget_tokens`")
 
 
 def _check_source(block: JsonObject, path: str, *, image: bool) -> None:
@@ -1074,7 +1102,8 @@ class FakeAnthropicServer:
         if isinstance(block, Text):
             return {"type": "text", "text": block.text}
         if isinstance(block, Thinking):
-            return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+            signature = block.signature or thinking_signature(block.thinking)
+            return {"type": "thinking", "thinking": block.thinking, "signature": signature}
         tool_use_id = block.id or self._next_id("toolu")
         if tool_use_id in self._served_tool_use_ids:
             raise ValueError(
