@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import plancord
 
 if TYPE_CHECKING:
     from plancord.operator import OperatorServices
@@ -343,10 +346,19 @@ def configure_logging(level: str) -> None:
     )
 
 
+def installed_version() -> str:
+    """The installed distribution's version, else the package's own."""
+    try:
+        return importlib.metadata.version("plancord")
+    except importlib.metadata.PackageNotFoundError:
+        return plancord.__version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="plancord", description="AI coding agents on Discord that plan before they act."
     )
+    parser.add_argument("--version", action="version", version=f"plancord {installed_version()}")
     sub = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
     config_help = "YAML config file (default: ./config.yaml when it exists, else built-in defaults)"
