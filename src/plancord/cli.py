@@ -97,6 +97,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
+    from plancord.core.errors import PlancordError
+    from plancord.startup import data_dir_fix, data_dir_problem
+
+    problem = data_dir_problem(config)
+    if problem is not None:
+        print(
+            f"plancord: cannot use the data directory {config.data_dir}: {problem}; "
+            f"{data_dir_fix(problem)}",
+            file=sys.stderr,
+        )
+        return 2
     configure_logging(config.log_level)
     from plancord.discord_bot.bot import PlancordBot
     from plancord.llm.anthropic_client import AnthropicModelClient
@@ -127,6 +138,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    except (OSError, discord.GatewayNotFound, discord.ConnectionClosed) as exc:
+        print(
+            f"plancord: cannot reach Discord ({type(exc).__name__}: {exc}); check the "
+            "network, a proxy or firewall, and https://discordstatus.com",
+            file=sys.stderr,
+        )
+        return 1
+    except PlancordError as exc:
+        print(f"plancord: could not start: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
