@@ -19,7 +19,8 @@ FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PLANCORD_DATA_DIR=/data
 
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git ripgrep \

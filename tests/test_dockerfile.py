@@ -23,7 +23,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from plancord.config import parse_config_text
+import pytest
+
+from plancord.config import load_config, parse_config_text
 from plancord.storage.migrations import discover
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,6 +173,22 @@ def test_the_data_volume_is_where_the_config_points() -> None:
     assert config.database_path == Path("/data/plancord.db")
     user = last("USER").args
     assert any(f"chown {user}:{user} /data" in i.args for i in all_of("RUN"))
+
+
+def test_a_mounted_example_config_keeps_its_data_in_the_volume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README says to mount your own config over the baked one; the example's relative
+    ``data_dir`` would resolve beside it, outside the volume, but the image's environment
+    points the data directory at the volume."""
+    mounted = tmp_path / "etc" / "plancord" / "config.yaml"
+    mounted.parent.mkdir(parents=True)
+    shutil.copy(ROOT / "config.example.yaml", mounted)
+    for key, value in image_env().items():
+        monkeypatch.setenv(key, value)
+    config = load_config(mounted)
+    assert config.data_dir == Path("/data")
+    assert config.database_path == Path("/data/plancord.db")
 
 
 def test_the_command_is_plancord_run_with_the_baked_config() -> None:

@@ -106,7 +106,7 @@ class App:
 
     async def close(self) -> None:
         await self.scheduler.stop()
-        await self.runtime.shutdown()
+        await self.runtime.shutdown(notice=True)
         close = getattr(self.model, "close", None)
         if close is not None:
             await close()

@@ -123,6 +123,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             timeout_seconds=config.anthropic.timeout_seconds,
             max_concurrent_requests=config.anthropic.max_concurrent_requests,
         ),
+        handle_signals=True,
     )
     import discord
 

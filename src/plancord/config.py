@@ -701,8 +701,22 @@ def parse_config_text(
         raise _validation_message(exc, data, lines, source) from None
 
 
+DATA_DIR_ENV = "PLANCORD_DATA_DIR"
+
+
 def load_config(path: Path | None) -> Config:
-    """Load ``path``; with ``None``, ``./config.yaml`` when it exists, else the defaults."""
+    """Load ``path``; with ``None``, ``./config.yaml`` when it exists, else the defaults.
+
+    ``$PLANCORD_DATA_DIR``, when set, wins over the file's ``data_dir``: the Docker image sets
+    it to its volume, so any config mounted into the container keeps its data there."""
+    config = _load_config_file(path)
+    override = os.environ.get(DATA_DIR_ENV, "").strip()
+    if override:
+        config = config.model_copy(update={"data_dir": Path(override).expanduser().absolute()})
+    return config
+
+
+def _load_config_file(path: Path | None) -> Config:
     if path is None:
         if not DEFAULT_CONFIG_FILE.is_file():
             return parse_config_text("", source="<defaults>")

@@ -35,6 +35,7 @@ from plancord.agent.context import (
     text_of,
     transcript,
 )
+from plancord.agent.interruptions import TurnMarkers
 from plancord.agent.stop_reasons import NextStep, next_step, runs_tools
 from plancord.agent.tools.base import ShellSettings, Tool, ToolContext, ToolRegistry, ToolResult
 from plancord.agent.turns import Block, TurnBody, TurnSlot
@@ -133,6 +134,8 @@ class AgentRuntime:
         self.clock = clock
         self.settings = settings or RuntimeSettings()
         self._sessions: dict[str, AgentSession] = {}
+        self.markers = TurnMarkers(agents_dir)
+        self._shutting_down = False
         planning.add_notifier(self)
 
     # -- entry points ----------------------------------------------------------------------
@@ -203,12 +206,60 @@ class AgentRuntime:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(session.task)
 
-    async def shutdown(self) -> None:
-        for session in self._sessions.values():
-            if session.task is not None and not session.task.done():
-                session.task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await session.task
+    async def shutdown(self, *, notice: bool = False, grace_seconds: float = 10.0) -> None:
+        """Stop every running turn: cancel it (which kills the processes its tools started)
+        and wait at most ``grace_seconds`` for it to unwind. With ``notice``, each busy
+        agent's channel is told first. The turns' markers stay, so the next start resumes."""
+        self._shutting_down = True
+        busy = [s for s in self._sessions.values() if s.task is not None and not s.task.done()]
+        if notice:
+            for session in busy:
+                await self._say(
+                    session.name,
+                    "⏹ plancord is shutting down; this turn was interrupted. "
+                    "It resumes when plancord is back.",
+                )
+        tasks = [s.task for s in busy if s.task is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=grace_seconds)
+            for task in pending:
+                log.warning("a turn did not stop within %s s of shutdown: %s", grace_seconds, task)
+
+    async def resume_interrupted(self) -> list[str]:
+        """After a start: tell each agent whose turn was cut short, and resume it when its
+        phase says work goes on (executing, gathering); a submitted plan keeps waiting for
+        its decision and an agent outside plan mode waits for its user. Returns the agents."""
+        resumed: list[str] = []
+        for agent in self.markers.marked():
+            self.markers.clear(agent)
+            try:
+                state = await self.store.load_state(agent)
+            except PlancordError:
+                continue
+            resumed.append(agent)
+            if state.phase in (Phase.EXECUTING, Phase.GATHERING):
+                work = "the approved plan" if state.phase is Phase.EXECUTING else "planning"
+                await self._say(agent, f"↻ plancord restarted during my turn; resuming {work}.")
+                text = (
+                    f"{HOST} plancord restarted during your turn; anything that was running "
+                    "was stopped. Check where you were and continue."
+                )
+                self.session(agent).claim(
+                    [{"type": "text", "text": text}], self._turn(self.session(agent))
+                )
+            elif state.phase is Phase.SUBMITTED:
+                await self._say(
+                    agent, "↻ plancord restarted; my plan is still waiting for a decision."
+                )
+            else:
+                await self._say(
+                    agent,
+                    "↻ plancord restarted during my turn, which was interrupted; "
+                    "send a message to continue.",
+                )
+        return resumed
 
     # -- planning events -------------------------------------------------------------------
 
@@ -280,6 +331,7 @@ class AgentRuntime:
         prepare: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         agent = session.name
+        self.markers.mark(agent)
         try:
             if prepare is not None:
                 await prepare()
@@ -295,7 +347,10 @@ class AgentRuntime:
             log.exception("agent %s: the tool loop failed", agent)
             await self._say(agent, "⚠️ Something went wrong inside plancord; the error is logged.")
         finally:
-            await self._follow_up(session)
+            if not self._shutting_down:
+                await self._follow_up(session)
+                if session.task is asyncio.current_task():
+                    self.markers.clear(agent)
 
     async def _follow_up(self, session: AgentSession) -> None:
         """After a turn: serve what arrived during it. Requests that joined a turn that was
