@@ -40,7 +40,13 @@ from plancord.agent.stop_reasons import NextStep, next_step, runs_tools
 from plancord.agent.tools.base import ShellSettings, Tool, ToolContext, ToolRegistry, ToolResult
 from plancord.agent.turns import Block, TurnBody, TurnSlot
 from plancord.core.agents import AgentRecord
-from plancord.core.errors import ContextTooLong, ModelCallFailed, PlancordError
+from plancord.core.errors import (
+    ContextTooLong,
+    ModelCallFailed,
+    PlancordError,
+    StorageError,
+    ToolResultsNotSaved,
+)
 from plancord.core.gate import GateOutcome, GateRequest, ToolKind, decide
 from plancord.core.logs import log_refusal
 from plancord.core.permissions import PermissionProfile, action_string
@@ -450,9 +456,14 @@ class AgentRuntime:
             summary.append(("✗ " if result.is_error else "") + _call_label(call))
             if call.get("name") == "submit_plan" and not result.is_error:
                 submitted = True
-        await self._add_user_blocks(session.name, results)
         with contextlib.suppress(Exception):
             await self.notifier.activity(session.name, " · ".join(summary))
+        try:
+            await self._add_user_blocks(session.name, results)
+        except StorageError as exc:
+            # The tools have run: their effects are real even though the database refused
+            # the record of them, so "nothing was changed" would be false here.
+            raise ToolResultsNotSaved(" · ".join(summary), exc) from exc
         return submitted
 
     async def dispatch(self, session: AgentSession, call: dict[str, Any]) -> ToolResult:
