@@ -332,11 +332,14 @@ class PlanMessages:
                 view=plan_buttons(revision.plan_id, revision.revision),
                 allowed_mentions=allowed,
             )
-        except discord.HTTPException:
+        except discord.HTTPException as exc:
             log.warning(
                 "could not post plan v%s of %s", revision.revision, agent.name, exc_info=True
             )
-            return None
+            fallback = await _post_plan_as_file(channel, revision, rendered, content, allowed, exc)
+            if fallback is None:
+                return None
+            message = fallback
         now = self.bot.app.clock.now()
         previous = await self.store.get(revision.plan_id, revision.revision)
         record = (
@@ -536,6 +539,42 @@ class PlanMessages:
             await channel.send(text, allowed_mentions=NO_MENTIONS)
         except discord.HTTPException:
             log.warning("could not tell %s's channel: %s", agent, text, exc_info=True)
+
+
+async def _post_plan_as_file(
+    channel: discord.PartialMessageable,
+    revision: PlanRevision,
+    rendered: RenderedPlan,
+    content: str,
+    allowed: discord.AllowedMentions,
+    error: discord.HTTPException,
+) -> discord.Message | None:
+    """The plan message Discord refused, again without its embed: the plan as its markdown
+    file under the same buttons. If even that fails, a plain line says the plan exists and
+    how to decide on it, so a plan is never waiting for a decision nobody can see."""
+    note = (
+        f"{content}\n(The plan's summary card could not be shown: {error.text or error}. "
+        f"The whole plan is in the attached file.)"
+    )
+    try:
+        return await channel.send(
+            note[:2000],
+            file=rendered.file(),
+            view=plan_buttons(revision.plan_id, revision.revision),
+            allowed_mentions=allowed,
+        )
+    except discord.HTTPException:
+        log.warning("could not post plan v%s as a file either", revision.revision, exc_info=True)
+    try:
+        await channel.send(
+            f"⚠️ Plan v{revision.revision} of **{revision.agent}** is waiting for a decision but "
+            "could not be shown here. `/plan status` shows it; `/plan approve`, `/plan edit` "
+            "and `/plan reject` decide. It is posted again when plancord restarts.",
+            allowed_mentions=NO_MENTIONS,
+        )
+    except discord.HTTPException:
+        log.warning("could not say that plan v%s is hidden", revision.revision, exc_info=True)
+    return None
 
 
 def _plan_payload(rendered: RenderedPlan) -> dict[str, Any]:
