@@ -12,6 +12,7 @@ from plancord.discord_bot import plan_messages
 from plancord.discord_bot.embeds import RenderedPlan
 from tests.discord_bot.conftest import PlanScene, buttons
 from tests.discord_bot.test_plan_flow import ALL_BUTTONS, submitted
+from tests.fakes.anthropic_server import text_turn
 
 
 def refused_embed(rendered: RenderedPlan) -> dict[str, Any]:
@@ -37,3 +38,25 @@ async def test_a_refused_plan_card_is_posted_as_a_file_with_its_buttons(
 
     approved = await scene.ana.click(message, label="Approve")
     assert approved.response.content.startswith("Approved plan v1")
+
+
+async def test_a_failed_edit_after_a_decision_is_said_and_settled_at_restart(
+    plan_scene: Any,
+) -> None:
+    scene: PlanScene = await submitted(plan_scene, text_turn("On it."))
+    message = scene.plan_message(1)
+    scene.env.inject_error("PATCH", f"/channels/*/messages/{message.id}", status=500, times=None)
+
+    approved = await scene.ana.click(message, label="Approve")
+
+    assert approved.response.content.startswith("Approved plan v1")
+    assert buttons(scene.plan_message(1)) == ALL_BUTTONS
+    assert any(
+        "could not be updated; its buttons no longer apply (the plan was approved by ana)" in t
+        for t in scene.bot_texts()
+    )
+
+    scene.env.backend.faults.clear()
+    await scene.restart()
+
+    assert not any(buttons(scene.plan_message(1)).values())

@@ -398,8 +398,22 @@ class PlanMessages:
             }
         )
         await self.store.put(updated)
-        await self._redraw(updated, revision=revision)
-        return updated
+        if await self._redraw(updated, revision=revision):
+            return updated
+        # The decision stands but the message still shows live buttons. Keep the record
+        # pending so the next start settles it again, and say in the channel what happened.
+        unsettled = updated.model_copy(update={"status": MessageStatus.PENDING})
+        await self.store.put(unsettled)
+        who = f" by {updated.outcome_by}" if updated.outcome_by else ""
+        try:
+            await self._channel_of(record).send(
+                f"⚠️ The message of plan v{record.revision} of **{record.agent}** could not "
+                f"be updated; its buttons no longer apply (the plan was {action}{who}).",
+                allowed_mentions=NO_MENTIONS,
+            )
+        except discord.HTTPException:
+            log.warning("could not report a stale plan message", exc_info=True)
+        return unsettled
 
     async def _redraw(
         self,
@@ -407,13 +421,14 @@ class PlanMessages:
         *,
         revision: PlanRevision | None = None,
         successor: PlanMessageRecord | None = None,
-    ) -> None:
-        """Edit a plan message to what the record says: outcome, supersession, buttons off."""
+    ) -> bool:
+        """Edit a plan message to what the record says: outcome, supersession, buttons off.
+        False when Discord refused the edit, so the message may still show live buttons."""
         revision = revision or await self.bot.app.store.get_revision(
             record.plan_id, record.revision
         )
         if revision is None:
-            return
+            return True
         rendered = self._render(record, revision, successor)
         waiting = record.status is MessageStatus.PENDING
         message = self._channel_of(record).get_partial_message(record.message_id)
@@ -422,6 +437,8 @@ class PlanMessages:
                 embeds=rendered.embeds,
                 view=plan_buttons(record.plan_id, record.revision, disabled=not waiting),
             )
+        except discord.NotFound:
+            return True  # a deleted message shows no buttons
         except discord.HTTPException:
             log.warning(
                 "could not update the message of plan v%s of %s",
@@ -429,6 +446,8 @@ class PlanMessages:
                 record.agent,
                 exc_info=True,
             )
+            return False
+        return True
 
     def _render(
         self,
