@@ -87,7 +87,12 @@ class App:
             ),
         )
         manager = AgentManager(
-            store, agents_dir, config.anthropic.model, clock, overrides_from(config.agents)
+            store,
+            agents_dir,
+            config.anthropic.model,
+            clock,
+            overrides_from(config.agents),
+            workspace_roots=config.workspace_roots,
         )
         scheduler = DeadlineScheduler(planning, max_sleep=scheduler_max_sleep)
         return cls(

@@ -333,6 +333,7 @@ class Config(BaseModel):
 
     data_dir: ConfigPath = Field(default=Path("data"), validate_default=True)
     database: ConfigPath | None = None
+    workspace_roots: list[ConfigPath] = []
     log_level: str = "INFO"
     discord: DiscordConfig = Field(default_factory=DiscordConfig)
     anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig)
@@ -356,6 +357,14 @@ class Config(BaseModel):
         if isinstance(value, Mapping):
             return {key: _none_is_empty(entry) for key, entry in value.items()}
         return value
+
+    @field_validator("workspace_roots")
+    @classmethod
+    def _resolve_roots(cls, value: list[Path], info: ValidationInfo) -> list[Path]:
+        base_dir = info.context.get("base_dir") if isinstance(info.context, dict) else None
+        if base_dir is None:
+            return [v.expanduser() for v in value]
+        return [Path(base_dir) / v.expanduser() for v in value]
 
     @field_validator("data_dir", "database")
     @classmethod
