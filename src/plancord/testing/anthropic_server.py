@@ -35,6 +35,7 @@ import inspect
 import json
 import math
 import re
+import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -803,19 +804,35 @@ def prompt_parts(body: JsonObject) -> list[_PromptPart]:
 
 
 class PromptCache:
-    """Which prompt prefixes have been cached, and what a request reads, writes and pays."""
+    """Which prompt prefixes have been cached, and what a request reads, writes and pays.
 
-    def __init__(self, *, min_cacheable_tokens: int = 0, lookback_blocks: int = 20) -> None:
+    Entries live for their TTL (5 minutes, or an hour when the request marks a breakpoint
+    with ``ttl: "1h"``), measured on ``clock``; a read refreshes an entry's lifetime, as the
+    real cache does. The TTL of a request is the longest it asks for on any breakpoint."""
+
+    def __init__(
+        self,
+        *,
+        min_cacheable_tokens: int = 0,
+        lookback_blocks: int = 20,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.min_cacheable_tokens = min_cacheable_tokens
         self.lookback_blocks = lookback_blocks
-        self._entries: set[str] = set()
+        self.clock = clock
+        self._entries: dict[str, float] = {}
 
     def clear(self) -> None:
         """Forget every cached prefix, as if their TTL had expired."""
         self._entries.clear()
 
     def __len__(self) -> int:
-        return len(self._entries)
+        now = self.clock()
+        return sum(1 for expiry in self._entries.values() if expiry > now)
+
+    def _alive(self, prefix_hash: str, now: float) -> bool:
+        expiry = self._entries.get(prefix_hash)
+        return expiry is not None and expiry > now
 
     def account(self, body: JsonObject, output_tokens: int) -> SimulatedUsage:
         """Compute the usage of a request and remember the prefixes it caches."""
@@ -830,16 +847,23 @@ class PromptCache:
             for index, part in enumerate(parts)
             if part.breakpoint and prefix_tokens[index] >= self.min_cacheable_tokens
         ]
+        now = self.clock()
+        ttl = 3600.0 if '"ttl":"1h"' in canonical_json(body) else 300.0
         read_end = 0
         for index in breakpoints:
             for candidate in range(index, max(-1, index - self.lookback_blocks), -1):
-                if parts[candidate].prefix_hash in self._entries:
+                if self._alive(parts[candidate].prefix_hash, now):
                     read_end = max(read_end, candidate + 1)
+                    self._entries[parts[candidate].prefix_hash] = max(
+                        self._entries[parts[candidate].prefix_hash], now + ttl
+                    )
                     break
         write_end = max(read_end, breakpoints[-1] + 1) if breakpoints else read_end
         read = prefix_tokens[read_end - 1] if read_end else 0
         written = (prefix_tokens[write_end - 1] if write_end else 0) - read
-        self._entries.update(parts[index].prefix_hash for index in breakpoints)
+        for index in breakpoints:
+            key = parts[index].prefix_hash
+            self._entries[key] = max(self._entries.get(key, 0.0), now + ttl)
         return SimulatedUsage(
             input_tokens=total - read - written,
             output_tokens=output_tokens,
@@ -861,10 +885,9 @@ def check_model(body: JsonObject, models: Mapping[str, ModelLimits]) -> None:
             f"allowed number of output tokens for {model}"
         )
     prompt = sum(part.tokens for part in prompt_parts(body))
-    if prompt + (max_tokens if isinstance(max_tokens, int) else 0) > limits.context_window_tokens:
+    if prompt > limits.context_window_tokens:
         raise _reject(
-            f"prompt is too long: {prompt} tokens > "
-            f"{limits.context_window_tokens - (max_tokens or 0)} maximum"
+            f"prompt is too long: {prompt} tokens > {limits.context_window_tokens} maximum"
         )
 
 
@@ -902,6 +925,7 @@ class FakeAnthropicServer:
         cache_lookback_blocks: int = 20,
         host: str = "127.0.0.1",
         models: Mapping[str, ModelLimits] | None = None,
+        cache_clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.models: dict[str, ModelLimits] = (
             dict(models) if models is not None else {**MODEL_LIMITS, **FAKE_MODELS}
@@ -912,7 +936,9 @@ class FakeAnthropicServer:
         self._api_key = api_key
         self._host = host
         self.cache = PromptCache(
-            min_cacheable_tokens=min_cacheable_tokens, lookback_blocks=cache_lookback_blocks
+            min_cacheable_tokens=min_cacheable_tokens,
+            lookback_blocks=cache_lookback_blocks,
+            clock=cache_clock,
         )
         self.requests: list[JsonObject] = []
         self.responses: list[JsonObject] = []
