@@ -11,6 +11,7 @@ import pytest
 
 from plancord.agent.agent_settings import AgentOverrides, ThinkingSettings
 from plancord.agent.runtime import RuntimeSettings
+from plancord.core.planning import Phase
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
     Reply,
@@ -90,3 +91,14 @@ async def test_an_edited_thinking_block_is_refused() -> None:
         with pytest.raises(anthropic.BadRequestError, match="Invalid `signature`"):
             await client.messages.create(**body)
     assert len(server.rejections) == 1
+
+
+async def test_the_config_role_of_an_agent_decides_its_default_phase(make_harness: Any) -> None:
+    """ada was created without a role; the config's agents.ada.role (coordinator) applies."""
+    harness: Harness = await make_harness(
+        [text_turn("planning")],
+        runtime_settings=thinking_settings(ada=AgentOverrides(role="coordinator")),
+    )
+    assert (await harness.store.get_agent("ada")).role is None
+    await harness.say("refactor everything")
+    assert (await harness.store.load_state("ada")).phase is Phase.GATHERING
