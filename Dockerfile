@@ -21,7 +21,7 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    PLANCORD_MIGRATIONS_DIR=/app/migrations
+    PLANCORD_DATA_DIR=/data
 
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git ripgrep bubblewrap \
@@ -34,7 +34,6 @@ RUN groupadd --system --gid 10001 plancord \
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY src ./src
-COPY migrations ./migrations
 RUN pip install --no-cache-dir .
 
 RUN mkdir -p /etc/plancord /data \

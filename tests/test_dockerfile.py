@@ -23,7 +23,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from plancord.config import parse_config_text
+import pytest
+
+from plancord.config import load_config, parse_config_text
 from plancord.storage.migrations import discover
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,6 +175,22 @@ def test_the_data_volume_is_where_the_config_points() -> None:
     assert any(f"chown {user}:{user} /data" in i.args for i in all_of("RUN"))
 
 
+def test_a_mounted_example_config_keeps_its_data_in_the_volume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README says to mount your own config over the baked one; the example's relative
+    ``data_dir`` would resolve beside it, outside the volume, but the image's environment
+    points the data directory at the volume."""
+    mounted = tmp_path / "etc" / "plancord" / "config.yaml"
+    mounted.parent.mkdir(parents=True)
+    shutil.copy(ROOT / "config.example.yaml", mounted)
+    for key, value in image_env().items():
+        monkeypatch.setenv(key, value)
+    config = load_config(mounted)
+    assert config.data_dir == Path("/data")
+    assert config.database_path == Path("/data/plancord.db")
+
+
 def test_the_command_is_plancord_run_with_the_baked_config() -> None:
     assert not all_of("ENTRYPOINT")
     command = last("CMD").exec_form()
@@ -187,18 +205,9 @@ def test_the_health_check_is_plancord_doctor() -> None:
     assert "--timeout=" in last("HEALTHCHECK").args
 
 
-def test_migrations_are_copied_where_the_environment_points() -> None:
-    env = image_env()
-    target = PurePosixPath(env["PLANCORD_MIGRATIONS_DIR"])
-    workdir = PurePosixPath("/")
-    for instruction in INSTRUCTIONS:
-        if instruction.keyword == "WORKDIR":
-            workdir = workdir / instruction.args
-        if instruction.keyword == "COPY" and instruction.args.split()[0] == "migrations":
-            destination = workdir / instruction.args.split()[1]
-            assert destination == target
-            return
-    raise AssertionError("the Dockerfile does not COPY migrations")
+def test_migrations_ship_inside_the_package_not_beside_it() -> None:
+    assert "PLANCORD_MIGRATIONS_DIR" not in image_env()
+    assert not any(i.args.split()[0] == "migrations" for i in all_of("COPY"))
 
 
 def test_pip_installs_the_project_without_a_cache() -> None:
@@ -226,7 +235,7 @@ def test_dockerignore_keeps_state_and_caches_out_but_not_the_sources() -> None:
         *sources, _ = instruction.args.split()
         for source in sources:
             assert list(context_files(source)), f"COPY {source} would copy nothing"
-    for path in ("src/plancord/cli.py", "migrations/0001_init.sql", "pyproject.toml"):
+    for path in ("src/plancord/cli.py", "src/plancord/migrations/0001_init.sql", "pyproject.toml"):
         assert not ignored(PurePosixPath(path), patterns), path
 
 
@@ -255,7 +264,7 @@ def in_root(root: Path, value: str) -> str:
     return str(root / value.lstrip("/")) if value.startswith("/") else value
 
 
-def test_the_image_install_finds_its_migrations(tmp_path: Path) -> None:
+def test_a_plain_install_migrates_passes_doctor_and_runs_the_demo(tmp_path: Path) -> None:
     root = tmp_path / "image"
     root.mkdir()
     build_root(root)
@@ -311,19 +320,6 @@ def test_the_image_install_finds_its_migrations(tmp_path: Path) -> None:
     config.write_text(f"data_dir: {work / 'data'}\nplan_mode:\n  shell_sandbox: off\n")
     latest = discover()[-1].version
 
-    bare = {k: v for k, v in env.items() if k != "PLANCORD_MIGRATIONS_DIR"}
-    without = subprocess.run(
-        [plancord, "migrate", "--config", str(config)],
-        cwd=work,
-        env=bare,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert without.returncode == 2
-    assert "migrations folder" in without.stderr
-
     migrated = run(plancord, "migrate", "--config", str(config))
     assert migrated.returncode == 0, migrated.stderr
     assert f"migrated from version 0 to {latest}" in migrated.stdout
@@ -332,6 +328,15 @@ def test_the_image_install_finds_its_migrations(tmp_path: Path) -> None:
         plancord, "doctor", "--config", str(config), DISCORD_TOKEN="x", ANTHROPIC_API_KEY="y"
     )
     assert doctor.returncode == 0, doctor.stdout
-    migrations_dir = root / "app" / "migrations"
-    assert f"ok  migrations: newest version {latest}, in {migrations_dir}" in doctor.stdout
+    installed = venv / "lib"
+    assert f"ok  migrations: newest version {latest}, in {installed}" in doctor.stdout
     assert f"schema version {latest} (newest)" in doctor.stdout
+
+    version = run(plancord, "--version")
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.startswith("plancord ")
+
+    demo = run(plancord, "demo", TMPDIR=str(work))
+    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    assert demo.stderr == ""
+    assert "Plan: Add a greeting module" in demo.stdout

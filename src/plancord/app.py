@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from plancord.agent.agent_settings import ThinkingSettings, overrides_from
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
 from plancord.agent.tools import default_registry
@@ -79,10 +80,21 @@ class App:
                 ),
                 sandbox=config.sandbox_settings,
                 default_model=config.anthropic.model,
+                thinking=ThinkingSettings(
+                    enabled=config.anthropic.thinking,
+                    budget_tokens=config.anthropic.thinking_budget_tokens,
+                ),
+                agents=overrides_from(config.agents),
             ),
         )
         manager = AgentManager(
-            store, agents_dir, config.anthropic.model, clock, config.sandbox.layer
+            store,
+            agents_dir,
+            config.anthropic.model,
+            clock,
+            overrides_from(config.agents),
+            workspace_roots=config.workspace_roots,
+            sandbox_layer=config.sandbox.layer,
         )
         scheduler = DeadlineScheduler(planning, max_sleep=scheduler_max_sleep)
         return cls(
@@ -101,7 +113,7 @@ class App:
 
     async def close(self) -> None:
         await self.scheduler.stop()
-        await self.runtime.shutdown()
+        await self.runtime.shutdown(notice=True)
         close = getattr(self.model, "close", None)
         if close is not None:
             await close()

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import plancord
 
 if TYPE_CHECKING:
     from plancord.operator import OperatorServices
@@ -95,6 +98,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
+    from plancord.core.errors import PlancordError
+    from plancord.startup import data_dir_fix, data_dir_problem
+
+    problem = data_dir_problem(config)
+    if problem is not None:
+        print(
+            f"plancord: cannot use the data directory {config.data_dir}: {problem}; "
+            f"{data_dir_fix(problem)}",
+            file=sys.stderr,
+        )
+        return 2
     harden(Secrets.environment_names())
     configure_logging(config.log_level)
     from plancord.discord_bot.bot import PlancordBot
@@ -111,6 +125,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             timeout_seconds=config.anthropic.timeout_seconds,
             max_concurrent_requests=config.anthropic.max_concurrent_requests,
         ),
+        handle_signals=True,
     )
     import discord
 
@@ -126,6 +141,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    except (OSError, discord.GatewayNotFound, discord.ConnectionClosed) as exc:
+        print(
+            f"plancord: cannot reach Discord ({type(exc).__name__}: {exc}); check the "
+            "network, a proxy or firewall, and https://discordstatus.com",
+            file=sys.stderr,
+        )
+        return 1
+    except PlancordError as exc:
+        print(f"plancord: could not start: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -345,10 +370,19 @@ def configure_logging(level: str) -> None:
     )
 
 
+def installed_version() -> str:
+    """The installed distribution's version, else the package's own."""
+    try:
+        return importlib.metadata.version("plancord")
+    except importlib.metadata.PackageNotFoundError:
+        return plancord.__version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="plancord", description="AI coding agents on Discord that plan before they act."
     )
+    parser.add_argument("--version", action="version", version=f"plancord {installed_version()}")
     sub = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
     config_help = "YAML config file (default: ./config.yaml when it exists, else built-in defaults)"

@@ -248,6 +248,7 @@ class AgentConfig(BaseModel):
     role: str | None = None
     model: str | None = None
     network: bool = False
+    thinking: bool | None = None
     plan_mode: PlanModeOverrides = PlanModeOverrides()
 
     @field_validator("network", mode="before")
@@ -312,6 +313,8 @@ class AnthropicConfig(BaseModel):
     timeout_seconds: PositiveSeconds = 600
     max_concurrent_requests: PositiveInt = 16
     context_window_tokens: PositiveInt = 200_000
+    thinking: bool = False
+    thinking_budget_tokens: PositiveInt = 4096
 
     @field_validator("base_url")
     @classmethod
@@ -385,6 +388,7 @@ class Config(BaseModel):
 
     data_dir: ConfigPath = Field(default=Path("data"), validate_default=True)
     database: ConfigPath | None = None
+    workspace_roots: list[ConfigPath] = []
     log_level: str = "INFO"
     discord: DiscordConfig = Field(default_factory=DiscordConfig)
     anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig)
@@ -416,6 +420,14 @@ class Config(BaseModel):
         if isinstance(value, Mapping):
             return {key: _none_is_empty(entry) for key, entry in value.items()}
         return value
+
+    @field_validator("workspace_roots")
+    @classmethod
+    def _resolve_roots(cls, value: list[Path], info: ValidationInfo) -> list[Path]:
+        base_dir = info.context.get("base_dir") if isinstance(info.context, dict) else None
+        if base_dir is None:
+            return [v.expanduser() for v in value]
+        return [Path(base_dir) / v.expanduser() for v in value]
 
     @field_validator("data_dir", "database")
     @classmethod
@@ -790,8 +802,22 @@ def parse_config_text(
         raise _validation_message(exc, data, lines, source) from None
 
 
+DATA_DIR_ENV = "PLANCORD_DATA_DIR"
+
+
 def load_config(path: Path | None) -> Config:
-    """Load ``path``; with ``None``, ``./config.yaml`` when it exists, else the defaults."""
+    """Load ``path``; with ``None``, ``./config.yaml`` when it exists, else the defaults.
+
+    ``$PLANCORD_DATA_DIR``, when set, wins over the file's ``data_dir``: the Docker image sets
+    it to its volume, so any config mounted into the container keeps its data there."""
+    config = _load_config_file(path)
+    override = os.environ.get(DATA_DIR_ENV, "").strip()
+    if override:
+        config = config.model_copy(update={"data_dir": Path(override).expanduser().absolute()})
+    return config
+
+
+def _load_config_file(path: Path | None) -> Config:
     if path is None:
         if not DEFAULT_CONFIG_FILE.is_file():
             return parse_config_text("", source="<defaults>")

@@ -15,7 +15,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -25,6 +24,7 @@ from urllib.parse import quote
 from plancord.config import Config, ConfigError, Secrets, load_config
 from plancord.core.settings import ShellSandbox
 from plancord.core.shell.sandbox import landlock_abi
+from plancord.startup import data_dir_fix, data_dir_problem
 from plancord.storage.db import storage_error
 from plancord.storage.migrations import MigrationError, default_migrations_dir, discover
 
@@ -77,29 +77,15 @@ def check_config(path: Path | None) -> tuple[Check, Config | None]:
     return _ok(f"config {path or 'config.yaml'} is valid"), config
 
 
-def check_data_dir(data_dir: Path) -> Check:
+def check_data_dir(config: Config) -> Check:
+    """The same check ``plancord run`` makes before it connects."""
+    data_dir = config.data_dir
     what = f"data directory {data_dir}"
-    if data_dir.exists() and not data_dir.is_dir():
-        return _fail(what, "exists but is not a directory", "point data_dir at a directory")
+    problem = data_dir_problem(config)
+    if problem is not None:
+        return _fail(what, problem, data_dir_fix(problem))
     if not data_dir.exists():
-        parent = next((p for p in data_dir.parents if p.exists()), None)
-        if parent is not None and parent.is_dir() and os.access(parent, os.W_OK | os.X_OK):
-            return _ok(f"{what} does not exist yet; plancord creates it")
-        return _fail(
-            what,
-            "does not exist and cannot be created",
-            "create it and give the bot's user write access, or change data_dir",
-        )
-    try:
-        handle, probe = tempfile.mkstemp(prefix=".plancord-doctor-", dir=data_dir)
-    except OSError as exc:
-        return _fail(
-            what,
-            f"not writable ({exc.strerror or exc})",
-            "give the bot's user write access, or change data_dir",
-        )
-    os.close(handle)
-    os.unlink(probe)
+        return _ok(f"{what} does not exist yet; plancord creates it")
     return _ok(f"{what} is writable")
 
 
@@ -315,7 +301,7 @@ def diagnose(
     config_check, config = check_config(config_path)
     yield config_check
     if config is not None:
-        yield check_data_dir(config.data_dir)
+        yield check_data_dir(config)
     migrations_check, latest = check_migrations()
     yield migrations_check
     if config is not None:

@@ -62,6 +62,9 @@ async def world_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
         await world.close()
     for world in worlds:
         world.env.raise_errors()
+    for world in worlds:
+        # A test that means the fake to refuse something clears ``rejections`` after checking.
+        assert world.server.rejections == [], "the fake Messages API refused a request"
 
 
 # -- plan-mode scenes ----------------------------------------------------------------------

@@ -45,7 +45,6 @@ async def test_messages_elsewhere_or_from_bots_and_webhooks_are_ignored(
     await scene.ana.send(scene.lobby, "nobody lives here")
     await robot.send(channel, "beep")
     await hook.send("build passed")
-    await scene.ana.send(channel, "", attachments=[("notes.txt", b"only a file")])
 
     assert scene.server.requests == []
     assert len(scene.bot_texts(channel)) == 1

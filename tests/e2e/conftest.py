@@ -62,3 +62,5 @@ async def story(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
         await world.close()
     for world in worlds:
         world.env.raise_errors()
+    for world in worlds:
+        assert world.server.rejections == [], "the fake Messages API refused a request"

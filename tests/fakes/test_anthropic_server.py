@@ -11,6 +11,7 @@ import pytest
 from anthropic import AsyncAnthropic, Omit
 from anthropic.types import Message, TextBlock, ToolUseBlock
 
+from plancord.testing.anthropic_server import thinking_signature
 from tests.fakes import anthropic_server
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
@@ -523,7 +524,11 @@ async def test_rejected_request_does_not_consume_a_turn(
             [
                 ASKED,
                 assistant(
-                    {"type": "thinking", "thinking": "Look first.", "signature": "sig"},
+                    {
+                        "type": "thinking",
+                        "thinking": "Look first.",
+                        "signature": thinking_signature("Look first."),
+                    },
                     tool_use("toolu_1", path="README.md"),
                 ),
                 user(tool_result("toolu_1")),

@@ -29,6 +29,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from plancord.agent.interruptions import MARKER
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.runtime import AgentRuntime, AgentSession, RuntimeSettings
 from plancord.agent.tools import default_registry
@@ -271,7 +272,10 @@ def snapshot(top: Path, skip: tuple[Path, ...]) -> dict[str, tuple[str, ...]]:
 
 
 def outside(world: World) -> dict[str, tuple[str, ...]]:
-    return snapshot(world.root, (world.root / "data", world.workspace))
+    """Everything but the database and the workspace; the runtime's own turn marker (written
+    when ``approve`` resumes the agent, not by a tool) is not a tool's doing."""
+    seen = snapshot(world.root, (world.root / "data", world.workspace))
+    return {path: entry for path, entry in seen.items() if Path(path).name != MARKER}
 
 
 def inside(world: World) -> dict[str, tuple[str, ...]]:

@@ -138,3 +138,6 @@ async def make_harness(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
         await model.close()
         await harness.server.stop()
         await harness.db.close()
+    for harness, _ in made:
+        # A test that means the fake to refuse something clears ``rejections`` after checking.
+        assert harness.server.rejections == [], "the fake Messages API refused a request"

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
+import pytest
+from aiohttp import web
+
+from plancord.core.errors import ContextTooLong, ModelCallFailed
 from plancord.core.ports import ModelRequest
 from plancord.llm.anthropic_client import AnthropicModelClient
-from tests.fakes.anthropic_server import FakeAnthropicServer, text_turn
+from plancord.llm.models import ModelLimits
+from tests.fakes.anthropic_server import FakeAnthropicServer, error_turn, text_turn
 
 MODEL = "claude-fake-test-model"
 
@@ -72,3 +78,81 @@ async def test_a_cancelled_request_gives_its_slot_back() -> None:
         release.set()
         await client.close()
         await server.stop()
+
+
+async def test_the_slot_is_free_while_a_request_waits_to_retry() -> None:
+    """One slot; agent A's request is rate-limited with a 1 s retry-after. While A waits,
+    agent B's request gets the slot and is answered, long before A's retry."""
+    served: list[str] = []
+
+    async def answer(body: dict[str, Any]) -> Any:
+        text = body["messages"][0]["content"][0]["text"]
+        served.append(text)
+        if text == "a" and served.count("a") == 1:
+            return error_turn(429, retry_after=1.0)
+        return text_turn("ok: " + text)
+
+    server = await FakeAnthropicServer(answer).start()
+    client = AnthropicModelClient(
+        api_key="test-key", base_url=server.url, max_retries=2, max_concurrent_requests=1
+    )
+    try:
+        first = asyncio.ensure_future(client.create(request("a")))
+        await asyncio.sleep(0.2)
+        second = await asyncio.wait_for(client.create(request("b")), timeout=0.5)
+        assert second.content[0]["text"] == "ok: b"
+        assert not first.done()
+        assert (await first).content[0]["text"] == "ok: a"
+    finally:
+        await client.close()
+        await server.stop()
+    assert served == ["a", "b", "a"]
+
+
+async def test_retries_give_up_with_a_readable_error() -> None:
+    server = await FakeAnthropicServer([error_turn(529)] * 3).start()
+    client = AnthropicModelClient(api_key="test-key", base_url=server.url, max_retries=2)
+    try:
+        with pytest.raises(ModelCallFailed, match=r"unavailable \(529\)"):
+            await client.create(request("x"))
+    finally:
+        await client.close()
+        await server.stop()
+    assert len(server.requests) == 3
+
+
+async def test_an_unknown_model_and_a_too_long_prompt_say_what_is_wrong() -> None:
+    server = await FakeAnthropicServer(
+        models={"claude-tiny": ModelLimits(max_output_tokens=64, context_window_tokens=200)}
+    ).start()
+    client = AnthropicModelClient(api_key="test-key", base_url=server.url, max_retries=0)
+    try:
+        with pytest.raises(ModelCallFailed, match="does not know this model"):
+            await client.create(request("x"))
+        long = replace(request("word " * 400), model="claude-tiny")
+        with pytest.raises(ContextTooLong, match="too long"):
+            await client.create(long)
+    finally:
+        await client.close()
+        await server.stop()
+    server.rejections.clear()
+
+
+async def test_a_malformed_reply_says_what_was_wrong() -> None:
+    async def garbage(request: web.Request) -> web.Response:
+        return web.json_response({"type": "message", "content": "not a list"})
+
+    app = web.Application()
+    app.router.add_post("/v1/messages", garbage)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    client = AnthropicModelClient(api_key="k", base_url=f"http://{host}:{port}", max_retries=0)
+    try:
+        with pytest.raises(ModelCallFailed, match="could not read"):
+            await client.create(request("x"))
+    finally:
+        await client.close()
+        await runner.cleanup()

@@ -7,6 +7,9 @@ disk and the audit log in the database: nobody loses work by removing a bot.
 
 from __future__ import annotations
 
+import asyncio
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -14,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from plancord.agent.agent_settings import AgentOverrides
 from plancord.agent.workspace import init_workspace
 from plancord.config import Config, PlanModeOverrides
 from plancord.core.agents import AgentRecord, check_agent_name
@@ -47,8 +51,12 @@ class AgentManager:
         agents_dir: Path,
         default_model: str,
         clock: Clock,
+        overrides: Mapping[str, AgentOverrides] | None = None,
+        workspace_roots: Sequence[Path] = (),
         sandbox_layer: LayerChoice = LayerChoice.AUTO,
     ) -> None:
+        self.overrides = dict(overrides or {})
+        self.workspace_roots = [Path(root) for root in workspace_roots]
         self.store = store
         self.sandbox_layer = sandbox_layer
         self.agents_dir = agents_dir
@@ -70,16 +78,28 @@ class AgentManager:
         guild_id: int | None = None,
         role: str | None = None,
         plan_mode_overrides: dict[str, Any] | None = None,
+        existing_workspace: str | None = None,
     ) -> AgentRecord:
-        """Validate everything first, then write the row, then make the workspace."""
+        """Validate everything first, then write the row, then make the workspace.
+
+        ``existing_workspace`` names a directory (a git repository or not) under one of the
+        configured ``workspace_roots`` to use instead of a new empty workspace; the agent's
+        workspace path then links to it."""
         try:
             check_agent_name(name)
         except ValueError as exc:
             raise InvalidAgent(str(exc)) from None
+        configured = self.overrides.get(name)
+        if configured is not None:
+            model = model or configured.model
+            role = role or configured.role
         if role is not None and role not in AGENT_ROLES:
             raise InvalidAgent(f"role must be one of {', '.join(AGENT_ROLES)}, not {role!r}")
         permission = _profile(profile)
         overrides = _overrides(plan_mode_overrides)
+        existing = None
+        if existing_workspace is not None:
+            existing = await asyncio.to_thread(self._existing_workspace, name, existing_workspace)
         now = self.clock.now()
         record = AgentRecord(
             name=name,
@@ -101,8 +121,40 @@ class AgentManager:
             detail={"model": record.model, "channel_id": channel_id, "profile": permission.preset},
         )
         await self.store.create_agent(record, audit)
+        if existing is not None:
+            await asyncio.to_thread(self._link_workspace, name, existing)
         await init_workspace(self.workspace_of(name), name, self.sandbox_layer)
         return record
+
+    def _link_workspace(self, name: str, target: Path) -> None:
+        link = self.workspace_of(name)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target, target_is_directory=True)
+
+    def _existing_workspace(self, name: str, text: str) -> Path:
+        """The resolved directory ``text`` names, refused unless it lies under a configured
+        workspace root and outside plancord's own agents folder."""
+        if not self.workspace_roots:
+            raise InvalidAgent(
+                "this bot takes no existing folders as workspaces; the operator lists the "
+                "allowed folders under workspace_roots in the config"
+            )
+        path = Path(text.strip()).expanduser()
+        if not path.is_absolute():
+            raise InvalidAgent(f"give an absolute path, not {text!r}")
+        resolved = path.resolve()
+        roots = [root.resolve() for root in self.workspace_roots]
+        if not any(resolved == root or resolved.is_relative_to(root) for root in roots):
+            allowed = ", ".join(f"`{root}`" for root in roots)
+            raise InvalidAgent(f"{resolved} is not under an allowed workspace root ({allowed})")
+        agents = self.agents_dir.resolve()
+        if resolved == agents or resolved.is_relative_to(agents) or agents.is_relative_to(resolved):
+            raise InvalidAgent(f"{resolved} overlaps plancord's own agents folder")
+        if not resolved.is_dir():
+            raise InvalidAgent(f"{resolved} is not an existing directory")
+        if os.path.lexists(self.workspace_of(name)):
+            raise InvalidAgent(f"{self.workspace_of(name)} already exists; remove it first")
+        return resolved
 
     async def remove(self, name: str, *, actor: Actor) -> Path:
         """Delete the agent; returns the workspace path, which is kept."""

@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from plancord.agent.agent_settings import AgentOverrides, ThinkingSettings
 from plancord.agent.context import (
     build_messages,
     compaction_cut,
@@ -34,9 +35,18 @@ from plancord.agent.context import (
     text_of,
     transcript,
 )
+from plancord.agent.interruptions import TurnMarkers
+from plancord.agent.stop_reasons import NextStep, next_step, runs_tools
 from plancord.agent.tools.base import ShellSettings, Tool, ToolContext, ToolRegistry, ToolResult
+from plancord.agent.turns import Block, TurnBody, TurnSlot
 from plancord.core.agents import AgentRecord
-from plancord.core.errors import ModelCallFailed, PlancordError
+from plancord.core.errors import (
+    ContextTooLong,
+    ModelCallFailed,
+    PlancordError,
+    StorageError,
+    ToolResultsNotSaved,
+)
 from plancord.core.gate import GateOutcome, GateRequest, ToolKind, decide
 from plancord.core.logs import log_refusal
 from plancord.core.permissions import PermissionProfile, action_string
@@ -54,6 +64,7 @@ from plancord.core.ports import (
 from plancord.core.service import PlanningService
 from plancord.core.settings import ShellSandbox, ToolVisibility
 from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.llm.models import bounded_max_tokens
 from plancord.storage.conversations import ConversationStore, Message
 from plancord.storage.store import SqliteStore
 
@@ -64,6 +75,8 @@ CONTINUE_PROMPT = (
     f"{HOST} Your previous reply was cut off at the output token limit. "
     "Continue exactly where you stopped."
 )
+MIN_ANSWER_TOKENS = 1024
+RESUME_PROMPT = f"{HOST} Continue."
 SUMMARY_PROMPT = (
     "Summarise the conversation below so an agent can continue the work without it: the task, "
     "decisions taken, files read or changed and what they contain that matters, open questions, "
@@ -83,22 +96,24 @@ class RuntimeSettings:
     ask_timeout_seconds: float = 600.0
     permission_timeout_seconds: float = 600.0
     default_model: str = "claude-sonnet-5-5"
+    thinking: ThinkingSettings = field(default_factory=ThinkingSettings)
+    agents: Mapping[str, AgentOverrides] = field(default_factory=dict)
+
+    def model_for(self, agent: str, record: AgentRecord) -> str:
+        override = self.agents.get(agent)
+        return (override and override.model) or record.model or self.default_model
+
+    def role_for(self, agent: str, record: AgentRecord) -> str | None:
+        override = self.agents.get(agent)
+        return (override and override.role) or record.role
 
 
 @dataclass(slots=True)
-class AgentSession:
-    """The live side of one agent: its running loop and what is waiting to join it."""
+class AgentSession(TurnSlot):
+    """The live side of one agent: its turn slot and who the running turn serves."""
 
-    name: str
-    task: asyncio.Task[None] | None = None
-    inbox: list[dict[str, Any]] = field(default_factory=list)
     requester: Actor | None = None
     interactive: bool = True
-    cancel_requested: bool = False
-
-    @property
-    def busy(self) -> bool:
-        return self.task is not None and not self.task.done()
 
 
 class AgentRuntime:
@@ -127,6 +142,8 @@ class AgentRuntime:
         self.clock = clock
         self.settings = settings or RuntimeSettings()
         self._sessions: dict[str, AgentSession] = {}
+        self.markers = TurnMarkers(agents_dir)
+        self._shutting_down = False
         planning.add_notifier(self)
 
     # -- entry points ----------------------------------------------------------------------
@@ -147,21 +164,29 @@ class AgentRuntime:
     async def handle_message(
         self, agent: str, text: str, author: Actor, *, interactive: bool = True
     ) -> None:
-        """A human wrote to the agent: start a turn, or join the running one."""
+        """A human wrote to the agent: start a turn, or join the running one.
+
+        The turn is claimed before anything is awaited, so messages arriving together
+        start one loop, and the later ones join it (see ``plancord.agent.turns``).
+        """
         session = self.session(agent)
         block = {"type": "text", "text": f"{author.name}: {text}"}
-        if session.busy:
-            session.inbox.append(block)
-            return
-        session.requester = author
-        session.interactive = interactive
-        state = await self.store.load_state(agent)
-        if state.phase is Phase.INACTIVE:
-            record = await self.store.get_agent(agent)
-            await self.planning.enter_default(
-                agent, record.role, task=text, requested_by=author, interactive=interactive
-            )
-        await self._start(session, [block])
+
+        async def enter_default() -> None:
+            state = await self.store.load_state(agent)
+            if state.phase is Phase.INACTIVE:
+                record = await self.store.get_agent(agent)
+                await self.planning.enter_default(
+                    agent,
+                    self.settings.role_for(agent, record),
+                    task=text,
+                    requested_by=author,
+                    interactive=interactive,
+                )
+
+        if session.claim([block], lambda blocks: self._run(session, blocks, enter_default)):
+            session.requester = author
+            session.interactive = interactive
 
     async def start_planning(self, agent: str, task: str | None, author: Actor) -> bool:
         """``/plan start``: enter plan mode and set the agent to work; False if already planning."""
@@ -173,21 +198,14 @@ class AgentRuntime:
         session = self.session(agent)
         text = f"{author.name} asked you to plan" + (f": {task}" if task else " the next task.")
         block = {"type": "text", "text": f"{HOST} {text}"}
-        if session.busy:
-            session.inbox.append(block)
-        else:
+        if session.claim([block], self._turn(session)):
             session.requester = author
             session.interactive = True
-            await self._start(session, [block])
         return True
 
     async def stop(self, agent: str) -> bool:
         """End the running loop cleanly between tool calls. False when nothing was running."""
-        session = self.session(agent)
-        if not session.busy:
-            return False
-        session.cancel_requested = True
-        return True
+        return self.session(agent).request_stop()
 
     async def wait_idle(self, agent: str) -> None:
         """Wait until the agent's loop (and any loop it chains into) has finished."""
@@ -196,12 +214,60 @@ class AgentRuntime:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(session.task)
 
-    async def shutdown(self) -> None:
-        for session in self._sessions.values():
-            if session.task is not None and not session.task.done():
-                session.task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await session.task
+    async def shutdown(self, *, notice: bool = False, grace_seconds: float = 10.0) -> None:
+        """Stop every running turn: cancel it (which kills the processes its tools started)
+        and wait at most ``grace_seconds`` for it to unwind. With ``notice``, each busy
+        agent's channel is told first. The turns' markers stay, so the next start resumes."""
+        self._shutting_down = True
+        busy = [s for s in self._sessions.values() if s.task is not None and not s.task.done()]
+        if notice:
+            for session in busy:
+                await self._say(
+                    session.name,
+                    "⏹ plancord is shutting down; this turn was interrupted. "
+                    "It resumes when plancord is back.",
+                )
+        tasks = [s.task for s in busy if s.task is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=grace_seconds)
+            for task in pending:
+                log.warning("a turn did not stop within %s s of shutdown: %s", grace_seconds, task)
+
+    async def resume_interrupted(self) -> list[str]:
+        """After a start: tell each agent whose turn was cut short, and resume it when its
+        phase says work goes on (executing, gathering); a submitted plan keeps waiting for
+        its decision and an agent outside plan mode waits for its user. Returns the agents."""
+        resumed: list[str] = []
+        for agent in self.markers.marked():
+            self.markers.clear(agent)
+            try:
+                state = await self.store.load_state(agent)
+            except PlancordError:
+                continue
+            resumed.append(agent)
+            if state.phase in (Phase.EXECUTING, Phase.GATHERING):
+                work = "the approved plan" if state.phase is Phase.EXECUTING else "planning"
+                await self._say(agent, f"↻ plancord restarted during my turn; resuming {work}.")
+                text = (
+                    f"{HOST} plancord restarted during your turn; anything that was running "
+                    "was stopped. Check where you were and continue."
+                )
+                self.session(agent).claim(
+                    [{"type": "text", "text": text}], self._turn(self.session(agent))
+                )
+            elif state.phase is Phase.SUBMITTED:
+                await self._say(
+                    agent, "↻ plancord restarted; my plan is still waiting for a decision."
+                )
+            else:
+                await self._say(
+                    agent,
+                    "↻ plancord restarted during my turn, which was interrupted; "
+                    "send a message to continue.",
+                )
+        return resumed
 
     # -- planning events -------------------------------------------------------------------
 
@@ -239,18 +305,14 @@ class AgentRuntime:
             text = f"{HOST} {words}" + (f": {reason}" if reason else "") + "."
             text += " Plan mode has ended; do not carry out the plan."
             if session.busy:
+                session.joining.append({"type": "text", "text": text})
                 if change.action == "cancelled":
-                    session.cancel_requested = True
-                session.inbox.append({"type": "text", "text": text})
+                    session.request_stop()
             else:
                 await self._add_user_blocks(agent, [{"type": "text", "text": text}])
 
     async def _resume(self, session: AgentSession, text: str) -> None:
-        block = {"type": "text", "text": text}
-        if session.busy:
-            session.inbox.append(block)
-        else:
-            await self._start(session, [block])
+        session.claim([{"type": "text", "text": text}], self._turn(session))
 
     async def _fresh_context(self, agent: str, change: PlanningChange) -> None:
         task = change.after.task or (change.revision.plan.summary if change.revision else "")
@@ -267,15 +329,20 @@ class AgentRuntime:
 
     # -- the loop --------------------------------------------------------------------------
 
-    async def _start(self, session: AgentSession, blocks: list[dict[str, Any]]) -> None:
-        session.cancel_requested = False
-        session.task = asyncio.create_task(
-            self._run(session, blocks), name=f"plancord-agent-{session.name}"
-        )
+    def _turn(self, session: AgentSession) -> TurnBody:
+        return lambda blocks: self._run(session, blocks)
 
-    async def _run(self, session: AgentSession, blocks: list[dict[str, Any]]) -> None:
+    async def _run(
+        self,
+        session: AgentSession,
+        blocks: list[Block],
+        prepare: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         agent = session.name
+        self.markers.mark(agent)
         try:
+            if prepare is not None:
+                await prepare()
             await self._add_user_blocks(agent, blocks)
             await self._loop(session)
         except ModelCallFailed as exc:
@@ -288,49 +355,80 @@ class AgentRuntime:
             log.exception("agent %s: the tool loop failed", agent)
             await self._say(agent, "⚠️ Something went wrong inside plancord; the error is logged.")
         finally:
-            pending = session.inbox
-            session.inbox = []
-            if pending and not session.cancel_requested:
-                session.task = asyncio.create_task(
-                    self._run(session, pending), name=f"plancord-agent-{agent}"
-                )
-            elif pending:
+            if not self._shutting_down:
+                await self._follow_up(session)
+                if session.task is asyncio.current_task():
+                    self.markers.clear(agent)
+
+    async def _follow_up(self, session: AgentSession) -> None:
+        """After a turn: serve what arrived during it. Requests that joined a turn that was
+        stopped stay in the conversation only; requests sent after the stop get a new turn."""
+        if session.stop_requested:
+            joined = session.take_joining()
+            if joined:
                 with contextlib.suppress(PlancordError):
-                    await self._add_user_blocks(agent, pending)
+                    await self._add_user_blocks(session.name, joined)
+            waiting = session.take_after_stop()
+        else:
+            waiting = session.take_joining() + session.take_after_stop()
+        if waiting:
+            session.start(waiting, self._turn(session))
 
     async def _loop(self, session: AgentSession) -> None:
         agent = session.name
         continued = False
         for _ in range(self.settings.max_iterations):
-            if session.cancel_requested:
+            if session.stop_requested:
                 await self._say(agent, "Stopped.")
                 return
             await self._flush_inbox(session)
             reply = await self._call_model(agent)
+            step = next_step(reply.stop_reason)
             content = list(reply.content)
-            tool_uses = [b for b in content if b.get("type") == "tool_use"]
-            if reply.stop_reason in ("refusal", "max_tokens"):
+            if not runs_tools(step):
                 content = [b for b in content if b.get("type") != "tool_use"]
-                tool_uses = []
+            tool_uses = [b for b in content if b.get("type") == "tool_use"]
+            truncated = step in (NextStep.CONTINUE_TRUNCATED, NextStep.COMPACT_AND_CONTINUE)
+            if truncated and not _has_visible(content):
+                # Cut off while thinking: an assistant turn of nothing but an unfinished
+                # thought cannot be continued and must not be kept.
+                await self._say(
+                    agent,
+                    "(The model used its whole output budget before answering; raise "
+                    "anthropic.max_tokens or turn thinking off for this agent.)",
+                )
+                return
             await self._add_assistant(agent, content)
             text = text_of(content)
             if text:
                 await self._say(agent, text)
-            if reply.stop_reason == "refusal":
+            if step is NextStep.REFUSED:
                 await self._say(agent, "The model declined to continue with this request.")
                 return
-            if reply.stop_reason == "max_tokens":
+            if step is NextStep.UNKNOWN:
+                await self._say(
+                    agent,
+                    f"(The model stopped for a reason plancord does not know: "
+                    f"{reply.stop_reason!r}; send a message to continue.)",
+                )
+                return
+            if step is NextStep.RESUME_PAUSED:
+                await self._add_user_blocks(agent, [{"type": "text", "text": RESUME_PROMPT}])
+                continue
+            if truncated:
                 if continued:
                     await self._say(agent, "(The reply was cut off at the token limit.)")
                     return
                 continued = True
+                if step is NextStep.COMPACT_AND_CONTINUE:
+                    await self.compact(agent)
                 await self._add_user_blocks(agent, [{"type": "text", "text": CONTINUE_PROMPT}])
                 continue
-            if reply.stop_reason != "tool_use" or not tool_uses:
+            if step is NextStep.ANSWERED or not tool_uses:
                 return
             submitted = await self._run_tools(session, tool_uses)
-            if submitted or session.cancel_requested:
-                if session.cancel_requested:
+            if submitted or session.stop_requested:
+                if session.stop_requested:
                     await self._say(agent, "Stopped.")
                 return
         await self._say(
@@ -345,7 +443,7 @@ class AgentRuntime:
         summary: list[str] = []
         submitted = False
         for call in calls:
-            if session.cancel_requested:
+            if session.stop_requested:
                 result = ToolResult.error("Not run: the user stopped the agent.")
             else:
                 result = await self.dispatch(session, call)
@@ -360,9 +458,14 @@ class AgentRuntime:
             summary.append(("✗ " if result.is_error else "") + _call_label(call))
             if call.get("name") == "submit_plan" and not result.is_error:
                 submitted = True
-        await self._add_user_blocks(session.name, results)
         with contextlib.suppress(Exception):
             await self.notifier.activity(session.name, " · ".join(summary))
+        try:
+            await self._add_user_blocks(session.name, results)
+        except StorageError as exc:
+            # The tools have run: their effects are real even though the database refused
+            # the record of them, so "nothing was changed" would be false here.
+            raise ToolResultsNotSaved(" · ".join(summary), exc) from exc
         return submitted
 
     async def dispatch(self, session: AgentSession, call: dict[str, Any]) -> ToolResult:
@@ -470,9 +573,15 @@ class AgentRuntime:
         record = record or await self.store.get_agent(agent)
         status = await self.planning.status(agent)
         history = await self.conversations.load(agent)
+        model = self.settings.model_for(agent, record)
+        thinking = self.settings.thinking.request_field(self.settings.agents.get(agent))
+        wanted = self.settings.max_tokens
+        if thinking is not None:
+            wanted = max(wanted, thinking["budget_tokens"] + MIN_ANSWER_TOKENS)
         return ModelRequest(
-            model=record.model or self.settings.default_model,
-            max_tokens=self.settings.max_tokens,
+            model=model,
+            max_tokens=bounded_max_tokens(model, wanted),
+            thinking=thinking,
             system=system_blocks(record.system_prompt),
             tools=await self.tool_schemas(agent),
             messages=build_messages(history, regime_text(status.state, status.revision)),
@@ -488,23 +597,37 @@ class AgentRuntime:
         too_big = estimate_tokens(request.messages) + estimate_tokens(request.tools) > limit
         if too_big and await self.compact(agent, record):
             request = await self.build_request(agent, record)
-        reply = await self.model.create(request)
+        try:
+            reply = await self.model.create(request)
+        except ContextTooLong:
+            if not await self.compact(agent, record, keep_fraction=0.05):
+                raise
+            request = await self.build_request(agent, record)
+            reply = await self.model.create(request)
         await self.conversations.record_usage(
             agent, request.model, reply.usage, reply.stop_reason, self.clock.now()
         )
         return reply
 
-    async def compact(self, agent: str, record: AgentRecord | None = None) -> bool:
-        """Summarise older turns so the conversation fits; the regime is rebuilt every request."""
+    async def compact(
+        self, agent: str, record: AgentRecord | None = None, *, keep_fraction: float | None = None
+    ) -> bool:
+        """Summarise older turns so the conversation fits; the regime is rebuilt every request.
+
+        The newest turns are kept verbatim, thinking blocks and their signatures included,
+        and the cut falls only before a plain user message, so no tool call is separated
+        from its result and no thinking block is edited."""
         record = record or await self.store.get_agent(agent)
         history = await self.conversations.load(agent)
-        keep = int(self.settings.context_window_tokens * self.settings.keep_recent_fraction)
+        fraction = self.settings.keep_recent_fraction if keep_fraction is None else keep_fraction
+        keep = int(self.settings.context_window_tokens * fraction)
         cut = compaction_cut(history, keep)
         if cut is None or cut < 2:
             return False
+        model = self.settings.model_for(agent, record)
         request = ModelRequest(
-            model=record.model or self.settings.default_model,
-            max_tokens=min(4096, self.settings.max_tokens),
+            model=model,
+            max_tokens=bounded_max_tokens(model, min(4096, self.settings.max_tokens)),
             system=[{"type": "text", "text": SUMMARY_PROMPT}],
             tools=[],
             messages=[
@@ -557,9 +680,9 @@ class AgentRuntime:
             )
 
     async def _flush_inbox(self, session: AgentSession) -> None:
-        if session.inbox:
-            pending, session.inbox = session.inbox, []
-            await self._add_user_blocks(session.name, pending)
+        joined = session.take_joining()
+        if joined:
+            await self._add_user_blocks(session.name, joined)
 
     async def _say(self, agent: str, text: str) -> None:
         try:
@@ -568,6 +691,11 @@ class AgentRuntime:
             raise
         except Exception:
             log.exception("agent %s: could not deliver a message", agent)
+
+
+def _has_visible(content: list[dict[str, Any]]) -> bool:
+    """Whether a reply holds anything but thinking: text or a tool call."""
+    return any(b.get("type") not in ("thinking", "redacted_thinking") for b in content)
 
 
 def _is_shell(tool: Tool[Any]) -> bool:

@@ -103,3 +103,25 @@ class VersionConflict(PlancordError):
 
 class ModelCallFailed(PlancordError):
     """The model API failed after its retries; the conversation is kept as it was."""
+
+
+class ContextTooLong(ModelCallFailed):
+    """The API refused the request because the prompt does not fit the model's context."""
+
+
+class ToolResultsNotSaved(PlancordError):
+    """Tools ran, then the database refused to record their results.
+
+    The tools' effects (files written, commands run) are real, so the message says so rather
+    than the storage error's "nothing was changed"; the next turn marks the calls as
+    interrupted, so the agent checks the state before repeating them."""
+
+    def __init__(self, calls: str, cause: StorageError) -> None:
+        reason = (
+            str(cause).replace("; nothing was changed", "").replace(" nothing was changed.", "")
+        )
+        super().__init__(
+            f"These tool calls ran, but their results could not be saved: {calls}. {reason} "
+            "Their changes are in the workspace; send a message to continue and the agent "
+            "will check where it stands."
+        )

@@ -119,6 +119,7 @@ class ModelRequest:
     system: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     messages: list[dict[str, Any]]
+    thinking: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from collections.abc import Awaitable, Callable
 
 import discord
@@ -35,6 +36,7 @@ class PlancordBot(commands.Bot):
         clock: Clock | None = None,
         scheduler_max_sleep: float = 60.0,
         tune_gc: bool = True,
+        handle_signals: bool = False,
     ) -> None:
         intents = discord.Intents.default()
         intents.message_content = True
@@ -52,6 +54,8 @@ class PlancordBot(commands.Bot):
         self.tune_gc = tune_gc
         self.gc_tuning: GcTuning | None = None
         self._app: App | None = None
+        self.handle_signals = handle_signals
+        self._closing: asyncio.Task[None] | None = None
 
     @property
     def app(self) -> App:
@@ -80,10 +84,29 @@ class PlancordBot(commands.Bot):
         await self.sync_commands()
         self.start_deadlines()
         await self.notifier.restore()
+        for agent in await self.app.runtime.resume_interrupted():
+            self.notifier.io.watch_turn(agent)
+        if self.handle_signals:
+            self.install_signal_handlers()
         if self.tune_gc:
             self.gc_tuning = self.make_gc_tuning()
             self.gc_tuning.after_startup()
             self.gc_tuning.start()
+
+    def install_signal_handlers(self) -> None:
+        """SIGTERM (docker stop, systemd) and SIGINT close the bot cleanly: running turns are
+        stopped, their channels told, and the next start resumes them."""
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            try:
+                loop.add_signal_handler(signum, self.request_close, signum)
+            except (NotImplementedError, RuntimeError, ValueError) as exc:
+                log.warning("cannot handle signal %s: %s", signum, exc)
+
+    def request_close(self, signum: int) -> None:
+        log.info("received signal %s; shutting down", signum)
+        if self._closing is None:
+            self._closing = asyncio.get_running_loop().create_task(self.close())
 
     def make_gc_tuning(self, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> GcTuning:
         return GcTuning(idle=lambda: not self.app.runtime.any_busy(), sleep=sleep)

@@ -332,11 +332,14 @@ class PlanMessages:
                 view=plan_buttons(revision.plan_id, revision.revision),
                 allowed_mentions=allowed,
             )
-        except discord.HTTPException:
+        except discord.HTTPException as exc:
             log.warning(
                 "could not post plan v%s of %s", revision.revision, agent.name, exc_info=True
             )
-            return None
+            fallback = await _post_plan_as_file(channel, revision, rendered, content, allowed, exc)
+            if fallback is None:
+                return None
+            message = fallback
         now = self.bot.app.clock.now()
         previous = await self.store.get(revision.plan_id, revision.revision)
         record = (
@@ -395,8 +398,22 @@ class PlanMessages:
             }
         )
         await self.store.put(updated)
-        await self._redraw(updated, revision=revision)
-        return updated
+        if await self._redraw(updated, revision=revision):
+            return updated
+        # The decision stands but the message still shows live buttons. Keep the record
+        # pending so the next start settles it again, and say in the channel what happened.
+        unsettled = updated.model_copy(update={"status": MessageStatus.PENDING})
+        await self.store.put(unsettled)
+        who = f" by {updated.outcome_by}" if updated.outcome_by else ""
+        try:
+            await self._channel_of(record).send(
+                f"⚠️ The message of plan v{record.revision} of **{record.agent}** could not "
+                f"be updated; its buttons no longer apply (the plan was {action}{who}).",
+                allowed_mentions=NO_MENTIONS,
+            )
+        except discord.HTTPException:
+            log.warning("could not report a stale plan message", exc_info=True)
+        return unsettled
 
     async def _redraw(
         self,
@@ -404,13 +421,14 @@ class PlanMessages:
         *,
         revision: PlanRevision | None = None,
         successor: PlanMessageRecord | None = None,
-    ) -> None:
-        """Edit a plan message to what the record says: outcome, supersession, buttons off."""
+    ) -> bool:
+        """Edit a plan message to what the record says: outcome, supersession, buttons off.
+        False when Discord refused the edit, so the message may still show live buttons."""
         revision = revision or await self.bot.app.store.get_revision(
             record.plan_id, record.revision
         )
         if revision is None:
-            return
+            return True
         rendered = self._render(record, revision, successor)
         waiting = record.status is MessageStatus.PENDING
         message = self._channel_of(record).get_partial_message(record.message_id)
@@ -419,6 +437,8 @@ class PlanMessages:
                 embeds=rendered.embeds,
                 view=plan_buttons(record.plan_id, record.revision, disabled=not waiting),
             )
+        except discord.NotFound:
+            return True  # a deleted message shows no buttons
         except discord.HTTPException:
             log.warning(
                 "could not update the message of plan v%s of %s",
@@ -426,6 +446,8 @@ class PlanMessages:
                 record.agent,
                 exc_info=True,
             )
+            return False
+        return True
 
     def _render(
         self,
@@ -536,6 +558,42 @@ class PlanMessages:
             await channel.send(text, allowed_mentions=NO_MENTIONS)
         except discord.HTTPException:
             log.warning("could not tell %s's channel: %s", agent, text, exc_info=True)
+
+
+async def _post_plan_as_file(
+    channel: discord.PartialMessageable,
+    revision: PlanRevision,
+    rendered: RenderedPlan,
+    content: str,
+    allowed: discord.AllowedMentions,
+    error: discord.HTTPException,
+) -> discord.Message | None:
+    """The plan message Discord refused, again without its embed: the plan as its markdown
+    file under the same buttons. If even that fails, a plain line says the plan exists and
+    how to decide on it, so a plan is never waiting for a decision nobody can see."""
+    note = (
+        f"{content}\n(The plan's summary card could not be shown: {error.text or error}. "
+        f"The whole plan is in the attached file.)"
+    )
+    try:
+        return await channel.send(
+            note[:2000],
+            file=rendered.file(),
+            view=plan_buttons(revision.plan_id, revision.revision),
+            allowed_mentions=allowed,
+        )
+    except discord.HTTPException:
+        log.warning("could not post plan v%s as a file either", revision.revision, exc_info=True)
+    try:
+        await channel.send(
+            f"⚠️ Plan v{revision.revision} of **{revision.agent}** is waiting for a decision but "
+            "could not be shown here. `/plan status` shows it; `/plan approve`, `/plan edit` "
+            "and `/plan reject` decide. It is posted again when plancord restarts.",
+            allowed_mentions=NO_MENTIONS,
+        )
+    except discord.HTTPException:
+        log.warning("could not say that plan v%s is hidden", revision.revision, exc_info=True)
+    return None
 
 
 def _plan_payload(rendered: RenderedPlan) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """Plain-SQL migrations applied in order; the schema version lives in ``PRAGMA user_version``.
 
-Files are ``migrations/NNNN_name.sql``, numbered from 1 without gaps. Each is applied in its
-own transaction together with the version bump, so a failing file leaves the previous version
-intact. A database newer than this code is refused rather than guessed at.
+Files are ``plancord/migrations/NNNN_name.sql``, shipped inside the package so a plain
+``pip install .`` can create and upgrade a database; they are numbered from 1 without gaps.
+Each is applied in its own transaction together with the version bump, so a failing file
+leaves the previous version intact. A database newer than this code is refused rather than
+guessed at.
 """
 
 from __future__ import annotations
@@ -30,11 +32,11 @@ class Migration:
 
 
 def default_migrations_dir() -> Path:
-    """``$PLANCORD_MIGRATIONS_DIR``, else the ``migrations/`` folder of this checkout."""
+    """``$PLANCORD_MIGRATIONS_DIR``, else the ``migrations/`` folder inside the package."""
     override = os.environ.get("PLANCORD_MIGRATIONS_DIR")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[3] / "migrations"
+    return Path(__file__).resolve().parents[1] / "migrations"
 
 
 def discover(directory: Path | None = None) -> list[Migration]:

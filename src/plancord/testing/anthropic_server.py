@@ -35,6 +35,7 @@ import inspect
 import json
 import math
 import re
+import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -43,6 +44,8 @@ from aiohttp import web
 from anthropic import AsyncAnthropic
 from anthropic.types import message_count_tokens_params, message_create_params
 from anthropic.types.beta import message_create_params as beta_message_create_params
+
+from plancord.llm.models import MODEL_LIMITS, ModelLimits
 
 __all__ = [
     "ErrorReply",
@@ -65,10 +68,21 @@ __all__ = [
 
 JsonObject: TypeAlias = dict[str, Any]
 StopReason: TypeAlias = Literal[
-    "end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"
+    "end_turn",
+    "max_tokens",
+    "stop_sequence",
+    "tool_use",
+    "pause_turn",
+    "refusal",
+    "model_context_window_exceeded",
 ]
 
 MAX_CACHE_BREAKPOINTS = 4
+FAKE_MODELS: dict[str, ModelLimits] = {
+    "claude-fake-test-model": ModelLimits(64_000),
+    "claude-other-fake-model": ModelLimits(64_000),
+}
+"""Model ids only this server knows, for tests that do not want to name a real model."""
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 TOOL_USE_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 
@@ -97,7 +111,8 @@ class Thinking:
     """A `thinking` block of an assistant reply."""
 
     thinking: str
-    signature: str = "fake-signature"
+    signature: str | None = None
+    """None: the server signs the block as the real API does."""
 
 
 AssistantBlock: TypeAlias = Text | ToolCall | Thinking
@@ -312,6 +327,7 @@ def validate_request(body: object, *, count_tokens: bool = False) -> JsonObject:
         raise _reject("model: Input should be a valid string")
     if not count_tokens:
         _check_max_tokens(body)
+        _check_thinking_param(body)
     if "messages" not in body:
         raise _reject("messages: Field required")
     marks = _CacheMarks()
@@ -496,11 +512,37 @@ def _check_block(block: object, path: str, role: str, marks: _CacheMarks) -> Non
         for key in ("thinking", "signature"):
             if not isinstance(block.get(key), str):
                 raise _reject(f"{path}.thinking.{key}: Field required")
+        if block["signature"] != thinking_signature(block["thinking"]):
+            raise _reject(f"{path}: Invalid `signature` in `thinking` block")
     elif kind == "redacted_thinking" and not isinstance(block.get("data"), str):
         raise _reject(f"{path}.redacted_thinking.data: Field required")
     if block.get("cache_control") is not None and kind in ("thinking", "redacted_thinking"):
         raise _reject(f"{path}.{kind}.cache_control: Extra inputs are not permitted")
     marks.check(block, path)
+
+
+def thinking_signature(thinking: str) -> str:
+    """The signature this server gives a thinking block. The real API signs thinking so a
+    client cannot edit it; a block passed back changed (or with another signature) fails."""
+    digest = hashlib.sha256(b"fake-thinking-signature\0" + thinking.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _check_thinking_param(body: JsonObject) -> None:
+    thinking = body.get("thinking")
+    if thinking is None:
+        return
+    if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "disabled"):
+        raise _reject("thinking.type: Input should be 'enabled' or 'disabled'")
+    if thinking["type"] == "disabled":
+        return
+    budget = thinking.get("budget_tokens")
+    if not isinstance(budget, int) or budget < 1024:
+        raise _reject(
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+        )
+    if isinstance(body.get("max_tokens"), int) and budget >= body["max_tokens"]:
+        raise _reject("`max_tokens` must be greater than `thinking.budget_tokens`")
 
 
 def _check_source(block: JsonObject, path: str, *, image: bool) -> None:
@@ -762,19 +804,35 @@ def prompt_parts(body: JsonObject) -> list[_PromptPart]:
 
 
 class PromptCache:
-    """Which prompt prefixes have been cached, and what a request reads, writes and pays."""
+    """Which prompt prefixes have been cached, and what a request reads, writes and pays.
 
-    def __init__(self, *, min_cacheable_tokens: int = 0, lookback_blocks: int = 20) -> None:
+    Entries live for their TTL (5 minutes, or an hour when the request marks a breakpoint
+    with ``ttl: "1h"``), measured on ``clock``; a read refreshes an entry's lifetime, as the
+    real cache does. The TTL of a request is the longest it asks for on any breakpoint."""
+
+    def __init__(
+        self,
+        *,
+        min_cacheable_tokens: int = 0,
+        lookback_blocks: int = 20,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.min_cacheable_tokens = min_cacheable_tokens
         self.lookback_blocks = lookback_blocks
-        self._entries: set[str] = set()
+        self.clock = clock
+        self._entries: dict[str, float] = {}
 
     def clear(self) -> None:
         """Forget every cached prefix, as if their TTL had expired."""
         self._entries.clear()
 
     def __len__(self) -> int:
-        return len(self._entries)
+        now = self.clock()
+        return sum(1 for expiry in self._entries.values() if expiry > now)
+
+    def _alive(self, prefix_hash: str, now: float) -> bool:
+        expiry = self._entries.get(prefix_hash)
+        return expiry is not None and expiry > now
 
     def account(self, body: JsonObject, output_tokens: int) -> SimulatedUsage:
         """Compute the usage of a request and remember the prefixes it caches."""
@@ -789,21 +847,47 @@ class PromptCache:
             for index, part in enumerate(parts)
             if part.breakpoint and prefix_tokens[index] >= self.min_cacheable_tokens
         ]
+        now = self.clock()
+        ttl = 3600.0 if '"ttl":"1h"' in canonical_json(body) else 300.0
         read_end = 0
         for index in breakpoints:
             for candidate in range(index, max(-1, index - self.lookback_blocks), -1):
-                if parts[candidate].prefix_hash in self._entries:
+                if self._alive(parts[candidate].prefix_hash, now):
                     read_end = max(read_end, candidate + 1)
+                    self._entries[parts[candidate].prefix_hash] = max(
+                        self._entries[parts[candidate].prefix_hash], now + ttl
+                    )
                     break
         write_end = max(read_end, breakpoints[-1] + 1) if breakpoints else read_end
         read = prefix_tokens[read_end - 1] if read_end else 0
         written = (prefix_tokens[write_end - 1] if write_end else 0) - read
-        self._entries.update(parts[index].prefix_hash for index in breakpoints)
+        for index in breakpoints:
+            key = parts[index].prefix_hash
+            self._entries[key] = max(self._entries.get(key, 0.0), now + ttl)
         return SimulatedUsage(
             input_tokens=total - read - written,
             output_tokens=output_tokens,
             cache_creation_input_tokens=written,
             cache_read_input_tokens=read,
+        )
+
+
+def check_model(body: JsonObject, models: Mapping[str, ModelLimits]) -> None:
+    """The model must exist, and ``max_tokens`` and the prompt must fit it."""
+    model = body["model"]
+    limits = models.get(model)
+    if limits is None:
+        raise RequestRejected(f"model: {model}", status=404)
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, int) and max_tokens > limits.max_output_tokens:
+        raise _reject(
+            f"max_tokens: {max_tokens} > {limits.max_output_tokens}, which is the maximum "
+            f"allowed number of output tokens for {model}"
+        )
+    prompt = sum(part.tokens for part in prompt_parts(body))
+    if prompt > limits.context_window_tokens:
+        raise _reject(
+            f"prompt is too long: {prompt} tokens > {limits.context_window_tokens} maximum"
         )
 
 
@@ -840,13 +924,21 @@ class FakeAnthropicServer:
         min_cacheable_tokens: int = 0,
         cache_lookback_blocks: int = 20,
         host: str = "127.0.0.1",
+        models: Mapping[str, ModelLimits] | None = None,
+        cache_clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.models: dict[str, ModelLimits] = (
+            dict(models) if models is not None else {**MODEL_LIMITS, **FAKE_MODELS}
+        )
+        self._served_tool_use_ids: set[str] = set()
         self._turns: list[Turn] | None = None if callable(script) else list(script)
         self._script_function: ScriptFunction | None = script if callable(script) else None
         self._api_key = api_key
         self._host = host
         self.cache = PromptCache(
-            min_cacheable_tokens=min_cacheable_tokens, lookback_blocks=cache_lookback_blocks
+            min_cacheable_tokens=min_cacheable_tokens,
+            lookback_blocks=cache_lookback_blocks,
+            clock=cache_clock,
         )
         self.requests: list[JsonObject] = []
         self.responses: list[JsonObject] = []
@@ -973,6 +1065,7 @@ class FakeAnthropicServer:
         try:
             check_headers(request.headers, api_key=self._api_key)
             valid = validate_request(body)
+            check_model(valid, self.models)
         except RequestRejected as rejected:
             return self._refuse(body, rejected)
         try:
@@ -1000,7 +1093,13 @@ class FakeAnthropicServer:
             if turn.retry_after is not None:
                 headers["retry-after-ms"] = str(max(1, round(turn.retry_after * 1000)))
             return self._error(turn.status, turn.error_type, turn.message, headers)
-        message = self._render(turn, valid)
+        try:
+            message = self._render(turn, valid)
+        except ValueError as error:
+            self.script_errors.append(error)
+            return self._error(
+                500, "api_error", f"fake Anthropic server: {error}", {"x-should-retry": "false"}
+            )
         if valid.get("stream"):
             return await self._stream(request, message)
         return web.json_response(message, headers={"request-id": self._next_id("req")})
@@ -1015,6 +1114,8 @@ class FakeAnthropicServer:
         try:
             check_headers(request.headers, api_key=self._api_key)
             valid = validate_request(body, count_tokens=True)
+            if valid["model"] not in self.models:
+                raise RequestRejected(f"model: {valid['model']}", status=404)
         except RequestRejected as rejected:
             return self._refuse(body, rejected)
         tokens = sum(part.tokens for part in prompt_parts(valid))
@@ -1027,10 +1128,17 @@ class FakeAnthropicServer:
         if isinstance(block, Text):
             return {"type": "text", "text": block.text}
         if isinstance(block, Thinking):
-            return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+            signature = block.signature or thinking_signature(block.thinking)
+            return {"type": "thinking", "thinking": block.thinking, "signature": signature}
+        tool_use_id = block.id or self._next_id("toolu")
+        if tool_use_id in self._served_tool_use_ids:
+            raise ValueError(
+                f"the script reuses tool_use id {tool_use_id!r}; the API never repeats one"
+            )
+        self._served_tool_use_ids.add(tool_use_id)
         return {
             "type": "tool_use",
-            "id": block.id or self._next_id("toolu"),
+            "id": tool_use_id,
             "name": block.name,
             "input": dict(block.input),
         }

@@ -83,6 +83,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
         model="Anthropic model (default: the configured one)",
         profile="What the agent may do outside plan mode without asking",
         bind_here="Bind this channel instead of creating a new one",
+        path="An existing folder or repository on the bot's host to work in (allowed roots only)",
     )
     @app_commands.default_permissions(manage_channels=True)
     async def create(
@@ -93,6 +94,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
         model: str | None = None,
         profile: Profile | None = None,
         bind_here: bool = False,
+        path: str | None = None,
     ) -> None:
         if not await may_manage_channels(interaction, "create"):
             return
@@ -123,6 +125,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
                 profile=profile,
                 channel_id=channel.id,
                 guild_id=channel.guild.id,
+                existing_workspace=path,
             )
         except PlancordError as exc:
             if created is not None:

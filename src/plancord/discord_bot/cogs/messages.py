@@ -14,6 +14,7 @@ import discord
 from discord.ext import commands
 
 from plancord.core.errors import PlancordError
+from plancord.discord_bot.attachments import read_attachments
 from plancord.discord_bot.common import actor_from, agent_for
 
 if TYPE_CHECKING:
@@ -25,13 +26,13 @@ ROUTED_TYPES = frozenset({discord.MessageType.default, discord.MessageType.reply
 
 
 def is_for_an_agent(message: discord.Message) -> bool:
-    """A human's non-empty text in a server: bots, webhooks and system messages are not."""
+    """A human's text or files in a server: bots, webhooks and system messages are not."""
     return (
         not message.author.bot
         and message.webhook_id is None
         and message.guild is not None
         and message.type in ROUTED_TYPES
-        and bool(message.content.strip())
+        and (bool(message.content.strip()) or bool(message.attachments))
     )
 
 
@@ -50,11 +51,17 @@ class MessageCog(commands.Cog):
         notifier = self.bot.notifier
         if notifier.asks.take_answer(message):
             return
+        text = message.clean_content
+        if message.attachments:
+            files = await read_attachments(list(message.attachments))
+            if files.refused:
+                await _reply_quietly(message, files.refusal_message())
+            text = "\n\n".join(part for part in (text.strip(), files.text) if part)
+            if not text:
+                return
         notifier.io.note_origin(record.name, message.channel)
         try:
-            await app.runtime.handle_message(
-                record.name, message.clean_content, actor_from(message.author)
-            )
+            await app.runtime.handle_message(record.name, text, actor_from(message.author))
         except PlancordError as exc:
             try:
                 await message.channel.send(
@@ -64,3 +71,10 @@ class MessageCog(commands.Cog):
                 log.warning("could not report an error to %s: %s", message.channel.id, send_exc)
             return
         notifier.io.watch_turn(record.name)
+
+
+async def _reply_quietly(message: discord.Message, text: str) -> None:
+    try:
+        await message.channel.send(text, allowed_mentions=discord.AllowedMentions.none())
+    except discord.HTTPException as exc:
+        log.warning("could not reply in %s: %s", message.channel.id, exc)

@@ -1,0 +1,56 @@
+"""What must hold before the bot connects to Discord, each failure one line saying what to do.
+
+``plancord run`` checks the data directory first: a bot that logs in and then cannot open its
+database fails with a traceback after a minute of reconnecting, and a new user reads neither.
+``plancord doctor`` runs the same check, so it never calls fine what ``run`` would refuse.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from plancord.config import Config
+
+
+def _writable_dir(path: Path, name: str = "") -> str | None:
+    where = f"{name}: " if name else ""
+    if path.exists() and not path.is_dir():
+        return f"{where}exists but is not a directory"
+    if not path.exists():
+        parent = next((p for p in path.parents if p.exists()), None)
+        if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            return f"{where}does not exist and cannot be created"
+        return None
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".plancord-probe-", dir=path)
+    except OSError as exc:
+        return f"{where}not writable ({exc.strerror or exc})"
+    os.close(handle)
+    os.unlink(probe)
+    return None
+
+
+def data_dir_problem(config: Config) -> str | None:
+    """Why plancord could not keep its state where the config says, or None when it can."""
+    problem = _writable_dir(config.data_dir)
+    if problem is None:
+        problem = _writable_dir(config.data_dir / "agents", "its agents folder")
+    database = config.database_path
+    if problem is None and database.exists():
+        if not database.is_file():
+            problem = f"the database {database} is not a file"
+        elif not os.access(database, os.R_OK | os.W_OK):
+            problem = f"the database {database} is not readable and writable"
+    if problem is None and not database.exists():
+        problem = _writable_dir(database.parent, f"the database folder {database.parent}")
+    return problem
+
+
+def data_dir_fix(problem: str) -> str:
+    if problem.endswith("exists but is not a directory"):
+        return "point data_dir at a directory"
+    if "cannot be created" in problem:
+        return "create it and give the bot's user write access, or change data_dir"
+    return "give the bot's user write access, or change data_dir"
