@@ -16,7 +16,9 @@ from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.runtime.conftest import ANA, Harness
 
 PLAN = {"summary": "Wait", "steps": [{"description": "Run the long job", "risk": "low"}]}
-LONG = "echo $$ > started; sleep 30; touch finished"
+#: The sleep's length names it among the host's processes (the sandbox has its own pids).
+SLEEP = "sleep 30.0713"
+LONG = f"touch started; {SLEEP}; touch finished"
 
 
 async def wait_for(path: Path, seconds: float = 20.0) -> None:
@@ -26,12 +28,17 @@ async def wait_for(path: Path, seconds: float = 20.0) -> None:
         await asyncio.sleep(0.05)
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+def running(needle: str) -> bool:
+    """Whether any process on the host has ``needle`` in its command line."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if needle.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def restarted(harness: Harness) -> AgentRuntime:
@@ -70,14 +77,14 @@ async def test_shutdown_stops_the_command_tells_the_channel_and_the_restart_resu
     )
     started = harness.workspace / "started"
     await wait_for(started)
-    shell_pid = int(started.read_text())
+    assert running(SLEEP)
 
     began = time.monotonic()
     await harness.runtime.shutdown(notice=True, grace_seconds=5)
     took = time.monotonic() - began
 
     assert took < 5
-    assert not alive(shell_pid)
+    assert not running(SLEEP)
     assert "plancord is shutting down" in harness.channel.said[-1]
     assert harness.runtime.markers.marked() == ["ada"]
     assert (await harness.store.load_state("ada")).phase is Phase.EXECUTING
