@@ -1,0 +1,413 @@
+"""The loopback HTTP server that validates requests, plays the script and streams replies."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+from anthropic import AsyncAnthropic
+
+from plancord.llm.models import MODEL_LIMITS, ModelLimits
+from plancord.testing.fake_api.conversation import thinking_signature
+from plancord.testing.fake_api.limits import check_model
+from plancord.testing.fake_api.prompt_cache import (
+    PromptCache,
+    SimulatedUsage,
+    canonical_json,
+    estimate_tokens,
+    prompt_parts,
+)
+from plancord.testing.fake_api.rules import RequestRejected
+from plancord.testing.fake_api.script import (
+    AssistantBlock,
+    ErrorReply,
+    Reply,
+    Script,
+    ScriptFunction,
+    Text,
+    Thinking,
+    Turn,
+)
+from plancord.testing.fake_api.validation import check_headers, validate_request
+from plancord.testing.fake_api.wire import FAKE_MODELS, JsonObject
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A request the server refused, and why."""
+
+    status: int
+    error_type: str
+    message: str
+    body: object
+
+
+class FakeAnthropicServer:
+    """The Messages API on 127.0.0.1 at an ephemeral port, playing `script`.
+
+    Every body received on `/v1/messages` is appended to `requests` (and those on
+    `/v1/messages/count_tokens` to `token_count_requests`); successful responses go to
+    `responses` and their usage to `usages`; refused requests to `rejections`; requests that
+    found the script exhausted to `unscripted`; exceptions of a script function to
+    `script_errors`. Validation happens before a turn is consumed, so a rejected request does
+    not use up the script. `cache` holds the simulated prompt cache (`cache.clear()` expires
+    it).
+    """
+
+    def __init__(
+        self,
+        script: Script = (),
+        *,
+        api_key: str | None = None,
+        min_cacheable_tokens: int = 0,
+        cache_lookback_blocks: int = 20,
+        host: str = "127.0.0.1",
+        models: Mapping[str, ModelLimits] | None = None,
+        cache_clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.models: dict[str, ModelLimits] = (
+            dict(models) if models is not None else {**MODEL_LIMITS, **FAKE_MODELS}
+        )
+        self._served_tool_use_ids: set[str] = set()
+        self._turns: list[Turn] | None = None if callable(script) else list(script)
+        self._script_function: ScriptFunction | None = script if callable(script) else None
+        self._api_key = api_key
+        self._host = host
+        self.cache = PromptCache(
+            min_cacheable_tokens=min_cacheable_tokens,
+            lookback_blocks=cache_lookback_blocks,
+            clock=cache_clock,
+        )
+        self.requests: list[JsonObject] = []
+        self.responses: list[JsonObject] = []
+        self.usages: list[SimulatedUsage] = []
+        self.rejections: list[Rejection] = []
+        self.unscripted: list[JsonObject] = []
+        self.token_count_requests: list[JsonObject] = []
+        self.script_errors: list[Exception] = []
+        self.turns_served = 0
+        self._id_counters: dict[str, int] = {}
+        self._runner: web.AppRunner | None = None
+        self._url: str | None = None
+        self._clients: list[AsyncAnthropic] = []
+
+    @property
+    def url(self) -> str:
+        """The base URL to give `AsyncAnthropic(base_url=...)`."""
+        if self._url is None:
+            raise RuntimeError("the fake Anthropic server is not running")
+        return self._url
+
+    @property
+    def script_exhausted(self) -> bool:
+        """Whether some request arrived after the script had run out."""
+        return bool(self.unscripted)
+
+    async def start(self) -> FakeAnthropicServer:
+        app = web.Application()
+        app.router.add_post("/v1/messages", self._handle_messages)
+        app.router.add_post("/v1/messages/count_tokens", self._handle_count_tokens)
+        app.router.add_route("*", "/{tail:.*}", self._handle_unknown)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, self._host, 0)
+        await site.start()
+        self._runner = runner
+        host, port = runner.addresses[0][:2]
+        self._url = f"http://{host}:{port}"
+        return self
+
+    async def stop(self) -> None:
+        """Close the clients made by `client()`, then the server."""
+        clients, self._clients = self._clients, []
+        for client in clients:
+            await client.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+            self._url = None
+
+    async def __aenter__(self) -> FakeAnthropicServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    def client(
+        self, *, api_key: str = "test-key", max_retries: int = 0, **options: Any
+    ) -> AsyncAnthropic:
+        """An `AsyncAnthropic` bound to this server, closed when the server stops.
+
+        Retries default to none so a failure shows at once; pass `max_retries` to test them.
+        """
+        client = AsyncAnthropic(
+            base_url=self.url, api_key=api_key, max_retries=max_retries, **options
+        )
+        self._clients.append(client)
+        return client
+
+    def add_turns(self, *turns: Turn) -> None:
+        """Append turns to a list script."""
+        if self._turns is None:
+            raise TypeError("this server plays a script function, not a list of turns")
+        self._turns.extend(turns)
+
+    def _next_id(self, prefix: str) -> str:
+        number = self._id_counters.get(prefix, 0) + 1
+        self._id_counters[prefix] = number
+        return f"{prefix}_fake{number:016d}"
+
+    async def _next_turn(self, body: JsonObject) -> Turn | None:
+        if self._script_function is not None:
+            turn = self._script_function(body)
+            if inspect.isawaitable(turn):
+                turn = await turn
+            return turn
+        return self._turns.pop(0) if self._turns else None
+
+    def _error(
+        self, status: int, error_type: str, message: str, headers: Mapping[str, str] | None = None
+    ) -> web.Response:
+        request_id = self._next_id("req")
+        payload = {
+            "type": "error",
+            "error": {"type": error_type, "message": message},
+            "request_id": request_id,
+        }
+        return web.json_response(
+            payload, status=status, headers={"request-id": request_id, **(headers or {})}
+        )
+
+    def _refuse(self, body: object, rejected: RequestRejected) -> web.Response:
+        self.rejections.append(
+            Rejection(rejected.status, rejected.error_type, rejected.message, body)
+        )
+        return self._error(rejected.status, rejected.error_type, rejected.message)
+
+    async def _read_body(self, request: web.Request) -> object:
+        raw = await request.read()
+        try:
+            return json.loads(raw)
+        except ValueError as error:
+            raise RequestRejected(
+                f"There was an issue with your request body: invalid JSON ({error})"
+            ) from error
+
+    async def _handle_messages(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await self._read_body(request)
+        except RequestRejected as rejected:
+            return self._refuse(None, rejected)
+        if isinstance(body, dict):
+            self.requests.append(body)
+        try:
+            check_headers(request.headers, api_key=self._api_key)
+            valid = validate_request(body)
+            check_model(valid, self.models)
+        except RequestRejected as rejected:
+            return self._refuse(body, rejected)
+        try:
+            turn = await self._next_turn(valid)
+        except Exception as error:
+            self.script_errors.append(error)
+            return self._error(
+                500,
+                "api_error",
+                f"fake Anthropic server: the script function raised {error!r}",
+                {"x-should-retry": "false"},
+            )
+        if turn is None:
+            self.unscripted.append(valid)
+            return self._error(
+                500,
+                "api_error",
+                f"fake Anthropic server: script exhausted after {self.turns_served} turn(s); "
+                f"request #{len(self.requests)} was not scripted",
+                {"x-should-retry": "false"},
+            )
+        self.turns_served += 1
+        if isinstance(turn, ErrorReply):
+            headers = {}
+            if turn.retry_after is not None:
+                headers["retry-after-ms"] = str(max(1, round(turn.retry_after * 1000)))
+            return self._error(turn.status, turn.error_type, turn.message, headers)
+        try:
+            message = self._render(turn, valid)
+        except ValueError as error:
+            self.script_errors.append(error)
+            return self._error(
+                500, "api_error", f"fake Anthropic server: {error}", {"x-should-retry": "false"}
+            )
+        if valid.get("stream"):
+            return await self._stream(request, message)
+        return web.json_response(message, headers={"request-id": self._next_id("req")})
+
+    async def _handle_count_tokens(self, request: web.Request) -> web.Response:
+        try:
+            body = await self._read_body(request)
+        except RequestRejected as rejected:
+            return self._refuse(None, rejected)
+        if isinstance(body, dict):
+            self.token_count_requests.append(body)
+        try:
+            check_headers(request.headers, api_key=self._api_key)
+            valid = validate_request(body, count_tokens=True)
+            if valid["model"] not in self.models:
+                raise RequestRejected(f"model: {valid['model']}", status=404)
+        except RequestRejected as rejected:
+            return self._refuse(body, rejected)
+        tokens = sum(part.tokens for part in prompt_parts(valid))
+        return web.json_response({"input_tokens": tokens})
+
+    async def _handle_unknown(self, request: web.Request) -> web.Response:
+        return self._error(404, "not_found_error", f"Not Found: {request.method} {request.path}")
+
+    def _render_block(self, block: AssistantBlock) -> JsonObject:
+        if isinstance(block, Text):
+            return {"type": "text", "text": block.text}
+        if isinstance(block, Thinking):
+            signature = block.signature or thinking_signature(block.thinking)
+            return {"type": "thinking", "thinking": block.thinking, "signature": signature}
+        tool_use_id = block.id or self._next_id("toolu")
+        if tool_use_id in self._served_tool_use_ids:
+            raise ValueError(
+                f"the script reuses tool_use id {tool_use_id!r}; the API never repeats one"
+            )
+        self._served_tool_use_ids.add(tool_use_id)
+        return {
+            "type": "tool_use",
+            "id": tool_use_id,
+            "name": block.name,
+            "input": dict(block.input),
+        }
+
+    def _render(self, reply: Reply, body: JsonObject) -> JsonObject:
+        content = [self._render_block(block) for block in reply.blocks]
+        if reply.output_tokens is not None:
+            output_tokens = reply.output_tokens
+        elif reply.stop_reason == "max_tokens":
+            output_tokens = body["max_tokens"]
+        else:
+            output_tokens = max(1, estimate_tokens(content))
+        usage = self.cache.account(body, output_tokens)
+        self.usages.append(usage)
+        message: JsonObject = {
+            "id": self._next_id("msg"),
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": content,
+            "stop_reason": reply.stop_reason,
+            "stop_sequence": None,
+            "usage": usage.as_json(),
+        }
+        if reply.stop_reason == "refusal":
+            message["stop_details"] = {
+                "type": "refusal",
+                "category": reply.refusal_category,
+                "explanation": reply.refusal_explanation,
+            }
+        self.responses.append(message)
+        return message
+
+    async def _stream(self, request: web.Request, message: JsonObject) -> web.StreamResponse:
+        response = web.StreamResponse(
+            headers={
+                "content-type": "text/event-stream",
+                "cache-control": "no-cache",
+                "request-id": self._next_id("req"),
+            }
+        )
+        await response.prepare(request)
+        for event in stream_events(message):
+            data = canonical_json(event)
+            await response.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
+        await response.write_eof()
+        return response
+
+
+def _chunks(text: str, size: int = 24) -> list[str]:
+    return [text[start : start + size] for start in range(0, len(text), size)] or [""]
+
+
+def stream_events(message: JsonObject) -> Iterator[JsonObject]:
+    """The server-sent events that deliver `message` when the request asked for `stream`."""
+    usage = message["usage"]
+    yield {
+        "type": "message_start",
+        "message": {
+            **message,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {**usage, "output_tokens": 1},
+        },
+    }
+    yield {"type": "ping"}
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            start: JsonObject = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": piece} for piece in _chunks(block["text"])]
+        elif block["type"] == "thinking":
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [
+                *({"type": "thinking_delta", "thinking": p} for p in _chunks(block["thinking"])),
+                {"type": "signature_delta", "signature": block["signature"]},
+            ]
+        else:
+            start = {**block, "input": {}}
+            deltas = [
+                {"type": "input_json_delta", "partial_json": piece}
+                for piece in _chunks(json.dumps(block["input"]))
+            ]
+        yield {"type": "content_block_start", "index": index, "content_block": start}
+        for delta in deltas:
+            yield {"type": "content_block_delta", "index": index, "delta": delta}
+        yield {"type": "content_block_stop", "index": index}
+    yield {
+        "type": "message_delta",
+        "delta": {
+            "stop_reason": message["stop_reason"],
+            "stop_sequence": None,
+            "stop_details": message.get("stop_details"),
+        },
+        "usage": {"output_tokens": usage["output_tokens"]},
+    }
+    yield {"type": "message_stop"}
+
+
+# --- several servers -------------------------------------------------------------------------
+
+
+class FakeAnthropicServers:
+    """Starts fake servers for one test and stops them all when it ends."""
+
+    def __init__(self) -> None:
+        self._servers: list[FakeAnthropicServer] = []
+
+    async def start(
+        self,
+        script: Script = (),
+        *,
+        api_key: str | None = None,
+        min_cacheable_tokens: int = 0,
+        cache_lookback_blocks: int = 20,
+    ) -> FakeAnthropicServer:
+        server = FakeAnthropicServer(
+            script,
+            api_key=api_key,
+            min_cacheable_tokens=min_cacheable_tokens,
+            cache_lookback_blocks=cache_lookback_blocks,
+        )
+        self._servers.append(server)
+        return await server.start()
+
+    async def stop_all(self) -> None:
+        servers, self._servers = self._servers, []
+        for server in reversed(servers):
+            await server.stop()

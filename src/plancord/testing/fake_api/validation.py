@@ -1,0 +1,154 @@
+"""The request rules of the Messages API that do not depend on the conversation: headers,
+parameters, tools, system, max_tokens and thinking settings, cache breakpoints."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from anthropic.types import message_count_tokens_params, message_create_params
+from anthropic.types.beta import message_create_params as beta_message_create_params
+
+from plancord.testing.fake_api.conversation import (
+    check_cache_marks,
+    check_messages,
+    check_thinking_param,
+    check_tool_choice,
+)
+from plancord.testing.fake_api.rules import (
+    CacheMarks,
+    RequestRejected,
+    check_text,
+    reject,
+)
+from plancord.testing.fake_api.wire import TOOL_NAME_PATTERN, JsonObject
+
+
+def _param_names(*typed_dicts: Any) -> frozenset[str]:
+    names: set[str] = set()
+    for typed_dict in typed_dicts:
+        names |= set(typed_dict.__required_keys__) | set(typed_dict.__optional_keys__)
+    return frozenset(names)
+
+
+_LEGACY_PARAMS = frozenset({"temperature", "top_p", "top_k"})
+_CREATE_PARAMS = (
+    _param_names(
+        message_create_params.MessageCreateParamsBase,
+        beta_message_create_params.MessageCreateParamsBase,
+    )
+    | _LEGACY_PARAMS
+    | {"stream"}
+)
+_COUNT_TOKENS_PARAMS = _param_names(message_count_tokens_params.MessageCountTokensParams)
+
+
+def check_headers(headers: Mapping[str, str], *, api_key: str | None) -> None:
+    """Authentication and versioning, checked before the body as the real API does.
+
+    The key may come as `x-api-key` or as `Authorization: Bearer …` (the SDK sends the
+    latter); when the server was given an `api_key`, it must match.
+    """
+    key = headers.get("x-api-key", "").strip()
+    authorization = headers.get("authorization", "").strip()
+    if not key and authorization.lower().startswith("bearer "):
+        key = authorization[len("bearer ") :].strip()
+    if not key:
+        raise RequestRejected("x-api-key header is required", status=401)
+    if api_key is not None and key != api_key:
+        raise RequestRejected("invalid x-api-key", status=401)
+    if not headers.get("anthropic-version", "").strip():
+        raise RequestRejected("anthropic-version: header is required")
+
+
+def validate_request(body: object, *, count_tokens: bool = False) -> JsonObject:
+    """Apply the Messages API's request rules; return the body or raise `RequestRejected`."""
+    if not isinstance(body, dict):
+        raise reject("There was an issue with your request body: expected a JSON object")
+    known = _COUNT_TOKENS_PARAMS if count_tokens else _CREATE_PARAMS
+    for key in body:
+        if key not in known:
+            raise reject(f"{key}: Extra inputs are not permitted")
+    if "model" not in body:
+        raise reject("model: Field required")
+    if not isinstance(body["model"], str) or not body["model"]:
+        raise reject("model: Input should be a valid string")
+    if not count_tokens:
+        _check_max_tokens(body)
+        check_thinking_param(body)
+    if "messages" not in body:
+        raise reject("messages: Field required")
+    marks = CacheMarks()
+    tool_names = _check_tools(body.get("tools"), marks)
+    _check_system(body.get("system"), marks)
+    check_messages(body["messages"], marks)
+    check_tool_choice(body.get("tool_choice"), tool_names, has_tools="tools" in body)
+    if body.get("cache_control") is not None:
+        marks.check(body, "")
+    check_cache_marks(marks)
+    return body
+
+
+def _check_max_tokens(body: JsonObject) -> None:
+    if "max_tokens" not in body:
+        raise reject("max_tokens: Field required")
+    max_tokens = body["max_tokens"]
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+        raise reject("max_tokens: Input should be a valid integer")
+    if max_tokens < 1:
+        raise reject("max_tokens: Input should be greater than or equal to 1")
+
+
+def _check_tools(tools: object, marks: CacheMarks) -> list[str]:
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise reject("tools: Input should be a valid list")
+    names: list[str] = []
+    for index, tool in enumerate(tools):
+        path = f"tools.{index}"
+        if not isinstance(tool, dict):
+            raise reject(f"{path}: Input should be a valid dictionary")
+        custom = tool.get("type") in (None, "custom")
+        if custom:
+            path = f"{path}.custom"
+        name = tool.get("name")
+        if name is None:
+            raise reject(f"{path}.name: Field required")
+        if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
+            raise reject(f"{path}.name: String should match pattern '{TOOL_NAME_PATTERN.pattern}'")
+        if custom:
+            _check_input_schema(tool, path)
+        marks.check(tool, path)
+        names.append(name)
+    if len(set(names)) != len(names):
+        raise reject("tools: Tool names must be unique.")
+    return names
+
+
+def _check_input_schema(tool: JsonObject, path: str) -> None:
+    if "input_schema" not in tool:
+        raise reject(f"{path}.input_schema: Field required")
+    schema = tool["input_schema"]
+    if not isinstance(schema, dict):
+        raise reject(f"{path}.input_schema: Input should be a valid dictionary")
+    if schema.get("type") != "object":
+        raise reject(f"{path}.input_schema.type: Input should be 'object'")
+    description = tool.get("description")
+    if description is not None and not isinstance(description, str):
+        raise reject(f"{path}.description: Input should be a valid string")
+
+
+def _check_system(system: object, marks: CacheMarks) -> None:
+    if system is None or isinstance(system, str):
+        return
+    if not isinstance(system, list):
+        raise reject("system: Input should be a valid string or a valid list")
+    for index, block in enumerate(system):
+        path = f"system.{index}"
+        if not isinstance(block, dict):
+            raise reject(f"{path}: Input should be a valid dictionary")
+        if block.get("type") != "text":
+            raise reject(f"{path}.type: Input should be 'text'")
+        check_text(block, path, owner="system")
+        marks.check(block, path)
