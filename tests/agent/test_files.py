@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from plancord.agent.tools import files
-from plancord.agent.tools.base import ToolContext, ToolResult
+from plancord.agent.tools import grep as grep_module
+from plancord.agent.tools.base import ToolContext
 from plancord.agent.tools.files import (
     MAX_GLOB_MATCHES,
     MAX_VIEW_LINES,
@@ -17,8 +17,8 @@ from plancord.agent.tools.files import (
     GrepTool,
     StrReplaceTool,
     ViewTool,
-    glob_to_regex,
 )
+from plancord.agent.tools.globmatch import GlobPattern
 
 from .conftest import call
 
@@ -136,7 +136,7 @@ async def test_view_refuses_paths_outside(ctx: ToolContext, workspace: Path, out
     ],
 )
 def test_glob_semantics(pattern: str, path: str, matches: bool) -> None:
-    assert bool(glob_to_regex(pattern).match(path)) is matches
+    assert GlobPattern(pattern).match(path) is matches
 
 
 async def test_glob_finds_sorted_matches_and_skips_git(ctx: ToolContext, workspace: Path) -> None:
@@ -201,20 +201,7 @@ def tree(workspace: Path, outside: Path) -> Path:
     return workspace
 
 
-async def grep_both(
-    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch, **arguments: object
-) -> tuple[ToolResult, ToolResult]:
-    with_rg = await call(GREP, ctx, **arguments)
-    with monkeypatch.context() as patch:
-        patch.setattr(shutil, "which", lambda name: None)
-        fallback = await call(GREP, ctx, **arguments)
-    return with_rg, fallback
-
-
-async def test_grep_python_fallback_output(
-    ctx: ToolContext, tree: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(shutil, "which", lambda name: None)
+async def test_grep_output(ctx: ToolContext, tree: Path) -> None:
     result = await call(GREP, ctx, pattern="todo", ignore_case=True)
     assert result.content.splitlines() == [
         ".hidden/conf.py:1:todo_hidden = True",
@@ -226,55 +213,55 @@ async def test_grep_python_fallback_output(
     ]
 
 
-@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
 @pytest.mark.parametrize(
-    "arguments",
+    ("arguments", "expected"),
     [
-        {"pattern": "todo", "ignore_case": True},
-        {"pattern": "todo"},
-        {"pattern": r"def \w+\(\)"},
-        {"pattern": "todo", "ignore_case": True, "glob": "*.py"},
-        {"pattern": "todo", "ignore_case": True, "glob": "!*.py"},
-        {"pattern": "todo", "ignore_case": True, "path": "src"},
-        {"pattern": "todo", "ignore_case": True, "path": "src/util.py"},
-        {"pattern": "todo", "ignore_case": True, "max_results": 2},
-        {"pattern": "no such text anywhere"},
+        ({"pattern": "todo"}, 4),
+        ({"pattern": "todo", "ignore_case": True, "glob": "*.py"}, 4),
+        ({"pattern": "todo", "ignore_case": True, "glob": "!*.py"}, 2),
+        ({"pattern": "todo", "ignore_case": True, "path": "src"}, 2),
+        ({"pattern": "todo", "ignore_case": True, "path": "src/util.py"}, 1),
     ],
 )
-async def test_grep_ripgrep_and_fallback_agree(
-    ctx: ToolContext, tree: Path, monkeypatch: pytest.MonkeyPatch, arguments: dict[str, object]
+async def test_grep_narrowing(
+    ctx: ToolContext, tree: Path, arguments: dict[str, object], expected: list[str] | int
 ) -> None:
-    with_rg, fallback = await grep_both(ctx, monkeypatch, **arguments)
-    assert not with_rg.is_error
-    assert with_rg == fallback
+    result = await call(GREP, ctx, **arguments)
+    assert not result.is_error
+    lines = result.content.splitlines()
+    if isinstance(expected, int):
+        assert len(lines) == expected, lines
+    else:
+        assert lines == expected
 
 
-async def test_grep_caps_results_and_says_so(
-    ctx: ToolContext, workspace: Path, monkeypatch: pytest.MonkeyPatch
+async def test_grep_without_ripgrep_says_so(
+    ctx: ToolContext, tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(grep_module, "ripgrep_installed", lambda: False)
+    result = await call(GREP, ctx, pattern="todo")
+    assert result.is_error
+    assert "needs ripgrep" in result.content
+
+
+async def test_grep_caps_results_and_says_so(ctx: ToolContext, workspace: Path) -> None:
     write(workspace, "many.txt", "hit\n" * 50)
-    for result in await grep_both(ctx, monkeypatch, pattern="hit", max_results=5):
-        lines = result.content.splitlines()
-        assert lines[:5] == [f"many.txt:{n}:hit" for n in range(1, 6)]
-        assert "there are more" in lines[5]
-        assert len(lines) == 6
+    result = await call(GREP, ctx, pattern="hit", max_results=5)
+    lines = result.content.splitlines()
+    assert lines[:5] == [f"many.txt:{n}:hit" for n in range(1, 6)]
+    assert "there are more" in lines[5]
+    assert len(lines) == 6
 
 
-async def test_grep_invalid_regex_is_an_error(
-    ctx: ToolContext, tree: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for result in await grep_both(ctx, monkeypatch, pattern="(unclosed"):
-        assert result.is_error
+async def test_grep_invalid_regex_is_an_error(ctx: ToolContext, tree: Path) -> None:
+    assert (await call(GREP, ctx, pattern="(unclosed")).is_error
 
 
-async def test_grep_never_searches_outside(
-    ctx: ToolContext, tree: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for result in await grep_both(ctx, monkeypatch, pattern="outside"):
-        assert result.content.startswith("No matches")
-    for result in await grep_both(ctx, monkeypatch, pattern="todo", path="../outside"):
-        assert result.is_error
-        assert "todo outside" not in result.content
+async def test_grep_never_searches_outside(ctx: ToolContext, tree: Path) -> None:
+    assert (await call(GREP, ctx, pattern="outside")).content.startswith("No matches")
+    result = await call(GREP, ctx, pattern="todo", path="../outside")
+    assert result.is_error
+    assert "todo outside" not in result.content
 
 
 async def test_grep_without_matches(ctx: ToolContext, tree: Path) -> None:

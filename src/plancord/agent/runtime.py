@@ -500,10 +500,11 @@ class AgentRuntime:
         plan_settings = await self.plan_settings.plan_mode_for(agent)
         verdict = tool.shell_verdict(args)
         detail = tool.detail(args)
+        guard = tool.guarded_as(args, self.workspace_of(agent))
         request = GateRequest(
             tool_name=name,
             tool_kind=tool.kind,
-            action=action_string(name, detail),
+            action=action_string(guard or name, detail),
             phase=state.phase,
             entered_at=state.entered_at,
             entered_reason=state.entry_reason or state.task,

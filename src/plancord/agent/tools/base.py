@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from plancord.core.gate import ToolKind
 from plancord.core.planning import Actor, Phase
@@ -32,6 +32,12 @@ if TYPE_CHECKING:
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 InputT = TypeVar("InputT", bound=BaseModel)
+
+
+class StrictInput(BaseModel):
+    """A tool's input model that refuses unknown fields."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +102,11 @@ class Tool(ABC, Generic[InputT]):
     def detail(self, args: InputT) -> str:
         """The ``<detail>`` of the action string ``tool:<name>:<detail>``."""
         return json.dumps(args.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)[:500]
+
+    def guarded_as(self, args: InputT, workspace: Path) -> str | None:
+        """The tool whose permission this call needs instead of its own, when it writes
+        something another tool guards (``create_file`` on ``AGENTS.md``); None otherwise."""
+        return None
 
     def shell_verdict(self, args: InputT) -> Verdict | None:
         """For shell tools: the read-only classifier's verdict on this call; None otherwise."""

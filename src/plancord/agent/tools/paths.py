@@ -10,10 +10,12 @@ the repository's own files (config, hooks) change only through the git tools.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path, PurePath
 
 GIT_DIR_NAME = ".git"
+MAX_PATH_CHARS = 4096
 
 
 class PathOutsideWorkspace(Exception):
@@ -49,6 +51,12 @@ def resolve_in_workspace(workspace: Path, user_path: str, *, write: bool = False
             "use the git tools to change the repository."
         )
     return resolved
+
+
+async def resolve_off_loop(workspace: Path, user_path: str, *, write: bool = False) -> Path:
+    """``resolve_in_workspace`` in a worker thread: resolving stats every component, and a
+    slow or large filesystem must not stall the event loop."""
+    return await asyncio.to_thread(resolve_in_workspace, workspace, user_path, write=write)
 
 
 def display_path(workspace: Path, path: Path) -> str:

@@ -8,20 +8,20 @@ so this tool cannot be used as a general file writer.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import PurePosixPath
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
-from plancord.agent.tools.files import write_text_file
+from plancord.agent.tools.edit import ALLOWED_DOCS, is_guarded_doc, write_text_file
 from plancord.agent.tools.paths import PathOutsideWorkspace, display_path, resolve_in_workspace
 from plancord.core.errors import PlancordError
 from plancord.core.gate import ToolKind
 
 MAX_SYSTEM_PROMPT_CHARS = 20_000
 MAX_DOC_BYTES = 200_000
-ALLOWED_DOCS = "AGENTS.md at the workspace root, or a .md file under docs/"
 
 
 class SelfEditSystemPromptInput(BaseModel):
@@ -97,18 +97,14 @@ class SelfEditDocsTool(Tool[SelfEditDocsInput]):
 
     async def run(self, args: SelfEditDocsInput, ctx: ToolContext) -> ToolResult:
         try:
-            target = resolve_in_workspace(ctx.workspace, args.path, write=True)
+            target = await asyncio.to_thread(
+                resolve_in_workspace, ctx.workspace, args.path, write=True
+            )
         except PathOutsideWorkspace as exc:
             return ToolResult.error(str(exc))
         relative = PurePosixPath(display_path(ctx.workspace, target))
-        if not _is_doc(relative):
+        if not is_guarded_doc(relative):
             return ToolResult.error(
                 f"{relative} is not a document this tool may write; allowed: {ALLOWED_DOCS}."
             )
         return await write_text_file(ctx.workspace, str(relative), args.content, overwrite=True)
-
-
-def _is_doc(relative: PurePosixPath) -> bool:
-    if relative == PurePosixPath("AGENTS.md"):
-        return True
-    return len(relative.parts) >= 2 and relative.parts[0] == "docs" and relative.suffix == ".md"
