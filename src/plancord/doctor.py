@@ -199,7 +199,8 @@ def check_ripgrep() -> Check:
     if version is None:
         return _warn(
             "ripgrep",
-            "not found on PATH; the grep tool falls back to a slower Python search",
+            "not found on PATH; the grep tool refuses until it is installed "
+            "(the shell's grep still works)",
             "install ripgrep (e.g. apt-get install ripgrep)",
         )
     return _ok(f"ripgrep: {version}")
