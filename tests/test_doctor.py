@@ -225,7 +225,7 @@ def test_missing_git_fails_and_missing_ripgrep_warns(
     assert "install git" in git.line()
     ripgrep = by_what(found, "ripgrep")
     assert ripgrep.status is Status.WARN
-    assert "slower" in ripgrep.line()
+    assert "refuses until it is installed" in ripgrep.line()
     assert "install ripgrep" in ripgrep.line()
 
 
