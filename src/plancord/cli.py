@@ -34,22 +34,32 @@ waiting for approval only when the approval happens in the bot's own process, so
 
 
 def _cmd_check_bash(args: argparse.Namespace) -> int:
+    """Judge commands as run in ``--workspace``; exit 1 when any is denied."""
     from plancord.core.shell.readonly import classify
 
     commands: list[str] = (
         [args.command] if args.command is not None else sys.stdin.read().splitlines()
     )
+    denied = False
     for command in commands:
         if args.command is None and not command.strip():
             continue
-        verdict = classify(command)
+        verdict = classify(command, args.workspace)
+        denied = denied or not verdict.allowed
         if args.json:
-            record = {"command": command, "allowed": verdict.allowed, "reason": verdict.reason}
+            record = {
+                "command": command,
+                "allowed": verdict.allowed,
+                "reason": verdict.reason,
+                "runs": verdict.script,
+            }
             print(json.dumps(record, ensure_ascii=False))
         else:
             word = "allowed" if verdict.allowed else "denied"
             print(f"{word}: {verdict.reason}")
-    return 0
+            if verdict.script is not None:
+                print(f"  runs: {verdict.script}")
+    return 1 if denied else 0
 
 
 def _cmd_sandbox_run(args: argparse.Namespace) -> int:
@@ -396,10 +406,17 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.set_defaults(func=_cmd_migrate)
 
     check = sub.add_parser(
-        "check-bash", help="classify shell commands as read-only (allowed) or not (denied)"
+        "check-bash",
+        help="classify shell commands as read-only (allowed) or not (denied); exit 1 if any "
+        "is denied",
     )
     check.add_argument("command", nargs="?", help="one command; without it, one per line on stdin")
     check.add_argument("--json", action="store_true", help="print one JSON object per command")
+    check.add_argument(
+        "--workspace",
+        default=".",
+        help="the directory the commands would run in: globs expand and paths resolve there",
+    )
     check.set_defaults(func=_cmd_check_bash)
 
     sandbox = sub.add_parser("sandbox-run", help="run a command inside the plan-mode sandbox")

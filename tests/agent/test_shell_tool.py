@@ -99,6 +99,6 @@ async def test_output_is_capped(make_ctx: MakeCtx) -> None:
 def test_shell_verdict_and_detail_come_from_the_command() -> None:
     read = BashExecuteInput(command="ls -la")
     write = BashExecuteInput(command="rm -rf build")
-    assert BASH.shell_verdict(read).allowed is True
-    assert BASH.shell_verdict(write).allowed is False
+    assert BASH.shell_verdict(read, Path.cwd()).allowed is True
+    assert BASH.shell_verdict(write, Path.cwd()).allowed is False
     assert BASH.detail(write) == "rm -rf build"

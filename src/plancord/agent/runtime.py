@@ -498,9 +498,10 @@ class AgentRuntime:
         record = await self.store.get_agent(agent)
         state = await self.store.load_state(agent)
         plan_settings = await self.plan_settings.plan_mode_for(agent)
-        verdict = tool.shell_verdict(args)
+        workspace = self.workspace_of(agent)
+        verdict = await asyncio.to_thread(tool.shell_verdict, args, workspace)
         detail = tool.detail(args)
-        guard = tool.guarded_as(args, self.workspace_of(agent))
+        guard = tool.guarded_as(args, workspace)
         request = GateRequest(
             tool_name=name,
             tool_kind=tool.kind,
@@ -555,6 +556,7 @@ class AgentRuntime:
             shell=self.settings.shell,
             sandbox_settings=self.settings.sandbox,
             ask_timeout_seconds=self.settings.ask_timeout_seconds,
+            verdict=verdict,
         )
         return await tool.run(args, context)
 

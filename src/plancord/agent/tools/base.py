@@ -72,6 +72,9 @@ class ToolContext:
     shell: ShellSettings = field(default_factory=ShellSettings)
     ask_timeout_seconds: float = 600.0
     sandbox_settings: SandboxSettings = field(default_factory=SandboxSettings)
+    verdict: Verdict | None = None
+    """The read-only filter's verdict on this call, for shell tools: when it allowed the
+    command, its ``script`` (what the filter judged) is what the tool must run."""
 
     @property
     def policy(self) -> SandboxPolicy:
@@ -108,8 +111,9 @@ class Tool(ABC, Generic[InputT]):
         something another tool guards (``create_file`` on ``AGENTS.md``); None otherwise."""
         return None
 
-    def shell_verdict(self, args: InputT) -> Verdict | None:
-        """For shell tools: the read-only classifier's verdict on this call; None otherwise."""
+    def shell_verdict(self, args: InputT, workspace: Path) -> Verdict | None:
+        """For shell tools: the read-only filter's verdict on this call as run in
+        ``workspace``; None otherwise."""
         return None
 
     @abstractmethod

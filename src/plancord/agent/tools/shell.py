@@ -1,7 +1,8 @@
 """``bash_execute``: the agent's shell, wired to the read-only classifier and the sandbox.
 
 The tool is ``mutating`` because a shell can do anything. It reports the classifier's verdict
-(``shell_verdict``) so the gate can still let read-only commands run in plan mode, and it
+(``shell_verdict``) so the gate can still let read-only commands run in plan mode; a command
+the filter allowed runs as the filter's re-rendered script, never as the model's text. It
 runs every command through ``run_shell`` inside the agent's sandbox (``ctx.policy``): the
 workspace read-only while planning, with the Landlock inner wall when the gate asked for it
 (``ctx.sandbox``). The model may shorten the operator's timeout, never extend it.
@@ -9,6 +10,7 @@ workspace read-only while planning, with the Landlock inner wall when the gate a
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -61,15 +63,17 @@ class BashExecuteTool(Tool[BashExecuteInput]):
     def detail(self, args: BashExecuteInput) -> str:
         return args.command
 
-    def shell_verdict(self, args: BashExecuteInput) -> Verdict:
-        return classify(args.command)
+    def shell_verdict(self, args: BashExecuteInput, workspace: Path) -> Verdict:
+        return classify(args.command, workspace)
 
     async def run(self, args: BashExecuteInput, ctx: ToolContext) -> ToolResult:
         limit = ctx.shell.timeout_seconds
         timeout = min(args.timeout_seconds or limit, limit)
+        # What the filter judged is what runs: its re-rendered script, never the text again.
+        judged = ctx.verdict.script if ctx.verdict is not None and ctx.verdict.allowed else None
         try:
             result = await run_shell(
-                args.command,
+                judged or args.command,
                 ctx.policy,
                 timeout=timeout,
                 max_output=ctx.shell.max_output_bytes,

@@ -1,0 +1,22 @@
+"""The read-only shell filter: what plan mode (and a ``standard`` profile without asking) may run.
+
+``classify(command, workspace)`` reads the command once into a structure, judges it, and
+returns a ``Verdict`` whose ``script`` (set when allowed) is the structure re-rendered with
+every word quoted. That script is what runs, so bash never reads the text differently from
+the filter. One module per concept:
+
+* ``reading``: the text into words, redirections and connectors (bash's rules, a subset)
+* ``expansion``: globs expanded in the workspace, braces refused
+* ``options``: option tables parsed as each program parses them
+* ``paths``: operands inside the workspace or a few named system paths; git's own repository
+* ``sed``, ``awk``: the programs inside programs, parsed
+* ``tables/``: every known command, by family
+* ``structure``: the judged structure and its quoted rendering
+* ``classify``: the steps together
+"""
+
+from plancord.core.shell.readonly.classify import MAX_COMMAND_BYTES, MAX_WORDS, classify
+from plancord.core.shell.readonly.paths import SYSTEM_READ_PATHS
+from plancord.core.shell.readonly.verdict import Verdict
+
+__all__ = ["MAX_COMMAND_BYTES", "MAX_WORDS", "SYSTEM_READ_PATHS", "Verdict", "classify"]

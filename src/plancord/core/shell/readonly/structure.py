@@ -1,0 +1,79 @@
+"""What a read-only command *is* once read: argv vectors, redirections, pipes and connectors.
+
+The filter never hands the model's text to bash. It reads the text once into this structure,
+judges the structure, and runs a script rendered from it (``Script.render``) in which every
+word is single-quoted, so bash has nothing left to interpret: no expansion, no splitting, no
+comment, no glob. What bash executes is the argv the filter judged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+Connector = Literal["&&", "||", ";"]
+
+DEV_NULL: Final = "/dev/null"
+
+
+def quote(word: str) -> str:
+    """``word`` single-quoted for bash, so that bash reads it back as exactly ``word``."""
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """One redirection bash may apply: ``fd<path`` (``fd`` 0), ``fd>/dev/null``, ``fd>&other``.
+
+    ``target`` is a path for ``<`` and ``>`` (``/dev/null`` only, for ``>``) and a descriptor
+    number for ``>&``.
+    """
+
+    fd: int
+    op: Literal["<", ">", ">&"]
+    target: str
+
+    def render(self) -> str:
+        if self.op == ">&":
+            return f"{self.fd}>&{self.target}"
+        return f"{self.fd}{self.op}{quote(self.target)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One simple command: its argv (after expansion) and its redirections, in order."""
+
+    argv: tuple[str, ...]
+    redirects: tuple[Redirect, ...] = ()
+
+    def render(self) -> str:
+        return " ".join(
+            [*(quote(word) for word in self.argv), *(r.render() for r in self.redirects)]
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Pipeline:
+    commands: tuple[Command, ...]
+
+    def render(self) -> str:
+        return " | ".join(command.render() for command in self.commands)
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """Pipelines run in order; ``connectors[i]`` joins ``pipelines[i]`` to ``pipelines[i + 1]``."""
+
+    pipelines: tuple[Pipeline, ...]
+    connectors: tuple[Connector, ...] = ()
+
+    def render(self) -> str:
+        parts = [self.pipelines[0].render()] if self.pipelines else []
+        for connector, pipeline in zip(self.connectors, self.pipelines[1:], strict=True):
+            parts.append(f" {connector} " if connector != ";" else "; ")
+            parts.append(pipeline.render())
+        return "".join(parts)
+
+    @property
+    def commands(self) -> tuple[Command, ...]:
+        return tuple(command for pipeline in self.pipelines for command in pipeline.commands)

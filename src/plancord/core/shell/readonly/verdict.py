@@ -1,0 +1,33 @@
+"""The filter's answer, and the exception its parts raise to deny."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Whether a command only reads, why (a sentence a user can read), and what would run.
+
+    ``script`` is set only when ``allowed``: the command re-rendered from the structure the
+    filter judged, every word quoted. That script, never the original text, is what runs.
+    """
+
+    allowed: bool
+    reason: str
+    script: str | None = None
+
+
+class Denied(Exception):
+    """Raised inside the filter with the reason a command is not read-only."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """``text`` shortened for a reason, with control characters made visible."""
+    text = text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
+    text = text.replace("`", "'")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
