@@ -15,8 +15,20 @@ the filter. One module per concept:
 * ``classify``: the steps together
 """
 
-from plancord.core.shell.readonly.classify import MAX_COMMAND_BYTES, MAX_WORDS, classify
+from plancord.core.shell.readonly.classify import (
+    MAX_COMMAND_BYTES,
+    MAX_COMMANDS,
+    MAX_WORDS,
+    classify,
+)
 from plancord.core.shell.readonly.paths import SYSTEM_READ_PATHS
 from plancord.core.shell.readonly.verdict import Verdict
 
-__all__ = ["MAX_COMMAND_BYTES", "MAX_WORDS", "SYSTEM_READ_PATHS", "Verdict", "classify"]
+__all__ = [
+    "MAX_COMMANDS",
+    "MAX_COMMAND_BYTES",
+    "MAX_WORDS",
+    "SYSTEM_READ_PATHS",
+    "Verdict",
+    "classify",
+]

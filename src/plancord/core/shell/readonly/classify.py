@@ -30,8 +30,11 @@ from plancord.core.shell.readonly.verdict import Denied, Verdict, shown
 MAX_COMMAND_BYTES: Final = 8192
 """Longer commands are refused before reading."""
 
-MAX_WORDS: Final = 2048
+MAX_WORDS: Final = 1024
 """Commands with more words after expansion are refused."""
+
+MAX_COMMANDS: Final = 128
+"""Command lines of more simple commands are refused."""
 
 
 def classify(command: object, workspace: Path | str | None = None) -> Verdict:
@@ -58,6 +61,8 @@ def _classify(command: object, workspace: Path | str | None) -> Verdict:
     if control is not None:
         raise Denied(f"the command holds a control character ({control!r})")
     raw = read(command)
+    if sum(len(pipeline) for pipeline in raw.pipelines) > MAX_COMMANDS:
+        raise Denied(f"the command line runs more than {MAX_COMMANDS} commands")
     place = Place.at(workspace if workspace is not None else os.getcwd())
     budget = GlobBudget()
     pipelines: list[Pipeline] = []

@@ -1,0 +1,78 @@
+"""The read-only filter under attack, through the real bot: commands that read as harmless to
+a filter that parses the text differently from bash must not run without a human's yes.
+
+With the ``standard`` profile a command the filter calls read-only runs without asking, in a
+*writable* sandbox (only plan mode adds the read-only wall), so the filter is the only guard:
+each command below writes to the workspace when bash reads the text itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.security.conftest import Hostile
+from tests.security.test_isolation import planning
+
+HOSTILE = [
+    "sed s/a/b/ notes.txt$IFS-i",  # $IFS splits the word: sed -i
+    "sort notes.txt$IFS-oout",  # a later word turns a read into a write
+    "git diff -U --output=f HEAD",  # -U takes no separate value: --output is an option
+    "git log -1 --output=f",
+    "sort --out=f notes.txt",  # getopt_long resolves the abbreviation to --output
+    "sed s/a/b/ notes.txt -i",  # GNU permutes options after operands
+    "find . {-name,notes.txt,-delete}",  # braces expand to -delete
+]
+
+
+def _state(workspace: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(workspace)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(workspace.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(workspace).parts
+    }
+
+
+def _bash(command: str) -> Any:
+    return tool_turn(ToolCall("bash_execute", {"command": command}))
+
+
+async def test_commands_bash_reads_as_writes_ask_first_and_a_deny_changes_nothing(
+    hostile: Any,
+) -> None:
+    scene: Hostile = await hostile([*(_bash(c) for c in HOSTILE), text_turn("done")])
+    (scene.workspace / "notes.txt").write_text("alpha\nbanana\n")
+    before = _state(scene.workspace)
+    await scene.ana.send(scene.channel, "have a look at the notes")
+    for command in HOSTILE:
+        request = scene.channel.last_message
+        shown = request.content + "".join(str(embed.to_dict()) for embed in request.embeds)
+        assert command.split()[0] in shown, f"no permission request for {command!r}"
+        await scene.ana.click(request, label="Deny")
+    assert _state(scene.workspace) == before
+    results = scene.tool_results()
+    assert len(results) == len(HOSTILE)
+    assert all("denied" in result for result in results)
+
+
+async def test_plan_mode_refuses_them_naming_the_construct(hostile: Any) -> None:
+    scene = await planning(hostile, [_bash(c) for c in HOSTILE[:3]], profile="open")
+    results = scene.tool_results()
+    assert len(results) == 3
+    assert "`$IFS`" in results[0]
+    assert "`$IFS`" in results[1]
+    assert "`git diff --output` writes to a file" in results[2]
+
+
+async def test_what_runs_is_what_was_judged(hostile: Any) -> None:
+    """The glob was expanded when judged; a file the command itself cannot create changes
+    nothing, and the tool result shows the judged words ran."""
+    scene: Hostile = await hostile([_bash("printf '[%s]' *.md"), text_turn("done")])
+    for name in ("a.md", "b.md"):
+        (scene.workspace / name).write_text("")
+    expected = "".join(f"[{p.name}]" for p in sorted(scene.workspace.glob("*.md")))
+    await scene.ana.send(scene.channel, "list the docs")
+    [result] = scene.tool_results()
+    assert result.startswith(expected)
