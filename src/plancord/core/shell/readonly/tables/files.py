@@ -61,13 +61,15 @@ DF: Final = OptionTable(
 FILE: Final = OptionTable(
     source="file(1), file 5.44",
     flags="bcdEhiklLNnrsvzZ0",
-    values="eFfmP",
+    values="eFmP",
     long_flags="brief checking-printout debug dereference no-dereference keep-going list "
     "mime mime-type mime-encoding no-buffer no-pad raw special-files uncompress "
     "uncompress-noreport print0 extension apple help version",
-    long_values="exclude exclude-quiet files-from separator magic-file parameter",
-    known="compile preserve-date no-sandbox",
+    long_values="exclude exclude-quiet separator magic-file parameter",
+    known="compile preserve-date no-sandbox files-from",
     reasons={
+        "-f": "reads file names the filter cannot check",
+        "--files-from": "reads file names the filter cannot check",
         "-C": "compiles a magic file and writes it out",
         "--compile": "compiles a magic file and writes it out",
         "-p": "resets the access times of the files it reads",
@@ -208,7 +210,7 @@ RULES: Final[dict[str, Rule]] = {
     "stat": table_rule(STAT),
     "du": table_rule(DU, path_options=("-X", "--exclude-from")),
     "df": table_rule(DF),
-    "file": table_rule(FILE, path_options=("-f", "--files-from", "-m", "--magic-file")),
+    "file": table_rule(FILE, path_options=("-m", "--magic-file")),
     "realpath": table_rule(REALPATH, path_options=("--relative-to", "--relative-base")),
     "readlink": table_rule(READLINK),
     "basename": table_rule(NAMES, "text"),
