@@ -246,6 +246,15 @@ def _cmd_plan_reject(args: argparse.Namespace) -> int:
     return _run_operator(args, action)
 
 
+def _cmd_plan_diff(args: argparse.Namespace) -> int:
+    from plancord.operator import plan_diff
+
+    async def action(services: OperatorServices) -> str:
+        return await plan_diff(services, args.agent, args.first, args.second)
+
+    return _run_operator(args, action)
+
+
 def _cmd_plan_cancel(args: argparse.Namespace) -> int:
     from plancord.operator import plan_cancel
 
@@ -346,6 +355,15 @@ def _add_operator_commands(
     )
     reject.add_argument("--revision", type=_revision, metavar="N", help="reject only revision N")
     reject.add_argument("--reason", help="why (audited)")
+
+    diff = command(
+        plan_sub,
+        "diff",
+        "what changed between two revisions of the agent's plan (default: the last two)",
+        _cmd_plan_diff,
+    )
+    diff.add_argument("first", nargs="?", type=_revision, help="the older revision")
+    diff.add_argument("second", nargs="?", type=_revision, help="the newer revision")
 
     cancel = command(
         plan_sub, "cancel", "leave plan mode (gathering, submitted or executing)", _cmd_plan_cancel

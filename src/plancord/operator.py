@@ -24,6 +24,7 @@ from typing import Any
 from plancord.agent.manager import StoredSettings
 from plancord.config import Config
 from plancord.core.errors import InvalidTransition, PlancordError
+from plancord.core.plan_diff import revision_changes
 from plancord.core.planning import (
     Actor,
     ApprovalMode,
@@ -152,6 +153,24 @@ async def _decision_ref(
             agent=agent, plan_id=state.plan_id, revision=state.revision, sha256=state.plan_sha
         )
     return PlanRef(agent=agent, plan_id=state.plan_id, revision=revision)
+
+
+async def plan_diff(
+    services: OperatorServices, agent: str, first: int | None, second: int | None
+) -> str:
+    """The full diff between two revisions of the agent's plan (default: the last two)."""
+    state = await services.store.load_state(agent)
+    if state.plan_id is None or state.revision < 2:
+        return f"agent {agent} has no plan with two revisions to compare"
+    newer = second or state.revision
+    older = first or newer - 1
+    changes = await revision_changes(services.store, state.plan_id, older, newer)
+    if changes is None:
+        raise OperatorError(
+            f"give two revisions of plan {state.plan_id}, the older first, "
+            f"between 1 and {state.revision}"
+        )
+    return changes.to_markdown().rstrip("\n")
 
 
 async def plan_approve(

@@ -19,6 +19,7 @@ from datetime import datetime
 import discord
 
 from plancord.core.plan import Risk
+from plancord.core.plan_diff import PlanDiff
 from plancord.core.planning import (
     ApprovalMode,
     Phase,
@@ -58,6 +59,8 @@ REJECTED_COLOUR = discord.Colour.red()
 CLOSED_COLOUR = discord.Colour.dark_grey()
 
 _STATUS_LINE_LIMIT = 600
+CHANGES_LIMIT = 1200
+"""Characters of a revision's plan message given to what changed since the last revision."""
 _NOTE_LIMIT = 300
 _FOOTER_BUDGET = 400
 _OVERFLOW_NOTE_LIMIT = 300
@@ -138,10 +141,18 @@ class RenderedPlan:
     filename: str
     markdown: str
     notices: tuple[str, ...] = field(default=())
+    changes: PlanDiff | None = None
 
     def file(self) -> discord.File:
         """The canonical markdown as an attachment (a fresh one each time: Files are one-shot)."""
         return discord.File(io.BytesIO(self.markdown.encode("utf-8")), filename=self.filename)
+
+    def changes_file(self) -> discord.File | None:
+        """The full diff from the previous revision, when there is one."""
+        if self.changes is None or self.changes.empty:
+            return None
+        name = f"changes-v{self.changes.from_revision}-v{self.changes.to_revision}.md"
+        return discord.File(io.BytesIO(self.changes.to_markdown().encode("utf-8")), filename=name)
 
 
 _OUTCOME_LINE = {
@@ -231,8 +242,12 @@ def render_plan(
     requested_by: str | None,
     outcome: Outcome | None = None,
     superseded: Supersession | None = None,
+    changes: PlanDiff | None = None,
 ) -> RenderedPlan:
-    """The plan message's embeds, inside every Discord limit, and whether the file must go too."""
+    """The plan message's embeds, inside every Discord limit, and whether the file must go too.
+
+    ``changes`` (a revision after Edit) opens the message with what changed since the
+    previous revision, so a reviewer need not re-read the whole plan."""
     plan = revision.plan
     filename = f"plan-v{revision.revision}.md"
     title_text = f"Plan: {plan.summary}"
@@ -263,7 +278,8 @@ def render_plan(
     questions = "\n".join(f"{n}. {q}" for n, q in enumerate(plan.questions, start=1))
     notes = plan.context_notes
 
-    fixed = size(title) + size(footer) + size(status) + 2 + _OVERFLOW_NOTE_LIMIT
+    changed = changes.to_discord(CHANGES_LIMIT) if changes is not None and not changes.empty else ""
+    fixed = size(title) + size(footer) + size(status) + size(changed) + 4 + _OVERFLOW_NOTE_LIMIT
     roomy_notes, roomy_questions = clip(notes, _NOTES_ROOMY), clip(questions, _QUESTIONS_ROOMY)
     roomy = fixed + size(roomy_notes) + size(roomy_questions) + 40
     step_sizes = sum(size(n) + min(size(v), FIELD_VALUE_LIMIT) for n, v in steps)
@@ -276,7 +292,7 @@ def render_plan(
     if shown_questions != questions:
         shortened.append("the open questions")
 
-    description_parts = [p for p in (status,) if p]
+    description_parts = [p for p in (status, changed) if p]
     notes_part = f"**Context notes**\n{shown_notes}" if shown_notes else ""
     if notes_part:
         description_parts.append(notes_part)
@@ -334,7 +350,7 @@ def render_plan(
     embeds[-1].set_footer(text=footer)
     if outcome is not None:
         embeds[-1].timestamp = outcome.at
-    return RenderedPlan(embeds, overflow, filename, revision.markdown)
+    return RenderedPlan(embeds, overflow, filename, revision.markdown, changes=changes)
 
 
 def review_request_text(agent: str, revision: int, mention: str | None) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from plancord.core.errors import PlancordError, StalePlan
+from plancord.core.plan_diff import PlanDiff, revision_changes
 from plancord.core.planning import (
     Actor,
     ActorKind,
@@ -310,7 +311,9 @@ class PlanMessages:
             agent.channel_id, guild_id=agent.guild_id or self._guild_of(agent.channel_id)
         )
         requester = state.requested_by_name
-        rendered = render_plan(revision, requested_by=requester)
+        rendered = render_plan(
+            revision, requested_by=requester, changes=await self.changes_of(revision)
+        )
         user_id = state.requested_by if mention else None
         pinged = int(user_id) if user_id is not None and user_id.isdigit() else None
         content = (
@@ -429,7 +432,7 @@ class PlanMessages:
         )
         if revision is None:
             return True
-        rendered = self._render(record, revision, successor)
+        rendered = self._render(record, revision, successor, await self.changes_of(revision))
         waiting = record.status is MessageStatus.PENDING
         message = self._channel_of(record).get_partial_message(record.message_id)
         try:
@@ -449,11 +452,17 @@ class PlanMessages:
             return False
         return True
 
+    async def changes_of(self, revision: PlanRevision) -> PlanDiff | None:
+        """What changed since the previous revision, with the feedback that asked for it."""
+        plan_id, number = revision.plan_id, revision.revision
+        return await revision_changes(self.bot.app.store, plan_id, number - 1, number)
+
     def _render(
         self,
         record: PlanMessageRecord,
         revision: PlanRevision,
         successor: PlanMessageRecord | None = None,
+        changes: PlanDiff | None = None,
     ) -> RenderedPlan:
         outcome = None
         if record.outcome is not None and record.outcome_at is not None:
@@ -465,7 +474,11 @@ class PlanMessages:
             url = self.url_of(successor) if successor is not None else None
             superseded = Supersession(record.superseded_by, url)
         return render_plan(
-            revision, requested_by=record.requested_by_name, outcome=outcome, superseded=superseded
+            revision,
+            requested_by=record.requested_by_name,
+            outcome=outcome,
+            superseded=superseded,
+            changes=changes,
         )
 
     async def _progress_of(
@@ -598,8 +611,12 @@ async def _post_plan_as_file(
 
 def _plan_payload(rendered: RenderedPlan) -> dict[str, Any]:
     payload: dict[str, Any] = {"embeds": rendered.embeds}
-    if rendered.overflow:
-        payload["file"] = rendered.file()
+    files = [rendered.file()] if rendered.overflow else []
+    changes = rendered.changes_file()
+    if changes is not None:
+        files.append(changes)
+    if files:
+        payload["files"] = files
     return payload
 
 

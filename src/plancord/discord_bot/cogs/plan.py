@@ -1,4 +1,4 @@
-"""``/plan``: start, status, cancel, and the plan decisions for phones and keyboards.
+"""``/plan``: start, status, diff, cancel, and the plan decisions for phones and keyboards.
 
 Each command finds the channel's agent, calls the runtime or ``PlanningService`` and renders
 the answer; every rule (who may decide, which revision is current, what may happen in which
@@ -11,6 +11,7 @@ response within its 3 s limit however busy the store is.
 
 from __future__ import annotations
 
+import io
 from typing import TYPE_CHECKING
 
 import discord
@@ -19,6 +20,7 @@ from discord.ext import commands
 
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import InvalidTransition
+from plancord.core.plan_diff import revision_changes
 from plancord.core.planning import ApprovalMode, PlanEvent, PlanRevision, next_phase
 from plancord.discord_bot import views
 from plancord.discord_bot.common import (
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from plancord.discord_bot.bot import PlancordBot
 
 NO_MENTIONS = discord.AllowedMentions.none()
+DIFF_MESSAGE_LIMIT = 1900
 MODES = [
     app_commands.Choice(name="normal", value=ApprovalMode.NORMAL.value),
     app_commands.Choice(name="fresh context", value=ApprovalMode.FRESH_CONTEXT.value),
@@ -110,6 +113,41 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
             await interaction.followup.send(
                 embed=render_status(record.name, status), ephemeral=True
             )
+
+    @app_commands.command(name="diff", description="What changed between two revisions")
+    @app_commands.describe(
+        first="The older revision (default: the one before the newest)",
+        second="The newer revision (default: the newest)",
+    )
+    async def diff(
+        self,
+        interaction: discord.Interaction,
+        first: app_commands.Range[int, 1, 10_000] | None = None,
+        second: app_commands.Range[int, 1, 10_000] | None = None,
+    ) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        record = await self._agent(interaction)
+        if record is None:
+            return
+        state = await self.bot.app.store.load_state(record.name)
+        if state.plan_id is None or state.revision < 2:
+            await interaction.followup.send(
+                f"**{record.name}** has no plan with two revisions to compare.", ephemeral=True
+            )
+            return
+        newer = second or state.revision
+        older = first or newer - 1
+        changes = await revision_changes(self.bot.app.store, state.plan_id, older, newer)
+        if changes is None:
+            await interaction.followup.send(
+                f"Give two revisions, the older first, between v1 and v{state.revision}.",
+                ephemeral=True,
+            )
+            return
+        text = changes.to_discord(DIFF_MESSAGE_LIMIT)
+        name = f"changes-v{older}-v{newer}.md"
+        attachment = discord.File(io.BytesIO(changes.to_markdown().encode("utf-8")), filename=name)
+        await interaction.followup.send(text, file=attachment, ephemeral=True)
 
     @app_commands.command(name="cancel", description="Leave plan mode; nothing is executed")
     async def cancel(self, interaction: discord.Interaction) -> None:
