@@ -9,8 +9,9 @@ Run with ``.venv/bin/python benchmarks/bench_gate.py [RUNS]``. For ``view`` of a
 ``bash_execute`` of ``ls`` (plain while executing, in the Landlock sandbox while gathering) it
 times ``dispatch`` and the tool's own ``run`` with the same context, alternately, and prints
 the medians, the gate's share (dispatch minus run) and its ratio to the run. It then times
-the gate's parts on their own: ``decide``, the classifier (cached and not), the state loads
-and the deadline push. The machine's other load shows in every figure; compare the columns
+the gate's parts on their own: ``decide``, the read-only filter, the drift check against an
+approved plan (and loading that plan while executing), the state loads and the deadline
+push. The machine's other load shows in every figure; compare the columns
 of one run, not runs with each other.
 """
 
@@ -27,9 +28,11 @@ from typing import Any
 from _common import ANA, Bench, median_ms, open_bench
 from plancord.agent.runtime import AgentSession
 from plancord.agent.tools.base import ToolContext, ToolResult
+from plancord.core.drift import drift
 from plancord.core.errors import ModelCallFailed
 from plancord.core.gate import GateRequest, ToolKind, decide
 from plancord.core.permissions import PermissionProfile
+from plancord.core.plan import Plan
 from plancord.core.planning import EntrySource, Phase, PlanRef
 from plancord.core.ports import ModelReply, ModelRequest
 from plancord.core.settings import ShellSandbox
@@ -37,6 +40,14 @@ from plancord.core.shell.readonly import classify
 from plancord.core.shell.sandbox import landlock_abi
 
 PLAN = {"summary": "Read the app", "steps": [{"description": "Read src/app.py"}]}
+DRIFT_PLAN = {
+    "summary": "Refactor the handlers",
+    "steps": [
+        {"description": "Split the handlers", "tools": ["str_replace"], "files": ["src/**/*.py"]},
+        {"description": "Update the docs", "tools": ["create_file"], "files": ["docs/"]},
+        {"description": "Commit", "tools": ["git_commit"]},
+    ],
+}
 
 
 class NoModel:
@@ -113,26 +124,46 @@ async def parts(bench: Bench, runs: int) -> dict[str, float]:
         shell_verdict_reason="ls is read-only",
     )
     pipeline = "git log --oneline -n 20 -- src/{n} | grep -i fix | head -5"
+    workspace = bench.runtime.workspace_of("ada")
+    plan = Plan.model_validate(DRIFT_PLAN)
     samples: dict[str, list[float]] = {
         "decide": [],
-        "classify('ls'), cached": [],
-        "classify('ls dir_N'), uncached": [],
-        "classify(git log | grep | head)": [],
+        "read-only filter('ls')": [],
+        "read-only filter('ls dir_N')": [],
+        "read-only filter(git log | grep | head)": [],
+        "drift check (in scope)": [],
+        "drift check (outside the plan)": [],
     }
     for number in range(runs * 10):
         started = time.perf_counter()
         decide(request, profile)
         decided = time.perf_counter()
-        classify("ls")
-        cached = time.perf_counter()
-        classify(f"ls dir_{number}")
+        classify("ls", workspace)
+        first = time.perf_counter()
+        classify(f"ls dir_{number}", workspace)
         short = time.perf_counter()
-        classify(pipeline.format(n=number))
+        classify(pipeline.format(n=number), workspace)
         done = time.perf_counter()
+        drift(plan, "str_replace", (f"src/mod_{number}.py",))
+        inside = time.perf_counter()
+        drift(plan, "str_replace", (f"docs/page_{number}.md",))
+        outside = time.perf_counter()
         samples["decide"].append(decided - started)
-        samples["classify('ls'), cached"].append(cached - decided)
-        samples["classify('ls dir_N'), uncached"].append(short - cached)
-        samples["classify(git log | grep | head)"].append(done - short)
+        samples["read-only filter('ls')"].append(first - decided)
+        samples["read-only filter('ls dir_N')"].append(short - first)
+        samples["read-only filter(git log | grep | head)"].append(done - short)
+        samples["drift check (in scope)"].append(inside - done)
+        samples["drift check (outside the plan)"].append(outside - inside)
+
+    approved = next(a for a in await bench.store.list_audit("ada") if a.action == "approved")
+    assert approved.plan_id is not None
+    assert approved.revision is not None
+    plan_id, number = approved.plan_id, approved.revision
+
+    async def approved_plan() -> None:
+        assert await bench.store.get_revision(plan_id, number) is not None
+
+    samples["approved plan load (executing)"] = [await timed(approved_plan) for _ in range(runs)]
 
     async def loads() -> None:
         await bench.store.get_agent("ada")
@@ -188,7 +219,7 @@ async def main(runs: int) -> int:
         print("(no Landlock on this kernel: the sandboxed case was not measured)")
     print("The gate's parts on their own (median)")
     for name, value in pieces.items():
-        print(f"  {name:<34}{value * 1000:9.1f} us")
+        print(f"  {name:<42}{value * 1000:9.1f} us")
     return 0
 
 

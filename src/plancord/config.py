@@ -37,6 +37,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from plancord.core.drift import DriftPolicy
 from plancord.core.settings import (
     DEFAULT_PHASE_BY_ROLE,
     DefaultPhase,
@@ -197,6 +198,7 @@ class PlanModeOverrides(BaseModel):
     tool_visibility: ToolVisibility | None = None
     max_plan_bytes: int | None = Field(default=None, ge=512, le=1_048_576)
     shell_sandbox: ShellSandbox | None = None
+    drift: DriftPolicy | None = None
 
     @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
     @classmethod

@@ -40,6 +40,7 @@ from plancord.agent.stop_reasons import NextStep, next_step, runs_tools
 from plancord.agent.tools.base import ShellSettings, Tool, ToolContext, ToolRegistry, ToolResult
 from plancord.agent.turns import Block, TurnBody, TurnSlot
 from plancord.core.agents import AgentRecord
+from plancord.core.drift import drift as drift_of
 from plancord.core.errors import (
     ContextTooLong,
     ModelCallFailed,
@@ -47,10 +48,17 @@ from plancord.core.errors import (
     StorageError,
     ToolResultsNotSaved,
 )
-from plancord.core.gate import GateOutcome, GateRequest, ToolKind, decide
+from plancord.core.gate import GateDecision, GateOutcome, GateRequest, ToolKind, decide
 from plancord.core.logs import log_refusal
 from plancord.core.permissions import PermissionProfile, action_string
-from plancord.core.planning import Actor, ApprovalMode, EntrySource, Phase
+from plancord.core.planning import (
+    Actor,
+    ApprovalMode,
+    AuditEntry,
+    EntrySource,
+    Phase,
+    PlanningState,
+)
 from plancord.core.ports import (
     Clock,
     ModelClient,
@@ -63,6 +71,7 @@ from plancord.core.ports import (
 )
 from plancord.core.service import PlanningService
 from plancord.core.settings import ShellSandbox, ToolVisibility
+from plancord.core.shell.readonly import Verdict
 from plancord.core.shell.sandbox.policy import SandboxSettings
 from plancord.llm.models import bounded_max_tokens
 from plancord.storage.conversations import ConversationStore, Message
@@ -502,6 +511,7 @@ class AgentRuntime:
         verdict = await asyncio.to_thread(tool.shell_verdict, args, workspace)
         detail = tool.detail(args)
         guard = tool.guarded_as(args, workspace)
+        drift = await self._drift(state, tool, args, verdict)
         request = GateRequest(
             tool_name=name,
             tool_kind=tool.kind,
@@ -515,8 +525,12 @@ class AgentRuntime:
                 state.phase is Phase.EXECUTING
                 and state.approval_mode is ApprovalMode.CONFIRM_EACH_EDIT
             ),
+            drift=drift,
+            drift_policy=plan_settings.drift,
         )
         decision = decide(request, PermissionProfile.from_stored(record.permission_profile))
+        if decision.drift is not None:
+            await self._audit_drift(state, request.action, decision)
         if decision.outcome is GateOutcome.REFUSE:
             if decision.refusal is not None:
                 log_refusal(name, tool.kind.value, agent)
@@ -531,6 +545,7 @@ class AgentRuntime:
                     summary=f"{name}: {detail}",
                     requested_by=session.requester.id if session.requester else None,
                     timeout_seconds=self.settings.permission_timeout_seconds,
+                    outside_plan=decision.drift,
                 )
             )
             if answer is None:
@@ -559,6 +574,32 @@ class AgentRuntime:
             verdict=verdict,
         )
         return await tool.run(args, context)
+
+    async def _drift(
+        self, state: PlanningState, tool: Tool[Any], args: Any, verdict: Verdict | None
+    ) -> str | None:
+        """While executing: why this mutating call is outside the approved plan, or None."""
+        if state.phase is not Phase.EXECUTING or tool.kind is not ToolKind.MUTATING:
+            return None
+        if (verdict is not None and verdict.allowed) or state.plan_id is None:
+            return None
+        revision = await self.store.get_revision(state.plan_id, state.revision)
+        if revision is None:
+            return None
+        return drift_of(revision.plan, tool.name, tool.target_paths(args))
+
+    async def _audit_drift(self, state: PlanningState, action: str, decision: GateDecision) -> None:
+        await self.store.append_audit(
+            AuditEntry(
+                at=self.clock.now(),
+                agent=state.agent,
+                actor=Actor.agent(state.agent).label,
+                action="drift",
+                plan_id=state.plan_id,
+                revision=state.revision,
+                detail={"call": action, "why": decision.drift, "outcome": decision.outcome.value},
+            )
+        )
 
     # -- requests --------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from plancord.core.drift import DriftPolicy
 from plancord.core.planning import Phase
 
 if TYPE_CHECKING:
@@ -69,6 +70,8 @@ class GateDecision:
     reason: str
     sandbox: bool = False
     refusal: PlanModeRefusal | None = None
+    drift: str | None = None
+    """Set when the call is outside the approved plan (whatever the outcome), to be audited."""
 
     @property
     def allowed(self) -> bool:
@@ -88,6 +91,9 @@ class GateRequest:
     shell_verdict_allowed: bool | None = None
     shell_verdict_reason: str | None = None
     confirm_each_edit: bool = False
+    drift: str | None = None
+    """While executing: why this call is outside the approved plan (``core.drift``)."""
+    drift_policy: DriftPolicy = DriftPolicy.ASK
 
 
 PLAN_HINT = (
@@ -111,9 +117,23 @@ def decide(request: GateRequest, profile: PermissionProfile) -> GateDecision:
             GateOutcome.REFUSE, f"the agent's permission profile denies {request.action}"
         )
     is_mutation = request.tool_kind is ToolKind.MUTATING and not read_only_shell
+    drift = request.drift if is_mutation and request.phase is Phase.EXECUTING else None
+    if drift is not None:
+        outside = f"not in the approved plan: {request.action} ({drift})"
+        if request.drift_policy is DriftPolicy.REFUSE:
+            return GateDecision(
+                GateOutcome.REFUSE,
+                f"{outside}. Keep to the approved plan's steps; if the plan must change, say "
+                "so and finish with complete_plan so a human can plan the rest",
+                drift=drift,
+            )
+        if request.drift_policy is DriftPolicy.ASK:
+            return GateDecision(GateOutcome.ASK, outside, drift=drift)
     if permission is Permission.ASK or (request.confirm_each_edit and is_mutation):
-        return GateDecision(GateOutcome.ASK, f"{request.action} needs a human's permission")
-    return GateDecision(GateOutcome.ALLOW, "allowed by the permission profile")
+        return GateDecision(
+            GateOutcome.ASK, f"{request.action} needs a human's permission", drift=drift
+        )
+    return GateDecision(GateOutcome.ALLOW, "allowed by the permission profile", drift=drift)
 
 
 def _decide_planning(request: GateRequest) -> GateDecision:

@@ -24,6 +24,9 @@ MAX_STEPS = 50
 MAX_DESCRIPTION_CHARS = 1000
 MAX_TOOLS_PER_STEP = 20
 MAX_TOOL_NAME_CHARS = 64
+MAX_FILES_PER_STEP = 20
+MAX_FILE_PATTERN_CHARS = 200
+MAX_PATTERN_WILDCARDS = 8
 MAX_QUESTIONS = 20
 MAX_QUESTION_CHARS = 500
 MAX_CONTEXT_NOTES_CHARS = 4000
@@ -57,6 +60,7 @@ class PlanStep(BaseModel):
     description: str = Field(min_length=1, max_length=MAX_DESCRIPTION_CHARS)
     tools: tuple[str, ...] = Field(default=(), max_length=MAX_TOOLS_PER_STEP)
     risk: Risk = Risk.LOW
+    files: tuple[str, ...] = Field(default=(), max_length=MAX_FILES_PER_STEP)
 
     @field_validator("description", mode="before")
     @classmethod
@@ -81,6 +85,37 @@ class PlanStep(BaseModel):
             if any(c in name for c in "`,"):
                 raise ValueError("a tool name may not contain backticks or commas")
         return value
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _files(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list | tuple):
+            return tuple(_one_line(v) for v in value)
+        return value
+
+    @field_validator("files")
+    @classmethod
+    def _file_patterns(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for pattern in value:
+            problem = file_pattern_problem(pattern)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
+
+
+def file_pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is not a usable workspace path or glob for a step's ``files``."""
+    if not pattern or len(pattern) > MAX_FILE_PATTERN_CHARS:
+        return f"each file must be 1 to {MAX_FILE_PATTERN_CHARS} characters"
+    if pattern.startswith(("/", "~")) or ".." in pattern.split("/"):
+        return f"files are paths inside the workspace, not {pattern!r}"
+    if "`" in pattern:
+        return "file paths may not contain backquotes"
+    if sum(pattern.count(c) for c in "*?[") > MAX_PATTERN_WILDCARDS:
+        return f"a file pattern may hold at most {MAX_PATTERN_WILDCARDS} wildcards"
+    return None
 
 
 class Plan(BaseModel):
@@ -123,7 +158,13 @@ class Plan(BaseModel):
         return value
 
     def canonical_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+        """The plan as compact JSON; a step's ``files`` appears only when it names some, so
+        plans that name none read (and measure) as they did before steps could."""
+        data = self.model_dump(mode="json")
+        for step in data["steps"]:
+            if not step["files"]:
+                del step["files"]
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
     def size_bytes(self) -> int:
         return len(self.canonical_json().encode("utf-8"))
@@ -147,8 +188,9 @@ def render_markdown(plan: Plan) -> str:
     """The canonical text of a plan, and what its sha covers.
 
     It is unambiguous, so the sha pins the plan down: step and question lines start at column
-    0, a step's tools line is indented by exactly three spaces and every continuation line of
-    a multi-line field by four, so no text inside a field can pass for a line of another kind.
+    0, a step's tools and files lines are indented by exactly three spaces and every
+    continuation line of a multi-line field by four, so no text inside a field can pass for a
+    line of another kind.
     """
     out = [f"# Plan: {plan.summary}", "", "## Steps"]
     for number, step in enumerate(plan.steps, start=1):
@@ -156,6 +198,8 @@ def render_markdown(plan: Plan) -> str:
         out.append(f"{number}. [{step.risk.value}] {description}")
         if step.tools:
             out.append("   tools: " + ", ".join(f"`{t}`" for t in step.tools))
+        if step.files:
+            out.append("   files: " + ", ".join(f"`{f}`" for f in step.files))
     if plan.questions:
         out += ["", "## Open questions"]
         out += [f"- {_indent_continuation(q, CONTINUATION)}" for q in plan.questions]

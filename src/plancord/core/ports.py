@@ -150,6 +150,8 @@ class PermissionRequest:
     summary: str
     requested_by: str | None
     timeout_seconds: float
+    outside_plan: str | None = None
+    """Set when the call is outside the approved plan: why (``core.drift``)."""
 
 
 @dataclass(frozen=True, slots=True)

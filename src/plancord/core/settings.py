@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from plancord.core.drift import DriftPolicy
+
 MAX_DURATION_SECONDS = 10 * 365 * 24 * 3600
 _DURATION = re.compile(r"^\s*(?:(\d+)\s*h)?\s*(?:(\d+)\s*m)?\s*(?:(\d+)\s*s)?\s*$")
 
@@ -80,6 +82,7 @@ class PlanModeSettings(BaseModel):
     tool_visibility: ToolVisibility = ToolVisibility.STABLE
     max_plan_bytes: int = Field(default=8192, ge=512, le=1_048_576)
     shell_sandbox: ShellSandbox = ShellSandbox.REQUIRED
+    drift: DriftPolicy = DriftPolicy.ASK
 
     @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
     @classmethod

@@ -96,6 +96,11 @@ def permission_embed(
         description=f"**{agent}** wants to run `{tool}`:\n{_code_block(payload['action'])}",
         colour=colour or discord.Colour.orange(),
     )
+    outside = payload.get("outside_plan")
+    if outside:
+        embed.add_field(
+            name="⚠️ Not in the approved plan", value=clip_field(str(outside)), inline=False
+        )
     requester = _user_id(payload.get("requested_by"))
     embed.add_field(
         name="Requested by", value=f"<@{requester}>" if requester else "unknown", inline=True
@@ -111,6 +116,10 @@ def permission_embed(
     else:
         embed.add_field(name="Decision", value=outcome, inline=False)
     return embed
+
+
+def clip_field(text: str, limit: int = 1024) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def permission_view(ask_id: str, *, disabled: bool = False) -> discord.ui.View:
@@ -307,6 +316,7 @@ class Asks:
             "summary": request.summary,
             "requested_by": request.requested_by,
             "timeout_seconds": request.timeout_seconds,
+            "outside_plan": request.outside_plan,
         }
         await self._record(ask_id, "permission", request.agent, payload, request.timeout_seconds)
         user_id = _user_id(request.requested_by)

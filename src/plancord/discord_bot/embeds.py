@@ -383,7 +383,9 @@ def render_progress(
     approved_by: str | None,
     mode: ApprovalMode | None,
     finish: Finish | None = None,
+    drift: int = 0,
 ) -> discord.Embed:
+    """The progress of an approved plan; ``drift`` counts calls outside the plan so far."""
     plan = revision.plan
     progress = list(steps)[: len(plan.steps)]
     progress += [StepProgress()] * (len(plan.steps) - len(progress))
@@ -406,6 +408,8 @@ def render_progress(
             line += f" — {state.note}"
         lines.append(clip(line, per_line))
     footer = [f"v{revision.revision}", revision.sha8, f"{done}/{len(plan.steps)} done"]
+    if drift:
+        footer.append(f"⚠️ {drift} call{'s' if drift != 1 else ''} outside the plan")
     if approved_by:
         footer.append(f"approved by {approved_by}")
     if mode is not None and mode is not ApprovalMode.NORMAL:

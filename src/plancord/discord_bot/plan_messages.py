@@ -293,6 +293,7 @@ class PlanMessages:
             change.after.steps,
             approved_by=change.after.approved_by_name,
             mode=change.after.approval_mode,
+            drift=await self._drift_count(change.after),
         )
         message = self._channel_of(record).get_partial_message(record.progress_message_id)
         self._edits.submit(message.id, lambda: message.edit(embed=embed))
@@ -452,6 +453,17 @@ class PlanMessages:
             return False
         return True
 
+    async def _drift_count(self, state: PlanningState) -> int:
+        """Calls outside the approved plan so far, from the audit log."""
+        entries = await self.bot.app.store.list_audit(state.agent, limit=500)
+        return sum(
+            1
+            for entry in entries
+            if entry.action == "drift"
+            and entry.plan_id == state.plan_id
+            and entry.revision == state.revision
+        )
+
     async def changes_of(self, revision: PlanRevision) -> PlanDiff | None:
         """What changed since the previous revision, with the feedback that asked for it."""
         plan_id, number = revision.plan_id, revision.revision
@@ -500,6 +512,7 @@ class PlanMessages:
             approved_by=change.before.approved_by_name,
             mode=change.before.approval_mode,
             finish=finish,
+            drift=await self._drift_count(change.before),
         )
         message = self._channel_of(record).get_partial_message(record.progress_message_id)
         self._edits.submit(message.id, lambda: message.edit(embed=embed))

@@ -21,6 +21,8 @@ from plancord.core.plan import (
     DEFAULT_MAX_PLAN_BYTES,
     MAX_CONTEXT_NOTES_CHARS,
     MAX_DESCRIPTION_CHARS,
+    MAX_FILE_PATTERN_CHARS,
+    MAX_FILES_PER_STEP,
     MAX_QUESTION_CHARS,
     MAX_QUESTIONS,
     MAX_STEPS,
@@ -69,6 +71,15 @@ PLAN_SCHEMA: dict[str, Any] = {
                         "type": "string",
                         "enum": ["low", "medium", "high"],
                         "description": "How much could go wrong or be hard to undo. Default low.",
+                    },
+                    "files": {
+                        "type": "array",
+                        "maxItems": MAX_FILES_PER_STEP,
+                        "items": {"type": "string", "maxLength": MAX_FILE_PATTERN_CHARS},
+                        "description": (
+                            "Workspace paths or globs (src/*.py, docs/) the step will change. "
+                            "Once approved, changes to other files need a human's OK."
+                        ),
                     },
                 },
                 "required": ["description"],
@@ -173,7 +184,7 @@ class SubmitPlanInput(BaseModel):
         description=(
             f"The plan: summary (one line, at most {MAX_SUMMARY_CHARS} characters), steps "
             f"(1 to {MAX_STEPS}, each a description of at most {MAX_DESCRIPTION_CHARS} "
-            "characters with optional tools and risk low/medium/high), optional questions "
+            "characters with optional tools, files and risk low/medium/high), optional questions "
             f"and context_notes. The whole plan must stay under {DEFAULT_MAX_PLAN_BYTES:,} "
             "bytes as JSON unless the operator set another limit."
         )
