@@ -40,6 +40,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from plancord.core.drift import DriftPolicy
 from plancord.core.settings import (
     DEFAULT_PHASE_BY_ROLE,
+    ApprovalPolicy,
     DefaultPhase,
     PlanModeSettings,
     ShellSandbox,
@@ -199,6 +200,8 @@ class PlanModeOverrides(BaseModel):
     max_plan_bytes: int | None = Field(default=None, ge=512, le=1_048_576)
     shell_sandbox: ShellSandbox | None = None
     drift: DriftPolicy | None = None
+    approval: ApprovalPolicy | None = None
+    approvals: int | None = Field(default=None, ge=1, le=10)
 
     @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
     @classmethod

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from plancord.core.errors import InvalidTransition
 from plancord.core.plan import Plan
-from plancord.core.settings import PlanModeSettings
+from plancord.core.settings import ApprovalPolicy, PlanModeSettings
 
 
 class Phase(StrEnum):
@@ -288,17 +288,34 @@ def new_plan_id() -> str:
     return secrets.token_hex(8)
 
 
-def may_decide(actor: Actor, state: PlanningState, settings: PlanModeSettings) -> bool:
-    """The one approver policy: requester, a configured approver role, admins, or the operator."""
+def may_decide(
+    actor: Actor, state: PlanningState, settings: PlanModeSettings, *, approving: bool = False
+) -> bool:
+    """The one approver policy: requester, a configured approver role, admins, or the operator;
+    under the four-eyes rule the requester may not approve (or allow) their own request."""
+    return decision_refusal(actor, state, settings, approving=approving) is None
+
+
+def decision_refusal(
+    actor: Actor, state: PlanningState, settings: PlanModeSettings, *, approving: bool = False
+) -> str | None:
+    """Why ``actor`` may not decide (``approving``: approve a plan or allow an action), naming
+    the rule that refuses them; None when they may."""
     if actor.kind is ActorKind.OPERATOR:
-        return True
+        return None
     if actor.kind is not ActorKind.USER:
-        return False
-    if actor.is_admin:
-        return True
-    if state.requested_by is not None and actor.id == state.requested_by:
-        return True
-    return bool(actor.roles & set(settings.approver_roles))
+        return "only people decide"
+    is_requester = state.requested_by is not None and actor.id == state.requested_by
+    if approving and is_requester and settings.approval is ApprovalPolicy.APPROVER:
+        return (
+            "the four-eyes rule (plan_mode.approval: approver) means the person who asked "
+            "for this work cannot approve it; another approver must"
+        )
+    if actor.is_admin or is_requester:
+        return None
+    if actor.roles & set(settings.approver_roles):
+        return None
+    return f"only {describe_approvers(state, settings)} can decide this"
 
 
 def describe_approvers(state: PlanningState, settings: PlanModeSettings) -> str:

@@ -56,6 +56,10 @@ class PlanStore(Protocol):
 
     async def list_audit(self, agent: str, limit: int = 100) -> Sequence[AuditEntry]: ...
 
+    async def append_audit(self, entry: AuditEntry) -> None:
+        """Record a decision that changes no state (an approval vote, a refusal)."""
+        ...
+
     async def due_states(self, now: datetime) -> Sequence[PlanningState]:
         """States with a deadline at or before ``now``."""
         ...

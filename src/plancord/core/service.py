@@ -40,6 +40,7 @@ from plancord.core.planning import (
     RevisionAuthor,
     StepProgress,
     StepStatus,
+    decision_refusal,
     describe_approvers,
     may_decide,
     new_plan_id,
@@ -245,9 +246,14 @@ class PlanningService:
     async def _approve(
         self, ref: PlanRef, approver: Actor, mode: ApprovalMode, *, by_policy: bool
     ) -> PlanningState:
-        state, revision, _ = await self._decidable(
+        state, revision, settings = await self._decidable(
             ref, approver, PlanEvent.APPROVE, by_policy=by_policy
         )
+        counted = not by_policy and approver.kind is ActorKind.USER and settings.approvals > 1
+        if counted:
+            votes = await self._vote(ref, state, revision, approver, settings.approvals)
+            if len(votes) < settings.approvals:
+                return state
         now = self.clock.now()
         new = state.model_copy(
             update={
@@ -272,6 +278,59 @@ class PlanningService:
             detail,
             mode=mode.value if mode is not ApprovalMode.NORMAL else None,
         )
+
+    async def approvals(self, ref: PlanRef) -> list[str]:
+        """The names of the distinct people who approved ``ref``'s revision so far, when it
+        needs several approvals (``plan_mode.approvals``), in the order they approved."""
+        return [name for _, name in await self._votes(ref)]
+
+    async def _votes(self, ref: PlanRef) -> list[tuple[str, str]]:
+        entries = await self.store.list_audit(ref.agent, limit=1000)
+        seen: dict[str, str] = {}
+        for entry in sorted(entries, key=lambda e: (e.at, e.id or 0)):
+            if (
+                entry.action == "approval-vote"
+                and entry.plan_id == ref.plan_id
+                and entry.revision == ref.revision
+            ):
+                voter = str(entry.detail.get("voter_id"))
+                seen.setdefault(voter, str(entry.detail.get("voter_name")))
+        return list(seen.items())
+
+    async def _vote(
+        self,
+        ref: PlanRef,
+        state: PlanningState,
+        revision: PlanRevision,
+        approver: Actor,
+        needed: int,
+    ) -> list[tuple[str, str]]:
+        """Record ``approver``'s approval once (a second click counts once) and return every
+        vote so far; the caller executes the plan when there are ``needed`` of them."""
+        votes = await self._votes(ref)
+        if all(voter != approver.id for voter, _ in votes):
+            detail = {
+                "sha256": revision.sha256,
+                "voter_id": approver.id,
+                "voter_name": approver.name,
+                "needed": needed,
+            }
+            await self.store.append_audit(
+                AuditEntry(
+                    at=self.clock.now(),
+                    agent=ref.agent,
+                    actor=approver.label,
+                    action="approval-vote",
+                    plan_id=ref.plan_id,
+                    revision=ref.revision,
+                    detail=detail,
+                )
+            )
+            votes = await self._votes(ref)
+            if len(votes) < needed:
+                change = PlanningChange("approval-vote", state, state, approver, revision, detail)
+                await self._notify(change)
+        return votes
 
     async def check_decision(self, ref: PlanRef, actor: Actor, event: PlanEvent) -> None:
         """Raise exactly what deciding ``event`` on ``ref`` as ``actor`` would raise now, and
@@ -498,8 +557,12 @@ class PlanningService:
             next_phase(state.phase, event)
         if state.plan_sha != revision.sha256:
             raise StalePlan(ref.plan_id, ref.revision, None)
-        if not by_policy and not may_decide(actor, state, settings):
+        approving = event is PlanEvent.APPROVE
+        if not by_policy and not may_decide(actor, state, settings, approving=approving):
             verb = {PlanEvent.APPROVE: "approve", PlanEvent.REJECT: "reject"}.get(event, "edit")
+            if may_decide(actor, state, settings):
+                why = decision_refusal(actor, state, settings, approving=approving)
+                raise NotAuthorised(f"You cannot {verb} this plan: {why}.")
             raise NotAuthorised(self._refusal(verb, state, settings))
         return state, revision, settings
 

@@ -53,6 +53,14 @@ class ShellSandbox(StrEnum):
     OFF = "off"
 
 
+class ApprovalPolicy(StrEnum):
+    """Who may approve: the requester counts (``requester-or-approver``), or only someone
+    else may approve what a person asked for (``approver``, the four-eyes rule)."""
+
+    REQUESTER_OR_APPROVER = "requester-or-approver"
+    APPROVER = "approver"
+
+
 class DefaultPhase(StrEnum):
     PLAN = "plan"
     OFF = "off"
@@ -83,6 +91,8 @@ class PlanModeSettings(BaseModel):
     max_plan_bytes: int = Field(default=8192, ge=512, le=1_048_576)
     shell_sandbox: ShellSandbox = ShellSandbox.REQUIRED
     drift: DriftPolicy = DriftPolicy.ASK
+    approval: ApprovalPolicy = ApprovalPolicy.REQUESTER_OR_APPROVER
+    approvals: int = Field(default=1, ge=1, le=10)
 
     @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
     @classmethod

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 
 from plancord.core.errors import PlancordError
-from plancord.core.planning import Actor, AuditEntry, may_decide
+from plancord.core.planning import Actor, AuditEntry, decision_refusal, may_decide
 from plancord.core.ports import PermissionRequest, Question
 from plancord.discord_bot.channel_io import MESSAGE_LIMIT, send_chunks
 from plancord.discord_bot.common import actor_from
@@ -391,12 +391,9 @@ class Asks:
             await _refuse(interaction, text)
             return
         actor = actor_from(interaction.user)
-        if not await self._may_decide(actor, ask):
-            await _refuse(
-                interaction,
-                "Only the member who gave the agent this task, members with an approver role "
-                "or server administrators can decide this request.",
-            )
+        refusal = await self._refusal(actor, ask, allowing=allow)
+        if refusal is not None:
+            await _refuse(interaction, refusal)
             return
         if self._live.pop(ask_id, None) is None:
             await _refuse(
@@ -422,16 +419,25 @@ class Asks:
         while len(self._decided) > REMEMBERED_DECISIONS:
             del self._decided[next(iter(self._decided))]
 
-    async def _may_decide(self, actor: Actor, ask: LiveAsk) -> bool:
+    async def _refusal(self, actor: Actor, ask: LiveAsk, *, allowing: bool) -> str | None:
+        """Why ``actor`` may not decide this request (naming the rule), or None. Allowing an
+        action counts as approving it: under the four-eyes rule its requester may not."""
         app = self.bot.app
         try:
             state = await app.store.load_state(ask.agent)
             settings = await app.settings.plan_mode_for(ask.agent)
         except PlancordError:
-            return actor.is_admin
-        return may_decide(
-            actor, state.model_copy(update={"requested_by": ask.requested_by}), settings
-        )
+            return None if actor.is_admin else "Only server administrators can decide this now."
+        state = state.model_copy(update={"requested_by": ask.requested_by})
+        if not may_decide(actor, state, settings):
+            return (
+                "Only the member who gave the agent this task, members with an approver role "
+                "or server administrators can decide this request."
+            )
+        why = decision_refusal(actor, state, settings, approving=allowing)
+        if why is not None:
+            return f"You cannot allow this: {why}. Deny stays open to you."
+        return None
 
     async def _audit(
         self, agent: str, actor: Actor, outcome: str, payload: dict[str, Any], ask_id: str

@@ -243,6 +243,7 @@ def render_plan(
     outcome: Outcome | None = None,
     superseded: Supersession | None = None,
     changes: PlanDiff | None = None,
+    votes: str | None = None,
 ) -> RenderedPlan:
     """The plan message's embeds, inside every Discord limit, and whether the file must go too.
 
@@ -256,7 +257,7 @@ def render_plan(
     if title != title_text:
         shortened.append("the summary")
 
-    status_lines = []
+    status_lines = [votes] if votes else []
     if outcome is not None:
         status_lines.append(_outcome_line(outcome))
     if superseded is not None:

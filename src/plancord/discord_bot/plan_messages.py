@@ -27,6 +27,7 @@ from plancord.core.planning import (
     EntrySource,
     Phase,
     PlanningState,
+    PlanRef,
     PlanRevision,
 )
 from plancord.core.ports import PlanningChange
@@ -142,6 +143,7 @@ class PlanMessages:
             "timed-out": self._timed_out,
             "completed": self._completed,
             "step-updated": self._step_updated,
+            "approval-vote": self._voted,
         }.get(change.action)
         if handler is not None:
             await handler(change)
@@ -257,6 +259,15 @@ class PlanMessages:
         )
         await self._say(change.after.agent, text)
 
+    async def _voted(self, change: PlanningChange) -> None:
+        """One more approval of a plan that needs several: show who approved so far."""
+        revision = change.revision
+        if revision is None:
+            return
+        record = await self.store.get(revision.plan_id, revision.revision)
+        if record is not None:
+            await self._redraw(record, revision=revision)
+
     async def _decided(self, change: PlanningChange) -> None:
         await self._record_outcome(change, note=_reason(change))
 
@@ -312,8 +323,12 @@ class PlanMessages:
             agent.channel_id, guild_id=agent.guild_id or self._guild_of(agent.channel_id)
         )
         requester = state.requested_by_name
+        needed = (await self.bot.app.settings.plan_mode_for(revision.agent)).approvals
         rendered = render_plan(
-            revision, requested_by=requester, changes=await self.changes_of(revision)
+            revision,
+            requested_by=requester,
+            changes=await self.changes_of(revision),
+            votes=f"👍 **Approvals 0 of {needed}**" if needed > 1 and not auto else None,
         )
         user_id = state.requested_by if mention else None
         pinged = int(user_id) if user_id is not None and user_id.isdigit() else None
@@ -433,7 +448,13 @@ class PlanMessages:
         )
         if revision is None:
             return True
-        rendered = self._render(record, revision, successor, await self.changes_of(revision))
+        rendered = self._render(
+            record,
+            revision,
+            successor,
+            await self.changes_of(revision),
+            await self._votes_line(record),
+        )
         waiting = record.status is MessageStatus.PENDING
         message = self._channel_of(record).get_partial_message(record.message_id)
         try:
@@ -452,6 +473,18 @@ class PlanMessages:
             )
             return False
         return True
+
+    async def _votes_line(self, record: PlanMessageRecord) -> str | None:
+        """``👍 Approvals 1 of 2: ana`` for a waiting plan that needs several approvals."""
+        if record.status is not MessageStatus.PENDING:
+            return None
+        needed = (await self.bot.app.settings.plan_mode_for(record.agent)).approvals
+        if needed < 2:
+            return None
+        ref = PlanRef(agent=record.agent, plan_id=record.plan_id, revision=record.revision)
+        names = await self.bot.app.planning.approvals(ref)
+        shown = f": {', '.join(names)}" if names else ""
+        return f"👍 **Approvals {len(names)} of {needed}**{shown}"
 
     async def _drift_count(self, state: PlanningState) -> int:
         """Calls outside the approved plan so far, from the audit log."""
@@ -475,6 +508,7 @@ class PlanMessages:
         revision: PlanRevision,
         successor: PlanMessageRecord | None = None,
         changes: PlanDiff | None = None,
+        votes: str | None = None,
     ) -> RenderedPlan:
         outcome = None
         if record.outcome is not None and record.outcome_at is not None:
@@ -491,6 +525,7 @@ class PlanMessages:
             outcome=outcome,
             superseded=superseded,
             changes=changes,
+            votes=votes,
         )
 
     async def _progress_of(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, cast
 import discord
 
 from plancord.core.errors import PlancordError
-from plancord.core.planning import ApprovalMode, PlanEvent, PlanRef, PlanRevision
+from plancord.core.planning import ApprovalMode, Phase, PlanEvent, PlanRef, PlanRevision
 from plancord.discord_bot.common import Reply, actor_from, bound_channel_id, reply_error
 
 if TYPE_CHECKING:
@@ -127,7 +127,19 @@ async def approve(
         sha256=revision.sha256,
     )
     async with explained_refusals(interaction):
-        await app_of(interaction).planning.approve(ref, actor_from(interaction.user), mode)
+        planning = app_of(interaction).planning
+        state = await planning.approve(ref, actor_from(interaction.user), mode)
+        if state.phase is Phase.SUBMITTED:
+            names = await planning.approvals(ref)
+            needed = (await app_of(interaction).settings.plan_mode_for(revision.agent)).approvals
+            left = needed - len(names)
+            text = (
+                f"Your approval of plan v{revision.revision} is recorded: {len(names)} of "
+                f"{needed} ({', '.join(names)}). It executes after {left} more approver"
+                f"{'s' if left != 1 else ''}."
+            )
+            await interaction.followup.send(text, ephemeral=True)
+            return
         await interaction.followup.send(confirmation("approved", revision), ephemeral=True)
 
 
