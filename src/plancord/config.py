@@ -40,6 +40,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from plancord.core.drift import DriftPolicy
 from plancord.core.settings import (
     DEFAULT_PHASE_BY_ROLE,
+    Access,
     ApprovalPolicy,
     DefaultPhase,
     PlanModeSettings,
@@ -202,6 +203,7 @@ class PlanModeOverrides(BaseModel):
     drift: DriftPolicy | None = None
     approval: ApprovalPolicy | None = None
     approvals: int | None = Field(default=None, ge=1, le=10)
+    access: Access | None = None
 
     @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
     @classmethod

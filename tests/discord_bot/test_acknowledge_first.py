@@ -195,7 +195,7 @@ async def test_plan_start_defers_publicly_then_announces(
 async def test_plan_start_already_planning_answers_privately_after_deferring(
     plan_scene: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    scene = await submitted(plan_scene)
+    scene = await submitted(plan_scene, plan_mode={"access": {"everyone": True}})
     before = seen_by(scene, scene.ana)
     seen = timeline(scene, monkeypatch)
 

@@ -76,8 +76,8 @@ async def test_ask_user_takes_the_requesters_next_message_as_the_answer(
     await scene.ana.send(channel, "the release branch")
 
     [result] = tool_results(scene, 1)
-    assert result["content"] == "The user answered: the release branch"
-    assert "bob: use main!" in user_texts(scene, 1)
+    assert result["content"] == "The user answered: the release branch\n(answered by ana)"
+    assert "bob: use main!" not in user_texts(scene, 1)  # bob may not instruct ada
     assert not any("the release branch" in t for t in user_texts(scene, 1))
     assert scene.bot_texts(channel)[-1] == "Thanks."
     assert await pending(scene) == []
@@ -89,7 +89,7 @@ async def test_a_reply_to_the_question_is_the_answer(scene_factory: SceneFactory
     await scene.ana.send(channel, "staging, please", reply_to=question)
 
     [result] = tool_results(scene, 1)
-    assert result["content"] == "The user answered: staging, please"
+    assert result["content"] == "The user answered: staging, please\n(answered by ana)"
     assert await pending(scene) == []
 
 
@@ -155,6 +155,7 @@ async def test_members_with_an_approver_role_may_deny(scene_factory: SceneFactor
     scene, _, request = await permission_asked(scene_factory)
     reviewers = scene.guild.create_role("reviewers")
     carol = scene.guild.add_member(scene.env.create_user("carol"), roles=[reviewers])
+    await scene.world.bot.resolve_role_names()  # the config names it; startup resolves it
 
     await carol.click(request, label="Deny")
 

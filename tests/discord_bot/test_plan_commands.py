@@ -79,7 +79,7 @@ async def test_start_while_planning_changes_nothing_and_shows_the_status(plan_sc
     audit = await scene.audit()
     requests = len(scene.world.server.requests)
 
-    again = await scene.bob.slash(scene.channel, "plan start", task="something else")
+    again = await scene.ana.slash(scene.channel, "plan start", task="something else")
 
     answer = private_answer(again)
     assert answer.content == "**ada** is already in plan mode; nothing changed."

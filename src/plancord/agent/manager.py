@@ -25,6 +25,7 @@ from plancord.core.errors import PlancordError
 from plancord.core.permissions import PermissionProfile, Preset
 from plancord.core.planning import Actor, AuditEntry, PlanningState
 from plancord.core.ports import Clock
+from plancord.core.roles import RoleNames, role_names_in
 from plancord.core.settings import PlanModeSettings
 from plancord.core.shell.sandbox import LayerChoice
 from plancord.storage.store import SqliteStore
@@ -183,11 +184,25 @@ class StoredSettings:
     def __init__(self, config: Config, store: SqliteStore) -> None:
         self.config = config
         self.store = store
+        self.role_names = RoleNames({})
+        """Role names of the config resolved to ids (``resolve_roles``); until then a name
+        grants nothing."""
 
     async def plan_mode_for(self, agent: str) -> PlanModeSettings:
         record = await self.store.get_agent(agent)
         overrides = PlanModeOverrides.model_validate(record.plan_mode_overrides)
-        return self.config.plan_mode_for(agent, record.channel_id, overrides)
+        return self.role_names.apply(self.config.plan_mode_for(agent, record.channel_id, overrides))
+
+    async def role_names_used(self) -> set[str]:
+        """Every role name (not id) the config and the stored overrides mention."""
+        layers = [self.config.plan_mode_for()]
+        for record in await self.store.list_agents():
+            overrides = PlanModeOverrides.model_validate(record.plan_mode_overrides)
+            layers.append(self.config.plan_mode_for(record.name, record.channel_id, overrides))
+        return role_names_in(layers)
+
+    def resolve_roles(self, names: RoleNames) -> None:
+        self.role_names = names
 
 
 def _profile(profile: str | dict[str, Any] | None) -> PermissionProfile:

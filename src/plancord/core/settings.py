@@ -74,6 +74,28 @@ DEFAULT_PHASE_BY_ROLE: dict[str, DefaultPhase] = {
 }
 
 
+class Access(BaseModel):
+    """Who may instruct an agent besides server administrators and its creator."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    roles: tuple[str, ...] = ()
+    """Role ids whose members may instruct the agent."""
+    users: tuple[str, ...] = ()
+    """User ids who may instruct the agent."""
+    everyone: bool = False
+    """Anyone who can post in the channel may (a small private server)."""
+
+    @field_validator("roles", "users", mode="before")
+    @classmethod
+    def _ids(cls, value: object) -> object:
+        if isinstance(value, str | int):
+            value = [value]
+        if isinstance(value, list | tuple):
+            return tuple(str(v).strip() for v in value)
+        return value
+
+
 class PlanModeSettings(BaseModel):
     """Every plan-mode knob, fully resolved."""
 
@@ -93,6 +115,7 @@ class PlanModeSettings(BaseModel):
     drift: DriftPolicy = DriftPolicy.ASK
     approval: ApprovalPolicy = ApprovalPolicy.REQUESTER_OR_APPROVER
     approvals: int = Field(default=1, ge=1, le=10)
+    access: Access = Field(default_factory=Access)
 
     @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
     @classmethod

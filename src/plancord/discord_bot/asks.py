@@ -299,7 +299,8 @@ class Asks:
                 continue
             if reference in ask.message_ids or message.channel.id == ask.channel_id:
                 self._live.pop(ask.id, None)
-                self.bot.dispatch(RESOLVED_EVENT, ask.id, message.clean_content)
+                answer = f"{message.clean_content}\n(answered by {message.author.display_name})"
+                self.bot.dispatch(RESOLVED_EVENT, ask.id, answer)
                 return True
         return False
 

@@ -16,6 +16,7 @@ from discord.ext import commands
 from plancord.app import App
 from plancord.config import Config
 from plancord.core.ports import Clock, ModelClient
+from plancord.core.roles import RoleNames
 from plancord.discord_bot.notifier import DiscordNotifier
 from plancord.gc_tuning import GcTuning
 
@@ -92,6 +93,19 @@ class PlancordBot(commands.Bot):
             self.gc_tuning = self.make_gc_tuning()
             self.gc_tuning.after_startup()
             self.gc_tuning.start()
+
+    async def on_ready(self) -> None:
+        await self.resolve_role_names()
+
+    async def resolve_role_names(self) -> None:
+        """Resolve the config's role names to role ids once, now that the servers are known;
+        a name matching no role or several is logged as a config error and grants nothing."""
+        names = await self.app.settings.role_names_used()
+        roles = [(str(role.id), role.name) for guild in self.guilds for role in guild.roles]
+        resolved = RoleNames.resolve(names, roles)
+        for problem in resolved.problems:
+            log.error("%s", problem)
+        self.app.settings.resolve_roles(resolved)
 
     def install_signal_handlers(self) -> None:
         """SIGTERM (docker stop, systemd) and SIGINT close the bot cleanly: running turns are

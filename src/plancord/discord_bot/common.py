@@ -17,11 +17,12 @@ log = logging.getLogger(__name__)
 
 
 def actor_from(user: discord.User | discord.Member) -> Actor:
-    """A Discord user as the approver policy sees them: role ids and names, admin flag."""
+    """A Discord user as the approver policy sees them: role *ids* (never names, which anyone
+    allowed to rename a role could take on) and the admin flag."""
     roles: frozenset[str] = frozenset()
     is_admin = False
     if isinstance(user, discord.Member):
-        roles = frozenset(str(r.id) for r in user.roles) | frozenset(r.name for r in user.roles)
+        roles = frozenset(str(r.id) for r in user.roles)
         is_admin = user.guild_permissions.administrator
     return Actor.user(user.id, user.display_name, roles=roles, is_admin=is_admin)
 

@@ -16,6 +16,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from plancord.agent.manager import AgentManager
+from plancord.core.access import describe_access
 from plancord.core.agents import AgentRecord, check_agent_name
 from plancord.core.errors import PlancordError
 from plancord.core.permissions import PermissionProfile
@@ -134,13 +135,17 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
             return
         self.bot.notifier.io.forget(name)
         workspace = self.manager.workspace_of(name)
+        access = (await self.app.settings.plan_mode_for(record.name)).access
+        who = describe_access(record, access)
         await _send_quietly(
             channel,
             f"👋 Agent **{record.name}** lives here (model `{record.model}`, profile "
-            f"`{profile_of(record)}`). Write in this channel to talk to it.",
+            f"`{profile_of(record)}`). It takes instructions from {who}: write in this "
+            "channel to talk to it.",
         )
         await interaction.followup.send(
-            f"Created agent **{record.name}** in {channel.mention}. Workspace: `{workspace}`",
+            f"Created agent **{record.name}** in {channel.mention}. Workspace: `{workspace}`\n"
+            f"Who may instruct it: {who} (`plan_mode.access` in the config widens this).",
             ephemeral=True,
             allowed_mentions=NO_MENTIONS,
         )

@@ -8,12 +8,16 @@ task, so the handler returns at once and ``ChannelIO`` shows typing until the tu
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import discord
 from discord.ext import commands
 
+from plancord.core.access import Access, describe_access, may_instruct
+from plancord.core.agents import AgentRecord
 from plancord.core.errors import PlancordError
+from plancord.core.planning import AuditEntry
 from plancord.discord_bot.attachments import read_attachments
 from plancord.discord_bot.common import actor_from, agent_for
 
@@ -36,9 +40,14 @@ def is_for_an_agent(message: discord.Message) -> bool:
     )
 
 
+TOLD_LIMIT = 10_000
+"""How many (agent, member) pairs the cog remembers having told they may not instruct."""
+
+
 class MessageCog(commands.Cog):
     def __init__(self, bot: PlancordBot) -> None:
         self.bot = bot
+        self._told: OrderedDict[tuple[str, int], None] = OrderedDict()
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
@@ -49,6 +58,11 @@ class MessageCog(commands.Cog):
         if record is None:
             return
         notifier = self.bot.notifier
+        author = actor_from(message.author)
+        settings = await app.settings.plan_mode_for(record.name)
+        if not may_instruct(author, record, settings.access):
+            await self._refuse(message, record, settings.access)
+            return
         if notifier.asks.take_answer(message):
             return
         text = message.clean_content
@@ -61,7 +75,7 @@ class MessageCog(commands.Cog):
                 return
         notifier.io.note_origin(record.name, message.channel)
         try:
-            await app.runtime.handle_message(record.name, text, actor_from(message.author))
+            await app.runtime.handle_message(record.name, text, author)
         except PlancordError as exc:
             try:
                 await message.channel.send(
@@ -71,6 +85,32 @@ class MessageCog(commands.Cog):
                 log.warning("could not report an error to %s: %s", message.channel.id, send_exc)
             return
         notifier.io.watch_turn(record.name)
+
+    async def _refuse(self, message: discord.Message, record: AgentRecord, access: Access) -> None:
+        """Ignore a member who may not instruct the agent; tell them why once, quietly, and
+        audit it, so the channel does not fill with refusals."""
+        key = (record.name, message.author.id)
+        if key in self._told:
+            return
+        self._told[key] = None
+        while len(self._told) > TOLD_LIMIT:
+            self._told.popitem(last=False)
+        app = self.bot.app
+        await app.store.append_audit(
+            AuditEntry(
+                at=app.clock.now(),
+                agent=record.name,
+                actor=actor_from(message.author).label,
+                action="instruct-refused",
+                detail={"channel_id": message.channel.id, "why": "not in the access list"},
+            )
+        )
+        who = describe_access(record, access)
+        await _reply_quietly(
+            message,
+            f"🔒 {message.author.mention}, **{record.name}** takes instructions only from {who}. "
+            "Your messages are not passed on (this note is shown once).",
+        )
 
 
 async def _reply_quietly(message: discord.Message, text: str) -> None:

@@ -18,6 +18,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from plancord.core.access import describe_access, may_instruct
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import InvalidTransition
 from plancord.core.plan_diff import revision_changes
@@ -87,6 +88,14 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         await interaction.response.defer(thinking=True)
         async with explained_refusals(interaction, reply_privately):
             actor = actor_from(interaction.user)
+            access = (await self.bot.app.settings.plan_mode_for(record.name)).access
+            if not may_instruct(actor, record, access):
+                await reply_privately(
+                    interaction,
+                    f"**{record.name}** takes instructions only from "
+                    f"{describe_access(record, access)}; nothing changed.",
+                )
+                return
             if await self.bot.app.runtime.start_planning(record.name, task, actor):
                 what = f": {task}" if task else ""
                 await interaction.followup.send(

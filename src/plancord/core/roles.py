@@ -1,0 +1,74 @@
+"""Roles by id: names in the config are resolved once, at startup, to exactly one role id.
+
+Matching roles by name at decision time would let anyone who can create or rename a role
+make themselves an approver. So members are compared by role *id* only, and a role *name*
+written in the config (``approver_roles: [Maintainers]``, ``access.roles``) is resolved once
+when the bot sees its servers: a name matching exactly one role becomes that role's id; a
+name matching none or several is a configuration error, reported in one readable line, and
+grants nothing. Renaming a role afterwards changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from plancord.core.settings import PlanModeSettings
+
+
+def is_role_id(entry: str) -> bool:
+    return entry.isdigit()
+
+
+@dataclass(frozen=True, slots=True)
+class RoleNames:
+    """Role names from the config and the one id each resolved to."""
+
+    ids: Mapping[str, str]
+    problems: tuple[str, ...] = ()
+
+    @classmethod
+    def resolve(cls, names: Iterable[str], roles: Iterable[tuple[str, str]]) -> RoleNames:
+        """Resolve ``names`` against ``roles`` (``(role id, role name)`` of every server)."""
+        by_name: dict[str, set[str]] = {}
+        for role_id, role_name in roles:
+            by_name.setdefault(role_name, set()).add(role_id)
+        ids: dict[str, str] = {}
+        problems: list[str] = []
+        for name in sorted(set(names)):
+            found = by_name.get(name, set())
+            if len(found) == 1:
+                ids[name] = next(iter(found))
+            elif not found:
+                problems.append(
+                    f"config: the role name {name!r} matches no role; write its id instead"
+                )
+            else:
+                listed = ", ".join(sorted(found))
+                problems.append(
+                    f"config: the role name {name!r} matches {len(found)} roles ({listed}); "
+                    "write the id of the one you mean"
+                )
+        return cls(ids, tuple(problems))
+
+    def apply(self, settings: PlanModeSettings) -> PlanModeSettings:
+        """``settings`` with every role name replaced by its id; unresolved names dropped."""
+        approvers = self._ids(settings.approver_roles)
+        access = settings.access.model_copy(update={"roles": self._ids(settings.access.roles)})
+        return settings.model_copy(update={"approver_roles": approvers, "access": access})
+
+    def _ids(self, entries: tuple[str, ...]) -> tuple[str, ...]:
+        out: list[str] = []
+        for entry in entries:
+            resolved = entry if is_role_id(entry) else self.ids.get(entry)
+            if resolved is not None and resolved not in out:
+                out.append(resolved)
+        return tuple(out)
+
+
+def role_names_in(settings: Iterable[PlanModeSettings]) -> set[str]:
+    """Every role name (not id) the given settings mention."""
+    names: set[str] = set()
+    for layer in settings:
+        names |= {r for r in (*layer.approver_roles, *layer.access.roles) if not is_role_id(r)}
+    return names
