@@ -115,8 +115,11 @@ async def test_info_defaults_to_this_channels_agent(scene: Scene) -> None:
     assert fields["Profile"] == "open"
     assert fields["Role"] == "none"
     assert fields["Phase"] == "inactive"
-    assert str(scene.app.manager.workspace_of("ada")) in fields["Workspace"]
+    assert "Workspace" not in fields  # bob may not manage agents
     assert "ana" in fields["Created"]
+    managed = await scene.ana.slash(channel, "agent info")
+    shown = {f.name: f.value for f in managed.response.embeds[0].fields}
+    assert str(scene.app.manager.workspace_of("ada")) in shown["Workspace"]
     assert elsewhere.ephemeral and "No agent is bound to this channel" in elsewhere.response.content
     assert named.response.embeds[0].title == "Agent ada"
 

@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
-NEEDS_MANAGE_CHANNELS = "You need the **Manage Channels** permission to {action} agents."
+NEEDS_MANAGE_CHANNELS = (
+    "You need the server-wide **Manage Channels** permission (or an admin role) to {action} agents."
+)
+NOT_HERE = "No agent named **{name}** in this server."
 CONFIRM_TIMEOUT_SECONDS = 120.0
 
 Profile = Literal["open", "standard", "locked"]
@@ -45,20 +48,41 @@ def channel_mention(record: AgentRecord) -> str:
     return f"<#{record.channel_id}>" if record.channel_id is not None else "no channel"
 
 
-async def agent_choices(manager: AgentManager, current: str) -> list[app_commands.Choice[str]]:
-    names = [a.name for a in await manager.list()]
+async def agent_choices(
+    manager: AgentManager, current: str, guild_id: int | None
+) -> list[app_commands.Choice[str]]:
+    names = [a.name for a in await manager.list() if in_guild(a, guild_id)]
     matching = [n for n in names if current.lower() in n.lower()]
     return [app_commands.Choice(name=n, value=n) for n in matching[:25]]
 
 
-async def may_manage_channels(
-    interaction: discord.Interaction[discord.Client], action: str
+def may_manage_agents(
+    interaction: discord.Interaction[discord.Client], admin_roles: list[int]
 ) -> bool:
-    """True when the member has Manage Channels here; otherwise refuse ephemerally."""
-    if interaction.permissions.manage_channels:
+    """Managing agents takes Manage Channels for the whole server (a permission overwrite on
+    one channel is not enough), administrator, or one of ``discord.admin_role_ids``."""
+    member = interaction.user
+    if not isinstance(member, discord.Member):
+        return False
+    permissions = member.guild_permissions
+    if permissions.administrator or permissions.manage_channels:
+        return True
+    return any(role.id in admin_roles for role in member.roles)
+
+
+async def may_manage_channels(
+    interaction: discord.Interaction[discord.Client], action: str, admin_roles: list[int]
+) -> bool:
+    """True when the member may manage agents in this server; otherwise refuse ephemerally."""
+    if may_manage_agents(interaction, admin_roles):
         return True
     await reply_error(interaction, NEEDS_MANAGE_CHANNELS.format(action=action))
     return False
+
+
+def in_guild(record: AgentRecord, guild_id: int | None) -> bool:
+    """Whether ``record`` belongs to the server a command came from."""
+    return record.guild_id is None or record.guild_id == guild_id
 
 
 @app_commands.guild_only()
@@ -70,6 +94,10 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
     @property
     def app(self) -> App:
         return self.bot.app
+
+    @property
+    def _admin_roles(self) -> list[int]:
+        return list(self.bot.config.discord.admin_role_ids)
 
     @property
     def manager(self) -> AgentManager:
@@ -97,7 +125,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
         bind_here: bool = False,
         path: str | None = None,
     ) -> None:
-        if not await may_manage_channels(interaction, "create"):
+        if not await may_manage_channels(interaction, "create", self._admin_roles):
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
         problem = await self._create_problem(interaction, name, bind_here)
@@ -193,7 +221,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
     @app_commands.command(name="list", description="List the agents")
     async def list_agents(self, interaction: discord.Interaction[discord.Client]) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        agents = await self.manager.list()
+        agents = [a for a in await self.manager.list() if in_guild(a, interaction.guild_id)]
         if not agents:
             await interaction.followup.send(
                 "No agents yet. Create one with `/agent create`.", ephemeral=True
@@ -227,6 +255,10 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
             await reply_error(interaction, str(exc))
             return
         record = description.record
+        if not in_guild(record, interaction.guild_id):
+            await reply_error(interaction, NOT_HERE.format(name=name))
+            return
+        manager = may_manage_agents(interaction, self._admin_roles)
         embed = discord.Embed(title=f"Agent {record.name}", colour=discord.Colour.blurple())
         embed.add_field(name="Channel", value=channel_mention(record))
         embed.add_field(name="Model", value=f"`{record.model}`")
@@ -235,8 +267,16 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
         embed.add_field(name="Phase", value=description.state.phase.value)
         created = discord.utils.format_dt(record.created_at, "f")
         embed.add_field(name="Created", value=f"{created} by {record.created_by or 'unknown'}")
-        embed.add_field(name="Workspace", value=f"`{description.workspace}`"[:1024], inline=False)
-        if record.system_prompt:
+        if manager:
+            workspace = f"`{description.workspace}`"[:1024]
+            embed.add_field(name="Workspace", value=workspace, inline=False)
+        if record.system_prompt and not manager:
+            embed.add_field(
+                name="System prompt",
+                value="Shown to those who may manage agents.",
+                inline=False,
+            )
+        elif record.system_prompt:
             prompt = record.system_prompt
             embed.add_field(
                 name="System prompt",
@@ -249,7 +289,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
     async def _agent_names(
         self, interaction: discord.Interaction[discord.Client], current: str
     ) -> list[app_commands.Choice[str]]:
-        return await agent_choices(self.manager, current)
+        return await agent_choices(self.manager, current, interaction.guild_id)
 
     # -- remove ----------------------------------------------------------------------------
 
@@ -257,12 +297,15 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
     @app_commands.describe(name="The agent to remove")
     @app_commands.default_permissions(manage_channels=True)
     async def remove(self, interaction: discord.Interaction[discord.Client], name: str) -> None:
-        if not await may_manage_channels(interaction, "remove"):
+        if not await may_manage_channels(interaction, "remove", self._admin_roles):
             return
         try:
             record = await self.app.store.get_agent(name)
         except PlancordError as exc:
             await reply_error(interaction, str(exc))
+            return
+        if not in_guild(record, interaction.guild_id):
+            await reply_error(interaction, NOT_HERE.format(name=name))
             return
         workspace = self.manager.workspace_of(name)
         prompt = (
@@ -292,7 +335,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
     async def _removable_names(
         self, interaction: discord.Interaction[discord.Client], current: str
     ) -> list[app_commands.Choice[str]]:
-        return await agent_choices(self.manager, current)
+        return await agent_choices(self.manager, current, interaction.guild_id)
 
     async def _remove(
         self, interaction: discord.Interaction[discord.Client], record: AgentRecord
