@@ -118,11 +118,24 @@ class RuntimeSettings:
 
 
 @dataclass(slots=True)
+class Elsewhere:
+    """A request that arrived from another place (a thread) while a turn ran there: it gets
+    a turn of its own afterwards, answered where it was asked."""
+
+    blocks: list[Block]
+    requester: Actor
+    origin: object
+    interactive: bool = True
+
+
+@dataclass(slots=True)
 class AgentSession(TurnSlot):
-    """The live side of one agent: its turn slot and who the running turn serves."""
+    """The live side of one agent: its turn slot and who the running turn serves. The
+    requester is fixed when a turn starts; later messages that join it do not change it."""
 
     requester: Actor | None = None
     interactive: bool = True
+    elsewhere: list[Elsewhere] = field(default_factory=list)
 
 
 class AgentRuntime:
@@ -153,6 +166,8 @@ class AgentRuntime:
         self._sessions: dict[str, AgentSession] = {}
         self.markers = TurnMarkers(agents_dir)
         self._shutting_down = False
+        self.turn_origin: Callable[[str, object], None] | None = None
+        """Told where a queued request's turn answers (``queue_elsewhere``) when it starts."""
         planning.add_notifier(self)
 
     # -- entry points ----------------------------------------------------------------------
@@ -196,6 +211,32 @@ class AgentRuntime:
         if session.claim([block], lambda blocks: self._run(session, blocks, enter_default)):
             session.requester = author
             session.interactive = interactive
+
+    def queue_elsewhere(
+        self, agent: str, text: str, author: Actor, origin: object, *, interactive: bool = True
+    ) -> None:
+        """A message from another place than the running turn's: it does not join that turn
+        (whose output stays where it started) but gets the next turn, answered at ``origin``
+        (``turn_origin`` is told when it starts)."""
+        block = {"type": "text", "text": f"{author.name}: {text}"}
+        session = self.session(agent)
+        session.elsewhere.append(Elsewhere([block], author, origin, interactive))
+        if not session.busy:
+            self._start_elsewhere(session)
+
+    def _start_elsewhere(self, session: AgentSession) -> bool:
+        if not session.elsewhere:
+            return False
+        first = session.elsewhere.pop(0)
+        blocks = list(first.blocks)
+        while session.elsewhere and session.elsewhere[0].origin == first.origin:
+            blocks += session.elsewhere.pop(0).blocks
+        if self.turn_origin is not None:
+            self.turn_origin(session.name, first.origin)
+        session.requester = first.requester
+        session.interactive = first.interactive
+        session.start(blocks, self._turn(session))
+        return True
 
     async def start_planning(self, agent: str, task: str | None, author: Actor) -> bool:
         """``/plan start``: enter plan mode and set the agent to work; False if already planning."""
@@ -382,6 +423,8 @@ class AgentRuntime:
             waiting = session.take_joining() + session.take_after_stop()
         if waiting:
             session.start(waiting, self._turn(session))
+        elif not session.stop_requested:
+            self._start_elsewhere(session)
 
     async def _loop(self, session: AgentSession) -> None:
         agent = session.name
@@ -543,7 +586,7 @@ class AgentRuntime:
                     action=request.action,
                     tool_name=name,
                     summary=f"{name}: {detail}",
-                    requested_by=session.requester.id if session.requester else None,
+                    requested_by=_requester_of(state, session),
                     timeout_seconds=self.settings.permission_timeout_seconds,
                     outside_plan=decision.drift,
                 )
@@ -740,6 +783,14 @@ class AgentRuntime:
 def _has_visible(content: list[dict[str, Any]]) -> bool:
     """Whether a reply holds anything but thinking: text or a tool call."""
     return any(b.get("type") not in ("thinking", "redacted_thinking") for b in content)
+
+
+def _requester_of(state: PlanningState, session: AgentSession) -> str | None:
+    """Who a permission request is for: while a plan executes, whoever asked for the plan
+    (recorded when it started), never a later speaker; otherwise who started the turn."""
+    if state.phase is Phase.EXECUTING and state.requested_by is not None:
+        return state.requested_by
+    return session.requester.id if session.requester else None
 
 
 def _is_shell(tool: Tool[Any]) -> bool:

@@ -78,6 +78,7 @@ class PlancordBot(commands.Bot):
             clock=self.clock,
             scheduler_max_sleep=self.scheduler_max_sleep,
         )
+        self._app.runtime.turn_origin = self._turn_origin
         await self.add_cog(PlanCog(self))
         await self.add_cog(AgentCog(self))
         await self.add_cog(MessageCog(self))
@@ -93,6 +94,10 @@ class PlancordBot(commands.Bot):
             self.gc_tuning = self.make_gc_tuning()
             self.gc_tuning.after_startup()
             self.gc_tuning.start()
+
+    def _turn_origin(self, agent: str, origin: object) -> None:
+        if isinstance(origin, discord.abc.Messageable):
+            self.notifier.io.note_origin(agent, origin)
 
     async def on_ready(self) -> None:
         await self.resolve_role_names()

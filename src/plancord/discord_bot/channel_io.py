@@ -195,6 +195,10 @@ class ChannelIO:
         """Answer the agent's next turn where it was addressed (its channel or a thread)."""
         self._origins[agent] = channel
 
+    def origin_of(self, agent: str) -> Destination | None:
+        """Where the agent's current turn was asked, if it was asked somewhere particular."""
+        return self._origins.get(agent)
+
     def forget(self, agent: str) -> None:
         self._origins.pop(agent, None)
         self._statuses.pop(agent, None)

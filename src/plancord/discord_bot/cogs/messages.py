@@ -73,9 +73,22 @@ class MessageCog(commands.Cog):
             text = "\n\n".join(part for part in (text.strip(), files.text) if part)
             if not text:
                 return
-        notifier.io.note_origin(record.name, message.channel)
+        runtime = app.runtime
+        running_at = notifier.io.origin_of(record.name) if runtime.is_busy(record.name) else None
+        if running_at is not None and getattr(running_at, "id", None) != message.channel.id:
+            # A turn runs elsewhere: its output stays there, and this message gets a turn of
+            # its own when that one ends, answered here.
+            runtime.queue_elsewhere(record.name, text, author, message.channel)
+            await _reply_quietly(
+                message,
+                f"⏳ **{record.name}** is busy with a request made elsewhere; it answers you "
+                "here when that is done.",
+            )
+            return
+        if not runtime.is_busy(record.name):
+            notifier.io.note_origin(record.name, message.channel)
         try:
-            await app.runtime.handle_message(record.name, text, author)
+            await runtime.handle_message(record.name, text, author)
         except PlancordError as exc:
             try:
                 await message.channel.send(

@@ -96,6 +96,10 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
                     f"{describe_access(record, access)}; nothing changed.",
                 )
                 return
+            if not self.bot.app.runtime.is_busy(record.name) and isinstance(
+                interaction.channel, discord.abc.Messageable
+            ):
+                self.bot.notifier.io.note_origin(record.name, interaction.channel)
             if await self.bot.app.runtime.start_planning(record.name, task, actor):
                 what = f": {task}" if task else ""
                 await interaction.followup.send(
