@@ -233,7 +233,8 @@ async def test_approver_policy(service: PlanningService, store: SqliteStore, age
     with pytest.raises(NotAuthorised):
         await service.approve(ref, Actor.agent(agent))
     assert (await store.load_state(agent)).phase is Phase.SUBMITTED
-    assert [a.action for a in await store.list_audit(agent)] == ["entered", "submitted"]
+    actions = [a.action for a in await store.list_audit(agent)]
+    assert actions == ["entered", "submitted", *["decision-refused"] * 4]
     for approver in (REVIEWER, ADMIN, Actor.operator()):
         await service.approve(ref, approver)
         await service.cancel(agent, approver)

@@ -34,7 +34,7 @@ async def test_four_eyes_refuses_the_requester_on_every_path(plan_scene: Any) ->
         assert "four-eyes rule" in refused.response.content
     by_command = await scene.ana.slash(scene.channel, "plan approve")
     assert "four-eyes rule" in by_command.response.content
-    assert await scene.audit() == audit
+    assert [e for e in await scene.audit() if e[0] != "decision-refused"] == audit
     assert (await scene.state()).phase is Phase.SUBMITTED
 
     approved = await scene.boss.click(message, label="Approve")

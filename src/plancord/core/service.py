@@ -383,6 +383,9 @@ class PlanningService:
         state = await self.store.load_state(agent)
         next_phase(state.phase, PlanEvent.CANCEL)
         if not may_decide(actor, state, settings):
+            ref = PlanRef(agent=agent, plan_id=state.plan_id or "", revision=state.revision)
+            why = decision_refusal(actor, state, settings)
+            await self._audit_refusal(ref, actor, PlanEvent.CANCEL, why)
             raise NotAuthorised(self._refusal("cancel", state, settings))
         revision = await self._revision_of(state)
         new = state.cleared()
@@ -560,11 +563,28 @@ class PlanningService:
         approving = event is PlanEvent.APPROVE
         if not by_policy and not may_decide(actor, state, settings, approving=approving):
             verb = {PlanEvent.APPROVE: "approve", PlanEvent.REJECT: "reject"}.get(event, "edit")
+            why = decision_refusal(actor, state, settings, approving=approving)
+            await self._audit_refusal(ref, actor, event, why)
             if may_decide(actor, state, settings):
-                why = decision_refusal(actor, state, settings, approving=approving)
                 raise NotAuthorised(f"You cannot {verb} this plan: {why}.")
             raise NotAuthorised(self._refusal(verb, state, settings))
         return state, revision, settings
+
+    async def _audit_refusal(
+        self, ref: PlanRef, actor: Actor, event: PlanEvent, why: str | None
+    ) -> None:
+        """A refused decision changes nothing but is recorded: who tried what, and why not."""
+        await self.store.append_audit(
+            AuditEntry(
+                at=self.clock.now(),
+                agent=ref.agent,
+                actor=actor.label,
+                action="decision-refused",
+                plan_id=ref.plan_id or None,
+                revision=ref.revision or None,
+                detail={"event": event.value, "why": why},
+            )
+        )
 
     @staticmethod
     def _refusal(verb: str, state: PlanningState, settings: PlanModeSettings) -> str:
