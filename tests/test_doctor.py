@@ -13,7 +13,8 @@ import pytest
 
 from plancord import cli, doctor
 from plancord.doctor import Check, Status, diagnose
-from plancord.storage.migrations import discover, migrate_file
+from plancord.storage.db import migrate_file
+from plancord.storage.migrations import discover
 
 TOKENS = {"DISCORD_TOKEN": "discord-secret-0123", "ANTHROPIC_API_KEY": "sk-ant-secret-4567"}
 LATEST = discover()[-1].version

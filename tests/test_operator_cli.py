@@ -31,8 +31,8 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import SystemClock
 from plancord.core.service import PlanningService
-from plancord.storage.db import Database
-from plancord.storage.migrations import discover, migrate_file
+from plancord.storage.db import Database, migrate_file
+from plancord.storage.migrations import discover
 from plancord.storage.store import SqliteStore
 
 T = TypeVar("T")

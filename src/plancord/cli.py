@@ -83,7 +83,7 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
     from plancord.core.errors import PlancordError
-    from plancord.storage.migrations import migrate_file
+    from plancord.storage.db import migrate_file
 
     try:
         before, after = asyncio.run(migrate_file(config.database_path))

@@ -14,26 +14,22 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from plancord.core.drift import DriftPolicy
+from plancord.core.kinds import Permission, ToolKind
+from plancord.core.permissions import PermissionProfile
 from plancord.core.planning import Phase
 
-if TYPE_CHECKING:
-    from plancord.core.permissions import PermissionProfile
-
-
-class ToolKind(StrEnum):
-    READ_ONLY = "read_only"
-    MUTATING = "mutating"
-    PLANNING = "planning"
-    INTERACTIVE = "interactive"
-
-
-class Permission(StrEnum):
-    ALLOW = "allow"
-    ASK = "ask"
-    DENY = "deny"
+__all__ = [
+    "GateDecision",
+    "GateOutcome",
+    "GateRequest",
+    "Permission",
+    "PermissionProfile",
+    "PlanModeRefusal",
+    "ToolKind",
+    "decide",
+]
 
 
 class GateOutcome(StrEnum):

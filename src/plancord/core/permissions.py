@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from plancord.core.gate import Permission, ToolKind
+from plancord.core.kinds import Permission, ToolKind
 
 #: Mutating tools the ``standard`` preset lets run without asking: edits inside the workspace.
 STANDARD_ALLOWED_EDITS = frozenset({"create_file", "str_replace"})

@@ -20,20 +20,17 @@ import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 
 from plancord.core.errors import PlancordError
 from plancord.core.planning import Actor, AuditEntry, decision_refusal, may_decide
 from plancord.core.ports import PermissionRequest, Question
-from plancord.discord_bot.channel_io import MESSAGE_LIMIT, send_chunks
+from plancord.discord_bot.channel_io import MESSAGE_LIMIT, ChannelIO, send_chunks
+from plancord.discord_bot.client import PlancordClient
 from plancord.discord_bot.common import actor_from
 from plancord.storage.pending_asks import AskKind, PendingAskStore, StoredAsk
-
-if TYPE_CHECKING:
-    from plancord.discord_bot.bot import PlancordBot
-    from plancord.discord_bot.channel_io import ChannelIO
 
 log = logging.getLogger(__name__)
 
@@ -195,14 +192,11 @@ class Decision:
 
 
 class Asks:
-    def __init__(self, bot: PlancordBot) -> None:
+    def __init__(self, bot: PlancordClient, io: ChannelIO) -> None:
         self.bot = bot
+        self.io = io
         self._live: dict[str, LiveAsk] = {}
         self._decided: dict[str, str] = {}
-
-    @property
-    def io(self) -> ChannelIO:
-        return self.bot.notifier.io
 
     @property
     def store(self) -> PendingAskStore:

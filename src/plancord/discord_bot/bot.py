@@ -11,24 +11,20 @@ import signal
 from collections.abc import Awaitable, Callable
 
 import discord
-from discord.ext import commands
 
 from plancord.app import App
 from plancord.config import Config
+from plancord.core.errors import PlancordError
 from plancord.core.ports import Clock, ModelClient
 from plancord.core.roles import RoleNames
+from plancord.discord_bot.client import PlancordClient
 from plancord.discord_bot.notifier import DiscordNotifier
 from plancord.gc_tuning import GcTuning
 
 log = logging.getLogger(__name__)
 
 
-def _no_prefix(bot: commands.Bot, message: discord.Message) -> list[str]:
-    """plancord has slash commands only; text in an agent's channel is for the agent."""
-    return []
-
-
-class PlancordBot(commands.Bot):
+class PlancordBot(PlancordClient):
     def __init__(
         self,
         config: Config,
@@ -39,30 +35,15 @@ class PlancordBot(commands.Bot):
         tune_gc: bool = True,
         handle_signals: bool = False,
     ) -> None:
-        intents = discord.Intents.default()
-        intents.message_content = True
-        super().__init__(
-            command_prefix=_no_prefix,
-            intents=intents,
-            allowed_mentions=discord.AllowedMentions.none(),
-            help_command=None,
-        )
-        self.config = config
+        super().__init__(config)
         self.model_factory = model_factory
         self.clock = clock
         self.scheduler_max_sleep = scheduler_max_sleep
         self.notifier = DiscordNotifier(self)
         self.tune_gc = tune_gc
         self.gc_tuning: GcTuning | None = None
-        self._app: App | None = None
         self.handle_signals = handle_signals
         self._closing: asyncio.Task[None] | None = None
-
-    @property
-    def app(self) -> App:
-        if self._app is None:
-            raise RuntimeError("the bot has not finished setting up")
-        return self._app
 
     async def setup_hook(self) -> None:
         from plancord.discord_bot.asks import ASK_BUTTONS
@@ -79,9 +60,9 @@ class PlancordBot(commands.Bot):
             scheduler_max_sleep=self.scheduler_max_sleep,
         )
         self._app.runtime.turn_origin = self._turn_origin
-        await self.add_cog(PlanCog(self))
-        await self.add_cog(AgentCog(self))
-        await self.add_cog(MessageCog(self))
+        await self.add_cog(PlanCog(self, self.notifier))
+        await self.add_cog(AgentCog(self, self.notifier))
+        await self.add_cog(MessageCog(self, self.notifier))
         self.add_dynamic_items(*PLAN_BUTTONS, *ASK_BUTTONS)
         await self.sync_commands()
         self.start_deadlines()
@@ -94,6 +75,9 @@ class PlancordBot(commands.Bot):
             self.gc_tuning = self.make_gc_tuning()
             self.gc_tuning.after_startup()
             self.gc_tuning.start()
+
+    async def explain(self, exc: PlancordError) -> str:
+        return await self.notifier.plans.explain(exc)
 
     def _turn_origin(self, agent: str, origin: object) -> None:
         if isinstance(origin, discord.abc.Messageable):

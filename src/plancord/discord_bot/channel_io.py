@@ -12,15 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import discord
 
 from plancord.core.errors import PlancordError
-
-if TYPE_CHECKING:
-    from plancord.discord_bot.bot import PlancordBot
+from plancord.discord_bot.client import PlancordClient
 
 log = logging.getLogger(__name__)
 
@@ -183,8 +181,10 @@ class _Status:
 
 
 class ChannelIO:
-    def __init__(self, bot: PlancordBot) -> None:
+    def __init__(self, bot: PlancordClient) -> None:
         self.bot = bot
+        self.question_waiting: Callable[[str], bool] = lambda agent: False
+        """Whether the agent waits for an answer (no typing then); set by the notifier."""
         self._origins: dict[str, Destination] = {}
         self._statuses: dict[str, _Status] = {}
         self._watchers: dict[str, asyncio.Task[None]] = {}
@@ -298,7 +298,7 @@ class ChannelIO:
                 if task is None or task.done():
                     return
                 continue
-            if not self.bot.notifier.asks.waiting(agent):
+            if not self.question_waiting(agent):
                 await self._typing(agent)
             await asyncio.wait({task}, timeout=TYPING_REFRESH_SECONDS)
 

@@ -7,23 +7,20 @@ conversation (agent text, tool activity, questions and permission requests).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from plancord.core.ports import PermissionRequest, PlanningChange, Question
 from plancord.discord_bot.asks import Asks
 from plancord.discord_bot.channel_io import ChannelIO
+from plancord.discord_bot.client import PlancordClient
 from plancord.discord_bot.plan_messages import PlanMessages
-
-if TYPE_CHECKING:
-    from plancord.discord_bot.bot import PlancordBot
 
 
 class DiscordNotifier:
-    def __init__(self, bot: PlancordBot) -> None:
+    def __init__(self, bot: PlancordClient) -> None:
         self.bot = bot
         self.plans = PlanMessages(bot)
         self.io = ChannelIO(bot)
-        self.asks = Asks(bot)
+        self.asks = Asks(bot, self.io)
+        self.io.question_waiting = self.asks.waiting
 
     async def planning_changed(self, change: PlanningChange) -> None:
         await self.plans.planning_changed(change)

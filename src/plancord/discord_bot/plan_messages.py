@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 
@@ -31,6 +31,7 @@ from plancord.core.planning import (
     PlanRevision,
 )
 from plancord.core.ports import PlanningChange
+from plancord.discord_bot.client import PlancordClient
 from plancord.discord_bot.embeds import (
     MODE_WORDS,
     Finish,
@@ -50,9 +51,6 @@ from plancord.discord_bot.embeds import (
 )
 from plancord.discord_bot.views import plan_buttons
 from plancord.storage.plan_messages import MessageStatus, PlanMessageRecord, PlanMessageStore
-
-if TYPE_CHECKING:
-    from plancord.discord_bot.bot import PlancordBot
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +115,7 @@ class CoalescedEdits:
 
 
 class PlanMessages:
-    def __init__(self, bot: PlancordBot, *, progress_debounce: float = 1.0) -> None:
+    def __init__(self, bot: PlancordClient, *, progress_debounce: float = 1.0) -> None:
         self.bot = bot
         self.progress_debounce = progress_debounce
         self._edits = CoalescedEdits(lambda: self.progress_debounce)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Protocol, Self, cast
+from typing import TYPE_CHECKING, Any, Self
 
 import discord
 
 from plancord.core.errors import PlancordError
 from plancord.core.planning import ApprovalMode, Phase, PlanEvent, PlanRef, PlanRevision
+from plancord.discord_bot.client import client_of
 from plancord.discord_bot.common import Reply, actor_from, bound_channel_id, reply_error
 
 if TYPE_CHECKING:
@@ -49,14 +50,7 @@ def custom_id(action: str, plan_id: str, revision: int) -> str:
 
 
 def app_of(interaction: discord.Interaction) -> App:
-    app = getattr(interaction.client, "app", None)
-    if app is None:
-        raise RuntimeError("the plan buttons need a PlancordBot")
-    return cast("App", app)
-
-
-class Explains(Protocol):
-    async def explain(self, exc: PlancordError) -> str: ...
+    return client_of(interaction).app
 
 
 @contextlib.asynccontextmanager
@@ -69,10 +63,7 @@ async def explained_refusals(
     try:
         yield
     except PlancordError as exc:
-        notifier = getattr(interaction.client, "notifier", None)
-        plans = cast("Explains | None", getattr(notifier, "plans", None))
-        text = await plans.explain(exc) if plans is not None else str(exc)
-        await reply(interaction, text)
+        await reply(interaction, await client_of(interaction).explain(exc))
 
 
 async def revision_for_click(

@@ -22,6 +22,7 @@ from typing import Any, TypeVar, cast
 import aiosqlite
 
 from plancord.core.errors import StorageError
+from plancord.storage.migrations import apply_migrations
 
 BUSY_TIMEOUT_MS = 5000
 T = TypeVar("T")
@@ -96,8 +97,6 @@ class Database:
         db = cls(conn, raw, path)
         try:
             if migrate:
-                from plancord.storage.migrations import apply_migrations
-
                 await apply_migrations(db, migrations_dir)
             db.reader, _ = await _connect(path, (*both, "PRAGMA query_only = ON"))
         except BaseException as exc:
@@ -212,3 +211,12 @@ async def _connect(
 
     conn = await aiosqlite.Connection(connector, 64)
     return conn, made[0]
+
+
+async def migrate_file(path: Path, directory: Path | None = None) -> tuple[int, int]:
+    """Open ``path`` (creating it), migrate, close: what ``plancord migrate`` does."""
+    db = await Database.open(path, migrate=False)
+    try:
+        return await apply_migrations(db, directory)
+    finally:
+        await db.close()

@@ -11,17 +11,29 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from plancord.core.errors import PlancordError, StorageError
-from plancord.storage.db import Database
 
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
 
 class MigrationError(PlancordError):
     pass
+
+
+class Schema(Protocol):
+    """What migrating needs of a database (``storage.db.Database`` is the one): this module
+    does not import the database, which opens through it."""
+
+    path: Path
+
+    async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Any: ...
+
+    async def execute_script(self, script: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +72,12 @@ def discover(directory: Path | None = None) -> list[Migration]:
     return found
 
 
-async def schema_version(db: Database) -> int:
+async def schema_version(db: Schema) -> int:
     row = await db.fetchone("PRAGMA user_version")
     return int(row[0]) if row else 0
 
 
-async def apply_migrations(db: Database, directory: Path | None = None) -> tuple[int, int]:
+async def apply_migrations(db: Schema, directory: Path | None = None) -> tuple[int, int]:
     """Bring ``db`` to the newest version; returns ``(before, after)``."""
     migrations = discover(directory)
     latest = migrations[-1].version if migrations else 0
@@ -88,12 +100,3 @@ async def apply_migrations(db: Database, directory: Path | None = None) -> tuple
                 ) from error.__cause__
             raise
     return before, await schema_version(db)
-
-
-async def migrate_file(path: Path, directory: Path | None = None) -> tuple[int, int]:
-    """Open ``path`` (creating it), migrate, close: what ``plancord migrate`` does."""
-    db = await Database.open(path, migrate=False)
-    try:
-        return await apply_migrations(db, directory)
-    finally:
-        await db.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from typing import TYPE_CHECKING
 
 import discord
 from discord.ext import commands
@@ -19,10 +18,9 @@ from plancord.core.agents import AgentRecord
 from plancord.core.errors import PlancordError
 from plancord.core.planning import AuditEntry
 from plancord.discord_bot.attachments import read_attachments
+from plancord.discord_bot.client import PlancordClient
 from plancord.discord_bot.common import actor_from, agent_for
-
-if TYPE_CHECKING:
-    from plancord.discord_bot.bot import PlancordBot
+from plancord.discord_bot.notifier import DiscordNotifier
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +43,9 @@ TOLD_LIMIT = 10_000
 
 
 class MessageCog(commands.Cog):
-    def __init__(self, bot: PlancordBot) -> None:
+    def __init__(self, bot: PlancordClient, notifier: DiscordNotifier) -> None:
         self.bot = bot
+        self.notifier = notifier
         self._told: OrderedDict[tuple[str, int], None] = OrderedDict()
 
     @commands.Cog.listener()
@@ -57,7 +56,7 @@ class MessageCog(commands.Cog):
         record = await agent_for(app, message.channel)
         if record is None:
             return
-        notifier = self.bot.notifier
+        notifier = self.notifier
         author = actor_from(message.author)
         settings = await app.settings.plan_mode_for(record.name)
         if not may_instruct(author, record, settings.access):

@@ -12,7 +12,6 @@ response within its 3 s limit however busy the store is.
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
@@ -24,6 +23,7 @@ from plancord.core.errors import InvalidTransition
 from plancord.core.plan_diff import revision_changes
 from plancord.core.planning import ApprovalMode, PlanEvent, PlanRevision, next_phase
 from plancord.discord_bot import views
+from plancord.discord_bot.client import PlancordClient
 from plancord.discord_bot.common import (
     NO_AGENT,
     Reply,
@@ -33,10 +33,8 @@ from plancord.discord_bot.common import (
     reply_privately,
 )
 from plancord.discord_bot.embeds import render_status
+from plancord.discord_bot.notifier import DiscordNotifier
 from plancord.discord_bot.views import FEEDBACK_LIMIT, REASON_LIMIT, explained_refusals
-
-if TYPE_CHECKING:
-    from plancord.discord_bot.bot import PlancordBot
 
 NO_MENTIONS = discord.AllowedMentions.none()
 DIFF_MESSAGE_LIMIT = 1900
@@ -49,8 +47,9 @@ MODES = [
 
 @app_commands.guild_only()
 class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan first, then act"):
-    def __init__(self, bot: PlancordBot) -> None:
+    def __init__(self, bot: PlancordClient, notifier: DiscordNotifier) -> None:
         self.bot = bot
+        self.notifier = notifier
         super().__init__()
 
     async def _agent(
@@ -99,7 +98,7 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
             if not self.bot.app.runtime.is_busy(record.name) and isinstance(
                 interaction.channel, discord.abc.Messageable
             ):
-                self.bot.notifier.io.note_origin(record.name, interaction.channel)
+                self.notifier.io.note_origin(record.name, interaction.channel)
             if await self.bot.app.runtime.start_planning(record.name, task, actor):
                 what = f": {task}" if task else ""
                 await interaction.followup.send(

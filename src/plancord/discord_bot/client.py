@@ -1,0 +1,53 @@
+"""What every part of the Discord edge may rely on: the Discord client, the config and the
+application, with one way to explain a refusal.
+
+``PlancordBot`` (in ``bot.py``) is the one subclass: it builds the parts and the cogs and
+hands each what it needs. The parts depend on this class, never on ``bot.py``, so the edge
+has no import circle: ``bot`` → cogs → notifier → asks, channel I/O, plan messages → client.
+"""
+
+from __future__ import annotations
+
+import discord
+from discord.ext import commands
+
+from plancord.app import App
+from plancord.config import Config
+from plancord.core.errors import PlancordError
+
+
+def _no_prefix(bot: commands.Bot, message: discord.Message) -> list[str]:
+    """plancord has slash commands only; text in an agent's channel is for the agent."""
+    return []
+
+
+class PlancordClient(commands.Bot):
+    def __init__(self, config: Config) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = True
+        super().__init__(
+            command_prefix=_no_prefix,
+            intents=intents,
+            allowed_mentions=discord.AllowedMentions.none(),
+            help_command=None,
+        )
+        self.config = config
+        self._app: App | None = None
+
+    @property
+    def app(self) -> App:
+        if self._app is None:
+            raise RuntimeError("the bot has not finished setting up")
+        return self._app
+
+    async def explain(self, exc: PlancordError) -> str:
+        """The text a member reads for a refusal (``PlancordBot`` adds links to plans)."""
+        return str(exc)
+
+
+def client_of(interaction: discord.Interaction) -> PlancordClient:
+    """The plancord client behind an interaction."""
+    client = interaction.client
+    if not isinstance(client, PlancordClient):
+        raise RuntimeError("plancord's components need a PlancordClient")
+    return client

@@ -1,0 +1,120 @@
+"""The package's shape is checked, not hoped for: no import circles anywhere in ``src/``, and
+the import-linter contracts hold today and break when a layer is crossed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _circles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append(
+                        (child, iter(sorted(graph.find_modules_directly_imported_by(child))))
+                    )
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_no_import_circles_anywhere() -> None:
+    graph = grimp.build_graph("plancord", include_external_packages=False)
+    assert _circles(graph) == []
+
+
+def test_the_circle_finder_finds_a_circle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "circlepkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from circlepkg import b\n")
+    (package / "b.py").write_text("from circlepkg import a\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    graph = grimp.build_graph("circlepkg", include_external_packages=False)
+    assert _circles(graph) == [["circlepkg.a", "circlepkg.b"]]
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            str(Path(sys.executable).parent / "lint-imports"),
+            "--config",
+            str(root / "pyproject.toml"),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PYTHONPATH": str(root / "src"), "PATH": "/usr/bin:/bin"},
+    )
+
+
+def test_the_contracts_hold() -> None:
+    result = _lint(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        ("storage/db.py", "import plancord.agent.manager", "Layers"),
+        ("core/plan.py", "import plancord.storage.store", "The domain core"),
+        ("agent/runtime.py", "import plancord.testing.sim", "The simulated world"),
+    ],
+)
+def test_each_contract_breaks_when_its_rule_is_broken(
+    tmp_path: Path, module: str, line: str, contract: str
+) -> None:
+    copy = tmp_path / "project"
+    shutil.copytree(ROOT / "src", copy / "src")
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    target = copy / "src" / "plancord" / module
+    target.write_text(target.read_text() + f"\n{line}  # noqa\n")
+    result = _lint(copy)
+    assert result.returncode != 0
+    assert f"{contract}" in result.stdout
+    assert "BROKEN" in result.stdout
