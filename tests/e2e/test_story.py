@@ -105,6 +105,7 @@ async def test_the_demo_story(story: Any) -> None:
         "agent-created",
         "entered",
         "submitted",
+        "decision-refused",  # bob's click
         "approved",
         "step-updated",
         "step-updated",
