@@ -1,0 +1,209 @@
+"""``Config``, the whole validated file with its layered plan-mode settings, and ``Secrets``,
+which come from the environment (or ``*_FILE`` files) and never from the file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    WrapValidator,
+    field_validator,
+)
+
+from plancord.config.fields import (
+    _ENV_FIELDS,
+    _MODEL_CONFIG,
+    LOG_LEVELS,
+    AgentName,
+    ConfigError,
+    ConfigPath,
+    Snowflake,
+    _none_is_empty,
+    _one_of,
+)
+from plancord.config.sections import (
+    AgentConfig,
+    AnthropicConfig,
+    ChannelConfig,
+    DiscordConfig,
+    PlanModeOverrides,
+    SandboxConfig,
+    ShellConfig,
+    _global_plan_mode,
+)
+from plancord.core.settings import (
+    PlanModeSettings,
+)
+from plancord.core.shell.sandbox.policy import SandboxSettings
+
+
+class Config(BaseModel):
+    """The whole file, validated; relative paths are already resolved against its folder."""
+
+    model_config = _MODEL_CONFIG
+
+    data_dir: ConfigPath = Field(default=Path("data"), validate_default=True)
+    database: ConfigPath | None = None
+    workspace_roots: list[ConfigPath] = []
+    log_level: str = "INFO"
+    discord: DiscordConfig = Field(default_factory=DiscordConfig)
+    anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig)
+    shell: ShellConfig = Field(default_factory=ShellConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    plan_mode: Annotated[PlanModeSettings, WrapValidator(_global_plan_mode)] = Field(
+        default_factory=PlanModeSettings
+    )
+    agents: dict[AgentName, AgentConfig] = {}
+    channels: dict[Snowflake, ChannelConfig] = {}
+
+    @field_validator(
+        "discord",
+        "anthropic",
+        "shell",
+        "sandbox",
+        "plan_mode",
+        "agents",
+        "channels",
+        mode="before",
+    )
+    @classmethod
+    def _section_none(cls, value: Any) -> Any:
+        return _none_is_empty(value)
+
+    @field_validator("agents", "channels", mode="before")
+    @classmethod
+    def _entry_none(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {key: _none_is_empty(entry) for key, entry in value.items()}
+        return value
+
+    @field_validator("workspace_roots")
+    @classmethod
+    def _resolve_roots(cls, value: list[Path], info: ValidationInfo) -> list[Path]:
+        base_dir = info.context.get("base_dir") if isinstance(info.context, dict) else None
+        if base_dir is None:
+            return [v.expanduser() for v in value]
+        return [Path(base_dir) / v.expanduser() for v in value]
+
+    @field_validator("data_dir", "database")
+    @classmethod
+    def _resolve(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if value is None:
+            return None
+        base_dir = info.context.get("base_dir") if isinstance(info.context, dict) else None
+        return value.expanduser() if base_dir is None else Path(base_dir) / value.expanduser()
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _known_level(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        level = value.strip().upper()
+        if level not in LOG_LEVELS:
+            raise ValueError(f"{value!r} is not a log level; use {_one_of(LOG_LEVELS)}")
+        return level
+
+    @property
+    def database_path(self) -> Path:
+        """The SQLite file: ``database`` when set, else ``data_dir/plancord.db``."""
+        return self.database if self.database is not None else self.data_dir / "plancord.db"
+
+    def plan_mode_for(
+        self,
+        agent: str | None = None,
+        channel_id: int | None = None,
+        agent_overrides: PlanModeOverrides | None = None,
+    ) -> PlanModeSettings:
+        """The settings for one agent in one channel, later layers winning field by field.
+
+        Layers: global < the file's ``agents[agent]`` < ``agent_overrides`` (stored per agent
+        in the database at runtime) < the file's ``channels[channel_id]``.
+        """
+        layers: list[PlanModeOverrides] = []
+        if agent is not None and agent in self.agents:
+            layers.append(self.agents[agent].plan_mode)
+        if agent_overrides is not None:
+            layers.append(agent_overrides)
+        if channel_id is not None and channel_id in self.channels:
+            layers.append(self.channels[channel_id].plan_mode)
+        settings = self.plan_mode
+        for layer in layers:
+            settings = layer.apply_to(settings)
+        return settings
+
+    @property
+    def sandbox_settings(self) -> SandboxSettings:
+        """The sandbox settings, with the agents the file allows the network (executing only)."""
+        allowed = frozenset(name for name, agent in self.agents.items() if agent.network)
+        return self.sandbox.settings(allowed)
+
+    def agent_role(self, agent: str) -> str | None:
+        """The role the file gives ``agent``, or ``None`` when it gives none."""
+        entry = self.agents.get(agent)
+        return entry.role if entry is not None else None
+
+
+class Secrets(BaseModel):
+    """Tokens from the environment; their values never appear in repr, str or dumps."""
+
+    model_config = _MODEL_CONFIG
+
+    discord_token: SecretStr | None = None
+    anthropic_api_key: SecretStr | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> Secrets:
+        """Read ``DISCORD_TOKEN`` and ``ANTHROPIC_API_KEY``; blank values count as unset.
+
+        ``NAME_FILE`` (the Docker secrets convention) names a file holding the value
+        instead; setting both is a ConfigError, and so is a file that cannot be read.
+        """
+        values: dict[str, str | None] = {}
+        for env_name, field in _ENV_FIELDS.items():
+            raw = environ.get(env_name, "").strip()
+            file_name = environ.get(f"{env_name}_FILE", "").strip()
+            if raw and file_name:
+                raise ConfigError(
+                    f"both {env_name} and {env_name}_FILE are set; keep one", key=env_name
+                )
+            if file_name:
+                try:
+                    raw = Path(file_name).read_text(encoding="utf-8").strip()
+                except (OSError, UnicodeDecodeError) as exc:
+                    problem = getattr(exc, "strerror", None) or str(exc)
+                    raise ConfigError(
+                        f"{env_name}_FILE: cannot read {file_name}: {problem}",
+                        key=f"{env_name}_FILE",
+                    ) from None
+            values[field] = raw or None
+        return cls.model_validate(values)
+
+    @staticmethod
+    def environment_names() -> list[str]:
+        """Every variable a secret may come from, ``_FILE`` forms included."""
+        return [name for env in _ENV_FIELDS for name in (env, f"{env}_FILE")]
+
+    def require(self, *names: str) -> None:
+        """Raise ``ConfigError`` for the first of ``names`` (default: all) that is unset or blank.
+
+        Names are the environment variables: ``DISCORD_TOKEN``, ``ANTHROPIC_API_KEY``.
+        """
+        for name in names or tuple(_ENV_FIELDS):
+            field = _ENV_FIELDS.get(name.upper())
+            if field is None:
+                raise ValueError(f"unknown secret {name!r}; known: {', '.join(_ENV_FIELDS)}")
+            secret: SecretStr | None = getattr(self, field)
+            if secret is None or not secret.get_secret_value().strip():
+                raise ConfigError(
+                    f"{name.upper()} is not set; export it and run again", key=name.upper()
+                )
+
+
+_KeyPath = tuple[str, ...]

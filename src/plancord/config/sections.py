@@ -1,0 +1,245 @@
+"""The sections of the config file: plan-mode overrides (global, per agent, per channel), the
+agents and channels, Discord, the Anthropic API, the shell and the sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+)
+
+from plancord.config.fields import (
+    _MODEL_CONFIG,
+    AGENT_ROLES,
+    ConfigPath,
+    NonNegativeInt,
+    PositiveInt,
+    PositiveSeconds,
+    RoleKey,
+    Snowflake,
+    _approver_roles,
+    _duration,
+    _none_is_empty,
+    _not_bool,
+    _not_empty,
+    _suggestion,
+)
+from plancord.core.drift import DriftPolicy
+from plancord.core.settings import (
+    Access,
+    ApprovalPolicy,
+    DefaultPhase,
+    PlanModeSettings,
+    ShellSandbox,
+    ToolVisibility,
+)
+from plancord.core.shell.sandbox.policy import LayerChoice, Limits, SandboxSettings
+
+
+class PlanModeOverrides(BaseModel):
+    """One layer of plan-mode settings; ``None`` means "inherit from the layer below"."""
+
+    model_config = _MODEL_CONFIG
+
+    enabled: bool | None = None
+    require_approval: bool | None = None
+    approval_timeout: timedelta | None = None
+    gathering_idle_timeout: timedelta | None = None
+    default_phase_by_role: dict[RoleKey, DefaultPhase] | None = None
+    approver_roles: tuple[str, ...] | None = None
+    tool_visibility: ToolVisibility | None = None
+    max_plan_bytes: int | None = Field(default=None, ge=512, le=1_048_576)
+    shell_sandbox: ShellSandbox | None = None
+    drift: DriftPolicy | None = None
+    approval: ApprovalPolicy | None = None
+    approvals: int | None = Field(default=None, ge=1, le=10)
+    access: Access | None = None
+
+    @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
+    @classmethod
+    def _parse_duration(cls, value: Any) -> Any:
+        return _duration(value)
+
+    @field_validator("approval_timeout", "gathering_idle_timeout")
+    @classmethod
+    def _positive(cls, value: timedelta | None) -> timedelta | None:
+        if value is not None and value <= timedelta(0):
+            raise ValueError("must be longer than zero")
+        return value
+
+    @field_validator("approver_roles", mode="before")
+    @classmethod
+    def _normalise_roles(cls, value: Any) -> Any:
+        return _approver_roles(value)
+
+    @field_validator("max_plan_bytes", mode="before")
+    @classmethod
+    def _reject_bool(cls, value: Any) -> Any:
+        return _not_bool(value)
+
+    def apply_to(self, base: PlanModeSettings) -> PlanModeSettings:
+        """``base`` with every field this layer sets replaced; roles merge key by key."""
+        values = base.model_dump()
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if name == "default_phase_by_role":
+                value = {**base.default_phase_by_role, **value}
+            values[name] = value
+        return PlanModeSettings.model_validate(values)
+
+
+def _global_plan_mode(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """Validate the file's global layer like any other layer, then apply it to the defaults."""
+    if isinstance(value, Mapping):
+        return handler(PlanModeOverrides.model_validate(value).apply_to(PlanModeSettings()))
+    return handler(value)
+
+
+class AgentConfig(BaseModel):
+    """Per-agent defaults from the file; agents are also created at runtime through Discord."""
+
+    model_config = _MODEL_CONFIG
+
+    role: str | None = None
+    model: str | None = None
+    network: bool = False
+    thinking: bool | None = None
+    plan_mode: PlanModeOverrides = PlanModeOverrides()
+
+    @field_validator("network", mode="before")
+    @classmethod
+    def _network_bool(cls, value: Any) -> Any:
+        if not isinstance(value, bool):
+            raise ValueError("network is true or false")
+        return value
+
+    @field_validator("role", mode="before")
+    @classmethod
+    def _known_role(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        role = value.strip().lower()
+        if role not in AGENT_ROLES:
+            raise ValueError(
+                f"{value!r} is not a role{_suggestion(role, AGENT_ROLES)}"
+                f" (roles: {', '.join(AGENT_ROLES)}; leave it out for none)"
+            )
+        return role
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model_not_empty(cls, value: Any) -> Any:
+        return _not_empty(value)
+
+    @field_validator("plan_mode", mode="before")
+    @classmethod
+    def _plan_mode_none(cls, value: Any) -> Any:
+        return _none_is_empty(value)
+
+
+class ChannelConfig(BaseModel):
+    """Overrides for one Discord channel; they win over every other layer."""
+
+    model_config = _MODEL_CONFIG
+
+    plan_mode: PlanModeOverrides = PlanModeOverrides()
+
+    @field_validator("plan_mode", mode="before")
+    @classmethod
+    def _plan_mode_none(cls, value: Any) -> Any:
+        return _none_is_empty(value)
+
+
+class DiscordConfig(BaseModel):
+    model_config = _MODEL_CONFIG
+
+    dev_guild_id: Snowflake | None = None
+    admin_role_ids: list[Snowflake] = []
+
+
+class AnthropicConfig(BaseModel):
+    model_config = _MODEL_CONFIG
+
+    base_url: str | None = None
+    model: str = "claude-sonnet-5-5"
+    max_tokens: PositiveInt = 8192
+    max_iterations: PositiveInt = 50
+    max_retries: NonNegativeInt = 2
+    timeout_seconds: PositiveSeconds = 600
+    max_concurrent_requests: PositiveInt = 16
+    context_window_tokens: PositiveInt = 200_000
+    thinking: bool = False
+    thinking_budget_tokens: PositiveInt = 4096
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not a URL; it starts with http:// or https://")
+        return value
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model_not_empty(cls, value: Any) -> Any:
+        return _not_empty(value)
+
+
+class ShellConfig(BaseModel):
+    model_config = _MODEL_CONFIG
+
+    timeout_seconds: PositiveSeconds = 60
+    max_output_bytes: PositiveInt = 100_000
+
+
+_MIB = 1024 * 1024
+
+
+class SandboxConfig(BaseModel):
+    """Where agent processes run: the layer, and the limits of each command.
+
+    ``layer: auto`` uses bubblewrap, or the Landlock fallback where bubblewrap cannot start;
+    naming a layer requires it; ``off`` runs agent commands without a sandbox (the operator
+    accepts that an agent can then reach everything the bot can).
+    """
+
+    model_config = _MODEL_CONFIG
+
+    layer: LayerChoice = LayerChoice.AUTO
+    memory_mb: PositiveInt = 2048
+    processes: PositiveInt = 256
+    file_size_mb: PositiveInt = 1024
+    cpu_seconds: PositiveInt = 600
+    tmp_mb: PositiveInt = 512
+    shared_paths: list[ConfigPath] = []
+
+    @field_validator("shared_paths")
+    @classmethod
+    def _absolute(cls, value: list[Path]) -> list[Path]:
+        for path in value:
+            if not path.expanduser().is_absolute():
+                raise ValueError(f"{str(path)!r} is not an absolute path")
+        return [path.expanduser() for path in value]
+
+    def settings(self, network_agents: frozenset[str]) -> SandboxSettings:
+        limits = Limits(
+            memory_bytes=self.memory_mb * _MIB,
+            processes=self.processes,
+            file_size_bytes=self.file_size_mb * _MIB,
+            cpu_seconds=self.cpu_seconds,
+            tmp_bytes=self.tmp_mb * _MIB,
+        )
+        return SandboxSettings(
+            layer=self.layer,
+            limits=limits,
+            network_agents=network_agents,
+            shared=tuple(path.resolve() for path in self.shared_paths),
+        )
