@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from plancord.core.errors import StorageError
-from plancord.storage.db import Database
+from plancord.storage.db import Database, migrate_file
 from plancord.storage.migrations import (
     MigrationError,
     discover,
-    migrate_file,
     schema_version,
 )
 
