@@ -17,128 +17,64 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from plancord.agent.agent_settings import AgentOverrides, ThinkingSettings
 from plancord.agent.context import (
-    build_messages,
-    compaction_cut,
-    estimate_tokens,
-    regime_text,
-    repair_history,
-    system_blocks,
     text_of,
-    transcript,
 )
+from plancord.agent.dispatch import ToolDispatch
 from plancord.agent.interruptions import TurnMarkers
+from plancord.agent.requests import ModelRequests
+from plancord.agent.runtime_base import (
+    CONTINUE_PROMPT,
+    HOST,
+    RESUME_PROMPT,
+    AgentSession,
+    Elsewhere,
+    RuntimeSettings,
+    _has_visible,
+)
 from plancord.agent.stop_reasons import NextStep, next_step, runs_tools
-from plancord.agent.tools.base import ShellSettings, Tool, ToolContext, ToolRegistry, ToolResult
-from plancord.agent.turns import Block, TurnBody, TurnSlot
-from plancord.core.agents import AgentRecord
-from plancord.core.drift import drift as drift_of
+from plancord.agent.tools.base import ToolRegistry, ToolResult
+from plancord.agent.turns import Block, TurnBody
 from plancord.core.errors import (
-    ContextTooLong,
     ModelCallFailed,
     PlancordError,
     StorageError,
     ToolResultsNotSaved,
 )
-from plancord.core.gate import GateDecision, GateOutcome, GateRequest, ToolKind, decide
-from plancord.core.logs import log_refusal
-from plancord.core.permissions import PermissionProfile, action_string
 from plancord.core.planning import (
     Actor,
     ApprovalMode,
-    AuditEntry,
     EntrySource,
     Phase,
-    PlanningState,
 )
 from plancord.core.ports import (
     Clock,
     ModelClient,
-    ModelReply,
-    ModelRequest,
     Notifier,
-    PermissionRequest,
     PlanningChange,
     SettingsProvider,
 )
 from plancord.core.service import PlanningService
-from plancord.core.settings import ShellSandbox, ToolVisibility
-from plancord.core.shell.readonly import Verdict
-from plancord.core.shell.sandbox.policy import SandboxSettings
-from plancord.llm.models import bounded_max_tokens
-from plancord.storage.conversations import ConversationStore, Message
+from plancord.storage.conversations import ConversationStore
 from plancord.storage.store import SqliteStore
+
+__all__ = [
+    "CONTINUE_PROMPT",
+    "RESUME_PROMPT",
+    "AgentRuntime",
+    "AgentSession",
+    "Elsewhere",
+    "RuntimeSettings",
+]
 
 log = logging.getLogger(__name__)
 
-HOST = "[plancord]"
-CONTINUE_PROMPT = (
-    f"{HOST} Your previous reply was cut off at the output token limit. "
-    "Continue exactly where you stopped."
-)
-MIN_ANSWER_TOKENS = 1024
-RESUME_PROMPT = f"{HOST} Continue."
-SUMMARY_PROMPT = (
-    "Summarise the conversation below so an agent can continue the work without it: the task, "
-    "decisions taken, files read or changed and what they contain that matters, open questions, "
-    "and the current state. Be concise and concrete."
-)
 
-
-@dataclass(frozen=True, slots=True)
-class RuntimeSettings:
-    max_tokens: int = 8192
-    max_iterations: int = 50
-    context_window_tokens: int = 200_000
-    compact_at_fraction: float = 0.6
-    keep_recent_fraction: float = 0.2
-    shell: ShellSettings = field(default_factory=ShellSettings)
-    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
-    ask_timeout_seconds: float = 600.0
-    permission_timeout_seconds: float = 600.0
-    default_model: str = "claude-sonnet-5-5"
-    thinking: ThinkingSettings = field(default_factory=ThinkingSettings)
-    agents: Mapping[str, AgentOverrides] = field(default_factory=dict)
-
-    def model_for(self, agent: str, record: AgentRecord) -> str:
-        override = self.agents.get(agent)
-        return (override and override.model) or record.model or self.default_model
-
-    def role_for(self, agent: str, record: AgentRecord) -> str | None:
-        override = self.agents.get(agent)
-        return (override and override.role) or record.role
-
-
-@dataclass(slots=True)
-class Elsewhere:
-    """A request that arrived from another place (a thread) while a turn ran there: it gets
-    a turn of its own afterwards, answered where it was asked."""
-
-    blocks: list[Block]
-    requester: Actor
-    origin: object
-    interactive: bool = True
-
-
-@dataclass(slots=True)
-class AgentSession(TurnSlot):
-    """The live side of one agent: its turn slot and who the running turn serves. The
-    requester is fixed when a turn starts; later messages that join it do not change it."""
-
-    requester: Actor | None = None
-    interactive: bool = True
-    elsewhere: list[Elsewhere] = field(default_factory=list)
-
-
-class AgentRuntime:
+class AgentRuntime(ToolDispatch, ModelRequests):
     def __init__(
         self,
         *,
@@ -171,9 +107,6 @@ class AgentRuntime:
         planning.add_notifier(self)
 
     # -- entry points ----------------------------------------------------------------------
-
-    def workspace_of(self, agent: str) -> Path:
-        return self.agents_dir / agent / "workspace"
 
     def session(self, agent: str) -> AgentSession:
         return self._sessions.setdefault(agent, AgentSession(agent))
@@ -520,282 +453,6 @@ class AgentRuntime:
             raise ToolResultsNotSaved(" · ".join(summary), exc) from exc
         return submitted
 
-    async def dispatch(self, session: AgentSession, call: dict[str, Any]) -> ToolResult:
-        """The single choke point: validate input, ask the gate, then (maybe) run the tool.
-
-        Whatever goes wrong — bad input, an unknown tool, the database, the tool itself —
-        becomes an ``is_error`` result for the model; nothing escapes into the loop.
-        """
-        name = str(call.get("name"))
-        try:
-            return await self._dispatch(session, name, call)
-        except asyncio.CancelledError:
-            raise
-        except PlancordError as exc:
-            return ToolResult.error(str(exc))
-        except Exception as exc:
-            log.exception("agent %s: tool %s failed", session.name, name)
-            return ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}")
-
-    async def _dispatch(self, session: AgentSession, name: str, call: dict[str, Any]) -> ToolResult:
-        agent = session.name
-        tool = self.registry.get(name)
-        if tool is None:
-            names = ", ".join(t.name for t in self.registry)
-            return ToolResult.error(f"Unknown tool {name!r}. Available tools: {names}.")
-        try:
-            args = tool.Input.model_validate(call.get("input") or {})
-        except ValidationError as exc:
-            return ToolResult.error(_input_problems(name, exc))
-        record = await self.store.get_agent(agent)
-        state = await self.store.load_state(agent)
-        plan_settings = await self.plan_settings.plan_mode_for(agent)
-        workspace = self.workspace_of(agent)
-        verdict = await asyncio.to_thread(tool.shell_verdict, args, workspace)
-        detail = tool.detail(args)
-        guard = tool.guarded_as(args, workspace)
-        drift = await self._drift(state, tool, args, verdict)
-        request = GateRequest(
-            tool_name=name,
-            tool_kind=tool.kind,
-            action=action_string(guard or name, detail),
-            phase=state.phase,
-            entered_at=state.entered_at,
-            entered_reason=state.entry_reason or state.task,
-            shell_verdict_allowed=verdict.allowed if verdict else None,
-            shell_verdict_reason=verdict.reason if verdict else None,
-            confirm_each_edit=(
-                state.phase is Phase.EXECUTING
-                and state.approval_mode is ApprovalMode.CONFIRM_EACH_EDIT
-            ),
-            drift=drift,
-            drift_policy=plan_settings.drift,
-        )
-        decision = decide(request, PermissionProfile.from_stored(record.permission_profile))
-        if decision.drift is not None:
-            await self._audit_drift(state, request.action, decision)
-        if decision.outcome is GateOutcome.REFUSE:
-            if decision.refusal is not None:
-                log_refusal(name, tool.kind.value, agent)
-                return ToolResult.error(decision.refusal.to_text())
-            return ToolResult.error(f"Refused: {decision.reason}.")
-        if decision.outcome is GateOutcome.ASK:
-            answer = await self.notifier.ask_permission(
-                PermissionRequest(
-                    agent=agent,
-                    action=request.action,
-                    tool_name=name,
-                    summary=f"{name}: {detail}",
-                    requested_by=_requester_of(state, session),
-                    timeout_seconds=self.settings.permission_timeout_seconds,
-                    outside_plan=decision.drift,
-                )
-            )
-            if answer is None:
-                return ToolResult.error(
-                    "Not run: nobody answered the permission request in time (treated as denied)."
-                )
-            if not answer:
-                return ToolResult.error("Not run: a human denied permission for this action.")
-        if state.phase is Phase.GATHERING:
-            await self.planning.touch(agent)
-        context = ToolContext(
-            agent=record,
-            workspace=self.workspace_of(agent),
-            phase=state.phase,
-            planning=self.planning,
-            store=self.store,
-            notifier=self.notifier,
-            requester=session.requester,
-            interactive=session.interactive,
-            sandbox=(
-                state.phase.is_planning and plan_settings.shell_sandbox is ShellSandbox.REQUIRED
-            ),
-            shell=self.settings.shell,
-            sandbox_settings=self.settings.sandbox,
-            ask_timeout_seconds=self.settings.ask_timeout_seconds,
-            verdict=verdict,
-        )
-        return await tool.run(args, context)
-
-    async def _drift(
-        self, state: PlanningState, tool: Tool[Any], args: Any, verdict: Verdict | None
-    ) -> str | None:
-        """While executing: why this mutating call is outside the approved plan, or None."""
-        if state.phase is not Phase.EXECUTING or tool.kind is not ToolKind.MUTATING:
-            return None
-        if (verdict is not None and verdict.allowed) or state.plan_id is None:
-            return None
-        revision = await self.store.get_revision(state.plan_id, state.revision)
-        if revision is None:
-            return None
-        return drift_of(revision.plan, tool.name, tool.target_paths(args))
-
-    async def _audit_drift(self, state: PlanningState, action: str, decision: GateDecision) -> None:
-        await self.store.append_audit(
-            AuditEntry(
-                at=self.clock.now(),
-                agent=state.agent,
-                actor=Actor.agent(state.agent).label,
-                action="drift",
-                plan_id=state.plan_id,
-                revision=state.revision,
-                detail={"call": action, "why": decision.drift, "outcome": decision.outcome.value},
-            )
-        )
-
-    # -- requests --------------------------------------------------------------------------
-
-    async def tool_schemas(self, agent: str) -> list[dict[str, Any]]:
-        """Identical in every phase with ``stable``; ``filter`` hides what the gate would refuse."""
-        settings = await self.plan_settings.plan_mode_for(agent)
-        if settings.tool_visibility is ToolVisibility.STABLE:
-            return self.registry.schemas()
-        phase = (await self.store.load_state(agent)).phase
-        if not phase.is_planning:
-            return self.registry.schemas()
-        return self.registry.schemas(lambda t: t.kind is not ToolKind.MUTATING or _is_shell(t))
-
-    async def build_request(self, agent: str, record: AgentRecord | None = None) -> ModelRequest:
-        record = record or await self.store.get_agent(agent)
-        status = await self.planning.status(agent)
-        history = await self.conversations.load(agent)
-        model = self.settings.model_for(agent, record)
-        thinking = self.settings.thinking.request_field(self.settings.agents.get(agent))
-        wanted = self.settings.max_tokens
-        if thinking is not None:
-            wanted = max(wanted, thinking["budget_tokens"] + MIN_ANSWER_TOKENS)
-        return ModelRequest(
-            model=model,
-            max_tokens=bounded_max_tokens(model, wanted),
-            thinking=thinking,
-            system=system_blocks(record.system_prompt),
-            tools=await self.tool_schemas(agent),
-            messages=build_messages(history, regime_text(status.state, status.revision)),
-        )
-
-    async def _call_model(self, agent: str) -> ModelReply:
-        history, changed = repair_history(await self.conversations.load(agent))
-        if changed:
-            await self.conversations.replace_all(agent, history, self.clock.now())
-        record = await self.store.get_agent(agent)
-        request = await self.build_request(agent, record)
-        limit = self.settings.context_window_tokens * self.settings.compact_at_fraction
-        too_big = estimate_tokens(request.messages) + estimate_tokens(request.tools) > limit
-        if too_big and await self.compact(agent, record):
-            request = await self.build_request(agent, record)
-        try:
-            reply = await self.model.create(request)
-        except ContextTooLong:
-            if not await self.compact(agent, record, keep_fraction=0.05):
-                raise
-            request = await self.build_request(agent, record)
-            reply = await self.model.create(request)
-        await self.conversations.record_usage(
-            agent, request.model, reply.usage, reply.stop_reason, self.clock.now()
-        )
-        return reply
-
-    async def compact(
-        self, agent: str, record: AgentRecord | None = None, *, keep_fraction: float | None = None
-    ) -> bool:
-        """Summarise older turns so the conversation fits; the regime is rebuilt every request.
-
-        The newest turns are kept verbatim, thinking blocks and their signatures included,
-        and the cut falls only before a plain user message, so no tool call is separated
-        from its result and no thinking block is edited."""
-        record = record or await self.store.get_agent(agent)
-        history = await self.conversations.load(agent)
-        fraction = self.settings.keep_recent_fraction if keep_fraction is None else keep_fraction
-        keep = int(self.settings.context_window_tokens * fraction)
-        cut = compaction_cut(history, keep)
-        if cut is None or cut < 2:
-            return False
-        model = self.settings.model_for(agent, record)
-        request = ModelRequest(
-            model=model,
-            max_tokens=bounded_max_tokens(model, min(4096, self.settings.max_tokens)),
-            system=[{"type": "text", "text": SUMMARY_PROMPT}],
-            tools=[],
-            messages=[
-                {"role": "user", "content": [{"type": "text", "text": transcript(history[:cut])}]}
-            ],
-        )
-        reply = await self.model.create(request)
-        await self.conversations.record_usage(
-            agent, request.model, reply.usage, reply.stop_reason, self.clock.now()
-        )
-        summary = text_of(reply.content) or "(no summary)"
-        compacted: list[Message] = [
-            {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "text",
-                        "text": f"{HOST} Summary of the earlier conversation:\n{summary}",
-                    }
-                ],
-            },
-            {"role": "assistant", "content": [{"type": "text", "text": "Understood; continuing."}]},
-            *history[cut:],
-        ]
-        await self.conversations.replace_all(agent, compacted, self.clock.now())
-        return True
-
-    # -- conversation edits ----------------------------------------------------------------
-
-    async def _add_user_blocks(self, agent: str, blocks: list[dict[str, Any]]) -> None:
-        """Append to the conversation as user content, merged into a trailing user message."""
-        if not blocks:
-            return
-        history = await self.conversations.load(agent)
-        if history and history[-1]["role"] == "user":
-            last = history[-1]
-            await self.conversations.replace_last(
-                agent, {"role": "user", "content": [*last["content"], *blocks]}
-            )
-        else:
-            await self.conversations.append(
-                agent, {"role": "user", "content": list(blocks)}, self.clock.now()
-            )
-
-    async def _add_assistant(self, agent: str, content: list[dict[str, Any]]) -> None:
-        blocks = [b for b in content if b.get("type") != "text" or b.get("text", "").strip()]
-        if blocks:
-            await self.conversations.append(
-                agent, {"role": "assistant", "content": blocks}, self.clock.now()
-            )
-
-    async def _flush_inbox(self, session: AgentSession) -> None:
-        joined = session.take_joining()
-        if joined:
-            await self._add_user_blocks(session.name, joined)
-
-    async def _say(self, agent: str, text: str) -> None:
-        try:
-            await self.notifier.say(agent, text)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("agent %s: could not deliver a message", agent)
-
-
-def _has_visible(content: list[dict[str, Any]]) -> bool:
-    """Whether a reply holds anything but thinking: text or a tool call."""
-    return any(b.get("type") not in ("thinking", "redacted_thinking") for b in content)
-
-
-def _requester_of(state: PlanningState, session: AgentSession) -> str | None:
-    """Who a permission request is for: while a plan executes, whoever asked for the plan
-    (recorded when it started), never a later speaker; otherwise who started the turn."""
-    if state.phase is Phase.EXECUTING and state.requested_by is not None:
-        return state.requested_by
-    return session.requester.id if session.requester else None
-
-
-def _is_shell(tool: Tool[Any]) -> bool:
-    return type(tool).shell_verdict is not Tool.shell_verdict
-
 
 def _call_label(call: dict[str, Any]) -> str:
     args = call.get("input") or {}
@@ -807,11 +464,3 @@ def _call_label(call: dict[str, Any]) -> str:
                 hint = value if len(value) <= 40 else value[:39] + "…"
                 break
     return f"{call.get('name')}({hint})" if hint else str(call.get("name"))
-
-
-def _input_problems(name: str, exc: ValidationError) -> str:
-    problems = []
-    for error in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in error.get("loc", ())) or "input"
-        problems.append(f"{loc}: {error.get('msg', 'invalid')}")
-    return f"Invalid input for {name}: " + "; ".join(problems) + ". Fix the input and call again."

@@ -1,0 +1,141 @@
+"""Model requests: the tool schemas for the phase, the request built from the stored
+conversation and the regime, the call itself, and compaction when the context grows large."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from plancord.agent.context import (
+    build_messages,
+    compaction_cut,
+    estimate_tokens,
+    regime_text,
+    repair_history,
+    system_blocks,
+    text_of,
+    transcript,
+)
+from plancord.agent.dispatch import is_shell
+from plancord.agent.runtime_base import HOST, RuntimeBase
+from plancord.core.agents import AgentRecord
+from plancord.core.errors import (
+    ContextTooLong,
+)
+from plancord.core.gate import ToolKind
+from plancord.core.ports import (
+    ModelReply,
+    ModelRequest,
+)
+from plancord.core.settings import ToolVisibility
+from plancord.llm.models import bounded_max_tokens
+from plancord.storage.conversations import Message
+
+log = logging.getLogger(__name__)
+
+MIN_ANSWER_TOKENS = 1024
+SUMMARY_PROMPT = (
+    "Summarise the conversation below so an agent can continue the work without it: the task, "
+    "decisions taken, files read or changed and what they contain that matters, open questions, "
+    "and the current state. Be concise and concrete."
+)
+
+
+class ModelRequests(RuntimeBase):
+    # -- requests --------------------------------------------------------------------------
+
+    async def tool_schemas(self, agent: str) -> list[dict[str, Any]]:
+        """Identical in every phase with ``stable``; ``filter`` hides what the gate would refuse."""
+        settings = await self.plan_settings.plan_mode_for(agent)
+        if settings.tool_visibility is ToolVisibility.STABLE:
+            return self.registry.schemas()
+        phase = (await self.store.load_state(agent)).phase
+        if not phase.is_planning:
+            return self.registry.schemas()
+        return self.registry.schemas(lambda t: t.kind is not ToolKind.MUTATING or is_shell(t))
+
+    async def build_request(self, agent: str, record: AgentRecord | None = None) -> ModelRequest:
+        record = record or await self.store.get_agent(agent)
+        status = await self.planning.status(agent)
+        history = await self.conversations.load(agent)
+        model = self.settings.model_for(agent, record)
+        thinking = self.settings.thinking.request_field(self.settings.agents.get(agent))
+        wanted = self.settings.max_tokens
+        if thinking is not None:
+            wanted = max(wanted, thinking["budget_tokens"] + MIN_ANSWER_TOKENS)
+        return ModelRequest(
+            model=model,
+            max_tokens=bounded_max_tokens(model, wanted),
+            thinking=thinking,
+            system=system_blocks(record.system_prompt),
+            tools=await self.tool_schemas(agent),
+            messages=build_messages(history, regime_text(status.state, status.revision)),
+        )
+
+    async def _call_model(self, agent: str) -> ModelReply:
+        history, changed = repair_history(await self.conversations.load(agent))
+        if changed:
+            await self.conversations.replace_all(agent, history, self.clock.now())
+        record = await self.store.get_agent(agent)
+        request = await self.build_request(agent, record)
+        limit = self.settings.context_window_tokens * self.settings.compact_at_fraction
+        too_big = estimate_tokens(request.messages) + estimate_tokens(request.tools) > limit
+        if too_big and await self.compact(agent, record):
+            request = await self.build_request(agent, record)
+        try:
+            reply = await self.model.create(request)
+        except ContextTooLong:
+            if not await self.compact(agent, record, keep_fraction=0.05):
+                raise
+            request = await self.build_request(agent, record)
+            reply = await self.model.create(request)
+        await self.conversations.record_usage(
+            agent, request.model, reply.usage, reply.stop_reason, self.clock.now()
+        )
+        return reply
+
+    async def compact(
+        self, agent: str, record: AgentRecord | None = None, *, keep_fraction: float | None = None
+    ) -> bool:
+        """Summarise older turns so the conversation fits; the regime is rebuilt every request.
+
+        The newest turns are kept verbatim, thinking blocks and their signatures included,
+        and the cut falls only before a plain user message, so no tool call is separated
+        from its result and no thinking block is edited."""
+        record = record or await self.store.get_agent(agent)
+        history = await self.conversations.load(agent)
+        fraction = self.settings.keep_recent_fraction if keep_fraction is None else keep_fraction
+        keep = int(self.settings.context_window_tokens * fraction)
+        cut = compaction_cut(history, keep)
+        if cut is None or cut < 2:
+            return False
+        model = self.settings.model_for(agent, record)
+        request = ModelRequest(
+            model=model,
+            max_tokens=bounded_max_tokens(model, min(4096, self.settings.max_tokens)),
+            system=[{"type": "text", "text": SUMMARY_PROMPT}],
+            tools=[],
+            messages=[
+                {"role": "user", "content": [{"type": "text", "text": transcript(history[:cut])}]}
+            ],
+        )
+        reply = await self.model.create(request)
+        await self.conversations.record_usage(
+            agent, request.model, reply.usage, reply.stop_reason, self.clock.now()
+        )
+        summary = text_of(reply.content) or "(no summary)"
+        compacted: list[Message] = [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": f"{HOST} Summary of the earlier conversation:\n{summary}",
+                    }
+                ],
+            },
+            {"role": "assistant", "content": [{"type": "text", "text": "Understood; continuing."}]},
+            *history[cut:],
+        ]
+        await self.conversations.replace_all(agent, compacted, self.clock.now())
+        return True
