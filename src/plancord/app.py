@@ -7,6 +7,7 @@ model client of their own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,12 +17,52 @@ from plancord.agent.runtime import AgentRuntime, RuntimeSettings
 from plancord.agent.tools import default_registry
 from plancord.agent.tools.base import ShellSettings
 from plancord.config import Config
-from plancord.core.ports import Clock, ModelClient, Notifier, SystemClock
+from plancord.core.ports import Clock, ModelClient, Notifier, PlanningListener, SystemClock
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.core.service import PlanningService
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.db import Database
 from plancord.storage.store import SqliteStore
+
+
+@dataclass(frozen=True, slots=True)
+class CoreServices:
+    """The services every entry point needs over one database: the bot, the operator CLI."""
+
+    store: SqliteStore
+    conversations: ConversationStore
+    settings: StoredSettings
+    planning: PlanningService
+
+
+def core_services(
+    config: Config, db: Database, clock: Clock, listeners: Sequence[PlanningListener] = ()
+) -> CoreServices:
+    """The one place the store, the settings and the planning service are wired together."""
+    store = SqliteStore(db)
+    settings = StoredSettings(config, store)
+    planning = PlanningService(store, clock, settings, list(listeners))
+    return CoreServices(store, ConversationStore(db), settings, planning)
+
+
+def runtime_settings(config: Config) -> RuntimeSettings:
+    """The agent runtime's settings, as the config file gives them."""
+    return RuntimeSettings(
+        max_tokens=config.anthropic.max_tokens,
+        max_iterations=config.anthropic.max_iterations,
+        context_window_tokens=config.anthropic.context_window_tokens,
+        shell=ShellSettings(
+            timeout_seconds=config.shell.timeout_seconds,
+            max_output_bytes=config.shell.max_output_bytes,
+        ),
+        sandbox=config.sandbox_settings,
+        default_model=config.anthropic.model,
+        thinking=ThinkingSettings(
+            enabled=config.anthropic.thinking,
+            budget_tokens=config.anthropic.thinking_budget_tokens,
+        ),
+        agents=overrides_from(config.agents),
+    )
 
 
 @dataclass
@@ -55,10 +96,13 @@ class App:
         """Open (and migrate) the database and build the services around it."""
         clock = clock or SystemClock()
         db = await Database.open(config.database_path)
-        store = SqliteStore(db)
-        conversations = ConversationStore(db)
-        settings = StoredSettings(config, store)
-        planning = PlanningService(store, clock, settings, [notifier])
+        core = core_services(config, db, clock, [notifier])
+        store, conversations, settings, planning = (
+            core.store,
+            core.conversations,
+            core.settings,
+            core.planning,
+        )
         agents_dir = config.data_dir / "agents"
         runtime = AgentRuntime(
             store=store,
@@ -70,22 +114,7 @@ class App:
             registry=default_registry(),
             agents_dir=agents_dir,
             clock=clock,
-            settings=RuntimeSettings(
-                max_tokens=config.anthropic.max_tokens,
-                max_iterations=config.anthropic.max_iterations,
-                context_window_tokens=config.anthropic.context_window_tokens,
-                shell=ShellSettings(
-                    timeout_seconds=config.shell.timeout_seconds,
-                    max_output_bytes=config.shell.max_output_bytes,
-                ),
-                sandbox=config.sandbox_settings,
-                default_model=config.anthropic.model,
-                thinking=ThinkingSettings(
-                    enabled=config.anthropic.thinking,
-                    budget_tokens=config.anthropic.thinking_budget_tokens,
-                ),
-                agents=overrides_from(config.agents),
-            ),
+            settings=runtime_settings(config),
         )
         manager = AgentManager(
             store,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from plancord.agent.manager import StoredSettings
+from plancord.app import core_services
 from plancord.config import Config
 from plancord.core.errors import InvalidTransition, PlancordError
 from plancord.core.plan_diff import revision_changes
@@ -108,9 +108,8 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
                 f"the database {path} is at schema version {version}, newer than this "
                 f"plancord knows (up to {latest}); use the plancord that runs the bot"
             )
-        store = SqliteStore(db)
-        planning = PlanningService(store, SystemClock(), StoredSettings(config, store))
-        yield OperatorServices(store, planning)
+        core = core_services(config, db, SystemClock())
+        yield OperatorServices(core.store, core.planning)
     finally:
         await db.close()
 
