@@ -32,17 +32,9 @@ from plancord.core.planning import (
 )
 from plancord.core.service import PlanningStatus
 from plancord.core.settings import PlanModeSettings
-from plancord.discord_bot.embeds import (
-    Finish,
-    Outcome,
-    Supersession,
-    clip,
-    embed_size,
-    render_plan,
-    render_progress,
-    render_status,
-    size,
-)
+from plancord.discord_bot.embed_basics import clip, embed_size, size
+from plancord.discord_bot.embeds import Finish, render_progress, render_status
+from plancord.discord_bot.plan_embed import Outcome, Supersession, render_plan
 
 AT = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
 

@@ -9,7 +9,7 @@ import discord
 import pytest
 
 from plancord.discord_bot import plan_cards
-from plancord.discord_bot.embeds import RenderedPlan
+from plancord.discord_bot.plan_embed import RenderedPlan
 from tests.discord_bot.conftest import PlanScene, buttons
 from tests.discord_bot.test_plan_flow import ALL_BUTTONS, submitted
 from tests.fakes.anthropic_server import text_turn

@@ -20,14 +20,11 @@ from plancord.core.planning import (
 from plancord.core.ports import PlanningChange
 from plancord.discord_bot.embeds import (
     Finish,
-    Outcome,
-    RenderedPlan,
-    Supersession,
     auto_approved_text,
-    render_plan,
     render_progress,
     review_request_text,
 )
+from plancord.discord_bot.plan_embed import Outcome, RenderedPlan, Supersession, render_plan
 from plancord.discord_bot.plan_messages_base import (
     PlanMessagesBase,
     display_name,

@@ -21,8 +21,8 @@ from plancord.core.planning import (
     Phase,
 )
 from plancord.core.ports import PlanningChange
+from plancord.discord_bot.embed_basics import MODE_WORDS
 from plancord.discord_bot.embeds import (
-    MODE_WORDS,
     Finish,
     cancelled_text,
     changes_requested_text,

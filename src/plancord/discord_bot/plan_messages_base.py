@@ -16,9 +16,7 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import PlanningChange
 from plancord.discord_bot.client import PlancordClient
-from plancord.discord_bot.embeds import (
-    jump_url,
-)
+from plancord.discord_bot.embed_basics import jump_url
 from plancord.storage.plan_messages import MessageStatus, PlanMessageRecord, PlanMessageStore
 
 log = logging.getLogger(__name__)

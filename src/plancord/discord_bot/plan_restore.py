@@ -13,9 +13,7 @@ from plancord.core.planning import (
     Phase,
     PlanningState,
 )
-from plancord.discord_bot.embeds import (
-    render_progress,
-)
+from plancord.discord_bot.embeds import render_progress
 from plancord.discord_bot.plan_cards import PlanCards
 from plancord.discord_bot.plan_messages_base import audit_reason
 from plancord.storage.plan_messages import MessageStatus, PlanMessageRecord
