@@ -16,7 +16,6 @@ Permission outcomes are written to the audit log with who decided and when.
 from __future__ import annotations
 
 import logging
-import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -30,6 +29,12 @@ from plancord.core.ports import PermissionRequest, Question
 from plancord.discord_bot.channel_io import MESSAGE_LIMIT, ChannelIO, send_chunks
 from plancord.discord_bot.client import PlancordClient
 from plancord.discord_bot.common import actor_from
+from plancord.discord_bot.permission_card import (
+    duration_text,
+    permission_embed,
+    permission_view,
+    user_id_of,
+)
 from plancord.storage.pending_asks import AskKind, PendingAskStore, StoredAsk
 
 log = logging.getLogger(__name__)
@@ -47,24 +52,6 @@ def new_ask_id() -> str:
 # -- rendering -----------------------------------------------------------------------------
 
 
-def _user_id(requested_by: str | None) -> int | None:
-    return int(requested_by) if requested_by and requested_by.isdigit() else None
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:g} seconds"
-    return f"{round(seconds / 60):g} minutes"
-
-
-def _code_block(text: str, limit: int = ACTION_CHARS) -> str:
-    """``text`` in a code block it cannot break out of, cut to ``limit`` characters."""
-    safe = text.replace("```", "`\u200b``")
-    if len(safe) > limit:
-        safe = safe[: limit - 1] + "…"
-    return f"```\n{safe}\n```"
-
-
 def _question_text(agent: str, text: str, mention: str) -> str:
     lead = f"{mention} " if mention else ""
     return (
@@ -77,96 +64,6 @@ def _with_note(content: str, note: str) -> str:
     room = MESSAGE_LIMIT - len(note) - 2
     body = content if len(content) <= room else content[: room - 1] + "…"
     return f"{body}\n{note}"
-
-
-def permission_embed(
-    agent: str,
-    payload: dict[str, Any],
-    *,
-    outcome: str | None = None,
-    colour: discord.Colour | None = None,
-) -> discord.Embed:
-    """The permission request as an embed; ``outcome`` marks it decided."""
-    tool = payload.get("tool_name", "a tool")
-    embed = discord.Embed(
-        title="🔐 Permission needed" if outcome is None else "🔐 Permission request",
-        description=f"**{agent}** wants to run `{tool}`:\n{_code_block(payload['action'])}",
-        colour=colour or discord.Colour.orange(),
-    )
-    outside = payload.get("outside_plan")
-    if outside:
-        embed.add_field(
-            name="⚠️ Not in the approved plan", value=clip_field(str(outside)), inline=False
-        )
-    requester = _user_id(payload.get("requested_by"))
-    embed.add_field(
-        name="Requested by", value=f"<@{requester}>" if requester else "unknown", inline=True
-    )
-    if outcome is None:
-        timeout = _duration(float(payload.get("timeout_seconds", 0)))
-        embed.add_field(
-            name="Who decides",
-            value="The requester, members with an approver role, or server administrators.",
-            inline=True,
-        )
-        embed.set_footer(text=f"No answer within {timeout} counts as Deny.")
-    else:
-        embed.add_field(name="Decision", value=outcome, inline=False)
-    return embed
-
-
-def clip_field(text: str, limit: int = 1024) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def permission_view(ask_id: str, *, disabled: bool = False) -> discord.ui.View:
-    view = discord.ui.View(timeout=None)
-    view.add_item(PermissionButton("allow", ask_id, disabled=disabled))
-    view.add_item(PermissionButton("deny", ask_id, disabled=disabled))
-    return view
-
-
-class PermissionButton(
-    discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
-    template=r"ask:(?P<choice>allow|deny):(?P<ask_id>[0-9a-f]{16})",
-):
-    """Allow or Deny on a permission request; the custom_id carries only the ask id."""
-
-    def __init__(self, choice: str, ask_id: str, *, disabled: bool = False) -> None:
-        allow = choice == "allow"
-        super().__init__(
-            discord.ui.Button(
-                label="Allow" if allow else "Deny",
-                style=discord.ButtonStyle.success if allow else discord.ButtonStyle.danger,
-                custom_id=f"ask:{choice}:{ask_id}",
-                disabled=disabled,
-            )
-        )
-        self.choice = choice
-        self.ask_id = ask_id
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[discord.Client],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-        /,
-    ) -> PermissionButton:
-        return cls(match["choice"], match["ask_id"])
-
-    async def callback(self, interaction: discord.Interaction[discord.Client]) -> None:
-        await asks_of(interaction.client).decide(interaction, self.ask_id, self.choice == "allow")
-
-
-ASK_BUTTONS = (PermissionButton,)
-
-
-def asks_of(client: discord.Client) -> Asks:
-    asks = getattr(getattr(client, "notifier", None), "asks", None)
-    if not isinstance(asks, Asks):
-        raise RuntimeError("this client has no plancord Asks")
-    return asks
 
 
 # -- the live side -------------------------------------------------------------------------
@@ -237,7 +134,7 @@ class Asks:
         ask_id = new_ask_id()
         payload = {"text": question.text, "requested_by": question.requested_by}
         await self._record(ask_id, "question", question.agent, payload, question.timeout_seconds)
-        user_id = _user_id(question.requested_by)
+        user_id = user_id_of(question.requested_by)
         mention = f"<@{user_id}>" if user_id else ""
         allowed = discord.AllowedMentions(
             everyone=False,
@@ -268,7 +165,7 @@ class Asks:
             self._live.pop(ask_id, None)
             await self.store.delete(ask_id)
             note = (
-                f"-# ⌛ No answer within {_duration(question.timeout_seconds)}; "
+                f"-# ⌛ No answer within {duration_text(question.timeout_seconds)}; "
                 "the agent went on without one."
             )
             await _edit(first, content=_with_note(first.content, note))
@@ -314,7 +211,7 @@ class Asks:
             "outside_plan": request.outside_plan,
         }
         await self._record(ask_id, "permission", request.agent, payload, request.timeout_seconds)
-        user_id = _user_id(request.requested_by)
+        user_id = user_id_of(request.requested_by)
         try:
             message = await destination.send(
                 f"<@{user_id}>" if user_id else None,

@@ -46,10 +46,10 @@ class PlancordBot(PlancordClient):
         self._closing: asyncio.Task[None] | None = None
 
     async def setup_hook(self) -> None:
-        from plancord.discord_bot.asks import ASK_BUTTONS
         from plancord.discord_bot.cogs.agents import AgentCog
         from plancord.discord_bot.cogs.messages import MessageCog
         from plancord.discord_bot.cogs.plan import PlanCog
+        from plancord.discord_bot.permission_card import ASK_BUTTONS
         from plancord.discord_bot.views import PLAN_BUTTONS
 
         self._app = await App.open(
@@ -78,6 +78,9 @@ class PlancordBot(PlancordClient):
 
     async def explain(self, exc: PlancordError) -> str:
         return await self.notifier.plans.explain(exc)
+
+    async def decide_ask(self, interaction: discord.Interaction, ask_id: str, allow: bool) -> None:
+        await self.notifier.asks.decide(interaction, ask_id, allow)
 
     def _turn_origin(self, agent: str, origin: object) -> None:
         if isinstance(origin, discord.abc.Messageable):

@@ -44,6 +44,10 @@ class PlancordClient(commands.Bot):
         """The text a member reads for a refusal (``PlancordBot`` adds links to plans)."""
         return str(exc)
 
+    async def decide_ask(self, interaction: discord.Interaction, ask_id: str, allow: bool) -> None:
+        """A click on a permission request's Allow or Deny (``PlancordBot`` hands it on)."""
+        raise RuntimeError("this client cannot decide permission requests")
+
 
 def client_of(interaction: discord.Interaction) -> PlancordClient:
     """The plancord client behind an interaction."""
