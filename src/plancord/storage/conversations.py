@@ -12,8 +12,8 @@ import sqlite3
 from typing import Any
 
 from plancord.core.ports import ModelUsage
+from plancord.storage.codec import ts
 from plancord.storage.db import Database
-from plancord.storage.store import ts
 
 Message = dict[str, Any]
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from plancord.storage.codec import ts
 from plancord.storage.db import Database
-from plancord.storage.store import ts
 
 AskKind = Literal["permission", "question"]
 

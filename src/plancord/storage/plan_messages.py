@@ -14,8 +14,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from plancord.storage.codec import parse_ts, ts
 from plancord.storage.db import Database
-from plancord.storage.store import parse_ts, ts
 
 
 class MessageStatus(StrEnum):

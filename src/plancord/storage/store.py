@@ -10,22 +10,32 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import OrderedDict
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
 
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import AgentNotFound, PlancordError, VersionConflict
-from plancord.core.plan import Plan
 from plancord.core.planning import (
     DECISION_ACTIONS,
     AuditEntry,
     PlanningState,
     PlanRevision,
-    RevisionAuthor,
-    StepProgress,
 )
 from plancord.core.ports import Transition
+from plancord.storage.codec import (
+    INSERT_AUDIT,
+    UPDATE_STATE,
+    agent_from_row,
+    audit_from_row,
+    audit_values,
+    parse_ts,
+    revision_from_row,
+    state_from_row,
+    state_values,
+    ts,
+)
 from plancord.storage.db import Database
+
+__all__ = ["AgentExists", "SqliteStore", "parse_ts", "ts"]
 
 
 class AgentExists(PlancordError):
@@ -35,155 +45,6 @@ class AgentExists(PlancordError):
             super().__init__(f"This channel is already bound to another agent ({name}).")
         else:
             super().__init__(f"An agent named {name!r} already exists.")
-
-
-def ts(value: datetime | None) -> str | None:
-    """Timestamps as fixed-width ISO text in UTC, so SQL compares them correctly as text."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        raise ValueError("timestamps must be timezone-aware")
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def parse_ts(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value else None
-
-
-_STATE_COLUMNS = (
-    "phase",
-    "task",
-    "requested_by",
-    "requested_by_name",
-    "entered_at",
-    "entry_source",
-    "entry_reason",
-    "plan_id",
-    "revision",
-    "plan_sha",
-    "approval_deadline",
-    "idle_deadline",
-    "approved_by",
-    "approved_by_name",
-    "approved_at",
-    "approval_mode",
-    "steps",
-    "version",
-    "updated_at",
-)
-
-
-def _state_values(state: PlanningState) -> list[Any]:
-    return [
-        state.phase.value,
-        state.task,
-        state.requested_by,
-        state.requested_by_name,
-        ts(state.entered_at),
-        state.entry_source.value if state.entry_source else None,
-        state.entry_reason,
-        state.plan_id,
-        state.revision,
-        state.plan_sha,
-        ts(state.approval_deadline),
-        ts(state.idle_deadline),
-        state.approved_by,
-        state.approved_by_name,
-        ts(state.approved_at),
-        state.approval_mode.value if state.approval_mode else None,
-        json.dumps([s.model_dump(mode="json") for s in state.steps]),
-        state.version,
-        ts(state.updated_at),
-    ]
-
-
-def _state_from_row(row: sqlite3.Row) -> PlanningState:
-    return PlanningState(
-        agent=row["agent"],
-        phase=row["phase"],
-        task=row["task"],
-        requested_by=row["requested_by"],
-        requested_by_name=row["requested_by_name"],
-        entered_at=parse_ts(row["entered_at"]),
-        entry_source=row["entry_source"],
-        entry_reason=row["entry_reason"],
-        plan_id=row["plan_id"],
-        revision=row["revision"],
-        plan_sha=row["plan_sha"],
-        approval_deadline=parse_ts(row["approval_deadline"]),
-        idle_deadline=parse_ts(row["idle_deadline"]),
-        approved_by=row["approved_by"],
-        approved_by_name=row["approved_by_name"],
-        approved_at=parse_ts(row["approved_at"]),
-        approval_mode=row["approval_mode"],
-        steps=tuple(StepProgress.model_validate(s) for s in json.loads(row["steps"])),
-        version=row["version"],
-        updated_at=parse_ts(row["updated_at"]),
-    )
-
-
-def _revision_from_row(row: sqlite3.Row) -> PlanRevision:
-    return PlanRevision(
-        agent=row["agent"],
-        plan_id=row["plan_id"],
-        revision=row["revision"],
-        plan=Plan.model_validate_json(row["plan_json"]),
-        markdown=row["markdown"],
-        sha256=row["sha256"],
-        submitted_at=datetime.fromisoformat(row["submitted_at"]),
-        author=RevisionAuthor(row["author"]),
-    )
-
-
-def _audit_from_row(row: sqlite3.Row) -> AuditEntry:
-    return AuditEntry(
-        id=row["id"],
-        at=datetime.fromisoformat(row["at"]),
-        agent=row["agent"],
-        actor=row["actor"],
-        action=row["action"],
-        plan_id=row["plan_id"],
-        revision=row["revision"],
-        detail=json.loads(row["detail"]),
-    )
-
-
-def _agent_from_row(row: sqlite3.Row) -> AgentRecord:
-    return AgentRecord(
-        name=row["name"],
-        model=row["model"],
-        channel_id=row["channel_id"],
-        guild_id=row["guild_id"],
-        system_prompt=row["system_prompt"],
-        permission_profile=json.loads(row["permission_profile"]),
-        plan_mode_overrides=json.loads(row["plan_mode_overrides"]),
-        role=row["role"],
-        created_at=datetime.fromisoformat(row["created_at"]),
-        created_by=row["created_by"],
-    )
-
-
-_UPDATE_STATE = (
-    f"UPDATE planning_state SET {', '.join(f'{c} = ?' for c in _STATE_COLUMNS)} "  # noqa: S608
-    "WHERE agent = ? AND version = ?"
-)
-
-_INSERT_AUDIT = (
-    "INSERT INTO audit_log (at, agent, actor, action, plan_id, revision, detail) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
-
-
-def _audit_values(entry: AuditEntry) -> tuple[Any, ...]:
-    return (
-        ts(entry.at),
-        entry.agent,
-        entry.actor,
-        entry.action,
-        entry.plan_id,
-        entry.revision,
-        json.dumps(entry.detail, ensure_ascii=False, default=str),
-    )
 
 
 class SqliteStore:
@@ -232,7 +93,7 @@ class SqliteStore:
             ts(agent.created_at),
             agent.created_by,
         )
-        audited = _audit_values(audit) if audit is not None else None
+        audited = audit_values(audit) if audit is not None else None
 
         def insert(conn: sqlite3.Connection) -> None:
             try:
@@ -246,7 +107,7 @@ class SqliteStore:
                 raise AgentExists(agent.name) from exc
             conn.execute("INSERT INTO planning_state (agent) VALUES (?)", (agent.name,))
             if audited is not None:
-                conn.execute(_INSERT_AUDIT, audited)
+                conn.execute(INSERT_AUDIT, audited)
 
         await self.db.write(insert)
         self._agents[agent.name] = agent
@@ -261,7 +122,7 @@ class SqliteStore:
         row = await self.db.fetchone("SELECT * FROM agents WHERE name = ?", (name,))
         if row is None:
             raise AgentNotFound(name)
-        record = self._agents[name] = _agent_from_row(row)
+        record = self._agents[name] = agent_from_row(row)
         return record
 
     async def find_agent_by_channel(self, channel_id: int) -> AgentRecord | None:
@@ -272,12 +133,12 @@ class SqliteStore:
         row = await self.db.fetchone("SELECT * FROM agents WHERE channel_id = ?", (channel_id,))
         if row is None:
             return None
-        record = self._agents[row["name"]] = _agent_from_row(row)
+        record = self._agents[row["name"]] = agent_from_row(row)
         return record
 
     async def list_agents(self) -> list[AgentRecord]:
         rows = await self.db.fetchall("SELECT * FROM agents ORDER BY name")
-        return [_agent_from_row(r) for r in rows]
+        return [agent_from_row(r) for r in rows]
 
     async def update_agent(self, agent: AgentRecord) -> AgentRecord:
         values = (
@@ -306,14 +167,14 @@ class SqliteStore:
 
     async def delete_agent(self, name: str, audit: AuditEntry | None = None) -> None:
         self._agents.pop(name, None)
-        audited = _audit_values(audit) if audit is not None else None
+        audited = audit_values(audit) if audit is not None else None
 
         def delete(conn: sqlite3.Connection) -> None:
             cursor = conn.execute("DELETE FROM agents WHERE name = ?", (name,))
             if cursor.rowcount == 0:
                 raise AgentNotFound(name)
             if audited is not None:
-                conn.execute(_INSERT_AUDIT, audited)
+                conn.execute(INSERT_AUDIT, audited)
 
         await self.db.write(delete)
 
@@ -323,15 +184,15 @@ class SqliteStore:
         row = await self.db.fetchone("SELECT * FROM planning_state WHERE agent = ?", (agent,))
         if row is None:
             raise AgentNotFound(agent)
-        return _state_from_row(row)
+        return state_from_row(row)
 
     async def list_states(self) -> list[PlanningState]:
         rows = await self.db.fetchall("SELECT * FROM planning_state ORDER BY agent")
-        return [_state_from_row(r) for r in rows]
+        return [state_from_row(r) for r in rows]
 
     async def save_transition(self, transition: Transition) -> PlanningState:
         state = transition.state
-        values = (*_state_values(state), state.agent, transition.expected_version)
+        values = (*state_values(state), state.agent, transition.expected_version)
         rev = transition.revision
         revision_values = (
             (
@@ -347,10 +208,10 @@ class SqliteStore:
             if rev is not None
             else None
         )
-        audit = _audit_values(transition.audit)
+        audit = audit_values(transition.audit)
 
         def save(conn: sqlite3.Connection) -> None:
-            if conn.execute(_UPDATE_STATE, values).rowcount != 1:
+            if conn.execute(UPDATE_STATE, values).rowcount != 1:
                 exists = conn.execute(
                     "SELECT 1 FROM planning_state WHERE agent = ?", (state.agent,)
                 ).fetchone()
@@ -363,7 +224,7 @@ class SqliteStore:
                     "sha256, submitted_at, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     revision_values,
                 )
-            conn.execute(_INSERT_AUDIT, audit)
+            conn.execute(INSERT_AUDIT, audit)
 
         await self.db.write(save)
         if rev is not None:
@@ -384,7 +245,7 @@ class SqliteStore:
             "ORDER BY agent",
             (at, at),
         )
-        return [_state_from_row(r) for r in rows]
+        return [state_from_row(r) for r in rows]
 
     async def next_deadline(self) -> datetime | None:
         row = await self.db.fetchone(
@@ -402,13 +263,13 @@ class SqliteStore:
         row = await self.db.fetchone(
             "SELECT * FROM plan_revisions WHERE plan_id = ? AND revision = ?", (plan_id, revision)
         )
-        return self._remember(_revision_from_row(row)) if row else None
+        return self._remember(revision_from_row(row)) if row else None
 
     async def list_revisions(self, plan_id: str) -> list[PlanRevision]:
         rows = await self.db.fetchall(
             "SELECT * FROM plan_revisions WHERE plan_id = ? ORDER BY revision", (plan_id,)
         )
-        return [_revision_from_row(r) for r in rows]
+        return [revision_from_row(r) for r in rows]
 
     async def find_decision(self, plan_id: str, revision: int) -> AuditEntry | None:
         marks = ", ".join("?" for _ in DECISION_ACTIONS)
@@ -417,13 +278,13 @@ class SqliteStore:
             f"AND action IN ({marks}) ORDER BY id LIMIT 1",
             (plan_id, revision, *DECISION_ACTIONS),
         )
-        return _audit_from_row(row) if row else None
+        return audit_from_row(row) if row else None
 
     async def list_audit(self, agent: str, limit: int = 100) -> list[AuditEntry]:
         rows = await self.db.fetchall(
             "SELECT * FROM audit_log WHERE agent = ? ORDER BY id DESC LIMIT ?", (agent, limit)
         )
-        return [_audit_from_row(r) for r in reversed(rows)]
+        return [audit_from_row(r) for r in reversed(rows)]
 
     async def append_audit(self, entry: AuditEntry) -> None:
-        await self.db.execute(_INSERT_AUDIT, _audit_values(entry))
+        await self.db.execute(INSERT_AUDIT, audit_values(entry))

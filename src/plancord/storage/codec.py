@@ -1,0 +1,169 @@
+"""The store's one codec between SQLite rows and the core's models: timestamps as UTC text,
+and each table's row ↔ model conversion (planning state, revisions, audit entries, agents),
+so no query maps columns by hand."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from typing import Any
+
+from plancord.core.agents import AgentRecord
+from plancord.core.plan import Plan
+from plancord.core.planning import (
+    AuditEntry,
+    PlanningState,
+    PlanRevision,
+    RevisionAuthor,
+    StepProgress,
+)
+
+
+def ts(value: datetime | None) -> str | None:
+    """Timestamps as fixed-width ISO text in UTC, so SQL compares them correctly as text."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("timestamps must be timezone-aware")
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def parse_ts(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+STATE_COLUMNS = (
+    "phase",
+    "task",
+    "requested_by",
+    "requested_by_name",
+    "entered_at",
+    "entry_source",
+    "entry_reason",
+    "plan_id",
+    "revision",
+    "plan_sha",
+    "approval_deadline",
+    "idle_deadline",
+    "approved_by",
+    "approved_by_name",
+    "approved_at",
+    "approval_mode",
+    "steps",
+    "version",
+    "updated_at",
+)
+
+
+def state_values(state: PlanningState) -> list[Any]:
+    return [
+        state.phase.value,
+        state.task,
+        state.requested_by,
+        state.requested_by_name,
+        ts(state.entered_at),
+        state.entry_source.value if state.entry_source else None,
+        state.entry_reason,
+        state.plan_id,
+        state.revision,
+        state.plan_sha,
+        ts(state.approval_deadline),
+        ts(state.idle_deadline),
+        state.approved_by,
+        state.approved_by_name,
+        ts(state.approved_at),
+        state.approval_mode.value if state.approval_mode else None,
+        json.dumps([s.model_dump(mode="json") for s in state.steps]),
+        state.version,
+        ts(state.updated_at),
+    ]
+
+
+def state_from_row(row: sqlite3.Row) -> PlanningState:
+    return PlanningState(
+        agent=row["agent"],
+        phase=row["phase"],
+        task=row["task"],
+        requested_by=row["requested_by"],
+        requested_by_name=row["requested_by_name"],
+        entered_at=parse_ts(row["entered_at"]),
+        entry_source=row["entry_source"],
+        entry_reason=row["entry_reason"],
+        plan_id=row["plan_id"],
+        revision=row["revision"],
+        plan_sha=row["plan_sha"],
+        approval_deadline=parse_ts(row["approval_deadline"]),
+        idle_deadline=parse_ts(row["idle_deadline"]),
+        approved_by=row["approved_by"],
+        approved_by_name=row["approved_by_name"],
+        approved_at=parse_ts(row["approved_at"]),
+        approval_mode=row["approval_mode"],
+        steps=tuple(StepProgress.model_validate(s) for s in json.loads(row["steps"])),
+        version=row["version"],
+        updated_at=parse_ts(row["updated_at"]),
+    )
+
+
+def revision_from_row(row: sqlite3.Row) -> PlanRevision:
+    return PlanRevision(
+        agent=row["agent"],
+        plan_id=row["plan_id"],
+        revision=row["revision"],
+        plan=Plan.model_validate_json(row["plan_json"]),
+        markdown=row["markdown"],
+        sha256=row["sha256"],
+        submitted_at=datetime.fromisoformat(row["submitted_at"]),
+        author=RevisionAuthor(row["author"]),
+    )
+
+
+def audit_from_row(row: sqlite3.Row) -> AuditEntry:
+    return AuditEntry(
+        id=row["id"],
+        at=datetime.fromisoformat(row["at"]),
+        agent=row["agent"],
+        actor=row["actor"],
+        action=row["action"],
+        plan_id=row["plan_id"],
+        revision=row["revision"],
+        detail=json.loads(row["detail"]),
+    )
+
+
+def agent_from_row(row: sqlite3.Row) -> AgentRecord:
+    return AgentRecord(
+        name=row["name"],
+        model=row["model"],
+        channel_id=row["channel_id"],
+        guild_id=row["guild_id"],
+        system_prompt=row["system_prompt"],
+        permission_profile=json.loads(row["permission_profile"]),
+        plan_mode_overrides=json.loads(row["plan_mode_overrides"]),
+        role=row["role"],
+        created_at=datetime.fromisoformat(row["created_at"]),
+        created_by=row["created_by"],
+    )
+
+
+UPDATE_STATE = (
+    f"UPDATE planning_state SET {', '.join(f'{c} = ?' for c in STATE_COLUMNS)} "  # noqa: S608
+    "WHERE agent = ? AND version = ?"
+)
+
+INSERT_AUDIT = (
+    "INSERT INTO audit_log (at, agent, actor, action, plan_id, revision, detail) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def audit_values(entry: AuditEntry) -> tuple[Any, ...]:
+    return (
+        ts(entry.at),
+        entry.agent,
+        entry.actor,
+        entry.action,
+        entry.plan_id,
+        entry.revision,
+        json.dumps(entry.detail, ensure_ascii=False, default=str),
+    )
