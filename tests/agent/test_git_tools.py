@@ -8,20 +8,22 @@ import pytest
 
 from plancord.agent.tools.base import ToolContext
 from plancord.agent.tools.git import (
+    GitDiffInput,
+    GitDiffTool,
+    GitLogTool,
+    GitStatusTool,
+    git_failure,
+    run_git,
+)
+from plancord.agent.tools.git_write import (
     GitBranchInput,
     GitBranchTool,
     GitCheckoutInput,
     GitCheckoutTool,
     GitCommitInput,
     GitCommitTool,
-    GitDiffInput,
-    GitDiffTool,
-    GitLogTool,
     GitPushInput,
     GitPushTool,
-    GitStatusTool,
-    git_failure,
-    run_git,
 )
 from plancord.agent.workspace import init_workspace
 from plancord.core.shell.sandbox import SandboxPolicy

@@ -16,14 +16,12 @@ from plancord.agent.tools.files import (
     StrReplaceTool,
     ViewTool,
 )
-from plancord.agent.tools.git import (
+from plancord.agent.tools.git import GitDiffTool, GitLogTool, GitStatusTool
+from plancord.agent.tools.git_write import (
     GitBranchTool,
     GitCheckoutTool,
     GitCommitTool,
-    GitDiffTool,
-    GitLogTool,
     GitPushTool,
-    GitStatusTool,
 )
 from plancord.agent.tools.interactive import AskUserTool
 from plancord.agent.tools.plan import (
