@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pytest
 
 from plancord.agent.manager import StoredSettings
-from plancord.cli import APPROVAL_MODES
+from plancord.cli_operator import APPROVAL_MODES
 from plancord.config import load_config
 from plancord.core.agents import AgentRecord
 from plancord.core.planning import (

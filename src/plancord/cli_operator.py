@@ -1,0 +1,240 @@
+"""``plancord plan …`` and ``plancord agents …``: the operator's commands on the bot's
+database, for admins and scripts when Discord is not at hand."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from plancord.operator import OperatorServices
+
+#: ``plancord.core.planning.ApprovalMode`` values, spelt out so building the parser stays cheap.
+APPROVAL_MODES = ("normal", "fresh_context", "confirm_each_edit")
+
+OPERATOR_NOTE = """\
+These commands work on the bot's database directly, for admins and scripts when Discord is
+not at hand; every decision is audited with the actor "operator". Give the same --config as
+the running bot.
+
+A running bot is a separate process: it sees an operator's decision only when it next reads
+the agent's state (its next turn, a button click, a deadline). The bot resumes an agent
+waiting for approval only when the approval happens in the bot's own process, so after
+`plancord plan approve` the agent continues on its next turn: post a message in its channel.
+"""
+
+
+def _run_operator(
+    args: argparse.Namespace, action: Callable[[OperatorServices], Awaitable[str]]
+) -> int:
+    """Load the config (exit 2 on error), run ``action`` on the services, print its text.
+
+    Every ``PlancordError`` becomes one line ``plancord: <message>`` on stderr and exit 1.
+    """
+    from plancord.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"plancord: {exc}", file=sys.stderr)
+        return 2
+    from plancord.core.errors import PlancordError
+    from plancord.operator import open_services
+
+    async def run() -> str:
+        async with open_services(config) as services:
+            return await action(services)
+
+    try:
+        text = asyncio.run(run())
+    except PlancordError as exc:
+        print(f"plancord: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
+    print(text)
+    return 0
+
+
+def _cmd_plan_status(args: argparse.Namespace) -> int:
+    from plancord.operator import plan_status, status_json, status_text
+
+    async def action(services: OperatorServices) -> str:
+        status = await plan_status(services, args.agent)
+        if args.json:
+            return json.dumps(status_json(status), ensure_ascii=False)
+        return status_text(status)
+
+    return _run_operator(args, action)
+
+
+def _cmd_plan_enter(args: argparse.Namespace) -> int:
+    from plancord.operator import plan_enter
+
+    async def action(services: OperatorServices) -> str:
+        return await plan_enter(services, args.agent, args.task, args.reason)
+
+    return _run_operator(args, action)
+
+
+def _cmd_plan_approve(args: argparse.Namespace) -> int:
+    from plancord.core.planning import ApprovalMode
+    from plancord.operator import plan_approve
+
+    async def action(services: OperatorServices) -> str:
+        return await plan_approve(services, args.agent, args.revision, ApprovalMode(args.mode))
+
+    return _run_operator(args, action)
+
+
+def _cmd_plan_reject(args: argparse.Namespace) -> int:
+    from plancord.operator import plan_reject
+
+    async def action(services: OperatorServices) -> str:
+        return await plan_reject(services, args.agent, args.revision, args.reason)
+
+    return _run_operator(args, action)
+
+
+def _cmd_plan_diff(args: argparse.Namespace) -> int:
+    from plancord.operator import plan_diff
+
+    async def action(services: OperatorServices) -> str:
+        return await plan_diff(services, args.agent, args.first, args.second)
+
+    return _run_operator(args, action)
+
+
+def _cmd_plan_cancel(args: argparse.Namespace) -> int:
+    from plancord.operator import plan_cancel
+
+    async def action(services: OperatorServices) -> str:
+        return await plan_cancel(services, args.agent, args.reason)
+
+    return _run_operator(args, action)
+
+
+def _cmd_agents_list(args: argparse.Namespace) -> int:
+    from plancord.operator import agents_json, agents_text, list_agents
+
+    async def action(services: OperatorServices) -> str:
+        rows = await list_agents(services)
+        if args.json:
+            return json.dumps(agents_json(rows), ensure_ascii=False)
+        return agents_text(rows)
+
+    return _run_operator(args, action)
+
+
+def _revision(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a revision number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("revisions are numbered from 1")
+    return value
+
+
+def add_operator_commands(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], config_help: str
+) -> None:
+    formatter = argparse.RawDescriptionHelpFormatter
+
+    def command(
+        group: argparse._SubParsersAction[argparse.ArgumentParser],
+        name: str,
+        help_text: str,
+        func: Callable[[argparse.Namespace], int],
+        *,
+        agent: bool = True,
+    ) -> argparse.ArgumentParser:
+        parser = group.add_parser(
+            name,
+            help=help_text,
+            description=f"{help_text}.\n\n{OPERATOR_NOTE}",
+            formatter_class=formatter,
+        )
+        parser.add_argument("--config", type=Path, default=None, help=config_help)
+        if agent:
+            parser.add_argument("--agent", required=True, metavar="NAME", help="the agent")
+        parser.set_defaults(func=func)
+        return parser
+
+    plan = sub.add_parser(
+        "plan",
+        help="operator commands for an agent's plan mode",
+        description=OPERATOR_NOTE,
+        formatter_class=formatter,
+    )
+    plan_sub = plan.add_subparsers(dest="plan_cmd", required=True, metavar="ACTION")
+
+    status = command(
+        plan_sub, "status", "show an agent's phase and its current plan", _cmd_plan_status
+    )
+    status.add_argument("--json", action="store_true", help="print one JSON object")
+
+    enter = command(plan_sub, "enter", "put an agent into plan mode", _cmd_plan_enter)
+    enter.add_argument("--task", help="what the plan is for")
+    enter.add_argument("--reason", help="why plan mode was entered (audited)")
+
+    approve = command(
+        plan_sub,
+        "approve",
+        "approve the agent's submitted plan: the current revision, or exactly --revision",
+        _cmd_plan_approve,
+    )
+    approve.add_argument(
+        "--revision",
+        type=_revision,
+        metavar="N",
+        help="approve only revision N; refused when a newer revision replaced it",
+    )
+    approve.add_argument(
+        "--mode",
+        choices=APPROVAL_MODES,
+        default=APPROVAL_MODES[0],
+        help="how the approved plan is executed (default: normal)",
+    )
+
+    reject = command(
+        plan_sub,
+        "reject",
+        "reject the agent's submitted plan; planning ends and nothing is executed",
+        _cmd_plan_reject,
+    )
+    reject.add_argument("--revision", type=_revision, metavar="N", help="reject only revision N")
+    reject.add_argument("--reason", help="why (audited)")
+
+    diff = command(
+        plan_sub,
+        "diff",
+        "what changed between two revisions of the agent's plan (default: the last two)",
+        _cmd_plan_diff,
+    )
+    diff.add_argument("first", nargs="?", type=_revision, help="the older revision")
+    diff.add_argument("second", nargs="?", type=_revision, help="the newer revision")
+
+    cancel = command(
+        plan_sub, "cancel", "leave plan mode (gathering, submitted or executing)", _cmd_plan_cancel
+    )
+    cancel.add_argument("--reason", help="why (audited)")
+
+    agents = sub.add_parser(
+        "agents",
+        help="operator commands for agents",
+        description=OPERATOR_NOTE,
+        formatter_class=formatter,
+    )
+    agents_sub = agents.add_subparsers(dest="agents_cmd", required=True, metavar="ACTION")
+    listing = command(
+        agents_sub,
+        "list",
+        "list agents: name, channel, model, phase",
+        _cmd_agents_list,
+        agent=False,
+    )
+    listing.add_argument("--json", action="store_true", help="print one JSON array")
