@@ -22,6 +22,7 @@ from plancord.core.permissions import PermissionProfile, action_string
 from plancord.core.planning import (
     Actor,
     ApprovalMode,
+    AuditAction,
     AuditEntry,
     Phase,
     PlanningState,
@@ -153,7 +154,7 @@ class ToolDispatch(RuntimeBase):
                 at=self.clock.now(),
                 agent=state.agent,
                 actor=Actor.agent(state.agent).label,
-                action="drift",
+                action=AuditAction.DRIFT,
                 plan_id=state.plan_id,
                 revision=state.revision,
                 detail={"call": action, "why": decision.drift, "outcome": decision.outcome.value},

@@ -23,7 +23,7 @@ from plancord.config import Config, PlanModeOverrides
 from plancord.core.agents import AgentRecord, check_agent_name
 from plancord.core.errors import PlancordError
 from plancord.core.permissions import PermissionProfile, Preset
-from plancord.core.planning import Actor, AuditEntry, PlanningState
+from plancord.core.planning import Actor, AuditAction, AuditEntry, PlanningState
 from plancord.core.ports import Clock
 from plancord.core.roles import RoleNames, role_names_in
 from plancord.core.settings import PlanModeSettings
@@ -118,7 +118,7 @@ class AgentManager:
             at=now,
             agent=name,
             actor=actor.label,
-            action="agent-created",
+            action=AuditAction.AGENT_CREATED,
             detail={"model": record.model, "channel_id": channel_id, "profile": permission.preset},
         )
         await self.store.create_agent(record, audit)
@@ -161,7 +161,7 @@ class AgentManager:
         """Delete the agent; returns the workspace path, which is kept."""
         await self.store.get_agent(name)
         audit = AuditEntry(
-            at=self.clock.now(), agent=name, actor=actor.label, action="agent-removed"
+            at=self.clock.now(), agent=name, actor=actor.label, action=AuditAction.AGENT_REMOVED
         )
         await self.store.delete_agent(name, audit)
         return self.workspace_of(name)

@@ -12,6 +12,7 @@ from plancord.core.errors import (
 from plancord.core.logs import log_plan_mode
 from plancord.core.planning import (
     Actor,
+    AuditAction,
     Phase,
     PlanningState,
 )
@@ -64,6 +65,6 @@ class Deadlines(ServiceBase):
         log_plan_mode(
             "timed-out", state.agent, plan_id=state.plan_id, rev=state.revision, deadline=which
         )
-        change = PlanningChange("timed-out", state, after, actor, revision, detail)
+        change = PlanningChange(AuditAction.TIMED_OUT, state, after, actor, revision, detail)
         await self._notify(change)
         return change

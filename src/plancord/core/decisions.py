@@ -12,6 +12,7 @@ from plancord.core.planning import (
     Actor,
     ActorKind,
     ApprovalMode,
+    AuditAction,
     AuditEntry,
     Phase,
     PlanEvent,
@@ -61,7 +62,7 @@ class Decisions(ServiceBase):
         )
         detail = {"sha256": revision.sha256, "mode": mode.value}
         return await self._decided(
-            "approved",
+            AuditAction.APPROVED,
             ref,
             state,
             new,
@@ -81,7 +82,7 @@ class Decisions(ServiceBase):
         seen: dict[str, str] = {}
         for entry in sorted(entries, key=lambda e: (e.at, e.id or 0)):
             if (
-                entry.action == "approval-vote"
+                entry.action == AuditAction.APPROVAL_VOTE
                 and entry.plan_id == ref.plan_id
                 and entry.revision == ref.revision
             ):
@@ -112,7 +113,7 @@ class Decisions(ServiceBase):
                     at=self.clock.now(),
                     agent=ref.agent,
                     actor=approver.label,
-                    action="approval-vote",
+                    action=AuditAction.APPROVAL_VOTE,
                     plan_id=ref.plan_id,
                     revision=ref.revision,
                     detail=detail,
@@ -120,7 +121,9 @@ class Decisions(ServiceBase):
             )
             votes = await self._votes(ref)
             if len(votes) < needed:
-                change = PlanningChange("approval-vote", state, state, approver, revision, detail)
+                change = PlanningChange(
+                    AuditAction.APPROVAL_VOTE, state, state, approver, revision, detail
+                )
                 await self._notify(change)
         return votes
 
@@ -155,7 +158,9 @@ class Decisions(ServiceBase):
             }
         )
         detail = {"sha256": revision.sha256, "feedback": feedback, "step": step}
-        return await self._decided("changes-requested", ref, state, new, approver, revision, detail)
+        return await self._decided(
+            AuditAction.CHANGES_REQUESTED, ref, state, new, approver, revision, detail
+        )
 
     async def reject(
         self, ref: PlanRef, approver: Actor, reason: str | None = None
@@ -166,5 +171,5 @@ class Decisions(ServiceBase):
         new = state.cleared()
         detail = {"sha256": revision.sha256, "reason": reason}
         return await self._decided(
-            "rejected", ref, state, new, approver, revision, detail, reason=reason or "-"
+            AuditAction.REJECTED, ref, state, new, approver, revision, detail, reason=reason or "-"
         )

@@ -257,6 +257,29 @@ class PlanRevision(BaseModel):
         return self.sha256[:8]
 
 
+class AuditAction(StrEnum):
+    """Every action the audit log records, and every change a ``PlanningChange`` announces."""
+
+    AGENT_CREATED = "agent-created"
+    AGENT_REMOVED = "agent-removed"
+    ENTERED = "entered"
+    SUBMITTED = "submitted"
+    APPROVAL_VOTE = "approval-vote"
+    APPROVED = "approved"
+    CHANGES_REQUESTED = "changes-requested"
+    REJECTED = "rejected"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed-out"
+    COMPLETED = "completed"
+    STEP_UPDATED = "step-updated"
+    DRIFT = "drift"
+    DECISION_REFUSED = "decision-refused"
+    INSTRUCT_REFUSED = "instruct-refused"
+    PERMISSION_ALLOWED = "permission-allowed"
+    PERMISSION_DENIED = "permission-denied"
+    PERMISSION_TIMED_OUT = "permission-timed-out"
+
+
 class AuditEntry(BaseModel):
     """An append-only record of a decision or transition."""
 

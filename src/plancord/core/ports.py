@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from plancord.core.planning import Actor, AuditEntry, PlanningState, PlanRevision
+from plancord.core.planning import Actor, AuditAction, AuditEntry, PlanningState, PlanRevision
 from plancord.core.settings import PlanModeSettings
 
 
@@ -29,7 +29,7 @@ class Transition:
 class PlanningChange:
     """What happened, after it was committed; sent to every ``Notifier``."""
 
-    action: str
+    action: AuditAction
     before: PlanningState
     after: PlanningState
     actor: Actor

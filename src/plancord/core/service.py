@@ -26,6 +26,7 @@ from plancord.core.planning import (
     Actor,
     ActorKind,
     ApprovalMode,
+    AuditAction,
     EntrySource,
     Phase,
     PlanEvent,
@@ -109,7 +110,7 @@ class PlanningService(Decisions, Deadlines):
         detail = {"source": source.value, "reason": reason, "task": task}
         after = await self._commit(state, new, "entered", actor, detail)
         log_plan_mode("entered", agent, source=source.value, reason=reason or task or "-")
-        await self._notify(PlanningChange("entered", state, after, actor, None, detail))
+        await self._notify(PlanningChange(AuditAction.ENTERED, state, after, actor, None, detail))
         return EnterOutcome(after, entered=True)
 
     async def enter_default(
@@ -184,7 +185,9 @@ class PlanningService(Decisions, Deadlines):
         log_plan_mode(
             "submitted", agent, plan_id=revision.plan_id, rev=revision.revision, sha=revision.sha8
         )
-        await self._notify(PlanningChange("submitted", state, after, actor, revision, detail))
+        await self._notify(
+            PlanningChange(AuditAction.SUBMITTED, state, after, actor, revision, detail)
+        )
         if not settings.require_approval:
             await self._approve(
                 PlanRef(agent=agent, plan_id=revision.plan_id, revision=revision.revision),
@@ -216,7 +219,9 @@ class PlanningService(Decisions, Deadlines):
             by=actor.name,
             reason=reason,
         )
-        await self._notify(PlanningChange("cancelled", state, after, actor, revision, detail))
+        await self._notify(
+            PlanningChange(AuditAction.CANCELLED, state, after, actor, revision, detail)
+        )
         return after
 
     async def complete(self, agent: str, actor: Actor, summary: str | None = None) -> PlanningState:
@@ -235,7 +240,9 @@ class PlanningService(Decisions, Deadlines):
         }
         after = await self._commit(state, new, "completed", actor, detail)
         log_plan_mode("completed", agent, plan_id=state.plan_id, rev=state.revision, by=actor.name)
-        await self._notify(PlanningChange("completed", state, after, actor, revision, detail))
+        await self._notify(
+            PlanningChange(AuditAction.COMPLETED, state, after, actor, revision, detail)
+        )
         return after
 
     async def update_step(
@@ -268,5 +275,7 @@ class PlanningService(Decisions, Deadlines):
         detail = {"step": step, "status": status.value, "note": note.strip()[:500] or None}
         after = await self._commit(state, new, "step-updated", actor, detail)
         revision = await self._revision_of(state)
-        await self._notify(PlanningChange("step-updated", state, after, actor, revision, detail))
+        await self._notify(
+            PlanningChange(AuditAction.STEP_UPDATED, state, after, actor, revision, detail)
+        )
         return after

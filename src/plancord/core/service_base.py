@@ -19,6 +19,7 @@ from plancord.core.errors import (
 from plancord.core.logs import log_plan_mode
 from plancord.core.planning import (
     Actor,
+    AuditAction,
     AuditEntry,
     Phase,
     PlanEvent,
@@ -79,7 +80,7 @@ class ServiceBase:
 
     async def _decided(
         self,
-        action: str,
+        action: AuditAction,
         ref: PlanRef,
         before: PlanningState,
         new: PlanningState,
@@ -156,7 +157,7 @@ class ServiceBase:
                 at=self.clock.now(),
                 agent=ref.agent,
                 actor=actor.label,
-                action="decision-refused",
+                action=AuditAction.DECISION_REFUSED,
                 plan_id=ref.plan_id or None,
                 revision=ref.revision or None,
                 detail={"event": event.value, "why": why},
@@ -231,6 +232,6 @@ def _already(decision: AuditEntry) -> AlreadyDecided:
         "cancelled": "cancelled",
     }
     action = words.get(decision.action, decision.action)
-    if decision.action == "timed-out":
+    if decision.action == AuditAction.TIMED_OUT:
         by = ""
     return AlreadyDecided(action, by, decision.at, decision.revision or 0)

@@ -17,6 +17,7 @@ import discord
 from plancord.core.errors import PlancordError, StalePlan
 from plancord.core.planning import (
     ApprovalMode,
+    AuditAction,
     EntrySource,
     Phase,
 )
@@ -55,16 +56,16 @@ class PlanMessages(PlanRestore):
 
     async def planning_changed(self, change: PlanningChange) -> None:
         handler = {
-            "entered": self._entered,
-            "submitted": self._submitted,
-            "approved": self._approved,
-            "changes-requested": self._changes_requested,
-            "rejected": self._decided,
-            "cancelled": self._cancelled,
-            "timed-out": self._timed_out,
-            "completed": self._completed,
-            "step-updated": self._step_updated,
-            "approval-vote": self._voted,
+            AuditAction.ENTERED: self._entered,
+            AuditAction.SUBMITTED: self._submitted,
+            AuditAction.APPROVED: self._approved,
+            AuditAction.CHANGES_REQUESTED: self._changes_requested,
+            AuditAction.REJECTED: self._decided,
+            AuditAction.CANCELLED: self._cancelled,
+            AuditAction.TIMED_OUT: self._timed_out,
+            AuditAction.COMPLETED: self._completed,
+            AuditAction.STEP_UPDATED: self._step_updated,
+            AuditAction.APPROVAL_VOTE: self._voted,
         }.get(change.action)
         if handler is not None:
             await handler(change)

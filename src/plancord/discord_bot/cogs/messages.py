@@ -16,7 +16,7 @@ from discord.ext import commands
 from plancord.core.access import Access, describe_access, may_instruct
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import PlancordError
-from plancord.core.planning import AuditEntry
+from plancord.core.planning import AuditAction, AuditEntry
 from plancord.discord_bot.attachments import read_attachments
 from plancord.discord_bot.client import PlancordClient
 from plancord.discord_bot.common import actor_from, agent_for
@@ -113,7 +113,7 @@ class MessageCog(commands.Cog):
                 at=app.clock.now(),
                 agent=record.name,
                 actor=actor_from(message.author).label,
-                action="instruct-refused",
+                action=AuditAction.INSTRUCT_REFUSED,
                 detail={"channel_id": message.channel.id, "why": "not in the access list"},
             )
         )
