@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from plancord.agent.manager import AgentManager, StoredSettings
+from plancord.agent.manager import AgentManager
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
 from plancord.agent.tools import default_registry
+from plancord.app import core_services
 from plancord.config import Config
 from plancord.core.planning import Actor
 from plancord.core.ports import PermissionRequest, PlanningChange, Question
@@ -104,12 +105,15 @@ async def make_harness(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
         server = await FakeAnthropicServer(script).start()
         config = Config.model_validate({"plan_mode": plan_mode or {}})
         db = await Database.open(tmp_path / "plancord.db")
-        store = SqliteStore(db)
         clock = ManualClock()
-        settings = StoredSettings(config, store)
         channel = ChannelRecorder()
-        service = PlanningService(store, clock, settings, [channel])
-        conversations = ConversationStore(db)
+        core = core_services(config, db, clock, [channel])
+        store, settings, service, conversations = (
+            core.store,
+            core.settings,
+            core.planning,
+            core.conversations,
+        )
         model = AnthropicModelClient(api_key="test-key", base_url=server.url, max_retries=0)
         agents_dir = tmp_path / "agents"
         manager = AgentManager(store, agents_dir, MODEL, clock)
