@@ -16,6 +16,7 @@ from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
 from plancord.agent.tools import default_registry
 from plancord.agent.tools.base import ShellSettings
+from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.config import Config
 from plancord.core.ports import Clock, ModelClient, Notifier, PlanningListener, SystemClock
 from plancord.core.scheduler import DeadlineScheduler
@@ -38,10 +39,12 @@ class CoreServices:
 def core_services(
     config: Config, db: Database, clock: Clock, listeners: Sequence[PlanningListener] = ()
 ) -> CoreServices:
-    """The one place the store, the settings and the planning service are wired together."""
+    """The one place the store, the settings and the planning service are wired together;
+    plans bind to the workspace tree they were submitted against."""
     store = SqliteStore(db)
     settings = StoredSettings(config, store)
-    planning = PlanningService(store, clock, settings, list(listeners))
+    probe = GitTreeProbe(config.data_dir / "agents", config.sandbox_settings)
+    planning = PlanningService(store, clock, settings, list(listeners), probe)
     return CoreServices(store, ConversationStore(db), settings, planning)
 
 

@@ -7,6 +7,7 @@ import logging
 
 from plancord.core.errors import (
     InvalidTransition,
+    StaleTree,
 )
 from plancord.core.planning import (
     Actor,
@@ -42,6 +43,8 @@ class Decisions(ServiceBase):
         state, revision, settings = await self._decidable(
             ref, approver, PlanEvent.APPROVE, by_policy=by_policy
         )
+        if not by_policy and approver.kind is not ActorKind.OPERATOR:
+            await self._check_tree(ref, revision, approver)
         counted = not by_policy and approver.kind is ActorKind.USER and settings.approvals > 1
         if counted:
             votes = await self._vote(ref, state, revision, approver, settings.approvals)
@@ -70,6 +73,22 @@ class Decisions(ServiceBase):
             revision,
             detail,
             mode=mode.value if mode is not ApprovalMode.NORMAL else None,
+        )
+
+    async def _check_tree(self, ref: PlanRef, revision: PlanRevision, approver: Actor) -> None:
+        """Refuse to execute a plan on a different tree from the one it was reviewed against:
+        someone pushed, or another tool wrote, between submission and approval."""
+        if self.probe is None or revision.tree is None:
+            return
+        now = await self.probe.tree(ref.agent)
+        if now == revision.tree:
+            return
+        why = f"the workspace changed since v{ref.revision} was submitted"
+        await self._audit_refusal(ref, approver, PlanEvent.APPROVE, why)
+        raise StaleTree(
+            f"Not approved: {why} ({_short(revision.tree)} then, {_short(now)} now), so the plan "
+            "was reviewed against another tree. Take a fresh look: Edit asks the agent to "
+            "check the plan against the workspace as it is, and submit it again."
         )
 
     async def approvals(self, ref: PlanRef) -> list[str]:
@@ -173,3 +192,7 @@ class Decisions(ServiceBase):
         return await self._decided(
             AuditAction.REJECTED, ref, state, new, approver, revision, detail, reason=reason or "-"
         )
+
+
+def _short(tree: str | None) -> str:
+    return tree.split(" ", 1)[0] if tree else "unreadable"

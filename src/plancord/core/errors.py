@@ -125,3 +125,7 @@ class ToolResultsNotSaved(PlancordError):
             "Their changes are in the workspace; send a message to continue and the agent "
             "will check where it stands."
         )
+
+
+class StaleTree(PlancordError):
+    """An approval refused because the workspace changed after the plan was submitted."""

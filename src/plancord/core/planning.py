@@ -251,6 +251,8 @@ class PlanRevision(BaseModel):
     sha256: str
     submitted_at: datetime
     author: RevisionAuthor = RevisionAuthor.AGENT
+    tree: str | None = None
+    """The workspace as it was when this revision was submitted (``WorkspaceProbe.tree``)."""
 
     @property
     def sha8(self) -> str:

@@ -37,6 +37,15 @@ class PlanningChange:
     detail: Mapping[str, Any] = field(default_factory=dict)
 
 
+class WorkspaceProbe(Protocol):
+    """What the workspace looks like now, so an approval binds to the tree that was reviewed."""
+
+    async def tree(self, agent: str) -> str | None:
+        """A short fingerprint of the agent's workspace (its commit and uncommitted changes),
+        or None when it cannot be read."""
+        ...
+
+
 class PlanStore(Protocol):
     async def load_state(self, agent: str) -> PlanningState:
         """The agent's state; ``AgentNotFound`` when there is no such agent."""

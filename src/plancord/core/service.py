@@ -163,6 +163,7 @@ class PlanningService(Decisions, Deadlines):
             sha256=valid.sha256(),
             submitted_at=now,
             author=author,
+            tree=await self.probe.tree(agent) if self.probe is not None else None,
         )
         new = state.model_copy(
             update={

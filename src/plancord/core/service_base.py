@@ -38,6 +38,7 @@ from plancord.core.ports import (
     PlanStore,
     SettingsProvider,
     Transition,
+    WorkspaceProbe,
 )
 from plancord.core.settings import PlanModeSettings
 
@@ -64,10 +65,12 @@ class ServiceBase:
         clock: Clock,
         settings: SettingsProvider,
         notifiers: Sequence[PlanningListener] = (),
+        probe: WorkspaceProbe | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.settings = settings
+        self.probe = probe
         self._notifiers: list[PlanningListener] = list(notifiers)
         self._deadline_listeners: list[Callable[[], None]] = []
 

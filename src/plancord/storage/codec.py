@@ -115,6 +115,7 @@ def revision_from_row(row: sqlite3.Row) -> PlanRevision:
         sha256=row["sha256"],
         submitted_at=datetime.fromisoformat(row["submitted_at"]),
         author=RevisionAuthor(row["author"]),
+        tree=row["tree"],
     )
 
 

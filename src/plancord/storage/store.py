@@ -204,6 +204,7 @@ class SqliteStore:
                 rev.sha256,
                 ts(rev.submitted_at),
                 rev.author.value,
+                rev.tree,
             )
             if rev is not None
             else None
@@ -221,7 +222,7 @@ class SqliteStore:
             if revision_values is not None:
                 conn.execute(
                     "INSERT INTO plan_revisions (plan_id, revision, agent, plan_json, markdown, "
-                    "sha256, submitted_at, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "sha256, submitted_at, author, tree) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     revision_values,
                 )
             conn.execute(INSERT_AUDIT, audit)
