@@ -10,6 +10,7 @@ unnoticed.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from pathlib import Path
 
@@ -30,19 +31,21 @@ class GitTreeProbe:
         if not (workspace / ".git").exists():
             return None
         policy = self.sandbox.policy(agent, workspace, planning=True, inner_wall=False)
-        head = await run_git(policy, "rev-parse", "--short=12", "HEAD")
-        status = await run_git(policy, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+        head, status, diff = await asyncio.gather(
+            run_git(policy, "rev-parse", "--short=12", "HEAD"),
+            run_git(policy, "status", "--porcelain=v1", "-z", "--untracked-files=all"),
+            run_git(
+                policy,
+                "diff",
+                "HEAD",
+                "--binary",
+                "--no-ext-diff",
+                "--no-textconv",
+                max_output=MAX_DIFF_BYTES,
+            ),
+        )
         if not status.ok:
             return None
-        diff = await run_git(
-            policy,
-            "diff",
-            "HEAD",
-            "--binary",
-            "--no-ext-diff",
-            "--no-textconv",
-            max_output=MAX_DIFF_BYTES,
-        )
         commit = head.stdout.strip() if head.ok else "no-commit"
         changes = status.stdout + (diff.stdout if diff.ok else "")
         if not changes:
