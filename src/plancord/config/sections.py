@@ -61,6 +61,7 @@ class PlanModeOverrides(BaseModel):
     approval: ApprovalPolicy | None = None
     approvals: int | None = Field(default=None, ge=1, le=10)
     access: Access | None = None
+    confirm_high_risk_steps: bool | None = None
 
     @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
     @classmethod

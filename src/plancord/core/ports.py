@@ -165,6 +165,8 @@ class PermissionRequest:
     timeout_seconds: float
     outside_plan: str | None = None
     """Set when the call is outside the approved plan: why (``core.drift``)."""
+    labels: tuple[str, str] = ("Allow", "Deny")
+    """The two buttons' words: ``("Continue", "Stop")`` for a high-risk step's checkpoint."""
 
 
 @dataclass(frozen=True, slots=True)

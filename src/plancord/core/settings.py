@@ -116,6 +116,7 @@ class PlanModeSettings(BaseModel):
     approval: ApprovalPolicy = ApprovalPolicy.REQUESTER_OR_APPROVER
     approvals: int = Field(default=1, ge=1, le=10)
     access: Access = Field(default_factory=Access)
+    confirm_high_risk_steps: bool = False
 
     @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
     @classmethod

@@ -31,6 +31,7 @@ from plancord.discord_bot.client import PlancordClient
 from plancord.discord_bot.common import actor_from
 from plancord.discord_bot.permission_card import (
     duration_text,
+    labels_of,
     permission_embed,
     permission_view,
     user_id_of,
@@ -209,6 +210,7 @@ class Asks:
             "requested_by": request.requested_by,
             "timeout_seconds": request.timeout_seconds,
             "outside_plan": request.outside_plan,
+            "labels": list(request.labels),
         }
         await self._record(ask_id, "permission", request.agent, payload, request.timeout_seconds)
         user_id = user_id_of(request.requested_by)
@@ -216,7 +218,7 @@ class Asks:
             message = await destination.send(
                 f"<@{user_id}>" if user_id else None,
                 embed=permission_embed(request.agent, payload),
-                view=permission_view(ask_id),
+                view=permission_view(ask_id, labels=request.labels),
                 allowed_mentions=discord.AllowedMentions(
                     everyone=False,
                     roles=False,
@@ -252,7 +254,7 @@ class Asks:
                 embed=permission_embed(
                     request.agent, payload, outcome=outcome, colour=discord.Colour.dark_grey()
                 ),
-                view=permission_view(ask_id, disabled=True),
+                view=permission_view(ask_id, disabled=True, labels=request.labels),
             )
             return None
         except BaseException:
@@ -292,14 +294,19 @@ class Asks:
                 interaction, f"This request was already decided: {self._decided.get(ask_id, '')}"
             )
             return
-        outcome = f"{'Allowed' if allow else 'Denied'} by {interaction.user.mention}"
+        word = labels_of(ask.payload)[0 if allow else 1]
+        outcome = (
+            f"{'Allowed' if allow else 'Denied'} by {interaction.user.mention}"
+            if (word in ("Allow", "Deny"))
+            else f"{word} — chosen by {interaction.user.mention}"
+        )
         self._remember(ask_id, outcome)
         self.bot.dispatch(RESOLVED_EVENT, ask_id, Decision(allow, actor))
         colour = discord.Colour.green() if allow else discord.Colour.red()
         try:
             await interaction.response.edit_message(
                 embed=permission_embed(ask.agent, ask.payload, outcome=outcome, colour=colour),
-                view=permission_view(ask_id, disabled=True),
+                view=permission_view(ask_id, disabled=True, labels=labels_of(ask.payload)),
                 allowed_mentions=NO_MENTIONS,
             )
         except discord.HTTPException as exc:
@@ -369,7 +376,7 @@ class Asks:
                     embed=permission_embed(
                         ask.agent, ask.payload, outcome=outcome, colour=discord.Colour.dark_grey()
                     ),
-                    view=permission_view(ask.id, disabled=True),
+                    view=permission_view(ask.id, disabled=True, labels=labels_of(ask.payload)),
                 )
             else:
                 content = _question_text(ask.agent, str(ask.payload.get("text", "")), "")

@@ -77,10 +77,20 @@ def clip_field(text: str, limit: int = 1024) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def permission_view(ask_id: str, *, disabled: bool = False) -> discord.ui.View:
+def labels_of(payload: dict[str, Any]) -> tuple[str, str]:
+    """The two buttons' words the request asked for (Allow and Deny unless it said)."""
+    labels = payload.get("labels")
+    if isinstance(labels, list) and len(labels) == 2 and all(isinstance(x, str) for x in labels):
+        return labels[0], labels[1]
+    return "Allow", "Deny"
+
+
+def permission_view(
+    ask_id: str, *, disabled: bool = False, labels: tuple[str, str] = ("Allow", "Deny")
+) -> discord.ui.View:
     view = discord.ui.View(timeout=None)
-    view.add_item(PermissionButton("allow", ask_id, disabled=disabled))
-    view.add_item(PermissionButton("deny", ask_id, disabled=disabled))
+    view.add_item(PermissionButton("allow", ask_id, disabled=disabled, label=labels[0]))
+    view.add_item(PermissionButton("deny", ask_id, disabled=disabled, label=labels[1]))
     return view
 
 
@@ -90,11 +100,13 @@ class PermissionButton(
 ):
     """Allow or Deny on a permission request; the custom_id carries only the ask id."""
 
-    def __init__(self, choice: str, ask_id: str, *, disabled: bool = False) -> None:
+    def __init__(
+        self, choice: str, ask_id: str, *, disabled: bool = False, label: str | None = None
+    ) -> None:
         allow = choice == "allow"
         super().__init__(
             discord.ui.Button(
-                label="Allow" if allow else "Deny",
+                label=label or ("Allow" if allow else "Deny"),
                 style=discord.ButtonStyle.success if allow else discord.ButtonStyle.danger,
                 custom_id=f"ask:{choice}:{ask_id}",
                 disabled=disabled,
