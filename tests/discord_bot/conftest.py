@@ -52,8 +52,13 @@ async def world_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
     """``world = await world_factory(script, plan_mode={...})``; torn down after the test."""
     worlds: list[World] = []
 
-    async def make(script: Script = (), *, plan_mode: dict[str, Any] | None = None) -> World:
-        world = await start_world(tmp_path / "data", script, plan_mode=plan_mode)
+    async def make(
+        script: Script = (),
+        *,
+        plan_mode: dict[str, Any] | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> World:
+        world = await start_world(tmp_path / "data", script, plan_mode=plan_mode, config=config)
         worlds.append(world)
         return world
 

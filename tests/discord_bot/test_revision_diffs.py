@@ -96,3 +96,14 @@ def test_the_discord_text_fits_its_budget_and_points_at_the_file() -> None:
     text = diff_plans(old, new, 3, 4).to_discord(1200)
     assert len(text) <= 1200
     assert text.rstrip().endswith("more in the attached diff")
+
+
+async def test_the_plan_message_shows_what_planning_cost(plan_scene: Any) -> None:
+    prices = {"claude-fake-test-model": {"input": 3.0, "output": 15.0}}
+    scene = await submitted(plan_scene, config={"anthropic": {"prices": prices}})
+    description = scene.plan_message(1).embeds[0].description or ""
+    [line] = [x for x in description.splitlines() if x.startswith("💰 Planning so far:")]
+    assert "output tokens" in line
+    assert "≈ $" in line
+    record = await scene.record((await scene.state()).plan_id or "", 1)
+    assert record.cost == line

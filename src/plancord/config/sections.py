@@ -31,6 +31,7 @@ from plancord.config.fields import (
     _not_empty,
     _suggestion,
 )
+from plancord.core.cost import Price
 from plancord.core.drift import DriftPolicy
 from plancord.core.settings import (
     Access,
@@ -180,6 +181,7 @@ class AnthropicConfig(BaseModel):
     context_window_tokens: PositiveInt = 200_000
     thinking: bool = False
     thinking_budget_tokens: PositiveInt = 4096
+    prices: dict[str, Price] = {}
 
     @field_validator("base_url")
     @classmethod

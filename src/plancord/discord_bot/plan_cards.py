@@ -10,6 +10,7 @@ from typing import Any
 
 import discord
 
+from plancord.core.cost import cost_of
 from plancord.core.plan_diff import PlanDiff, revision_changes
 from plancord.core.planning import (
     Actor,
@@ -59,11 +60,13 @@ class PlanCards(PlanMessagesBase):
         )
         requester = state.requested_by_name
         needed = (await self.bot.app.settings.plan_mode_for(revision.agent)).approvals
+        cost = await self._cost_line(revision, state)
         rendered = render_plan(
             revision,
             requested_by=requester,
             changes=await self.changes_of(revision),
             votes=f"👍 **Approvals 0 of {needed}**" if needed > 1 and not auto else None,
+            cost=cost,
         )
         user_id = state.requested_by if mention else None
         pinged = int(user_id) if user_id is not None and user_id.isdigit() else None
@@ -111,9 +114,19 @@ class PlanCards(PlanMessagesBase):
                 requested_by_name=requester,
                 posted_at=now,
                 updated_at=now,
+                cost=cost,
             )
         )
         return await self.store.put(record)
+
+    async def _cost_line(self, revision: PlanRevision, state: PlanningState) -> str | None:
+        """What planning cost from entering plan mode to this revision's submission."""
+        start = state.entered_at or revision.submitted_at
+        calls = await self.bot.app.conversations.usage_between(
+            revision.agent, start, revision.submitted_at
+        )
+        cost = cost_of(calls, self.bot.config.anthropic.prices)
+        return cost.line() if cost is not None else None
 
     async def _record_outcome(
         self, change: PlanningChange, *, note: str | None = None
@@ -261,6 +274,7 @@ class PlanCards(PlanMessagesBase):
             superseded=superseded,
             changes=changes,
             votes=votes,
+            cost=record.cost,
         )
 
     async def _progress_of(

@@ -173,6 +173,7 @@ def render_plan(
     superseded: Supersession | None = None,
     changes: PlanDiff | None = None,
     votes: str | None = None,
+    cost: str | None = None,
 ) -> RenderedPlan:
     """The plan message's embeds, inside every Discord limit, and whether the file must go too.
 
@@ -209,7 +210,10 @@ def render_plan(
     notes = plan.context_notes
 
     changed = changes.to_discord(CHANGES_LIMIT) if changes is not None and not changes.empty else ""
-    fixed = size(title) + size(footer) + size(status) + size(changed) + 4 + _OVERFLOW_NOTE_LIMIT
+    cost_line = clip(cost or "", 200)
+    fixed = (
+        size(title) + size(footer) + size(status) + size(changed) + size(cost_line) + 6
+    ) + _OVERFLOW_NOTE_LIMIT
     roomy_notes, roomy_questions = clip(notes, _NOTES_ROOMY), clip(questions, _QUESTIONS_ROOMY)
     roomy = fixed + size(roomy_notes) + size(roomy_questions) + 40
     step_sizes = sum(size(n) + min(size(v), FIELD_VALUE_LIMIT) for n, v in steps)
@@ -254,6 +258,9 @@ def render_plan(
             + f". The whole plan is attached as `{filename}`."
         )
         description_parts.append(clip(note, _OVERFLOW_NOTE_LIMIT - 2))
+
+    if cost_line:
+        description_parts.append(cost_line)
 
     colour = PENDING_COLOUR
     if outcome is not None:

@@ -76,6 +76,15 @@ class ConversationStore:
             ),
         )
 
+    async def usage_between(self, agent: str, start: Any, end: Any) -> list[tuple[str, ModelUsage]]:
+        """``(model, usage)`` of the agent's calls from ``start`` to ``end``, oldest first."""
+        rows = await self.db.fetchall(
+            "SELECT model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens "
+            "FROM model_usage WHERE agent = ? AND at >= ? AND at <= ? ORDER BY id",
+            (agent, ts(start), ts(end)),
+        )
+        return [(r[0], ModelUsage(r[1], r[2], r[3], r[4])) for r in rows]
+
     async def usage(self, agent: str) -> list[ModelUsage]:
         rows = await self.db.fetchall(
             "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens "

@@ -47,6 +47,8 @@ class PlanMessageRecord(BaseModel):
     superseded_by: int | None = None
     posted_at: datetime
     updated_at: datetime
+    cost: str | None = None
+    """What planning had cost when the revision was posted (``core.cost``)."""
 
 
 _COLUMNS = (
@@ -66,6 +68,7 @@ _COLUMNS = (
     "superseded_by",
     "posted_at",
     "updated_at",
+    "cost",
 )
 _KEY = ("plan_id", "revision")
 _UPSERT = (
@@ -94,6 +97,7 @@ def _values(record: PlanMessageRecord) -> tuple[object, ...]:
         record.superseded_by,
         ts(record.posted_at),
         ts(record.updated_at),
+        record.cost,
     )
 
 
@@ -115,6 +119,7 @@ def _from_row(row: sqlite3.Row) -> PlanMessageRecord:
         superseded_by=row["superseded_by"],
         posted_at=datetime.fromisoformat(row["posted_at"]),
         updated_at=datetime.fromisoformat(row["updated_at"]),
+        cost=row["cost"],
     )
 
 

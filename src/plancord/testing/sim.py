@@ -196,7 +196,7 @@ async def start_world(
         {
             **(config or {}),
             "data_dir": str(data_dir),
-            "anthropic": {"model": MODEL},
+            "anthropic": {**(config or {}).get("anthropic", {}), "model": MODEL},
             "plan_mode": plan_mode or {},
         }
     )
