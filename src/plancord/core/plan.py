@@ -67,9 +67,10 @@ class PlanStep(BaseModel):
     def _description(cls, value: Any) -> Any:
         return _clean_text(value)
 
-    @field_validator("tools", mode="before")
+    @field_validator("tools", "files", mode="before")
     @classmethod
-    def _tools(cls, value: Any) -> Any:
+    def _names(cls, value: Any) -> Any:
+        """One name alone means a list of one; each is a single line."""
         if isinstance(value, str):
             value = [value]
         if isinstance(value, list | tuple):
@@ -84,15 +85,6 @@ class PlanStep(BaseModel):
                 raise ValueError(f"each tool name must be 1 to {MAX_TOOL_NAME_CHARS} characters")
             if any(c in name for c in "`,"):
                 raise ValueError("a tool name may not contain backticks or commas")
-        return value
-
-    @field_validator("files", mode="before")
-    @classmethod
-    def _files(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = [value]
-        if isinstance(value, list | tuple):
-            return tuple(_one_line(v) for v in value)
         return value
 
     @field_validator("files")
