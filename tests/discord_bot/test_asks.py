@@ -76,7 +76,9 @@ async def test_ask_user_takes_the_requesters_next_message_as_the_answer(
     await scene.ana.send(channel, "the release branch")
 
     [result] = tool_results(scene, 1)
-    assert result["content"] == "The user answered: the release branch\n(answered by ana)"
+    assert result["content"] == (
+        "The user answered: the release branch\n(answered by ana at 2026-01-01 00:00 UTC)"
+    )
     assert "bob: use main!" not in user_texts(scene, 1)  # bob may not instruct ada
     assert not any("the release branch" in t for t in user_texts(scene, 1))
     assert scene.bot_texts(channel)[-1] == "Thanks."
@@ -89,7 +91,9 @@ async def test_a_reply_to_the_question_is_the_answer(scene_factory: SceneFactory
     await scene.ana.send(channel, "staging, please", reply_to=question)
 
     [result] = tool_results(scene, 1)
-    assert result["content"] == "The user answered: staging, please\n(answered by ana)"
+    assert result["content"] == (
+        "The user answered: staging, please\n(answered by ana at 2026-01-01 00:00 UTC)"
+    )
     assert await pending(scene) == []
 
 

@@ -177,6 +177,8 @@ class Question:
     text: str
     requested_by: str | None
     timeout_seconds: float
+    choices: tuple[str, ...] = ()
+    """Answers the agent offers (2 to 25); the human may still answer in their own words."""
 
 
 class Notifier(PlanningListener, Protocol):

@@ -50,6 +50,7 @@ class PlancordBot(PlancordClient):
         from plancord.discord_bot.cogs.messages import MessageCog
         from plancord.discord_bot.cogs.plan import PlanCog
         from plancord.discord_bot.permission_card import ASK_BUTTONS
+        from plancord.discord_bot.question_card import QUESTION_CONTROLS
         from plancord.discord_bot.views import PLAN_BUTTONS
 
         self._app = await App.open(
@@ -63,7 +64,7 @@ class PlancordBot(PlancordClient):
         await self.add_cog(PlanCog(self, self.notifier))
         await self.add_cog(AgentCog(self, self.notifier))
         await self.add_cog(MessageCog(self, self.notifier))
-        self.add_dynamic_items(*PLAN_BUTTONS, *ASK_BUTTONS)
+        self.add_dynamic_items(*PLAN_BUTTONS, *ASK_BUTTONS, *QUESTION_CONTROLS)
         await self.sync_commands()
         self.start_deadlines()
         await self.notifier.restore()
@@ -81,6 +82,16 @@ class PlancordBot(PlancordClient):
 
     async def decide_ask(self, interaction: discord.Interaction, ask_id: str, allow: bool) -> None:
         await self.notifier.asks.decide(interaction, ask_id, allow)
+
+    async def answer_ask(
+        self, interaction: discord.Interaction, ask_id: str, choice: int | None
+    ) -> None:
+        await self.notifier.asks.answer(interaction, ask_id, choice)
+
+    async def answer_ask_text(
+        self, interaction: discord.Interaction, ask_id: str, text: str
+    ) -> None:
+        await self.notifier.asks.answer_text(interaction, ask_id, text)
 
     def _turn_origin(self, agent: str, origin: object) -> None:
         if isinstance(origin, discord.abc.Messageable):

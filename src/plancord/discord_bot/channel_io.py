@@ -14,6 +14,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import discord
 
@@ -317,14 +318,16 @@ async def send_chunks(
     text: str,
     *,
     allowed_mentions: discord.AllowedMentions = NO_MENTIONS,
+    view: discord.ui.View | None = None,
 ) -> list[discord.Message]:
-    """Send ``text`` split into messages; a chunk that fails is logged and skipped."""
+    """Send ``text`` split into messages, ``view`` on the last; a chunk that fails is logged
+    and skipped."""
     sent: list[discord.Message] = []
-    for chunk in split_message(text):
-        if not chunk.strip():
-            continue
+    chunks = [chunk for chunk in split_message(text) if chunk.strip()]
+    for number, chunk in enumerate(chunks, start=1):
+        extra: dict[str, Any] = {"view": view} if view is not None and number == len(chunks) else {}
         try:
-            sent.append(await destination.send(chunk, allowed_mentions=allowed_mentions))
+            sent.append(await destination.send(chunk, allowed_mentions=allowed_mentions, **extra))
         except discord.HTTPException as exc:
             log.warning("could not send a message: %s", exc)
     return sent

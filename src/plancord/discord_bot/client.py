@@ -48,6 +48,18 @@ class PlancordClient(commands.Bot):
         """A click on a permission request's Allow or Deny (``PlancordBot`` hands it on)."""
         raise RuntimeError("this client cannot decide permission requests")
 
+    async def answer_ask(
+        self, interaction: discord.Interaction, ask_id: str, choice: int | None
+    ) -> None:
+        """A tap on a question's choice, or on "Other…" (``None``)."""
+        raise RuntimeError("this client cannot answer questions")
+
+    async def answer_ask_text(
+        self, interaction: discord.Interaction, ask_id: str, text: str
+    ) -> None:
+        """The "Other…" form of a question, submitted."""
+        raise RuntimeError("this client cannot answer questions")
+
 
 def client_of(interaction: discord.Interaction) -> PlancordClient:
     """The plancord client behind an interaction."""

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
 from plancord.core.gate import ToolKind
 from plancord.core.ports import Question
 
-MAX_QUESTION_CHARS = 2000
+MAX_QUESTION_CHARS = 1800
+"""With the asker's mention and the answering hint, a question fits one Discord message."""
+MIN_CHOICES = 2
+MAX_CHOICES = 25
+MAX_CHOICE_CHARS = 80
+"""Discord's limit for a button's label (a select option allows 100)."""
 
 
 class AskUserInput(BaseModel):
@@ -24,8 +29,35 @@ class AskUserInput(BaseModel):
     question: str = Field(
         min_length=1,
         max_length=MAX_QUESTION_CHARS,
-        description="One clear question, with the options if there are some.",
+        description="One clear question.",
     )
+    choices: list[str] | None = Field(
+        default=None,
+        description=(
+            f"Optional: {MIN_CHOICES} to {MAX_CHOICES} short answers (at most "
+            f"{MAX_CHOICE_CHARS} characters each) the human can pick with one tap; they may "
+            "still answer in their own words."
+        ),
+    )
+
+    @field_validator("choices")
+    @classmethod
+    def _choices(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        cleaned = [" ".join(choice.split()) for choice in value]
+        if not MIN_CHOICES <= len(cleaned) <= MAX_CHOICES:
+            raise ValueError(f"give {MIN_CHOICES} to {MAX_CHOICES} choices, or none")
+        for choice in cleaned:
+            if not choice:
+                raise ValueError("a choice may not be blank")
+            if len(choice) > MAX_CHOICE_CHARS:
+                raise ValueError(
+                    f"each choice must be at most {MAX_CHOICE_CHARS} characters: {choice[:40]}…"
+                )
+        if len({c.casefold() for c in cleaned}) != len(cleaned):
+            raise ValueError("the choices must differ from each other")
+        return cleaned
 
 
 class AskUserTool(Tool[AskUserInput]):
@@ -40,6 +72,8 @@ class AskUserTool(Tool[AskUserInput]):
     Input: ClassVar[type[BaseModel]] = AskUserInput
 
     def detail(self, args: AskUserInput) -> str:
+        if args.choices:
+            return f"{args.question[:160]} [{' / '.join(args.choices)[:40]}]"
         return args.question[:200]
 
     async def run(self, args: AskUserInput, ctx: ToolContext) -> ToolResult:
@@ -54,6 +88,7 @@ class AskUserTool(Tool[AskUserInput]):
             text=args.question,
             requested_by=ctx.requester.id if ctx.requester else None,
             timeout_seconds=ctx.ask_timeout_seconds,
+            choices=tuple(args.choices or ()),
         )
         answer = await ctx.notifier.ask_user(question)
         if answer is None:
