@@ -65,6 +65,7 @@ def runtime_settings(config: Config) -> RuntimeSettings:
             budget_tokens=config.anthropic.thinking_budget_tokens,
         ),
         agents=overrides_from(config.agents),
+        prices=config.anthropic.prices,
     )
 
 

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from plancord.agent.budget import BudgetGuard
 from plancord.agent.context import (
     text_of,
 )
@@ -74,7 +75,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-class AgentRuntime(ToolDispatch, ModelRequests):
+class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard):
     def __init__(
         self,
         *,
@@ -367,6 +368,8 @@ class AgentRuntime(ToolDispatch, ModelRequests):
                 await self._say(agent, "Stopped.")
                 return
             await self._flush_inbox(session)
+            if await self._budget_stops(agent):
+                return
             reply = await self._call_model(agent)
             step = next_step(reply.stop_reason)
             content = list(reply.content)

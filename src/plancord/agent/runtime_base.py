@@ -14,6 +14,7 @@ from plancord.agent.agent_settings import AgentOverrides, ThinkingSettings
 from plancord.agent.tools.base import ShellSettings, ToolRegistry
 from plancord.agent.turns import Block, TurnSlot
 from plancord.core.agents import AgentRecord
+from plancord.core.cost import Price
 from plancord.core.planning import (
     Actor,
 )
@@ -58,6 +59,8 @@ class RuntimeSettings:
     default_model: str = "claude-sonnet-5-5"
     thinking: ThinkingSettings = field(default_factory=ThinkingSettings)
     agents: Mapping[str, AgentOverrides] = field(default_factory=dict)
+    prices: Mapping[str, Price] = field(default_factory=dict)
+    """Dollars per million tokens by model, for plan budgets (``anthropic.prices``)."""
 
     def model_for(self, agent: str, record: AgentRecord) -> str:
         override = self.agents.get(agent)

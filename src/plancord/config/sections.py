@@ -63,6 +63,8 @@ class PlanModeOverrides(BaseModel):
     approvals: int | None = Field(default=None, ge=1, le=10)
     access: Access | None = None
     confirm_high_risk_steps: bool | None = None
+    budget_usd: float | None = Field(default=None, gt=0)
+    budget_tokens: int | None = Field(default=None, ge=1)
 
     @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
     @classmethod

@@ -62,6 +62,28 @@ def cost_of(calls: Iterable[tuple[str, ModelUsage]], prices: Mapping[str, Price]
     return Cost(billed, output, dollars)
 
 
+def budget_spent(cost: Cost | None, *, dollars: float | None, tokens: int | None) -> str | None:
+    """Why a plan under this budget must stop now, or None while budget is left.
+
+    Tokens count billed input plus output. A dollar budget on a model without a price
+    cannot be checked, and an unchecked budget is no budget: that stops too, saying why.
+    """
+    if cost is None:
+        return None
+    used = cost.billed_input + cost.output
+    if tokens is not None and used >= tokens:
+        return f"the plan's budget of {_tokens(tokens)} tokens is spent ({_tokens(used)} used)"
+    if dollars is not None:
+        if cost.dollars is None:
+            return (
+                f"the plan has a budget of ${dollars:.2f} but no price is configured for its "
+                "model (anthropic.prices), so what it spends cannot be counted"
+            )
+        if cost.dollars >= dollars:
+            return f"the plan's budget of ${dollars:.2f} is spent (≈ ${cost.dollars:.2f} used)"
+    return None
+
+
 def _tokens(count: float) -> str:
     if count >= 1_000_000:
         return f"{count / 1_000_000:.1f}M"

@@ -117,6 +117,10 @@ class PlanModeSettings(BaseModel):
     approvals: int = Field(default=1, ge=1, le=10)
     access: Access = Field(default_factory=Access)
     confirm_high_risk_steps: bool = False
+    budget_usd: float | None = Field(default=None, gt=0)
+    """Per plan, planning and execution together: spent, execution stops with a notice."""
+    budget_tokens: int | None = Field(default=None, ge=1)
+    """The same in tokens (billed input plus output), for models without a price."""
 
     @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
     @classmethod
