@@ -33,6 +33,7 @@ EXPECTED = {
     (Phase.SUBMITTED, PlanEvent.TIMEOUT): Phase.INACTIVE,
     (Phase.EXECUTING, PlanEvent.COMPLETE): Phase.INACTIVE,
     (Phase.EXECUTING, PlanEvent.CANCEL): Phase.INACTIVE,
+    (Phase.EXECUTING, PlanEvent.AMEND): Phase.SUBMITTED,
 }
 
 ALL_PAIRS = list(itertools.product(Phase, PlanEvent))
@@ -95,6 +96,8 @@ def performer(
             return await service.reject(await current_ref(service, agent), ANA, "no")
         if event is PlanEvent.CANCEL:
             return await service.cancel(agent, ANA)
+        if event is PlanEvent.AMEND:
+            return await service.amend(agent, PLAN)
         if event is PlanEvent.COMPLETE:
             return await service.complete(agent, Actor.agent(agent), "done")
         clock.advance(days=1)

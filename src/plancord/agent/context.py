@@ -114,8 +114,9 @@ def _executing_lines(state: PlanningState, revision: PlanRevision | None) -> lis
             lines.append(f"{number}. [{status}] {step.description}{note}")
     lines.append(
         "Work through the steps in order; call update_plan_step as you start and finish each, "
-        "and complete_plan when every step is done or skipped. If the plan turns out wrong, "
-        "stop and tell the user."
+        "and complete_plan when every step is done or skipped. If the work needs more than "
+        "the plan says, submit an amended plan with submit_plan (execution pauses until a "
+        "human approves it); if the plan turns out wrong, stop and tell the user."
     )
     return lines
 

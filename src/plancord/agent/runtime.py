@@ -264,6 +264,11 @@ class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard):
         if change.action == "approved":
             mode = change.after.approval_mode
             text = f"{HOST} Plan v{rev} approved by {who}: you may now modify files."
+            if change.detail.get("amends") is not None:
+                text = (
+                    f"{HOST} Amendment v{rev} approved by {who}: go on executing with its "
+                    "steps; steps carried over unchanged keep their progress."
+                )
             if mode is ApprovalMode.CONFIRM_EACH_EDIT:
                 text += " Every change will ask a human for permission first."
             if mode is ApprovalMode.FRESH_CONTEXT and not session.busy:

@@ -4,6 +4,7 @@ them), request changes, reject; each bound to exactly one revision and the appro
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from plancord.core.errors import (
     InvalidTransition,
@@ -21,6 +22,7 @@ from plancord.core.planning import (
     PlanRef,
     PlanRevision,
     StepProgress,
+    StepStatus,
 )
 from plancord.core.ports import (
     PlanningChange,
@@ -51,19 +53,23 @@ class Decisions(ServiceBase):
             if len(votes) < settings.approvals:
                 return state
         now = self.clock.now()
+        steps = await self._steps_for(state, revision)
         new = state.model_copy(
             update={
                 "phase": Phase.EXECUTING,
+                "amends": None,
                 "approval_deadline": None,
                 "idle_deadline": None,
                 "approved_by": approver.id,
                 "approved_by_name": approver.name,
                 "approved_at": now,
                 "approval_mode": mode,
-                "steps": tuple(StepProgress() for _ in revision.plan.steps),
+                "steps": steps,
             }
         )
-        detail = {"sha256": revision.sha256, "mode": mode.value}
+        detail: dict[str, Any] = {"sha256": revision.sha256, "mode": mode.value}
+        if state.amends is not None:
+            detail["amends"] = state.amends
         return await self._decided(
             AuditAction.APPROVED,
             ref,
@@ -74,6 +80,24 @@ class Decisions(ServiceBase):
             detail,
             mode=mode.value if mode is not ApprovalMode.NORMAL else None,
         )
+
+    async def _steps_for(
+        self, state: PlanningState, revision: PlanRevision
+    ) -> tuple[StepProgress, ...]:
+        """Progress for ``revision``'s steps: all pending, except that an amendment keeps the
+        progress of every step it carries over word for word from the plan it amends."""
+        fresh = [StepProgress() for _ in revision.plan.steps]
+        if state.amends is None or state.plan_id is None:
+            return tuple(fresh)
+        amended = await self.store.get_revision(state.plan_id, state.amends)
+        if amended is None:
+            return tuple(fresh)
+        kept = {
+            step.description: progress
+            for step, progress in zip(amended.plan.steps, state.steps, strict=False)
+            if progress.status is not StepStatus.PENDING
+        }
+        return tuple(kept.get(step.description, StepProgress()) for step in revision.plan.steps)
 
     async def _check_tree(self, ref: PlanRef, revision: PlanRevision, approver: Actor) -> None:
         """Refuse to execute a plan on a different tree from the one it was reviewed against:

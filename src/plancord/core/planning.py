@@ -41,6 +41,7 @@ class PlanEvent(StrEnum):
     CANCEL = "cancel"
     TIMEOUT = "timeout"
     COMPLETE = "complete"
+    AMEND = "amend"
 
 
 TRANSITIONS: Mapping[tuple[Phase, PlanEvent], Phase] = {
@@ -55,6 +56,7 @@ TRANSITIONS: Mapping[tuple[Phase, PlanEvent], Phase] = {
     (Phase.SUBMITTED, PlanEvent.TIMEOUT): Phase.INACTIVE,
     (Phase.EXECUTING, PlanEvent.COMPLETE): Phase.INACTIVE,
     (Phase.EXECUTING, PlanEvent.CANCEL): Phase.INACTIVE,
+    (Phase.EXECUTING, PlanEvent.AMEND): Phase.SUBMITTED,
 }
 
 _PHASE_SITUATION: Mapping[Phase, str] = {
@@ -73,6 +75,7 @@ _EVENT_ACTION: Mapping[PlanEvent, str] = {
     PlanEvent.CANCEL: "cancel",
     PlanEvent.TIMEOUT: "time out",
     PlanEvent.COMPLETE: "complete the plan",
+    PlanEvent.AMEND: "amend the plan",
 }
 
 
@@ -224,6 +227,8 @@ class PlanningState(BaseModel):
     approved_at: datetime | None = None
     approval_mode: ApprovalMode | None = None
     steps: tuple[StepProgress, ...] = ()
+    amends: int | None = None
+    """While an amendment waits: the approved revision it amends (execution is paused)."""
     version: int = 0
     updated_at: datetime | None = None
 

@@ -145,10 +145,26 @@ class PlanningService(Decisions, Deadlines):
         author: RevisionAuthor = RevisionAuthor.AGENT,
     ) -> PlanRevision:
         """Validate and store a new revision; the agent then waits for a human decision."""
+        return await self._submit(agent, plan, actor=actor, author=author, amending=False)
+
+    async def amend(self, agent: str, plan: Plan | Mapping[str, Any] | str) -> PlanRevision:
+        """While executing, submit an amended plan: a new revision, diffed against the
+        approved one, with execution paused until a human approves it (Reject stops it)."""
+        return await self._submit(agent, plan, amending=True)
+
+    async def _submit(
+        self,
+        agent: str,
+        plan: Plan | Mapping[str, Any] | str,
+        *,
+        actor: Actor | None = None,
+        author: RevisionAuthor = RevisionAuthor.AGENT,
+        amending: bool,
+    ) -> PlanRevision:
         actor = actor or Actor.agent(agent)
         settings = await self.settings.plan_mode_for(agent)
         state = await self.store.load_state(agent)
-        target = next_phase(state.phase, PlanEvent.SUBMIT)
+        target = next_phase(state.phase, PlanEvent.AMEND if amending else PlanEvent.SUBMIT)
         if author is RevisionAuthor.HUMAN_EDIT and not may_decide(actor, state, settings):
             raise NotAuthorised(self._refusal("edit", state, settings))
         valid = validate_plan(plan, max_plan_bytes=settings.max_plan_bytes)
@@ -173,6 +189,7 @@ class PlanningService(Decisions, Deadlines):
                 "plan_sha": revision.sha256,
                 "idle_deadline": None,
                 "approval_deadline": now + settings.approval_timeout,
+                "amends": state.revision if amending else state.amends,
             }
         )
         detail: dict[str, Any] = {
@@ -180,6 +197,8 @@ class PlanningService(Decisions, Deadlines):
             "author": author.value,
             "bytes": valid.size_bytes(),
         }
+        if new.amends is not None:
+            detail["amends"] = new.amends  # execution is paused until this is decided
         if not settings.require_approval:
             detail["auto_approved"] = True  # nobody is asked to review it
         after = await self._commit(state, new, "submitted", actor, detail, revision)

@@ -42,8 +42,15 @@ from plancord.discord_bot.embed_basics import (
 )
 
 
-def review_request_text(agent: str, revision: int, mention: str | None) -> str:
+def review_request_text(
+    agent: str, revision: int, mention: str | None, *, amends: int | None = None
+) -> str:
     who = f"{mention}, " if mention else ""
+    if amends is not None:
+        return (
+            f"{who}**{agent}** wants to amend the approved plan v{amends}: v{revision} is up "
+            "for review. ⏸️ Execution is paused until it is approved; Reject stops it."
+        )
     return f"{who}**{agent}** submitted plan v{revision} for review."
 
 

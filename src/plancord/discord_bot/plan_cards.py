@@ -74,7 +74,10 @@ class PlanCards(PlanMessagesBase):
             auto_approved_text(revision.agent, revision.revision)
             if auto
             else review_request_text(
-                revision.agent, revision.revision, f"<@{pinged}>" if pinged else None
+                revision.agent,
+                revision.revision,
+                f"<@{pinged}>" if pinged else None,
+                amends=state.amends,
             )
         )
         allowed = (

@@ -51,6 +51,7 @@ STATE_COLUMNS = (
     "approved_at",
     "approval_mode",
     "steps",
+    "amends",
     "version",
     "updated_at",
 )
@@ -75,6 +76,7 @@ def state_values(state: PlanningState) -> list[Any]:
         ts(state.approved_at),
         state.approval_mode.value if state.approval_mode else None,
         json.dumps([s.model_dump(mode="json") for s in state.steps]),
+        state.amends,
         state.version,
         ts(state.updated_at),
     ]
@@ -100,6 +102,7 @@ def state_from_row(row: sqlite3.Row) -> PlanningState:
         approved_at=parse_ts(row["approved_at"]),
         approval_mode=row["approval_mode"],
         steps=tuple(StepProgress.model_validate(s) for s in json.loads(row["steps"])),
+        amends=row["amends"],
         version=row["version"],
         updated_at=parse_ts(row["updated_at"]),
     )

@@ -202,7 +202,9 @@ class SubmitPlanTool(Tool[SubmitPlanInput]):
         "tools it will use and risk low/medium/high), questions for the reviewer and "
         "context_notes. Make the steps concrete enough to approve: which files change and "
         "how. If the plan is rejected as invalid, the result says which field to fix. After "
-        "a successful submit your turn ends; the human approves, asks for changes or rejects."
+        "a successful submit your turn ends; the human approves, asks for changes or rejects. "
+        "While executing an approved plan, submitting is how you amend it when the work "
+        "needs more than the plan says: execution pauses until the amendment is approved."
     )
     kind: ClassVar[ToolKind] = ToolKind.PLANNING
     Input: ClassVar[type[BaseModel]] = SubmitPlanInput
@@ -214,11 +216,19 @@ class SubmitPlanTool(Tool[SubmitPlanInput]):
     async def run(self, args: SubmitPlanInput, ctx: ToolContext) -> ToolResult:
         name = ctx.agent.name
         try:
-            revision = await ctx.planning.submit(name, args.plan)
+            if ctx.phase is Phase.EXECUTING:
+                revision = await ctx.planning.amend(name, args.plan)
+            else:
+                revision = await ctx.planning.submit(name, args.plan)
             status = await ctx.planning.status(name)
         except PlancordError as exc:
             return ToolResult.error(str(exc))
         submitted = f"Plan v{revision.revision} (sha {revision.sha8}) submitted"
+        if status.state.phase is Phase.SUBMITTED and status.state.amends is not None:
+            return ToolResult(
+                f"{submitted} as an amendment to the approved v{status.state.amends}. "
+                "Execution is paused: make no changes until a human approves it."
+            )
         if status.state.phase is Phase.EXECUTING:
             return ToolResult(
                 f"{submitted} and approved by policy (no approval required). Carry it out "
