@@ -328,3 +328,16 @@ def test_a_sandbox_switched_off_is_a_warning(tmp_path: Path) -> None:
     found = by_what(checks(write_config(tmp_path, "sandbox:\n  layer: 'off'\n")), "agent sandbox")
     assert found.status is Status.WARN
     assert "can reach its secrets" in found.line()
+
+
+def test_a_dollar_budget_without_a_price_is_a_warning(tmp_path: Path) -> None:
+    unpriced = write_config(tmp_path, "plan_mode:\n  budget_usd: 2.5\n")
+    found = by_what(checks(unpriced), "plan budgets")
+    assert found.status is Status.WARN
+    assert "no price for claude-" in found.line() and "budget_tokens" in found.line()
+    priced = write_config(
+        tmp_path,
+        "plan_mode:\n  budget_usd: 2.5\nanthropic:\n  model: claude-sonnet-5-5\n"
+        "  prices:\n    claude-sonnet-5-5: {input: 3, output: 15}\n",
+    )
+    assert by_what(checks(priced), "plan budgets").status is Status.OK

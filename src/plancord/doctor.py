@@ -276,6 +276,27 @@ def check_landlock(abi: int, config: Config | None) -> Check:
     )
 
 
+def check_budget_prices(config: Config) -> Check | None:
+    """A dollar budget needs a price for the model it counts; without one the plan stops
+    before executing (an unchecked budget is no budget). Only when a budget is set; agents
+    created through Discord with other models are not seen here."""
+    layers = [config.plan_mode, *(a.plan_mode for a in config.agents.values())]
+    layers += [c.plan_mode for c in config.channels.values()]
+    if all(layer.budget_usd is None for layer in layers):
+        return None
+    models = {config.anthropic.model} | {a.model for a in config.agents.values() if a.model}
+    missing = sorted(m for m in models if m not in config.anthropic.prices)
+    if not missing:
+        return _ok("plan budgets: every configured model has a price")
+    return _warn(
+        "plan budgets",
+        f"plan_mode.budget_usd is set but anthropic.prices has no price for {', '.join(missing)}, "
+        "so a plan on it stops before executing",
+        "add anthropic.prices.<model> with input and output dollars per million tokens, or "
+        "use plan_mode.budget_tokens",
+    )
+
+
 def check_tokens(environ: Mapping[str, str]) -> list[Check]:
     secrets = Secrets.from_env(environ)
     found = {
@@ -307,6 +328,9 @@ def diagnose(
     yield migrations_check
     if config is not None:
         yield check_database(config.database_path, latest)
+        budget = check_budget_prices(config)
+        if budget is not None:
+            yield budget
     yield check_git()
     yield check_ripgrep()
     yield check_agent_sandbox(config)
