@@ -280,9 +280,10 @@ def check_budget_prices(config: Config) -> Check | None:
     """A dollar budget needs a price for the model it counts; without one the plan stops
     before executing (an unchecked budget is no budget). Only when a budget is set; agents
     created through Discord with other models are not seen here."""
-    layers = [config.plan_mode, *(a.plan_mode for a in config.agents.values())]
-    layers += [c.plan_mode for c in config.channels.values()]
-    if all(layer.budget_usd is None for layer in layers):
+    budgets = [config.plan_mode.budget_usd]
+    budgets += [a.plan_mode.budget_usd for a in config.agents.values()]
+    budgets += [c.plan_mode.budget_usd for c in config.channels.values()]
+    if all(budget is None for budget in budgets):
         return None
     models = {config.anthropic.model} | {a.model for a in config.agents.values() if a.model}
     missing = sorted(m for m in models if m not in config.anthropic.prices)
