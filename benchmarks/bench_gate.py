@@ -10,8 +10,8 @@ Run with ``.venv/bin/python benchmarks/bench_gate.py [RUNS]``. For ``view`` of a
 times ``dispatch`` and the tool's own ``run`` with the same context, alternately, and prints
 the medians, the gate's share (dispatch minus run) and its ratio to the run. It then times
 the gate's parts on their own: ``decide``, the read-only filter, the drift check against an
-approved plan (and loading that plan while executing), the state loads and the deadline
-push. The machine's other load shows in every figure; compare the columns
+approved plan (and loading that plan while executing), the state loads, a plan budget's
+check before each model call, and the deadline push. The machine's other load shows in every figure; compare the columns
 of one run, not runs with each other.
 """
 
@@ -171,6 +171,17 @@ async def parts(bench: Bench, runs: int) -> dict[str, float]:
         await bench.runtime.plan_settings.plan_mode_for("ada")
 
     samples["agent + state + settings loads"] = [await timed(loads) for _ in range(runs)]
+    runtime = bench.runtime
+    samples["budget check per model call (no budget)"] = [
+        await timed(lambda: runtime._budget_stops("ada")) for _ in range(runs)
+    ]
+    record = await bench.store.get_agent("ada")
+    budgeted = {**record.plan_mode_overrides, "budget_tokens": 10**12}
+    await bench.store.update_agent(record.model_copy(update={"plan_mode_overrides": budgeted}))
+    samples["budget check per model call (budget set)"] = [
+        await timed(lambda: runtime._budget_stops("ada")) for _ in range(runs)
+    ]
+    await bench.store.update_agent(record)
     samples["idle-deadline push (gathering)"] = [
         await timed(lambda: bench.service.touch("ada")) for _ in range(runs)
     ]
