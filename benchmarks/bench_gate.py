@@ -11,8 +11,8 @@ times ``dispatch`` and the tool's own ``run`` with the same context, alternately
 the medians, the gate's share (dispatch minus run) and its ratio to the run. It then times
 the gate's parts on their own: ``decide``, the read-only filter, the drift check against an
 approved plan (and loading that plan while executing), the state loads, a plan budget's
-check before each model call, and the deadline push. The machine's other load shows in every figure; compare the columns
-of one run, not runs with each other.
+check before each model call, and the deadline push. The machine's other load shows in
+every figure; compare the columns of one run, not runs with each other.
 """
 
 from __future__ import annotations
