@@ -10,14 +10,9 @@ answered, keeping the conversation whole); the budget bounds what is spent after
 
 from __future__ import annotations
 
-import logging
-
 from plancord.agent.runtime_base import HOST, RuntimeBase
 from plancord.core.cost import budget_spent, cost_of
-from plancord.core.errors import PlancordError
 from plancord.core.planning import Actor, Phase
-
-log = logging.getLogger(__name__)
 
 
 class BudgetGuard(RuntimeBase):
@@ -40,13 +35,7 @@ class BudgetGuard(RuntimeBase):
         )
         if why is None:
             return False
-        try:
-            await self.planning.complete(
-                agent, Actor.policy("budget"), f"Execution stopped: {why}."
-            )
-        except PlancordError as exc:
-            log.warning("agent %s: could not end execution over budget: %s", agent, exc)
-            raise
+        await self.planning.complete(agent, Actor.policy("budget"), f"Execution stopped: {why}.")
         note = (
             f"{HOST} Execution stopped: {why}. Plan mode has ended with the steps so far "
             "kept; do not continue the plan."

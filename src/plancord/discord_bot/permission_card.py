@@ -3,7 +3,6 @@ asked, who decides), and its Allow and Deny buttons, which survive restarts as d
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any
 
@@ -11,12 +10,7 @@ import discord
 
 from plancord.discord_bot.client import client_of
 
-log = logging.getLogger(__name__)
-
-RESOLVED_EVENT = "plancord_ask_resolved"
 ACTION_CHARS = 1500
-REMEMBERED_DECISIONS = 256
-NO_MENTIONS = discord.AllowedMentions.none()
 
 
 def user_id_of(requested_by: str | None) -> int | None:

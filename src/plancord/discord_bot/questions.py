@@ -20,6 +20,7 @@ from plancord.core.access import may_instruct
 from plancord.core.errors import PlancordError
 from plancord.core.ports import Question
 from plancord.discord_bot.asks_base import (
+    NO_MENTIONS,
     RESOLVED_EVENT,
     AsksBase,
     LiveAsk,
@@ -221,7 +222,7 @@ class Questions(AsksBase):
         view = question_view(ask.id, choices_of(ask.payload), disabled=True, chosen=index)
         try:
             await interaction.response.edit_message(
-                content=content, view=view, allowed_mentions=discord.AllowedMentions.none()
+                content=content, view=view, allowed_mentions=NO_MENTIONS
             )
         except discord.HTTPException as exc:
             log.warning("could not mark question %s answered: %s", ask.id, exc)
