@@ -32,7 +32,7 @@ from plancord.core.ports import (  # noqa: E402
 from plancord.core.service import PlanningService  # noqa: E402
 from plancord.storage.conversations import ConversationStore  # noqa: E402
 from plancord.storage.db import Database  # noqa: E402
-from plancord.storage.store import SqliteStore  # noqa: E402
+from plancord.storage.store import SqlStore  # noqa: E402
 
 MODEL = "claude-fake-test-model"
 ANA = Actor.user(42, "ana")
@@ -79,7 +79,7 @@ class Bench:
     """One agent runtime over its own database file and workspace directory."""
 
     db: Database
-    store: SqliteStore
+    store: SqlStore
     service: PlanningService
     conversations: ConversationStore
     runtime: AgentRuntime
@@ -104,7 +104,7 @@ async def open_bench(
 ) -> Bench:
     """A runtime with one agent, ``agent``, whose workspace is a fresh git repository."""
     db = await Database.open(data_dir / "plancord.db")
-    store = SqliteStore(db)
+    store = SqlStore(db)
     clock = StepClock()
     settings = StoredSettings(Config.model_validate({"plan_mode": plan_mode or {}}), store)
     channel = QuietChannel()

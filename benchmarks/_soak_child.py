@@ -42,7 +42,7 @@ from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.db import Database
-from plancord.storage.store import AgentExists, SqliteStore
+from plancord.storage.store import AgentExists, SqlStore
 
 ANA = Actor.user(42, "ana")
 ROOT = Actor.user(1, "root", is_admin=True)
@@ -229,7 +229,7 @@ async def main(args: argparse.Namespace) -> int:
     first_db = await Database.open(path)
     second_db = await Database.open(path, migrate=False)
     try:
-        store = SqliteStore(first_db)
+        store = SqlStore(first_db)
         names = [f"agent-{n}" for n in range(args.agents)]
         for number, name in enumerate(names):
             record = AgentRecord(name=name, model="m", channel_id=100 + number, created_at=START)
@@ -239,7 +239,7 @@ async def main(args: argparse.Namespace) -> int:
         clock = ChildClock(datetime.fromisoformat(newest[0]) if newest and newest[0] else START)
         settings = StaticSettings(SETTINGS)
         first = PlanningService(store, clock, settings)
-        second = PlanningService(SqliteStore(second_db), clock, settings)
+        second = PlanningService(SqlStore(second_db), clock, settings)
         child = Child(rng, first, second, ConversationStore(first_db), clock)
         say("READY")
         await first.fire_due()

@@ -54,7 +54,7 @@ from plancord.core.planning import (
 )
 from plancord.core.service import PlanningService
 from plancord.storage.db import Database
-from plancord.storage.store import _STATE_COLUMNS, SqliteStore, _state_values, ts
+from plancord.storage.store import _STATE_COLUMNS, SqlStore, _state_values, ts
 
 CYCLES = 2000
 ROUND = 200
@@ -132,7 +132,7 @@ class Subject:
 
 async def open_subject(name: str, path: Path, database: type[Database]) -> Subject:
     db = await database.open(path)
-    store = SqliteStore(db)
+    store = SqlStore(db)
     clock = StepClock()
     names = [f"agent-{n:03d}" for n in range(AGENTS)]
     for number, agent in enumerate(names):
@@ -301,7 +301,7 @@ async def restore_once(path: Path, now: datetime) -> tuple[float, float, float, 
     db = await Database.open(path)
     opened = time.perf_counter()
     try:
-        store = SqliteStore(db)
+        store = SqlStore(db)
         service = PlanningService(store, clock, StoredSettings(Config(), store))
         states = await store.list_states()
         listed = time.perf_counter()

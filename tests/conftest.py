@@ -1,8 +1,12 @@
-"""Shared fixtures: a real SQLite file per test, a controllable clock, the planning service."""
+"""Shared fixtures: a real database per test (a SQLite file, and a database on a real
+PostgreSQL server: every test of the store and the service runs on both), a controllable
+clock, the planning service."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,8 +16,12 @@ from plancord.core.agents import AgentRecord
 from plancord.core.ports import PlanningChange, StaticSettings
 from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
-from plancord.storage.db import Database
-from plancord.storage.store import SqliteStore
+from plancord.storage.backend import Backend, open_database
+from plancord.storage.store import SqlStore
+from plancord.testing.postgres_server import PostgresServer, PostgresUnavailable
+
+# CI sets this: there, a machine without PostgreSQL fails the run instead of skipping.
+REQUIRE_POSTGRES = os.environ.get("PLANCORD_REQUIRE_POSTGRES") == "1"
 
 
 class ManualClock:
@@ -47,9 +55,56 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "plancord.db"
 
 
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One real PostgreSQL server for the session, in a temporary directory."""
+    try:
+        server = PostgresServer.start()
+    except PostgresUnavailable as exc:
+        if REQUIRE_POSTGRES:
+            pytest.fail(str(exc))
+        pytest.skip(f"PostgreSQL tests skipped: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server: PostgresServer) -> str:
+    """A migrated database each test's database is copied from (a copy takes milliseconds)."""
+    name = postgres_server.create_database()
+
+    async def migrate() -> None:
+        database = await open_database(postgres_server.url(name))
+        await database.close()
+
+    asyncio.run(migrate())
+    return name
+
+
 @pytest.fixture
-async def db(db_path: Path) -> AsyncIterator[Database]:
-    database = await Database.open(db_path)
+def postgres_url(postgres_server: PostgresServer, postgres_template: str) -> Iterator[str]:
+    """A fresh, migrated PostgreSQL database for one test."""
+    name = postgres_server.create_database(template=postgres_template)
+    try:
+        yield postgres_server.url(name)
+    finally:
+        postgres_server.drop_database(name)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_target(request: pytest.FixtureRequest, db_path: Path) -> str | Path:
+    """Where the test's database lives: a SQLite file, or a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return db_path
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture
+async def db(db_target: str | Path) -> AsyncIterator[Backend]:
+    database = await open_database(db_target)
     try:
         yield database
     finally:
@@ -57,8 +112,8 @@ async def db(db_path: Path) -> AsyncIterator[Database]:
 
 
 @pytest.fixture
-def store(db: Database) -> SqliteStore:
-    return SqliteStore(db)
+def store(db: Backend) -> SqlStore:
+    return SqlStore(db)
 
 
 @pytest.fixture
@@ -78,7 +133,7 @@ def notifier() -> RecordingNotifier:
 
 @pytest.fixture
 def service(
-    store: SqliteStore, clock: ManualClock, settings: StaticSettings, notifier: RecordingNotifier
+    store: SqlStore, clock: ManualClock, settings: StaticSettings, notifier: RecordingNotifier
 ) -> PlanningService:
     return PlanningService(store, clock, settings, [notifier])
 
@@ -93,6 +148,6 @@ def agent_record(name: str = "ada", channel_id: int | None = 1001) -> AgentRecor
 
 
 @pytest.fixture
-async def agent(store: SqliteStore) -> str:
+async def agent(store: SqlStore) -> str:
     await store.create_agent(agent_record())
     return "ada"

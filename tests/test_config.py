@@ -91,6 +91,17 @@ def test_absolute_database_path_is_kept(tmp_path: Path) -> None:
     assert config.database_path == tmp_path / "x.db"
 
 
+def test_a_postgresql_url_selects_postgres_and_stays_out_of_messages(tmp_path: Path) -> None:
+    config = load_config(
+        write_config(tmp_path, "database: postgresql://bot:s3cret@db.internal:5432/plancord\n")
+    )
+    assert config.database_target == "postgresql://bot:s3cret@db.internal:5432/plancord"
+    assert config.database_path is None
+    assert config.database_label == "postgresql://bot:***@db.internal:5432/plancord"
+    with pytest.raises(ConfigError, match="names no host"):
+        load_config(write_config(tmp_path, "database: postgresql:///plancord\n"))
+
+
 def test_example_file_loads_and_its_defaults_match_the_code() -> None:
     config = load_config(EXAMPLE)
 

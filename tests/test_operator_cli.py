@@ -33,7 +33,7 @@ from plancord.core.ports import SystemClock
 from plancord.core.service import PlanningService
 from plancord.storage.db import Database, migrate_file
 from plancord.storage.migrations import discover
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 
 T = TypeVar("T")
 ANA = Actor.user(42, "ana")
@@ -58,24 +58,24 @@ class World:
     def db(self) -> Path:
         return self.root / "state" / "plancord.db"
 
-    def do(self, action: Callable[[SqliteStore, PlanningService], Awaitable[T]]) -> T:
+    def do(self, action: Callable[[SqlStore, PlanningService], Awaitable[T]]) -> T:
         async def run() -> T:
             config = load_config(self.config)
             async with await Database.open(config.database_path) as db:
-                store = SqliteStore(db)
+                store = SqlStore(db)
                 service = PlanningService(store, SystemClock(), StoredSettings(config, store))
                 return await action(store, service)
 
         return asyncio.run(run())
 
     def state(self, agent: str) -> PlanningState:
-        async def load(store: SqliteStore, _: PlanningService) -> PlanningState:
+        async def load(store: SqlStore, _: PlanningService) -> PlanningState:
             return await store.load_state(agent)
 
         return self.do(load)
 
     def submit(self, agent: str, plan: dict[str, Any] = PLAN) -> PlanRevision:
-        async def go(_: SqliteStore, service: PlanningService) -> PlanRevision:
+        async def go(_: SqlStore, service: PlanningService) -> PlanRevision:
             await service.enter(agent, source=EntrySource.USER, actor=ANA, task="health")
             return await service.submit(agent, plan)
 
@@ -84,7 +84,7 @@ class World:
     def resubmit(self, agent: str) -> PlanRevision:
         """Ana sends the current revision back; the agent submits the next one."""
 
-        async def go(store: SqliteStore, service: PlanningService) -> PlanRevision:
+        async def go(store: SqlStore, service: PlanningService) -> PlanRevision:
             state = await store.load_state(agent)
             assert state.plan_id is not None
             ref = PlanRef(agent=agent, plan_id=state.plan_id, revision=state.revision)
@@ -122,7 +122,7 @@ def world(tmp_path: Path) -> World:
     async def setup() -> None:
         await migrate_file(found.db)
         async with await Database.open(found.db) as db:
-            store = SqliteStore(db)
+            store = SqlStore(db)
             created = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
             await store.create_agent(
                 AgentRecord(name="ada", model="claude-test", channel_id=1001, created_at=created)

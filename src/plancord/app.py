@@ -21,27 +21,27 @@ from plancord.config import Config
 from plancord.core.ports import Clock, ModelClient, Notifier, PlanningListener, SystemClock
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.core.service import PlanningService
+from plancord.storage.backend import Backend, open_database
 from plancord.storage.conversations import ConversationStore
-from plancord.storage.db import Database
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 
 
 @dataclass(frozen=True, slots=True)
 class CoreServices:
     """The services every entry point needs over one database: the bot, the operator CLI."""
 
-    store: SqliteStore
+    store: SqlStore
     conversations: ConversationStore
     settings: StoredSettings
     planning: PlanningService
 
 
 def core_services(
-    config: Config, db: Database, clock: Clock, listeners: Sequence[PlanningListener] = ()
+    config: Config, db: Backend, clock: Clock, listeners: Sequence[PlanningListener] = ()
 ) -> CoreServices:
     """The one place the store, the settings and the planning service are wired together;
     plans bind to the workspace tree they were submitted against."""
-    store = SqliteStore(db)
+    store = SqlStore(db)
     settings = StoredSettings(config, store)
     probe = GitTreeProbe(config.data_dir / "agents", config.sandbox_settings)
     planning = PlanningService(store, clock, settings, list(listeners), probe)
@@ -72,8 +72,8 @@ def runtime_settings(config: Config) -> RuntimeSettings:
 @dataclass
 class App:
     config: Config
-    db: Database
-    store: SqliteStore
+    db: Backend
+    store: SqlStore
     conversations: ConversationStore
     settings: StoredSettings
     planning: PlanningService
@@ -99,7 +99,7 @@ class App:
     ) -> App:
         """Open (and migrate) the database and build the services around it."""
         clock = clock or SystemClock()
-        db = await Database.open(config.database_path)
+        db = await open_database(config.database_target)
         core = core_services(config, db, clock, [notifier])
         store, conversations, settings, planning = (
             core.store,

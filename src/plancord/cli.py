@@ -70,17 +70,45 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
     from plancord.core.errors import PlancordError
-    from plancord.storage.db import migrate_file
+    from plancord.storage.backend import migrate_database
 
+    where = config.database_label
+    if args.source is not None:
+        return _copy_into(config.database_target, where, args.source)
     try:
-        before, after = asyncio.run(migrate_file(config.database_path))
+        before, after = asyncio.run(migrate_database(config.database_target))
     except PlancordError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
     if before == after:
-        print(f"database {config.database_path} is up to date (version {after})")
+        print(f"database {where} is up to date (version {after})")
     else:
-        print(f"database {config.database_path} migrated from version {before} to {after}")
+        print(f"database {where} migrated from version {before} to {after}")
+    return 0
+
+
+def _copy_into(target: Path | str, where: str, source: str) -> int:
+    """``migrate --from sqlite:PATH``: the SQLite file's rows into the configured PostgreSQL."""
+    from plancord.core.errors import PlancordError
+    from plancord.storage.copy import copy_sqlite_to_postgres
+
+    if not source.startswith("sqlite:") or source == "sqlite:":
+        print(f"plancord: --from takes sqlite:PATH, not {source!r}", file=sys.stderr)
+        return 2
+    if isinstance(target, Path):
+        print(
+            "plancord: --from copies into PostgreSQL; set database: postgresql://… in the config",
+            file=sys.stderr,
+        )
+        return 2
+    path = Path(source.removeprefix("sqlite:")).expanduser()
+    try:
+        copied = asyncio.run(copy_sqlite_to_postgres(path, target))
+    except PlancordError as exc:
+        print(f"plancord: {exc}", file=sys.stderr)
+        return 2
+    counts = ", ".join(f"{c.rows} {c.table}" for c in copied)
+    print(f"copied {path} into {where}: {counts}")
     return 0
 
 
@@ -197,6 +225,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     migrate = sub.add_parser("migrate", help="create or upgrade the database")
     migrate.add_argument("--config", type=Path, default=None, help=config_help)
+    migrate.add_argument(
+        "--from",
+        dest="source",
+        metavar="sqlite:PATH",
+        default=None,
+        help="copy an existing SQLite database into the configured (empty) PostgreSQL one",
+    )
     migrate.set_defaults(func=_cmd_migrate)
 
     check = sub.add_parser(

@@ -21,10 +21,13 @@ from enum import StrEnum
 from pathlib import Path
 from urllib.parse import quote
 
+import psycopg
+
 from plancord.config import Config, ConfigError, Secrets, load_config
 from plancord.core.settings import ShellSandbox
 from plancord.core.shell.sandbox import landlock_abi
 from plancord.startup import data_dir_fix, data_dir_problem
+from plancord.storage.backend import redact
 from plancord.storage.db import storage_error
 from plancord.storage.migrations import MigrationError, default_migrations_dir, discover
 
@@ -125,6 +128,42 @@ def _read_schema_version(path: Path) -> int:
     finally:
         conn.close()
     return int(row[0]) if row else 0
+
+
+def check_database_server(url: str, latest: int | None) -> Check:
+    """A PostgreSQL database: reachable, and at which schema version (nothing is changed)."""
+    what = f"database {redact(url)}"
+    try:
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            exists = conn.execute("SELECT to_regclass('plancord_schema') IS NOT NULL").fetchone()
+            row = (
+                conn.execute("SELECT max(version) FROM plancord_schema").fetchone()
+                if exists and exists[0]
+                else None
+            )
+    except psycopg.Error as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return _fail(
+            what, f"cannot be reached: {first}", "check the URL, the server and the password"
+        )
+    version = int(row[0]) if row and row[0] is not None else 0
+    if version == 0:
+        return _warn(
+            what, "reachable, no schema yet", "run plancord migrate (plancord run also does)"
+        )
+    if latest is not None and version > latest:
+        return _fail(
+            what,
+            f"at schema version {version}, newer than this plancord knows (up to {latest})",
+            "upgrade plancord or point database at another server",
+        )
+    if latest is not None and version < latest:
+        return _warn(
+            what,
+            f"at schema version {version}, the newest is {latest}",
+            "run plancord migrate (plancord run also migrates at start)",
+        )
+    return _ok(f"{what} reachable, schema version {version} (newest)")
 
 
 def check_database(path: Path, latest: int | None) -> Check:
@@ -328,7 +367,11 @@ def diagnose(
     migrations_check, latest = check_migrations()
     yield migrations_check
     if config is not None:
-        yield check_database(config.database_path, latest)
+        file = config.database_path
+        if file is not None:
+            yield check_database(file, latest)
+        else:
+            yield check_database_server(str(config.database_target), latest)
         budget = check_budget_prices(config)
         if budget is not None:
             yield budget

@@ -37,9 +37,9 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import SystemClock
 from plancord.core.service import PlanningService, PlanningStatus
-from plancord.storage.db import Database
+from plancord.storage.backend import open_database
 from plancord.storage.migrations import discover, schema_version
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 
 __all__ = [
     "AgentRow",
@@ -71,7 +71,7 @@ class OperatorError(PlancordError):
 
 @dataclass(frozen=True, slots=True)
 class OperatorServices:
-    store: SqliteStore
+    store: SqlStore
     planning: PlanningService
 
 
@@ -87,15 +87,16 @@ class AgentRow:
 @asynccontextmanager
 async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
     """The store and planning service over the bot's existing, fully migrated database."""
-    path = config.database_path
-    if not path.is_file():
+    path = config.database_label
+    file = config.database_path
+    if file is not None and not file.is_file():
         raise OperatorError(
             f"no database at {path}; run plancord migrate or start the bot first "
             "(or pass the bot's --config)"
         )
     migrations = discover()
     latest = migrations[-1].version if migrations else 0
-    db = await Database.open(path, migrate=False)
+    db = await open_database(config.database_target, migrate=False)
     try:
         version = await schema_version(db)
         if version < latest:

@@ -38,6 +38,8 @@ def data_dir_problem(config: Config) -> str | None:
     if problem is None:
         problem = _writable_dir(config.data_dir / "agents", "its agents folder")
     database = config.database_path
+    if database is None:  # PostgreSQL: the server keeps the state, not this folder
+        return problem
     if problem is None and database.exists():
         if not database.is_file():
             problem = f"the database {database} is not a file"

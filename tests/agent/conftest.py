@@ -14,7 +14,7 @@ from plancord.agent.workspace import init_workspace
 from plancord.core.planning import Actor, Phase
 from plancord.core.ports import Notifier, PermissionRequest, PlanningChange, Question
 from plancord.core.service import PlanningService
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 
 REQUESTER = Actor.user(42, "ana")
 
@@ -104,7 +104,7 @@ def fake_notifier() -> FakeNotifier:
 
 @pytest.fixture
 async def make_ctx(
-    store: SqliteStore,
+    store: SqlStore,
     service: PlanningService,
     agent: str,
     workspace: Path,

@@ -8,7 +8,7 @@ import pytest
 
 from plancord.agent.tools.base import ToolContext
 from plancord.agent.tools.selfedit import SelfEditDocsTool, SelfEditSystemPromptTool
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 
 from .conftest import call
 
@@ -16,7 +16,7 @@ PROMPT, DOCS = SelfEditSystemPromptTool(), SelfEditDocsTool()
 
 
 async def test_system_prompt_is_replaced_in_the_store(
-    ctx: ToolContext, store: SqliteStore, agent: str
+    ctx: ToolContext, store: SqlStore, agent: str
 ) -> None:
     result = await call(PROMPT, ctx, new_prompt="Always write tests first.")
     assert not result.is_error
@@ -26,7 +26,7 @@ async def test_system_prompt_is_replaced_in_the_store(
     assert ctx.agent.system_prompt == "Always write tests first."
 
 
-async def test_system_prompt_limits(ctx: ToolContext, store: SqliteStore, agent: str) -> None:
+async def test_system_prompt_limits(ctx: ToolContext, store: SqlStore, agent: str) -> None:
     blank = await call(PROMPT, ctx, new_prompt="   ")
     assert blank.is_error
     assert (await store.get_agent(agent)).system_prompt == ""

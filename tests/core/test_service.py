@@ -7,6 +7,7 @@ import logging
 from datetime import timedelta
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from plancord.core.errors import (
@@ -35,8 +36,10 @@ from plancord.core.ports import PlanningChange, StaticSettings, Transition
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
+from plancord.storage.backend import Backend, open_database
 from plancord.storage.db import Database
-from plancord.storage.store import SqliteStore
+from plancord.storage.postgres import PgDatabase
+from plancord.storage.store import SqlStore
 from tests.conftest import ManualClock, RecordingNotifier
 
 ANA = Actor.user(42, "ana")
@@ -60,10 +63,11 @@ async def submitted(service: PlanningService, agent: str, plan: object = PLAN) -
 
 
 async def reopen(
-    db_path: Path, clock: ManualClock, settings: StaticSettings
-) -> tuple[Database, PlanningService]:
-    db = await Database.open(db_path)
-    return db, PlanningService(SqliteStore(db), clock, settings)
+    db_target: str | Path, clock: ManualClock, settings: StaticSettings
+) -> tuple[Backend, PlanningService]:
+    """A second connection to the test's database, as a second process would have."""
+    db = await open_database(db_target)
+    return db, PlanningService(SqlStore(db), clock, settings)
 
 
 async def test_enter_records_who_and_why(
@@ -87,7 +91,7 @@ async def test_enter_records_who_and_why(
 
 
 async def test_enter_while_planning_changes_nothing(
-    service: PlanningService, store: SqliteStore, agent: str
+    service: PlanningService, store: SqlStore, agent: str
 ) -> None:
     await service.enter(agent, source=EntrySource.USER, actor=ANA, task="first")
     before = await store.load_state(agent)
@@ -114,7 +118,7 @@ async def test_agent_self_entry_keeps_the_human_as_requester(
 
 
 async def test_entry_from_a_run_nobody_can_answer_is_refused(
-    service: PlanningService, store: SqliteStore, agent: str
+    service: PlanningService, store: SqlStore, agent: str
 ) -> None:
     with pytest.raises(EntryRefused, match="nobody can answer"):
         await service.enter(
@@ -124,7 +128,7 @@ async def test_entry_from_a_run_nobody_can_answer_is_refused(
 
 
 async def test_disabled_plan_mode_refuses_entry(
-    store: SqliteStore, clock: ManualClock, agent: str
+    store: SqlStore, clock: ManualClock, agent: str
 ) -> None:
     service = PlanningService(store, clock, StaticSettings(PlanModeSettings(enabled=False)))
     with pytest.raises(PlanModeDisabled):
@@ -139,7 +143,7 @@ async def test_default_phase_by_role(service: PlanningService, agent: str) -> No
 
 
 async def test_submit_stores_the_revision_with_its_sha(
-    service: PlanningService, store: SqliteStore, agent: str, clock: ManualClock
+    service: PlanningService, store: SqlStore, agent: str, clock: ManualClock
 ) -> None:
     ref = await submitted(service, agent)
     revision = await store.get_revision(ref.plan_id, 1)
@@ -153,7 +157,7 @@ async def test_submit_stores_the_revision_with_its_sha(
 
 
 async def test_invalid_plan_changes_nothing(
-    service: PlanningService, store: SqliteStore, agent: str
+    service: PlanningService, store: SqlStore, agent: str
 ) -> None:
     await service.enter(agent, source=EntrySource.USER, actor=ANA)
     before = await store.load_state(agent)
@@ -163,7 +167,7 @@ async def test_invalid_plan_changes_nothing(
 
 
 async def test_approval_binds_revision_and_sha(
-    service: PlanningService, store: SqliteStore, agent: str, notifier: RecordingNotifier
+    service: PlanningService, store: SqlStore, agent: str, notifier: RecordingNotifier
 ) -> None:
     ref = await submitted(service, agent)
     state = await service.approve(ref, ANA, ApprovalMode.CONFIRM_EACH_EDIT)
@@ -177,7 +181,7 @@ async def test_approval_binds_revision_and_sha(
     assert notifier.changes[-1].revision is not None
 
 
-async def test_wrong_sha_is_stale(service: PlanningService, store: SqliteStore, agent: str) -> None:
+async def test_wrong_sha_is_stale(service: PlanningService, store: SqlStore, agent: str) -> None:
     ref = await submitted(service, agent)
     with pytest.raises(StalePlan):
         await service.approve(ref.model_copy(update={"sha256": "0" * 64}), ANA)
@@ -185,7 +189,7 @@ async def test_wrong_sha_is_stale(service: PlanningService, store: SqliteStore, 
 
 
 async def test_superseded_revision_cannot_be_approved(
-    service: PlanningService, store: SqliteStore, agent: str
+    service: PlanningService, store: SqlStore, agent: str
 ) -> None:
     v1 = await submitted(service, agent)
     await service.request_changes(v1, ANA, "also check the DB", step=2)
@@ -219,7 +223,7 @@ async def test_request_changes_needs_feedback_and_a_real_step(
         await service.request_changes(ref, ANA, "x", step=3)
 
 
-async def test_approver_policy(service: PlanningService, store: SqliteStore, agent: str) -> None:
+async def test_approver_policy(service: PlanningService, store: SqlStore, agent: str) -> None:
     ref = await submitted(service, agent)
     with pytest.raises(
         NotAuthorised,
@@ -242,11 +246,11 @@ async def test_approver_policy(service: PlanningService, store: SqliteStore, age
 
 
 async def test_the_approval_race_has_one_winner(
-    store: SqliteStore, clock: ManualClock, settings: StaticSettings, agent: str
+    store: SqlStore, clock: ManualClock, settings: StaticSettings, agent: str
 ) -> None:
     gate = asyncio.Barrier(2)
 
-    class RacingStore(SqliteStore):
+    class RacingStore(SqlStore):
         async def save_transition(self, transition: Transition) -> PlanningState:
             if transition.audit.action == "approved":
                 await gate.wait()
@@ -267,11 +271,11 @@ async def test_the_approval_race_has_one_winner(
 
 
 async def test_approve_and_reject_race_across_two_connections(
-    db_path: Path, store: SqliteStore, clock: ManualClock, settings: StaticSettings, agent: str
+    db_target: str | Path, store: SqlStore, clock: ManualClock, settings: StaticSettings, agent: str
 ) -> None:
     first = PlanningService(store, clock, settings)
     ref = await submitted(first, agent)
-    db2, second = await reopen(db_path, clock, settings)
+    db2, second = await reopen(db_target, clock, settings)
     try:
         results = await asyncio.gather(
             first.approve(ref, ANA), second.reject(ref, REVIEWER, "no"), return_exceptions=True
@@ -287,7 +291,7 @@ async def test_approve_and_reject_race_across_two_connections(
 
 
 async def test_a_stale_version_is_a_conflict(
-    store: SqliteStore, clock: ManualClock, agent: str
+    store: SqlStore, clock: ManualClock, agent: str
 ) -> None:
     state = await store.load_state(agent)
     audit = AuditEntry(at=clock.now(), agent=agent, actor="test", action="probe")
@@ -300,8 +304,8 @@ async def test_a_stale_version_is_a_conflict(
 
 @pytest.mark.parametrize("phase", list(Phase))
 async def test_every_phase_survives_a_restart(
-    db_path: Path,
-    store: SqliteStore,
+    db_target: str | Path,
+    store: SqlStore,
     service: PlanningService,
     clock: ManualClock,
     settings: StaticSettings,
@@ -316,7 +320,7 @@ async def test_every_phase_survives_a_restart(
             await service.approve(ref, ANA)
             await service.update_step(agent, 1, StepStatus.DONE, "read it")
     before = await store.load_state(agent)
-    db2, fresh = await reopen(db_path, clock, settings)
+    db2, fresh = await reopen(db_target, clock, settings)
     try:
         status = await fresh.status(agent)
     finally:
@@ -328,14 +332,14 @@ async def test_every_phase_survives_a_restart(
 
 
 async def test_approval_still_works_after_a_restart(
-    db_path: Path,
+    db_target: str | Path,
     service: PlanningService,
     clock: ManualClock,
     settings: StaticSettings,
     agent: str,
 ) -> None:
     ref = await submitted(service, agent)
-    db2, fresh = await reopen(db_path, clock, settings)
+    db2, fresh = await reopen(db_target, clock, settings)
     try:
         state = await fresh.approve(ref, ANA)
     finally:
@@ -344,9 +348,9 @@ async def test_approval_still_works_after_a_restart(
 
 
 async def test_timeout_fires_once_after_a_restart(
-    db_path: Path,
+    db_target: str | Path,
     service: PlanningService,
-    store: SqliteStore,
+    store: SqlStore,
     clock: ManualClock,
     settings: StaticSettings,
     agent: str,
@@ -355,7 +359,7 @@ async def test_timeout_fires_once_after_a_restart(
     clock.advance(minutes=29)
     assert await service.fire_due() == []
     clock.advance(minutes=2)
-    db2, fresh = await reopen(db_path, clock, settings)
+    db2, fresh = await reopen(db_target, clock, settings)
     notifier = RecordingNotifier()
     fresh.add_notifier(notifier)
     try:
@@ -375,7 +379,7 @@ async def test_timeout_fires_once_after_a_restart(
 
 
 async def test_gathering_idle_timeout_and_activity(
-    service: PlanningService, store: SqliteStore, clock: ManualClock, agent: str
+    service: PlanningService, store: SqlStore, clock: ManualClock, agent: str
 ) -> None:
     await service.enter(agent, source=EntrySource.USER, actor=ANA)
     clock.advance(minutes=50)
@@ -389,16 +393,16 @@ async def test_gathering_idle_timeout_and_activity(
 
 
 async def test_two_racing_schedulers_time_out_once(
-    db_path: Path,
+    db_target: str | Path,
     service: PlanningService,
-    store: SqliteStore,
+    store: SqlStore,
     clock: ManualClock,
     settings: StaticSettings,
     agent: str,
 ) -> None:
     await submitted(service, agent)
     clock.advance(hours=1)
-    db2, other = await reopen(db_path, clock, settings)
+    db2, other = await reopen(db_target, clock, settings)
     try:
         results = await asyncio.gather(service.fire_due(), other.fire_due())
     finally:
@@ -408,7 +412,7 @@ async def test_two_racing_schedulers_time_out_once(
 
 
 async def test_scheduler_wakes_for_new_deadlines(
-    service: PlanningService, store: SqliteStore, clock: ManualClock, agent: str
+    service: PlanningService, store: SqlStore, clock: ManualClock, agent: str
 ) -> None:
     scheduler = DeadlineScheduler(service, max_sleep=0.05)
     scheduler.start()
@@ -427,7 +431,7 @@ async def test_scheduler_wakes_for_new_deadlines(
 
 
 async def test_step_progress_and_completion(
-    service: PlanningService, store: SqliteStore, agent: str
+    service: PlanningService, store: SqlStore, agent: str
 ) -> None:
     ref = await submitted(service, agent)
     with pytest.raises(InvalidTransition, match="only be recorded while"):
@@ -449,7 +453,7 @@ async def test_step_progress_and_completion(
 
 
 async def test_reject_ends_planning_and_says_why(
-    service: PlanningService, store: SqliteStore, agent: str
+    service: PlanningService, store: SqlStore, agent: str
 ) -> None:
     ref = await submitted(service, agent)
     state = await service.reject(ref, ANA, "  too risky  ")
@@ -460,7 +464,7 @@ async def test_reject_ends_planning_and_says_why(
 
 
 async def test_without_required_approval_the_policy_approves(
-    store: SqliteStore, clock: ManualClock, agent: str
+    store: SqlStore, clock: ManualClock, agent: str
 ) -> None:
     service = PlanningService(
         store, clock, StaticSettings(PlanModeSettings(require_approval=False))
@@ -482,7 +486,7 @@ async def test_a_human_edit_revision_needs_an_approver(
 
 
 async def test_a_failing_notifier_does_not_undo_the_decision(
-    store: SqliteStore,
+    store: SqlStore,
     clock: ManualClock,
     settings: StaticSettings,
     agent: str,
@@ -536,11 +540,12 @@ async def test_frozen_log_lines(
     )
 
 
+@pytest.mark.parametrize("db_target", ["sqlite"], indirect=True)
 async def test_a_locked_database_fails_cleanly_then_recovers(
-    db_path: Path, clock: ManualClock, settings: StaticSettings, agent: str, store: SqliteStore
+    db_path: Path, clock: ManualClock, settings: StaticSettings, agent: str, store: SqlStore
 ) -> None:
     db = await Database.open(db_path, busy_timeout_ms=50)
-    service = PlanningService(SqliteStore(db), clock, settings)
+    service = PlanningService(SqlStore(db), clock, settings)
     blocker = await Database.open(db_path, migrate=False)
     try:
         await blocker.conn.execute("BEGIN IMMEDIATE")
@@ -558,9 +563,34 @@ async def test_a_locked_database_fails_cleanly_then_recovers(
         await db.close()
 
 
-async def test_a_full_disk_fails_cleanly_then_recovers(
-    db: Database, service: PlanningService, store: SqliteStore, agent: str
+@pytest.mark.parametrize("db_target", ["postgresql"], indirect=True)
+async def test_a_locked_postgres_table_fails_cleanly_then_recovers(
+    db_target: str, clock: ManualClock, settings: StaticSettings, agent: str, store: SqlStore
 ) -> None:
+    db = await PgDatabase.open(db_target, lock_timeout_ms=50)
+    service = PlanningService(SqlStore(db), clock, settings)
+    blocker = await psycopg.AsyncConnection.connect(db_target)
+    try:
+        await blocker.execute("LOCK TABLE planning_state IN ACCESS EXCLUSIVE MODE")
+        with pytest.raises(
+            StorageError, match="locked by another session; nothing was changed"
+        ) as info:
+            await service.enter(agent, source=EntrySource.USER, actor=ANA)
+        assert info.value.kind == "locked"
+        await blocker.rollback()
+        assert (await service.status(agent)).state.phase is Phase.INACTIVE
+        outcome = await service.enter(agent, source=EntrySource.USER, actor=ANA)
+        assert outcome.entered
+    finally:
+        await blocker.close()
+        await db.close()
+
+
+@pytest.mark.parametrize("db_target", ["sqlite"], indirect=True)
+async def test_a_full_disk_fails_cleanly_then_recovers(
+    db: Database, service: PlanningService, store: SqlStore, agent: str
+) -> None:
+    """SQLite's disk-full path; a full PostgreSQL server is not simulated here."""
     await service.enter(agent, source=EntrySource.USER, actor=ANA)
     before = await store.load_state(agent)
     row = await db.fetchone("PRAGMA page_count")

@@ -18,7 +18,7 @@ from plancord.core.planning import (
     next_phase,
 )
 from plancord.core.service import PlanningService
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 from tests.conftest import ManualClock
 
 EXPECTED = {
@@ -109,7 +109,7 @@ def performer(
 @pytest.mark.parametrize(("phase", "event"), ALL_PAIRS)
 async def test_every_pair_through_the_service(
     service: PlanningService,
-    store: SqliteStore,
+    store: SqlStore,
     clock: ManualClock,
     agent: str,
     phase: Phase,

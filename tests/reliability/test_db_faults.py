@@ -35,7 +35,7 @@ from plancord.core.settings import PlanModeSettings
 from plancord.llm.anthropic_client import AnthropicModelClient
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.db import Database
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 from tests.conftest import ManualClock, RecordingNotifier, agent_record
 from tests.fakes.anthropic_server import FakeAnthropicServer, ToolCall, text_turn, tool_turn
 from tests.runtime.conftest import MODEL, ChannelRecorder
@@ -54,7 +54,7 @@ LOCK_WAIT_MS = 50
 @dataclass
 class Bed:
     db: Database
-    store: SqliteStore
+    store: SqlStore
     service: PlanningService
     conversations: ConversationStore
     notifier: RecordingNotifier
@@ -83,7 +83,7 @@ class Bed:
 async def bed(path: Path) -> AsyncIterator[Bed]:
     db = await Database.open(path, busy_timeout_ms=LOCK_WAIT_MS)
     try:
-        store = SqliteStore(db)
+        store = SqlStore(db)
         await store.create_agent(agent_record())
         clock = ManualClock()
         notifier = RecordingNotifier()
@@ -314,7 +314,7 @@ async def runtime_for(
 ) -> AsyncIterator[AgentRuntime]:
     db = await Database.open(path, busy_timeout_ms=LOCK_WAIT_MS)
     model = AnthropicModelClient(api_key="test-key", base_url=server.url, max_retries=0)
-    store = SqliteStore(db)
+    store = SqlStore(db)
     clock = ManualClock()
     settings = StoredSettings(Config(), store)
     service = PlanningService(store, clock, settings, [channel])

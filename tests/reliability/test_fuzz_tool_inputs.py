@@ -47,7 +47,7 @@ from plancord.core.ports import (
 from plancord.core.service import PlanningService
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.db import Database
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 
 ANA = Actor.user(42, "ana")
 OPERATOR = Actor.operator()
@@ -156,7 +156,7 @@ class World:
     runner: asyncio.Runner
     root: Path
     db: Database
-    store: SqliteStore
+    store: SqlStore
     service: PlanningService
     runtime: AgentRuntime
     session: AgentSession
@@ -191,7 +191,7 @@ class World:
 
 async def build_world(runner: asyncio.Runner, root: Path, phase: Phase) -> World:
     db = await Database.open(root / "data" / "plancord.db")
-    store = SqliteStore(db)
+    store = SqlStore(db)
     clock = FixedClock()
     plan_settings = StoredSettings(Config(), store)
     channel = SilentChannel()

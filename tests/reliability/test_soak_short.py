@@ -33,7 +33,7 @@ from plancord.core.service import PlanningService
 from plancord.llm.anthropic_client import AnthropicModelClient
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.db import Database
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 from tests.conftest import ManualClock
 from tests.fakes.anthropic_server import FakeAnthropicServer, ToolCall, text_turn, tool_turn
 from tests.runtime.conftest import MODEL, ChannelRecorder
@@ -203,7 +203,7 @@ async def runtime_over(
 ) -> AsyncIterator[AgentRuntime]:
     db = await Database.open(data / "plancord.db")
     model = AnthropicModelClient(api_key="test-key", base_url=server.url, max_retries=0)
-    store = SqliteStore(db)
+    store = SqlStore(db)
     clock = ManualClock()
     settings = StoredSettings(Config(), store)
     agents_dir = data / "agents"

@@ -21,7 +21,7 @@ from plancord.core.service import PlanningService
 from plancord.llm.anthropic_client import AnthropicModelClient
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.db import Database
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 from tests.conftest import ManualClock
 from tests.fakes.anthropic_server import FakeAnthropicServer, Script
 
@@ -64,7 +64,7 @@ class Harness:
     server: FakeAnthropicServer
     runtime: AgentRuntime
     service: PlanningService
-    store: SqliteStore
+    store: SqlStore
     conversations: ConversationStore
     manager: AgentManager
     channel: ChannelRecorder

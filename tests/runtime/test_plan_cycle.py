@@ -156,14 +156,14 @@ async def test_a_restart_in_gathering_resumes_read_only(make_harness: Any) -> No
     from plancord.llm.anthropic_client import AnthropicModelClient
     from plancord.storage.conversations import ConversationStore
     from plancord.storage.db import Database
-    from plancord.storage.store import SqliteStore
+    from plancord.storage.store import SqlStore
     from tests.fakes.anthropic_server import FakeAnthropicServer
 
     async with FakeAnthropicServer(
         [tool_turn(ToolCall("create_file", {"path": "y.txt", "content": "y"})), text_turn("ok")]
     ) as server:
         db = await Database.open(first.data_dir / "plancord.db")
-        store = SqliteStore(db)
+        store = SqlStore(db)
         settings = StoredSettings(Config(), store)
         service = PlanningService(store, first.clock, settings, [first.channel])
         model = AnthropicModelClient(api_key="k", base_url=server.url, max_retries=0)

@@ -1,4 +1,5 @@
-"""``Database``: one-trip write transactions on the writer, reads on a query-only reader."""
+"""Both engines' databases: one-trip write transactions, rolled back as a whole on any
+failure; SQLite's writes in order and its reads on a query-only reader."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from plancord.core.errors import StorageError
+from plancord.storage.backend import Backend, Tx, open_database
 from plancord.storage.db import Database
 
 
@@ -16,34 +18,36 @@ class Refused(Exception):
     pass
 
 
-async def open_db(path: Path) -> Database:
-    db = await Database.open(path, migrate=False)
+async def open_db(target: str | Path) -> Backend:
+    db = await open_database(target, migrate=False)
     await db.write(lambda conn: conn.execute("CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER)"))
     return db
 
 
-async def rows(db: Database) -> list[tuple[str, int]]:
+async def rows(db: Backend) -> list[tuple[str, int]]:
     return [(r[0], r[1]) for r in await db.fetchall("SELECT k, v FROM t ORDER BY k")]
 
 
-async def test_a_write_commits_everything_it_did_and_returns_its_result(tmp_path: Path) -> None:
-    async with await open_db(tmp_path / "p.db") as db:
+async def test_a_write_commits_everything_it_did_and_returns_its_result(
+    db_target: str | Path,
+) -> None:
+    async with await open_db(db_target) as db:
 
-        def work(conn: sqlite3.Connection) -> int:
+        def work(conn: Tx) -> int:
             conn.execute("INSERT INTO t VALUES ('a', 1)")
             conn.execute("INSERT INTO t VALUES ('b', 2)")
             return int(conn.execute("SELECT sum(v) FROM t").fetchone()[0])
 
         assert await db.write(work) == 3
         assert await rows(db) == [("a", 1), ("b", 2)]
-    with sqlite3.connect(tmp_path / "p.db") as other:
-        assert other.execute("SELECT count(*) FROM t").fetchone()[0] == 2
+    async with await open_database(db_target, migrate=False) as other:
+        assert await rows(other) == [("a", 1), ("b", 2)]
 
 
-async def test_a_failing_write_rolls_back_and_raises_its_own_error(tmp_path: Path) -> None:
-    async with await open_db(tmp_path / "p.db") as db:
+async def test_a_failing_write_rolls_back_and_raises_its_own_error(db_target: str | Path) -> None:
+    async with await open_db(db_target) as db:
 
-        def work(conn: sqlite3.Connection) -> None:
+        def work(conn: Tx) -> None:
             conn.execute("INSERT INTO t VALUES ('a', 1)")
             raise Refused
 
@@ -54,11 +58,13 @@ async def test_a_failing_write_rolls_back_and_raises_its_own_error(tmp_path: Pat
         assert await rows(db) == [("a", 1)]
 
 
-async def test_a_sqlite_failure_is_a_storage_error_and_changes_nothing(tmp_path: Path) -> None:
-    async with await open_db(tmp_path / "p.db") as db:
+async def test_a_database_failure_is_a_storage_error_and_changes_nothing(
+    db_target: str | Path,
+) -> None:
+    async with await open_db(db_target) as db:
         await db.write(lambda conn: conn.execute("INSERT INTO t VALUES ('a', 1)"))
 
-        def work(conn: sqlite3.Connection) -> None:
+        def work(conn: Tx) -> None:
             conn.execute("INSERT INTO t VALUES ('b', 2)")
             conn.execute("INSERT INTO t VALUES ('a', 3)")
 
@@ -67,13 +73,13 @@ async def test_a_sqlite_failure_is_a_storage_error_and_changes_nothing(tmp_path:
         assert await rows(db) == [("a", 1)]
 
 
-async def test_writes_apply_in_the_order_they_were_asked_for(tmp_path: Path) -> None:
-    async with await open_db(tmp_path / "p.db") as db:
+async def test_writes_apply_in_the_order_they_were_asked_for(db_path: Path) -> None:
+    async with await open_db(db_path) as db:
         await db.write(lambda conn: conn.execute("INSERT INTO t VALUES ('n', 0)"))
 
         def bump(expected: int) -> None:
             async def go() -> None:
-                def work(conn: sqlite3.Connection) -> None:
+                def work(conn: Tx) -> None:
                     seen = conn.execute("SELECT v FROM t WHERE k = 'n'").fetchone()[0]
                     assert seen == expected
                     conn.execute("UPDATE t SET v = v + 1 WHERE k = 'n'")
@@ -90,9 +96,9 @@ async def test_writes_apply_in_the_order_they_were_asked_for(tmp_path: Path) -> 
 
 
 async def test_a_read_does_not_wait_for_another_process_holding_the_write_lock(
-    tmp_path: Path,
+    db_path: Path,
 ) -> None:
-    path = tmp_path / "p.db"
+    path = db_path
     async with await open_db(path) as db:
         await db.write(lambda conn: conn.execute("INSERT INTO t VALUES ('a', 1)"))
         blocker = sqlite3.connect(path, isolation_level=None)
@@ -107,18 +113,19 @@ async def test_a_read_does_not_wait_for_another_process_holding_the_write_lock(
         assert await rows(db) == [("a", 1), ("b", 2)]
 
 
-async def test_the_reader_cannot_write(tmp_path: Path) -> None:
-    async with await open_db(tmp_path / "p.db") as db:
+async def test_the_reader_cannot_write(db_path: Path) -> None:
+    async with await open_db(db_path) as db:
+        assert isinstance(db, Database)
         assert db.reader is not None
         with pytest.raises(StorageError):
             await db.fetchall("INSERT INTO t VALUES ('x', 1)")
         assert await rows(db) == []
 
 
-async def test_a_cancelled_write_is_all_or_nothing(tmp_path: Path) -> None:
-    async with await open_db(tmp_path / "p.db") as db:
+async def test_a_cancelled_write_is_all_or_nothing(db_target: str | Path) -> None:
+    async with await open_db(db_target) as db:
 
-        def work(conn: sqlite3.Connection) -> None:
+        def work(conn: Tx) -> None:
             for n in range(200):
                 conn.execute("INSERT INTO t VALUES (?, ?)", (f"k{n:03d}", n))
 
@@ -135,9 +142,9 @@ async def test_a_cancelled_write_is_all_or_nothing(tmp_path: Path) -> None:
 
 
 async def test_one_statement_is_its_own_transaction_and_says_what_it_changed(
-    tmp_path: Path,
+    db_target: str | Path,
 ) -> None:
-    async with await open_db(tmp_path / "p.db") as db:
+    async with await open_db(db_target) as db:
         assert await db.execute("INSERT INTO t VALUES (?, ?), (?, ?)", ("a", 1, "b", 2)) == 2
         assert await db.execute("UPDATE t SET v = v + 1 WHERE k = ?", ("zz",)) == 0
         with pytest.raises(StorageError, match="nothing was changed"):

@@ -8,11 +8,11 @@ import pytest
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import AgentNotFound
 from plancord.core.planning import Actor, AuditEntry, EntrySource, Phase
-from plancord.storage.store import AgentExists, SqliteStore, ts
+from plancord.storage.store import AgentExists, SqlStore, ts
 from tests.conftest import agent_record
 
 
-async def test_agents_round_trip(store: SqliteStore) -> None:
+async def test_agents_round_trip(store: SqlStore) -> None:
     record = agent_record().model_copy(
         update={
             "system_prompt": "be careful",
@@ -31,7 +31,7 @@ async def test_agents_round_trip(store: SqliteStore) -> None:
     assert state.version == 0
 
 
-async def test_duplicate_names_and_channels_are_refused(store: SqliteStore) -> None:
+async def test_duplicate_names_and_channels_are_refused(store: SqlStore) -> None:
     await store.create_agent(agent_record())
     with pytest.raises(AgentExists, match="already exists"):
         await store.create_agent(agent_record(channel_id=2))
@@ -39,7 +39,7 @@ async def test_duplicate_names_and_channels_are_refused(store: SqliteStore) -> N
         await store.create_agent(agent_record("bob", channel_id=1001))
 
 
-async def test_unknown_agents(store: SqliteStore) -> None:
+async def test_unknown_agents(store: SqlStore) -> None:
     with pytest.raises(AgentNotFound, match="no agent named 'ghost'"):
         await store.get_agent("ghost")
     with pytest.raises(AgentNotFound):
@@ -48,7 +48,7 @@ async def test_unknown_agents(store: SqliteStore) -> None:
         await store.delete_agent("ghost")
 
 
-async def test_removing_an_agent_keeps_its_audit(store: SqliteStore) -> None:
+async def test_removing_an_agent_keeps_its_audit(store: SqlStore) -> None:
     await store.create_agent(agent_record())
     at = datetime(2026, 1, 1, tzinfo=UTC)
     await store.append_audit(AuditEntry(at=at, agent="ada", actor="operator", action="note"))
@@ -60,7 +60,7 @@ async def test_removing_an_agent_keeps_its_audit(store: SqliteStore) -> None:
     assert [a.action for a in await store.list_audit("ada")] == ["note", "agent-removed"]
 
 
-async def test_update_agent(store: SqliteStore) -> None:
+async def test_update_agent(store: SqlStore) -> None:
     record = await store.create_agent(agent_record())
     changed = record.model_copy(update={"model": "claude-other", "system_prompt": "new"})
     await store.update_agent(changed)
@@ -81,7 +81,7 @@ def test_timestamps_sort_as_text() -> None:
         ts(datetime(2026, 1, 1))
 
 
-async def test_the_channel_lookup_follows_moves_and_removals(store: SqliteStore) -> None:
+async def test_the_channel_lookup_follows_moves_and_removals(store: SqlStore) -> None:
     record = await store.create_agent(agent_record())
     assert await store.find_agent_by_channel(1001) == record
     moved = record.model_copy(update={"channel_id": 2002})
@@ -93,16 +93,16 @@ async def test_the_channel_lookup_follows_moves_and_removals(store: SqliteStore)
 
 
 async def test_the_channel_lookup_finds_agents_created_by_another_store(
-    store: SqliteStore,
+    store: SqlStore,
 ) -> None:
-    other = SqliteStore(store.db)
+    other = SqlStore(store.db)
     record = await other.create_agent(agent_record())
     assert await store.find_agent_by_channel(1001) == record
     assert await store.get_agent("ada") == record
 
 
 async def test_revisions_are_served_from_memory_and_equal_what_is_stored(
-    store: SqliteStore, service: Any, agent: str
+    store: SqlStore, service: Any, agent: str
 ) -> None:
     await service.enter(agent, source=EntrySource.USER, actor=Actor.user(42, "ana"), task="t")
     submitted = await service.submit(
@@ -110,16 +110,16 @@ async def test_revisions_are_served_from_memory_and_equal_what_is_stored(
     )
     key = (submitted.plan_id, submitted.revision)
     assert await store.get_revision(*key) is submitted  # no read, no parse
-    fresh = SqliteStore(store.db)
+    fresh = SqlStore(store.db)
     assert await fresh.get_revision(*key) == submitted
     assert await fresh.get_revision(*key) is await fresh.get_revision(*key)
     assert await store.get_revision(submitted.plan_id, 99) is None
 
 
 async def test_the_revision_cache_keeps_only_the_newest(
-    store: SqliteStore, service: Any, agent: str, monkeypatch: pytest.MonkeyPatch
+    store: SqlStore, service: Any, agent: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(SqliteStore, "REVISION_CACHE", 2)
+    monkeypatch.setattr(SqlStore, "REVISION_CACHE", 2)
     await service.enter(agent, source=EntrySource.USER, actor=Actor.user(42, "ana"), task="t")
     plan_id = (await store.load_state(agent)).plan_id
     for n in range(3):

@@ -28,7 +28,7 @@ from plancord.core.ports import Clock
 from plancord.core.roles import RoleNames, role_names_in
 from plancord.core.settings import PlanModeSettings
 from plancord.core.shell.sandbox import LayerChoice
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 
 AGENT_ROLES = ("coordinator", "worker", "proactive")
 
@@ -48,7 +48,7 @@ class AgentDescription:
 class AgentManager:
     def __init__(
         self,
-        store: SqliteStore,
+        store: SqlStore,
         agents_dir: Path,
         default_model: str,
         clock: Clock,
@@ -181,7 +181,7 @@ class AgentManager:
 class StoredSettings:
     """``SettingsProvider`` over the config file and each agent's stored overrides."""
 
-    def __init__(self, config: Config, store: SqliteStore) -> None:
+    def __init__(self, config: Config, store: SqlStore) -> None:
         self.config = config
         self.store = store
         self.role_names = RoleNames({})

@@ -61,7 +61,7 @@ from plancord.core.ports import (
 )
 from plancord.core.service import PlanningService
 from plancord.storage.conversations import ConversationStore
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 
 __all__ = [
     "CONTINUE_PROMPT",
@@ -79,7 +79,7 @@ class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard):
     def __init__(
         self,
         *,
-        store: SqliteStore,
+        store: SqlStore,
         conversations: ConversationStore,
         planning: PlanningService,
         plan_settings: SettingsProvider,

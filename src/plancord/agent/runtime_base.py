@@ -27,7 +27,7 @@ from plancord.core.ports import (
 from plancord.core.service import PlanningService
 from plancord.core.shell.sandbox.policy import SandboxSettings
 from plancord.storage.conversations import ConversationStore
-from plancord.storage.store import SqliteStore
+from plancord.storage.store import SqlStore
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class AgentSession(TurnSlot):
 class RuntimeBase:
     """The services and state the runtime's parts share (``AgentRuntime`` sets them)."""
 
-    store: SqliteStore
+    store: SqlStore
     conversations: ConversationStore
     planning: PlanningService
     plan_settings: SettingsProvider

@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -17,6 +18,7 @@ from pydantic import (
     field_validator,
 )
 
+from plancord.config.database_url import POSTGRES_SCHEMES, redact
 from plancord.config.fields import (
     _ENV_FIELDS,
     _MODEL_CONFIG,
@@ -50,7 +52,7 @@ class Config(BaseModel):
     model_config = _MODEL_CONFIG
 
     data_dir: ConfigPath = Field(default=Path("data"), validate_default=True)
-    database: ConfigPath | None = None
+    database: Path | str | None = None
     workspace_roots: list[ConfigPath] = []
     log_level: str = "INFO"
     discord: DiscordConfig = Field(default_factory=DiscordConfig)
@@ -92,11 +94,26 @@ class Config(BaseModel):
             return [v.expanduser() for v in value]
         return [Path(base_dir) / v.expanduser() for v in value]
 
+    @field_validator("database", mode="before")
+    @classmethod
+    def _database(cls, value: Any) -> Any:
+        """A ``postgresql://`` URL stays text; anything else is a SQLite file's path."""
+        if isinstance(value, str) and value.strip().startswith(POSTGRES_SCHEMES):
+            url = value.strip()
+            if not urlsplit(url).hostname and "host=" not in url:
+                raise ValueError(f"{redact(url)} names no host; use postgresql://USER@HOST/DB")
+            return url
+        if value is None or isinstance(value, Path):
+            return value
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("must be a file path or a postgresql:// URL")
+        return Path(value)
+
     @field_validator("data_dir", "database")
     @classmethod
-    def _resolve(cls, value: Path | None, info: ValidationInfo) -> Path | None:
-        if value is None:
-            return None
+    def _resolve(cls, value: Path | str | None, info: ValidationInfo) -> Path | str | None:
+        if value is None or isinstance(value, str):
+            return value
         base_dir = info.context.get("base_dir") if isinstance(info.context, dict) else None
         return value.expanduser() if base_dir is None else Path(base_dir) / value.expanduser()
 
@@ -111,9 +128,21 @@ class Config(BaseModel):
         return level
 
     @property
-    def database_path(self) -> Path:
-        """The SQLite file: ``database`` when set, else ``data_dir/plancord.db``."""
+    def database_target(self) -> Path | str:
+        """A PostgreSQL URL, or the SQLite file: ``database``, else ``data_dir/plancord.db``."""
         return self.database if self.database is not None else self.data_dir / "plancord.db"
+
+    @property
+    def database_path(self) -> Path | None:
+        """The SQLite file, or None when the database is PostgreSQL."""
+        target = self.database_target
+        return target if isinstance(target, Path) else None
+
+    @property
+    def database_label(self) -> str:
+        """The database for messages: the file, or the URL without its password."""
+        target = self.database_target
+        return str(target) if isinstance(target, Path) else redact(target)
 
     def plan_mode_for(
         self,

@@ -5,7 +5,6 @@ so no query maps columns by hand."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
@@ -82,7 +81,7 @@ def state_values(state: PlanningState) -> list[Any]:
     ]
 
 
-def state_from_row(row: sqlite3.Row) -> PlanningState:
+def state_from_row(row: Any) -> PlanningState:
     return PlanningState(
         agent=row["agent"],
         phase=row["phase"],
@@ -108,7 +107,7 @@ def state_from_row(row: sqlite3.Row) -> PlanningState:
     )
 
 
-def revision_from_row(row: sqlite3.Row) -> PlanRevision:
+def revision_from_row(row: Any) -> PlanRevision:
     return PlanRevision(
         agent=row["agent"],
         plan_id=row["plan_id"],
@@ -122,7 +121,7 @@ def revision_from_row(row: sqlite3.Row) -> PlanRevision:
     )
 
 
-def audit_from_row(row: sqlite3.Row) -> AuditEntry:
+def audit_from_row(row: Any) -> AuditEntry:
     return AuditEntry(
         id=row["id"],
         at=datetime.fromisoformat(row["at"]),
@@ -135,7 +134,7 @@ def audit_from_row(row: sqlite3.Row) -> AuditEntry:
     )
 
 
-def agent_from_row(row: sqlite3.Row) -> AgentRecord:
+def agent_from_row(row: Any) -> AgentRecord:
     return AgentRecord(
         name=row["name"],
         model=row["model"],

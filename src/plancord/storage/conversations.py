@@ -8,12 +8,11 @@ request is built, so stored history stays byte-stable and prompt-cacheable.
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
 from plancord.core.ports import ModelUsage
+from plancord.storage.backend import Backend, Tx
 from plancord.storage.codec import ts
-from plancord.storage.db import Database
 
 Message = dict[str, Any]
 
@@ -23,7 +22,7 @@ _INSERT_MESSAGE = (
 
 
 class ConversationStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Backend) -> None:
         self.db = db
 
     async def load(self, agent: str) -> list[Message]:
@@ -35,8 +34,8 @@ class ConversationStore:
     async def append(self, agent: str, message: Message, at: Any) -> None:
         await self.db.execute(
             "INSERT INTO messages (agent, seq, role, content, created_at) "
-            "SELECT ?1, coalesce(max(seq) + 1, 0), ?2, ?3, ?4 FROM messages WHERE agent = ?1",
-            (agent, message["role"], _dump(message["content"]), ts(at)),
+            "SELECT ?, coalesce(max(seq) + 1, 0), ?, ?, ? FROM messages WHERE agent = ?",
+            (agent, message["role"], _dump(message["content"]), ts(at), agent),
         )
 
     async def replace_last(self, agent: str, message: Message) -> None:
@@ -51,7 +50,7 @@ class ConversationStore:
             (agent, seq, m["role"], _dump(m["content"]), ts(at)) for seq, m in enumerate(messages)
         ]
 
-        def replace(conn: sqlite3.Connection) -> None:
+        def replace(conn: Tx) -> None:
             conn.execute("DELETE FROM messages WHERE agent = ?", (agent,))
             conn.executemany(_INSERT_MESSAGE, rows)
 

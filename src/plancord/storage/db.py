@@ -22,6 +22,7 @@ from typing import Any, TypeVar, cast
 import aiosqlite
 
 from plancord.core.errors import StorageError
+from plancord.storage.backend import Tx
 from plancord.storage.migrations import apply_migrations
 
 BUSY_TIMEOUT_MS = 5000
@@ -55,7 +56,8 @@ def storage_error(exc: sqlite3.Error, path: Path) -> StorageError:
 
 
 class Database:
-    """An open plancord database. Use ``async with await Database.open(path)`` or ``close()``.
+    """An open SQLite plancord database (``backend.Backend``). Use
+    ``async with await Database.open(path)`` or ``close()``.
 
     ``conn`` is the writer connection and ``raw`` the ``sqlite3.Connection`` under it, used
     only on the writer's thread (inside ``write``); ``reader`` serves ``fetchall``.
@@ -71,7 +73,10 @@ class Database:
         self.conn = conn
         self.raw = raw
         self.path = path
+        self.where = str(path)
         self.reader = reader
+
+    dialect = "sqlite"
 
     @classmethod
     async def open(
@@ -120,7 +125,7 @@ class Database:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    async def write(self, work: Callable[[Tx], T]) -> T:
         """Run ``work(connection)`` as one transaction on the writer's thread; its result.
 
         ``BEGIN IMMEDIATE``, ``work``, ``COMMIT``, all in one round trip. If ``work`` raises,
@@ -149,7 +154,7 @@ class Database:
         """One statement as its own transaction (``write``); the number of rows it changed."""
         values = tuple(params)
 
-        def run(conn: sqlite3.Connection) -> int:
+        def run(conn: Tx) -> int:
             cursor = conn.execute(sql, values)
             try:
                 return cursor.rowcount
@@ -171,6 +176,15 @@ class Database:
                 raise
 
         await self._on_writer(run)
+
+    async def schema_version(self) -> int:
+        row = await self.fetchone("PRAGMA user_version")
+        return int(row[0]) if row else 0
+
+    async def apply_migration(self, version: int, sql: str) -> None:
+        """``sql`` and the version bump as one transaction."""
+        bump = f"PRAGMA user_version = {int(version)};"
+        await self.execute_script(f"BEGIN IMMEDIATE;\n{sql}\n{bump}\nCOMMIT;")
 
     async def _on_writer(self, function: Callable[[], T]) -> T:
         # aiosqlite has no public way to run a function on its thread; ``_execute`` (queue
@@ -214,7 +228,7 @@ async def _connect(
 
 
 async def migrate_file(path: Path, directory: Path | None = None) -> tuple[int, int]:
-    """Open ``path`` (creating it), migrate, close: what ``plancord migrate`` does."""
+    """Open ``path`` (creating it), migrate, close: what ``plancord migrate`` does for SQLite."""
     db = await Database.open(path, migrate=False)
     try:
         return await apply_migrations(db, directory)

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from plancord.storage.backend import Backend
 from plancord.storage.codec import ts
-from plancord.storage.db import Database
 
 AskKind = Literal["permission", "question"]
 
@@ -32,7 +32,7 @@ class StoredAsk:
 class PendingAskStore:
     """The ``pending_asks`` table: what was waiting for a human when the process stopped."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Backend) -> None:
         self.db = db
 
     async def add(self, ask: StoredAsk) -> None:

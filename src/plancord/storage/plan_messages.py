@@ -8,14 +8,14 @@ the message must be re-rendered from stored facts alone, so the outcome is kept 
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from plancord.storage.backend import Backend
 from plancord.storage.codec import parse_ts, ts
-from plancord.storage.db import Database
 
 
 class MessageStatus(StrEnum):
@@ -101,7 +101,7 @@ def _values(record: PlanMessageRecord) -> tuple[object, ...]:
     )
 
 
-def _from_row(row: sqlite3.Row) -> PlanMessageRecord:
+def _from_row(row: Any) -> PlanMessageRecord:
     return PlanMessageRecord(
         plan_id=row["plan_id"],
         revision=row["revision"],
@@ -124,7 +124,7 @@ def _from_row(row: sqlite3.Row) -> PlanMessageRecord:
 
 
 class PlanMessageStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Backend) -> None:
         self.db = db
 
     async def put(self, record: PlanMessageRecord) -> PlanMessageRecord:

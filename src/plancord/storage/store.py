@@ -1,4 +1,4 @@
-"""The SQLite store: agents, planning state, plan revisions and the audit log.
+"""The store: agents, planning state, plan revisions and the audit log, on either engine.
 
 It implements ``plancord.core.ports.PlanStore`` and returns pydantic models, never rows. A
 transition is one transaction: the state row (guarded by its version column), the audit row
@@ -8,7 +8,6 @@ and, on submit, the plan revision are written together or not at all.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import OrderedDict
 from datetime import datetime
 
@@ -21,6 +20,7 @@ from plancord.core.planning import (
     PlanRevision,
 )
 from plancord.core.ports import Transition
+from plancord.storage.backend import INTEGRITY_ERRORS, Backend, Tx
 from plancord.storage.codec import (
     INSERT_AUDIT,
     UPDATE_STATE,
@@ -33,9 +33,8 @@ from plancord.storage.codec import (
     state_values,
     ts,
 )
-from plancord.storage.db import Database
 
-__all__ = ["AgentExists", "SqliteStore", "parse_ts", "ts"]
+__all__ = ["AgentExists", "SqlStore", "parse_ts", "ts"]
 
 
 class AgentExists(PlancordError):
@@ -47,12 +46,12 @@ class AgentExists(PlancordError):
             super().__init__(f"An agent named {name!r} already exists.")
 
 
-class SqliteStore:
-    """``PlanStore`` and agent registry over one ``Database``."""
+class SqlStore:
+    """``PlanStore`` and agent registry over one database (SQLite or PostgreSQL)."""
 
     REVISION_CACHE = 512
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Backend) -> None:
         self.db = db
         self._agents: dict[str, AgentRecord] = {}
         # Revisions never change once written: the newest are kept, so a decision or a
@@ -95,7 +94,7 @@ class SqliteStore:
         )
         audited = audit_values(audit) if audit is not None else None
 
-        def insert(conn: sqlite3.Connection) -> None:
+        def insert(conn: Tx) -> None:
             try:
                 conn.execute(
                     "INSERT INTO agents (name, model, channel_id, guild_id, system_prompt, "
@@ -103,7 +102,7 @@ class SqliteStore:
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     values,
                 )
-            except sqlite3.IntegrityError as exc:
+            except INTEGRITY_ERRORS as exc:
                 raise AgentExists(agent.name) from exc
             conn.execute("INSERT INTO planning_state (agent) VALUES (?)", (agent.name,))
             if audited is not None:
@@ -152,7 +151,7 @@ class SqliteStore:
             agent.name,
         )
 
-        def update(conn: sqlite3.Connection) -> None:
+        def update(conn: Tx) -> None:
             cursor = conn.execute(
                 "UPDATE agents SET model = ?, channel_id = ?, guild_id = ?, system_prompt = ?, "
                 "permission_profile = ?, plan_mode_overrides = ?, role = ? WHERE name = ?",
@@ -169,7 +168,7 @@ class SqliteStore:
         self._agents.pop(name, None)
         audited = audit_values(audit) if audit is not None else None
 
-        def delete(conn: sqlite3.Connection) -> None:
+        def delete(conn: Tx) -> None:
             cursor = conn.execute("DELETE FROM agents WHERE name = ?", (name,))
             if cursor.rowcount == 0:
                 raise AgentNotFound(name)
@@ -211,7 +210,7 @@ class SqliteStore:
         )
         audit = audit_values(transition.audit)
 
-        def save(conn: sqlite3.Connection) -> None:
+        def save(conn: Tx) -> None:
             if conn.execute(UPDATE_STATE, values).rowcount != 1:
                 exists = conn.execute(
                     "SELECT 1 FROM planning_state WHERE agent = ?", (state.agent,)
@@ -251,7 +250,7 @@ class SqliteStore:
     async def next_deadline(self) -> datetime | None:
         row = await self.db.fetchone(
             "SELECT min(d) FROM (SELECT min(approval_deadline) AS d FROM planning_state "
-            "UNION ALL SELECT min(idle_deadline) FROM planning_state)"
+            "UNION ALL SELECT min(idle_deadline) FROM planning_state) AS deadlines"
         )
         return parse_ts(row[0]) if row else None
 

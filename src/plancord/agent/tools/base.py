@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from plancord.core.ports import Notifier
     from plancord.core.service import PlanningService
     from plancord.core.shell.readonly import Verdict
-    from plancord.storage.store import SqliteStore
+    from plancord.storage.store import SqlStore
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -64,7 +64,7 @@ class ToolContext:
     workspace: Path
     phase: Phase
     planning: PlanningService
-    store: SqliteStore
+    store: SqlStore
     notifier: Notifier
     requester: Actor | None = None
     interactive: bool = True

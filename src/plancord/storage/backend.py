@@ -1,0 +1,106 @@
+"""What the store needs of a database, whichever engine holds it, and how one is chosen.
+
+Two engines implement ``Backend``: SQLite in one file (``storage.db.Database``, the embedded
+default) and PostgreSQL (``storage.postgres.PgDatabase``, for several processes over one
+store). Both keep the same discipline: a write is one function run as one transaction on a
+connection's own thread, so the event loop never blocks and no transaction stays open between
+two awaits. Queries are written once with ``?`` placeholders in the SQL both engines share;
+the PostgreSQL side translates them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import psycopg
+
+from plancord.config.database_url import is_postgres, redact
+
+T = TypeVar("T")
+
+__all__ = [
+    "INTEGRITY_ERRORS",
+    "Backend",
+    "Cursor",
+    "Tx",
+    "is_postgres",
+    "migrate_database",
+    "open_database",
+    "redact",
+]
+
+# A unique or foreign-key violation inside a write, whichever engine raised it.
+INTEGRITY_ERRORS: tuple[type[Exception], ...] = (sqlite3.IntegrityError, psycopg.IntegrityError)
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def close(self) -> None: ...
+
+
+class Tx(Protocol):
+    """The connection a write's function is given: statements inside one transaction."""
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Cursor: ...
+
+
+class Backend(Protocol):
+    """An open plancord database."""
+
+    dialect: str
+    where: str
+
+    async def write(self, work: Callable[[Tx], T]) -> T: ...
+
+    async def execute(self, sql: str, params: Iterable[Any] = ()) -> int: ...
+
+    async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Any]: ...
+
+    async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> Any: ...
+
+    async def schema_version(self) -> int: ...
+
+    async def apply_migration(self, version: int, sql: str) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def __aenter__(self) -> Backend: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+
+async def open_database(
+    target: str | Path, *, migrate: bool = True, migrations_dir: Path | None = None
+) -> Backend:
+    """The database ``target`` names: a ``postgresql://`` URL, else a SQLite file path."""
+    if is_postgres(target):
+        from plancord.storage.postgres import PgDatabase
+
+        return await PgDatabase.open(str(target), migrate=migrate, migrations_dir=migrations_dir)
+    from plancord.storage.db import Database
+
+    return await Database.open(Path(target), migrate=migrate, migrations_dir=migrations_dir)
+
+
+async def migrate_database(
+    target: str | Path, migrations_dir: Path | None = None
+) -> tuple[int, int]:
+    """Open ``target`` (creating a SQLite file), migrate, close: ``plancord migrate``."""
+    from plancord.storage.migrations import apply_migrations
+
+    db = await open_database(target, migrate=False)
+    try:
+        return await apply_migrations(db, migrations_dir)
+    finally:
+        await db.close()
