@@ -102,6 +102,25 @@ def test_a_postgresql_url_selects_postgres_and_stays_out_of_messages(tmp_path: P
         load_config(write_config(tmp_path, "database: postgresql:///plancord\n"))
 
 
+def test_shards_name_this_process_s_share_of_the_application(tmp_path: Path) -> None:
+    url = "database: postgresql://bot@db/plancord\n"
+    config = load_config(
+        write_config(tmp_path, url + "discord:\n  shard_count: 4\n  shard_ids: [1, 3]\n")
+    )
+    assert config.discord.sharded
+    share = config.discord.share()
+    assert (share.count, share.ids) == (4, frozenset({1, 3}))
+    assert load_config(write_config(tmp_path, "")).discord.share().everything
+    for text, problem in (
+        ("discord:\n  shard_ids: [0]\n", "needs shard_count"),
+        ("discord:\n  shard_count: 2\n  shard_ids: [2]\n", "outside 0..1"),
+        ("discord:\n  shard_count: 2\n  shard_ids: [1, 1]\n", "twice"),
+        ("discord:\n  shard_count: 2\n  shard_ids: [1]\n", "share a PostgreSQL database"),
+    ):
+        with pytest.raises(ConfigError, match=problem):
+            load_config(write_config(tmp_path, text))
+
+
 def test_example_file_loads_and_its_defaults_match_the_code() -> None:
     config = load_config(EXAMPLE)
 

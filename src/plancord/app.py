@@ -18,6 +18,7 @@ from plancord.agent.tools import default_registry
 from plancord.agent.tools.base import ShellSettings
 from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.config import Config
+from plancord.core.errors import AgentNotFound
 from plancord.core.ports import Clock, ModelClient, Notifier, PlanningListener, SystemClock
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.core.service import PlanningService
@@ -66,6 +67,7 @@ def runtime_settings(config: Config) -> RuntimeSettings:
         ),
         agents=overrides_from(config.agents),
         prices=config.anthropic.prices,
+        shards=config.discord.share(),
     )
 
 
@@ -86,6 +88,15 @@ class App:
     @property
     def agents_dir(self) -> Path:
         return self.config.data_dir / "agents"
+
+    async def serves(self, agent: str) -> bool:
+        """Whether this process runs ``agent``: its guild is on one of our shards. An agent
+        that no longer exists is nobody's, so every process may tidy up after it."""
+        try:
+            record = await self.store.get_agent(agent)
+        except AgentNotFound:
+            return True
+        return self.runtime.settings.shards.owns(record)
 
     @classmethod
     async def open(

@@ -136,12 +136,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 2
     harden(Secrets.environment_names())
     configure_logging(config.log_level)
-    from plancord.discord_bot.bot import PlancordBot
+    from plancord.discord_bot.bot import make_bot
     from plancord.llm.anthropic_client import AnthropicModelClient
 
     token = secrets.discord_token.get_secret_value() if secrets.discord_token else ""
     api_key = secrets.anthropic_api_key.get_secret_value() if secrets.anthropic_api_key else ""
-    bot = PlancordBot(
+    bot = make_bot(
         config,
         model_factory=lambda: AnthropicModelClient(
             api_key=api_key,

@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from plancord.agent.runtime import AgentRuntime
 from plancord.core.planning import Phase, PlanRef
+from plancord.core.shards import ShardShare
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.runtime.conftest import ANA, Harness
 
@@ -48,8 +50,9 @@ def running(needle: str) -> bool:
     return False
 
 
-def restarted(harness: Harness) -> AgentRuntime:
-    """A second runtime over the same database and workspaces, as after a restart."""
+def restarted(harness: Harness, shards: ShardShare | None = None) -> AgentRuntime:
+    """A second runtime over the same database and workspaces, as after a restart (serving
+    ``shards`` of the application when given)."""
     old = harness.runtime
     return AgentRuntime(
         store=old.store,
@@ -61,7 +64,7 @@ def restarted(harness: Harness) -> AgentRuntime:
         registry=old.registry,
         agents_dir=old.agents_dir,
         clock=old.clock,
-        settings=old.settings,
+        settings=replace(old.settings, shards=shards) if shards else old.settings,
     )
 
 
@@ -128,6 +131,27 @@ async def test_an_idle_agent_whose_turn_was_cut_short_says_so_and_waits(
     assert not runtime.is_busy("ada")
     assert "send a message to continue" in harness.channel.said[-1]
     assert len(harness.server.requests) == requests_before
+
+
+async def test_a_cut_short_turn_is_resumed_only_by_the_process_serving_its_guild(
+    make_harness: Any,
+) -> None:
+    harness: Harness = await make_harness([tool_turn(ToolCall("bash_execute", {"command": LONG}))])
+    await harness.runtime.handle_message("ada", "run it", ANA)
+    await wait_for(harness.workspace / "started")
+    await harness.runtime.shutdown(notice=True, grace_seconds=5)
+    said = len(harness.channel.said)
+
+    # ada has no guild, so she is shard 0's: a process serving shard 1 leaves her alone.
+    elsewhere = restarted(harness, ShardShare(2, frozenset({1})))
+    assert await elsewhere.resume_interrupted() == []
+    assert elsewhere.markers.marked() == ["ada"]
+    assert len(harness.channel.said) == said
+
+    owner = restarted(harness, ShardShare(2, frozenset({0})))
+    assert await owner.resume_interrupted() == ["ada"]
+    assert "send a message to continue" in harness.channel.said[-1]
+    assert owner.markers.marked() == []
 
 
 async def test_a_finished_turn_leaves_nothing_to_resume(make_harness: Any) -> None:

@@ -40,6 +40,7 @@ from plancord.agent.runtime_base import (
 from plancord.agent.stop_reasons import NextStep, next_step, runs_tools
 from plancord.agent.tools.base import ToolRegistry, ToolResult
 from plancord.agent.turns import Block, TurnBody
+from plancord.agent.workspace import WorkspaceMissing, require_workspace
 from plancord.core.errors import (
     ModelCallFailed,
     PlancordError,
@@ -222,13 +223,17 @@ class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard):
     async def resume_interrupted(self) -> list[str]:
         """After a start: tell each agent whose turn was cut short, and resume it when its
         phase says work goes on (executing, gathering); a submitted plan keeps waiting for
-        its decision and an agent outside plan mode waits for its user. Returns the agents."""
+        its decision and an agent outside plan mode waits for its user. Only agents of the
+        guilds this process serves (``discord.shard_ids``) are touched. Returns the agents."""
         resumed: list[str] = []
         for agent in self.markers.marked():
-            self.markers.clear(agent)
             try:
+                if not self.settings.shards.owns(await self.store.get_agent(agent)):
+                    continue  # another process serves its guild, and resumes it
+                self.markers.clear(agent)
                 state = await self.store.load_state(agent)
             except PlancordError:
+                self.markers.clear(agent)
                 continue
             resumed.append(agent)
             if state.phase in (Phase.EXECUTING, Phase.GATHERING):
@@ -330,10 +335,15 @@ class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard):
         agent = session.name
         self.markers.mark(agent)
         try:
+            await require_workspace(self.workspace_of(agent))
             if prepare is not None:
                 await prepare()
             await self._add_user_blocks(agent, blocks)
             await self._loop(session)
+        except WorkspaceMissing as exc:
+            with contextlib.suppress(PlancordError):
+                await self._add_user_blocks(agent, blocks)
+            await self._say(agent, f"⚠️ {exc} Your message is kept.")
         except ModelCallFailed as exc:
             await self._say(agent, f"⚠️ {exc} Your message is kept; send another to retry.")
         except PlancordError as exc:

@@ -25,6 +25,7 @@ from plancord.core.ports import (
     SettingsProvider,
 )
 from plancord.core.service import PlanningService
+from plancord.core.shards import ShardShare
 from plancord.core.shell.sandbox.policy import SandboxSettings
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.store import SqlStore
@@ -61,6 +62,8 @@ class RuntimeSettings:
     agents: Mapping[str, AgentOverrides] = field(default_factory=dict)
     prices: Mapping[str, Price] = field(default_factory=dict)
     """Dollars per million tokens by model, for plan budgets (``anthropic.prices``)."""
+    shards: ShardShare = field(default_factory=ShardShare)
+    """The guilds this process serves; only their agents' cut-short turns resume here."""
 
     def model_for(self, agent: str, record: AgentRecord) -> str:
         override = self.agents.get(agent)

@@ -27,6 +27,29 @@ class WorkspaceError(PlancordError):
         super().__init__(f"Cannot prepare the workspace {path}: {problem}")
 
 
+class WorkspaceMissing(PlancordError):
+    """The agent's workspace is not on this machine: nothing runs, and nothing is created."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(
+            f"My workspace {path} is not on this machine, so I ran nothing. If agents move "
+            "between machines, mount the shared agents folder here or restore the workspace "
+            "from its git remote (README: Workspaces); plancord never puts an empty one in "
+            "its place."
+        )
+
+
+async def require_workspace(path: Path) -> None:
+    """Raise ``WorkspaceMissing`` unless ``path`` is a directory holding a git repository."""
+
+    def present() -> bool:
+        return path.is_dir() and (path / ".git").exists()
+
+    if not await asyncio.to_thread(present):
+        raise WorkspaceMissing(path)
+
+
 def agent_identity(agent_name: str) -> tuple[str, str]:
     """The repo-local ``user.name`` and ``user.email`` the agent commits as."""
     return f"plancord agent {agent_name}", f"{agent_name}@agents.plancord.invalid"

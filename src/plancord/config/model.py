@@ -16,6 +16,7 @@ from pydantic import (
     ValidationInfo,
     WrapValidator,
     field_validator,
+    model_validator,
 )
 
 from plancord.config.database_url import POSTGRES_SCHEMES, redact
@@ -116,6 +117,16 @@ class Config(BaseModel):
             return value
         base_dir = info.context.get("base_dir") if isinstance(info.context, dict) else None
         return value.expanduser() if base_dir is None else Path(base_dir) / value.expanduser()
+
+    @model_validator(mode="after")
+    def _shards_share_postgres(self) -> Config:
+        """Processes that split the shards share one store; a SQLite file cannot be that."""
+        if not self.discord.share().everything and not isinstance(self.database, str):
+            raise ValueError(
+                "discord.shard_ids gives this process only some shards; the processes must "
+                "share a PostgreSQL database (database: postgresql://…)"
+            )
+        return self
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -13,6 +13,7 @@ from pydantic import (
     Field,
     ValidatorFunctionWrapHandler,
     field_validator,
+    model_validator,
 )
 
 from plancord.config.fields import (
@@ -41,6 +42,7 @@ from plancord.core.settings import (
     ShellSandbox,
     ToolVisibility,
 )
+from plancord.core.shards import ShardShare
 from plancord.core.shell.sandbox.policy import LayerChoice, Limits, SandboxSettings
 
 
@@ -164,10 +166,42 @@ class ChannelConfig(BaseModel):
 
 
 class DiscordConfig(BaseModel):
+    """The Discord side. ``shard_count`` and ``shard_ids`` split one application over several
+    processes: each serves its shards' guilds and runs their agents (``core.shards``)."""
+
     model_config = _MODEL_CONFIG
 
     dev_guild_id: Snowflake | None = None
     admin_role_ids: list[Snowflake] = []
+    shard_count: PositiveInt | None = None
+    shard_ids: list[NonNegativeInt] | None = None
+
+    @model_validator(mode="after")
+    def _shards(self) -> DiscordConfig:
+        if self.shard_ids is not None:
+            if self.shard_count is None:
+                raise ValueError("shard_ids needs shard_count (the application's total)")
+            if not self.shard_ids:
+                raise ValueError("shard_ids must name at least one shard")
+            if len(set(self.shard_ids)) != len(self.shard_ids):
+                raise ValueError("shard_ids lists a shard twice")
+            outside = [i for i in self.shard_ids if i >= self.shard_count]
+            if outside:
+                raise ValueError(
+                    f"shard id {outside[0]} is outside 0..{self.shard_count - 1} "
+                    f"(shard_count is {self.shard_count})"
+                )
+        return self
+
+    @property
+    def sharded(self) -> bool:
+        return self.shard_count is not None
+
+    def share(self) -> ShardShare:
+        """The shards this process serves: every one unless ``shard_ids`` says otherwise."""
+        count = self.shard_count or 1
+        ids = self.shard_ids if self.shard_ids is not None else range(count)
+        return ShardShare(count, frozenset(ids))
 
 
 class AnthropicConfig(BaseModel):

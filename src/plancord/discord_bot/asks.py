@@ -199,9 +199,10 @@ class Asks(Questions):
     # -- after a restart -------------------------------------------------------------------
 
     async def restore(self) -> None:
-        """Mark every ask left over from an earlier process expired; its waiter is gone."""
+        """Mark every ask left over from an earlier process expired; its waiter is gone. Asks
+        of agents another process serves (``discord.shard_ids``) are that process's."""
         for ask in await self.store.all():
-            if ask.id in self._live:
+            if ask.id in self._live or not await self.bot.app.serves(ask.agent):
                 continue
             await self._expire(ask)
 

@@ -11,6 +11,7 @@ import signal
 from collections.abc import Awaitable, Callable
 
 import discord
+from discord.ext import commands
 
 from plancord.app import App
 from plancord.config import Config
@@ -151,3 +152,16 @@ class PlancordBot(PlancordClient):
                 self._app = None
         finally:
             await super().close()
+
+
+class ShardedPlancordBot(PlancordBot, commands.AutoShardedBot):
+    """The bot serving a share of the application's shards (``discord.shard_count`` and
+    ``discord.shard_ids``): discord.py's sharded client with the same setup."""
+
+
+def make_bot(
+    config: Config, *, model_factory: Callable[[], ModelClient], handle_signals: bool = False
+) -> PlancordBot:
+    """The bot the config asks for: sharded when it names shards."""
+    kind = ShardedPlancordBot if config.discord.sharded else PlancordBot
+    return kind(config, model_factory=model_factory, handle_signals=handle_signals)

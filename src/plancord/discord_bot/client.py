@@ -8,6 +8,8 @@ has no import circle: ``bot`` → cogs → notifier → asks, channel I/O, plan 
 
 from __future__ import annotations
 
+from typing import Any
+
 import discord
 from discord.ext import commands
 
@@ -25,11 +27,18 @@ class PlancordClient(commands.Bot):
     def __init__(self, config: Config) -> None:
         intents = discord.Intents.default()
         intents.message_content = True
+        shards = config.discord
+        sharding: dict[str, Any] = (
+            {"shard_count": shards.shard_count, "shard_ids": shards.shard_ids}
+            if shards.sharded
+            else {}
+        )
         super().__init__(
             command_prefix=_no_prefix,
             intents=intents,
             allowed_mentions=discord.AllowedMentions.none(),
             help_command=None,
+            **sharding,
         )
         self.config = config
         self._app: App | None = None

@@ -36,8 +36,12 @@ class PlanRestore(PlanCards):
         """After a (re)start: settle the plan messages whose decision was made while nothing
         could update them, then post again every waiting plan (and running progress) message
         that was deleted or never made it to Discord. Buttons need no re-attaching: they are
-        dynamic items and reload everything from the store when clicked."""
+        dynamic items and reload everything from the store when clicked. Only the agents of
+        the guilds this process serves are touched (``discord.shard_ids``)."""
+        serves = self.bot.app.serves
         for record in await self.store.pending():
+            if not await serves(record.agent):
+                continue
             try:
                 await self._settle(record)
             except (discord.HTTPException, PlancordError):
@@ -48,7 +52,7 @@ class PlanRestore(PlanCards):
                     exc_info=True,
                 )
         for state in await self.bot.app.store.list_states():
-            if state.plan_id is None or state.revision == 0:
+            if state.plan_id is None or state.revision == 0 or not await serves(state.agent):
                 continue
             try:
                 if state.phase is Phase.SUBMITTED:
