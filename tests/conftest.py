@@ -16,7 +16,8 @@ from plancord.core.agents import AgentRecord
 from plancord.core.ports import PlanningChange, StaticSettings
 from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
-from plancord.storage.backend import Backend, open_database
+from plancord.storage.backend import Backend
+from plancord.storage.engines import open_database
 from plancord.storage.store import SqlStore
 from plancord.testing.postgres_server import PostgresServer, PostgresUnavailable
 

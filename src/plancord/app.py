@@ -22,8 +22,9 @@ from plancord.core.errors import AgentNotFound
 from plancord.core.ports import Clock, ModelClient, Notifier, PlanningListener, SystemClock
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.core.service import PlanningService
-from plancord.storage.backend import Backend, open_database
+from plancord.storage.backend import Backend
 from plancord.storage.conversations import ConversationStore
+from plancord.storage.engines import open_database
 from plancord.storage.store import SqlStore
 
 

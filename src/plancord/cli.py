@@ -70,7 +70,7 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
     from plancord.core.errors import PlancordError
-    from plancord.storage.backend import migrate_database
+    from plancord.storage.engines import migrate_database
 
     where = config.database_label
     if args.source is not None:

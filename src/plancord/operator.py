@@ -37,7 +37,7 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import SystemClock
 from plancord.core.service import PlanningService, PlanningStatus
-from plancord.storage.backend import open_database
+from plancord.storage.engines import open_database
 from plancord.storage.migrations import discover, schema_version
 from plancord.storage.store import SqlStore
 

@@ -36,8 +36,9 @@ from plancord.core.ports import PlanningChange, StaticSettings, Transition
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
-from plancord.storage.backend import Backend, open_database
+from plancord.storage.backend import Backend
 from plancord.storage.db import Database
+from plancord.storage.engines import open_database
 from plancord.storage.postgres import PgDatabase
 from plancord.storage.store import SqlStore
 from tests.conftest import ManualClock, RecordingNotifier

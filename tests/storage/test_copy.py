@@ -11,8 +11,8 @@ from plancord.core.planning import Actor, AuditEntry, EntrySource
 from plancord.core.ports import StaticSettings
 from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
-from plancord.storage.backend import open_database
 from plancord.storage.conversations import ConversationStore
+from plancord.storage.engines import open_database
 from plancord.storage.migrations import discover
 from plancord.storage.store import SqlStore
 from plancord.testing.postgres_server import PostgresServer

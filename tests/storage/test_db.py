@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from plancord.core.errors import StorageError
-from plancord.storage.backend import Backend, Tx, open_database
+from plancord.storage.backend import Backend, Tx
 from plancord.storage.db import Database
+from plancord.storage.engines import open_database
 
 
 class Refused(Exception):

@@ -12,7 +12,8 @@ import pytest
 
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import StorageError
-from plancord.storage.backend import open_database, redact
+from plancord.storage.backend import redact
+from plancord.storage.engines import open_database
 from plancord.storage.migrations import MigrationError, discover
 from plancord.storage.postgres import PgDatabase, to_pyformat
 from plancord.storage.store import SqlStore

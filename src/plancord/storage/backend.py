@@ -1,4 +1,5 @@
-"""What the store needs of a database, whichever engine holds it, and how one is chosen.
+"""What the store needs of a database, whichever engine holds it (``storage.engines`` opens
+the one a config names).
 
 Two engines implement ``Backend``: SQLite in one file (``storage.db.Database``, the embedded
 default) and PostgreSQL (``storage.postgres.PgDatabase``, for several processes over one
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import psycopg
@@ -27,8 +27,6 @@ __all__ = [
     "Cursor",
     "Tx",
     "is_postgres",
-    "migrate_database",
-    "open_database",
     "redact",
 ]
 
@@ -78,29 +76,3 @@ class Backend(Protocol):
     async def __aenter__(self) -> Backend: ...
 
     async def __aexit__(self, *exc: object) -> None: ...
-
-
-async def open_database(
-    target: str | Path, *, migrate: bool = True, migrations_dir: Path | None = None
-) -> Backend:
-    """The database ``target`` names: a ``postgresql://`` URL, else a SQLite file path."""
-    if is_postgres(target):
-        from plancord.storage.postgres import PgDatabase
-
-        return await PgDatabase.open(str(target), migrate=migrate, migrations_dir=migrations_dir)
-    from plancord.storage.db import Database
-
-    return await Database.open(Path(target), migrate=migrate, migrations_dir=migrations_dir)
-
-
-async def migrate_database(
-    target: str | Path, migrations_dir: Path | None = None
-) -> tuple[int, int]:
-    """Open ``target`` (creating a SQLite file), migrate, close: ``plancord migrate``."""
-    from plancord.storage.migrations import apply_migrations
-
-    db = await open_database(target, migrate=False)
-    try:
-        return await apply_migrations(db, migrations_dir)
-    finally:
-        await db.close()

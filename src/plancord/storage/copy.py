@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from plancord.core.errors import PlancordError
-from plancord.storage.backend import Tx, open_database
+from plancord.storage.backend import Tx
+from plancord.storage.engines import open_database
 
 # Parents before children, so foreign keys hold at every insert.
 FIRST = ("agents", "planning_state")
