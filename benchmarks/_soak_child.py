@@ -1,4 +1,4 @@
-"""The process ``soak_crash.py`` kills: scripted plan cycles over one SQLite file, forever.
+"""The process ``soak_crash.py`` kills: scripted plan cycles over one database, forever.
 
 Why a separate process: SIGKILL is the only honest crash. This child does what the bot does
 to the database, through the real ``PlanningService`` and ``ConversationStore``: enter,
@@ -6,6 +6,11 @@ submit (sometimes an invalid plan), approve through two connections racing each 
 sometimes against the deadline scheduler), ask for changes, update steps, complete, and let
 sessions time out by moving a clock it controls. After a restart it carries on from whatever
 the database holds, as the bot would.
+
+``--db`` is a SQLite file or a ``postgresql://`` URL. With ``--prefix`` several children share
+one PostgreSQL, each with agents of its own (as processes serving different shards do) and a
+deadline scheduler that, like the bot's, fires any agent's overdue deadline: a move another
+process made first (it timed the plan out, say) is a lost race, counted, never a crash.
 
 Protocol on stdout, one line each, flushed: ``READY`` once started; ``ACK <plan_id> <revision>
 <sha256>`` after an approval committed (the parent treats it as a promise that the approval
@@ -27,7 +32,9 @@ from typing import Any
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import (
     AlreadyDecided,
+    InvalidTransition,
     PlanValidationError,
+    StalePlan,
     VersionConflict,
 )
 from plancord.core.planning import (
@@ -40,10 +47,13 @@ from plancord.core.planning import (
 from plancord.core.ports import StaticSettings
 from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
+from plancord.storage.backend import Backend
 from plancord.storage.conversations import ConversationStore
-from plancord.storage.db import Database
+from plancord.storage.engines import open_database
 from plancord.storage.store import AgentExists, SqlStore
 
+#: What another process's move looks like from here: the state moved on under us.
+PRE_EMPTED = (AlreadyDecided, VersionConflict, InvalidTransition, StalePlan)
 ANA = Actor.user(42, "ana")
 ROOT = Actor.user(1, "root", is_admin=True)
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -97,6 +107,7 @@ class Child:
         self.second = second
         self.conversations = conversations
         self.clock = clock
+        self.pre_empted = 0
 
     async def last_message(self, agent: str) -> dict[str, Any] | None:
         row = await self.conversations.db.fetchone(
@@ -184,8 +195,10 @@ class Child:
         for error in lost:
             if not isinstance(error, AlreadyDecided | VersionConflict):
                 raise error
-        if len(won) != 1:
+        if len(won) > 1:
             raise RuntimeError(f"{len(won)} approvals of one revision succeeded")
+        if not won:  # another process decided it first (its scheduler timed it out)
+            raise lost[0]
         self.acknowledge(ref)
         await self.converse(ref.agent, f"v{ref.revision} approved")
 
@@ -218,21 +231,27 @@ class Child:
         await self.service().fire_due()
 
 
-async def completed(db: Database) -> int:
-    row = await db.fetchone("SELECT count(*) FROM audit_log WHERE action = 'completed'")
+async def completed(db: Backend, prefix: str) -> int:
+    row = await db.fetchone(
+        "SELECT count(*) FROM audit_log WHERE action = 'completed' AND agent LIKE ?",
+        (f"{prefix}agent-%",),
+    )
     return int(row[0]) if row else 0
 
 
 async def main(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
-    path = Path(args.db)
-    first_db = await Database.open(path)
-    second_db = await Database.open(path, migrate=False)
+    target = args.db if args.db.startswith("postgresql://") else Path(args.db)
+    first_db = await open_database(target)
+    second_db = await open_database(target, migrate=False)
     try:
         store = SqlStore(first_db)
-        names = [f"agent-{n}" for n in range(args.agents)]
+        names = [f"{args.prefix}agent-{n}" for n in range(args.agents)]
+        channels = 100 + 1000 * args.channel_block
         for number, name in enumerate(names):
-            record = AgentRecord(name=name, model="m", channel_id=100 + number, created_at=START)
+            record = AgentRecord(
+                name=name, model="m", channel_id=channels + number, created_at=START
+            )
             with contextlib.suppress(AgentExists):
                 await store.create_agent(record)
         newest = await first_db.fetchone("SELECT max(at) FROM audit_log")
@@ -243,11 +262,16 @@ async def main(args: argparse.Namespace) -> int:
         child = Child(rng, first, second, ConversationStore(first_db), clock)
         say("READY")
         await first.fire_due()
-        while (done := await completed(first_db)) < args.cycles:
-            await child.step(rng.choice(names))
+        while (done := await completed(first_db, args.prefix)) < args.cycles:
+            try:
+                await child.step(rng.choice(names))
+            except PRE_EMPTED:
+                if not args.prefix:
+                    raise  # alone on its database, nobody else can move first
+                child.pre_empted += 1
             if rng.random() < 0.3:
                 await asyncio.sleep(rng.random() * 0.003)
-        say(f"DONE {done}")
+        say(f"DONE {done} pre-empted {child.pre_empted}")
     finally:
         await second_db.close()
         await first_db.close()
@@ -260,6 +284,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--cycles", type=int, required=True)
     parser.add_argument("--agents", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--prefix", default="", help="agent names' prefix, one per process")
+    parser.add_argument("--channel-block", type=int, default=0, help="keeps channel ids apart")
     return parser.parse_args(argv)
 
 

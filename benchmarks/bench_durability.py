@@ -27,7 +27,6 @@ measured. Without PostgreSQL's server binaries the PostgreSQL lines say how to g
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import sqlite3
 import statistics
@@ -413,5 +412,4 @@ if __name__ == "__main__":
     if len(sys.argv) == 6 and sys.argv[1] == "--child":
         asyncio.run(child(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])))
         sys.exit(0)
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
     sys.exit(asyncio.run(main()))

@@ -1,5 +1,10 @@
 """Crash soak: SIGKILL the plan-cycle child at random moments and check the database each time.
 
+With ``--postgres`` the soak runs on a real PostgreSQL server started for it, with two
+children at once, as two bot processes serving different shards: each works on its own
+agents, both fire any overdue deadline, and only the first is killed and restarted while
+the second carries on. The checks read one consistent snapshot of the whole database.
+
 Why: "every transition is one SQLite transaction" is a claim about crashes, and only a real
 crash tests it. ``_soak_child.py`` runs plan cycles over one database file (two racing
 connections, a scheduler, conversation writes); this parent kills it with SIGKILL after a
@@ -16,9 +21,10 @@ random delay, restarts it, and after every kill reads the file and checks:
   approval deadline and its revision row, with the same sha;
 * the conversation restored: rows numbered 0..n-1 per agent, each a JSON list of blocks,
   roles alternating from ``user`` as the Messages API requires;
-* ``PRAGMA integrity_check`` is ``ok``.
+* ``PRAGMA integrity_check`` is ``ok`` (SQLite).
 
-Run with ``.venv/bin/python benchmarks/soak_crash.py [--cycles 200] [--seed N]``. It prints
+Run with ``.venv/bin/python benchmarks/soak_crash.py [--cycles 200] [--seed N] [--postgres]``.
+It prints
 cycles, kills, restarts, acknowledged approvals and violations, and exits 1 on any violation
 or if the child fails on its own. ``--kills N`` stops killing after N kills (the short soak in
 ``tests/reliability/test_soak_short.py`` uses it).
@@ -29,15 +35,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sqlite3
 import sys
 import tempfile
 import time
 from collections import Counter
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from plancord.testing.postgres_server import PostgresServer
 
 CHILD = Path(__file__).with_name("_soak_child.py")
 DECISIONS = ("approved", "changes-requested", "rejected")
@@ -53,7 +67,7 @@ class Ack:
 
 @dataclass
 class Soak:
-    db: Path
+    db: str
     kills: int = 0
     restarts: int = 0
     acks: set[Ack] = field(default_factory=set)
@@ -71,14 +85,32 @@ def decides_a_waiting_revision(action: str, detail: dict[str, object]) -> bool:
     return action in DECISIONS
 
 
-def check_invariants(db: Path, acks: set[Ack] | frozenset[Ack] = frozenset()) -> list[str]:
-    """Every invariant the soak promises, read from the database file; [] when all hold."""
+def is_postgres(db: str | Path) -> bool:
+    return str(db).startswith("postgresql://")
+
+
+@contextmanager
+def reading(db: str | Path) -> Iterator[Any]:
+    """A connection whose queries all see one snapshot, rows readable by column name."""
+    if is_postgres(db):
+        with psycopg.connect(str(db), row_factory=dict_row) as conn:
+            conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            yield conn
+    else:
+        with closing(sqlite3.connect(db)) as conn:
+            conn.row_factory = sqlite3.Row
+            conn.execute("BEGIN")
+            yield conn
+
+
+def check_invariants(db: str | Path, acks: set[Ack] | frozenset[Ack] = frozenset()) -> list[str]:
+    """Every invariant the soak promises, read from the database; [] when all hold."""
     problems: list[str] = []
-    with closing(sqlite3.connect(db)) as conn:
-        conn.row_factory = sqlite3.Row
-        integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
-        if integrity != "ok":
-            problems.append(f"integrity_check: {integrity}")
+    with reading(db) as conn:
+        if not is_postgres(db):
+            integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            if integrity != "ok":
+                problems.append(f"integrity_check: {integrity}")
         revisions = {
             (r["plan_id"], r["revision"]): r["sha256"]
             for r in conn.execute("SELECT plan_id, revision, sha256 FROM plan_revisions")
@@ -120,7 +152,7 @@ def check_invariants(db: Path, acks: set[Ack] | frozenset[Ack] = frozenset()) ->
 
 
 def _state_problems(
-    conn: sqlite3.Connection,
+    conn: Any,
     revisions: dict[tuple[str, int], str],
     approvals: dict[tuple[str, int], list[tuple[int, str | None]]],
 ) -> list[str]:
@@ -142,7 +174,7 @@ def _state_problems(
     return problems
 
 
-def _conversation_problems(conn: sqlite3.Connection) -> list[str]:
+def _conversation_problems(conn: Any) -> list[str]:
     problems = []
     rows = conn.execute("SELECT agent, seq, role, content FROM messages ORDER BY agent, seq")
     expected: dict[str, int] = {}
@@ -171,11 +203,10 @@ def _conversation_problems(conn: sqlite3.Connection) -> list[str]:
     return problems
 
 
-def completed_cycles(db: Path) -> int:
-    with closing(sqlite3.connect(db)) as conn:
-        return int(
-            conn.execute("SELECT count(*) FROM audit_log WHERE action = 'completed'").fetchone()[0]
-        )
+def completed_cycles(db: str | Path) -> int:
+    with reading(db) as conn:
+        row = conn.execute("SELECT count(*) AS n FROM audit_log WHERE action = 'completed'")
+        return int(row.fetchone()["n"])
 
 
 async def read_lines(stream: asyncio.StreamReader, soak: Soak, ready: asyncio.Event) -> None:
@@ -188,9 +219,16 @@ async def read_lines(stream: asyncio.StreamReader, soak: Soak, ready: asyncio.Ev
 
 
 async def one_life(
-    soak: Soak, args: argparse.Namespace, rng: random.Random, stderr: Path
+    soak: Soak,
+    args: argparse.Namespace,
+    rng: random.Random,
+    stderr: Path,
+    *,
+    prefix: str = "",
+    steady: bool = False,
 ) -> int | None:
-    """Run the child once; kill it after a random delay unless told not to. Its exit code."""
+    """Run a child once; kill it after a random delay unless told not to (``--kills``, or a
+    ``steady`` child, which runs to the end). Its exit code."""
     with stderr.open("ab") as errors:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -198,7 +236,9 @@ async def one_life(
             f"--db={soak.db}",
             f"--cycles={args.cycles}",
             f"--agents={args.agents}",
-            f"--seed={args.seed * 1000 + soak.restarts}",
+            f"--seed={args.seed * 1000 + soak.restarts + (500 if steady else 0)}",
+            f"--prefix={prefix}",
+            f"--channel-block={1 if steady else 0}",
             stdout=asyncio.subprocess.PIPE,
             stderr=errors,
         )
@@ -206,7 +246,7 @@ async def one_life(
         raise RuntimeError("the child has no stdout")
     ready = asyncio.Event()
     reader = asyncio.create_task(read_lines(process.stdout, soak, ready))
-    kill = args.kills is None or soak.kills < args.kills
+    kill = not steady and (args.kills is None or soak.kills < args.kills)
     try:
         await asyncio.wait_for(ready.wait(), READY_TIMEOUT_SECONDS)
         if kill:
@@ -225,19 +265,37 @@ async def one_life(
     return code
 
 
-async def soak_until_done(args: argparse.Namespace, directory: Path) -> Soak:
-    soak = Soak(db=Path(args.db) if args.db else directory / "soak.db")
+async def soak_until_done(
+    args: argparse.Namespace, directory: Path, url: str | None = None
+) -> Soak:
+    """Kill and restart the child until it has done its cycles; with ``url`` (PostgreSQL) a
+    second, steady child works beside it the whole time."""
+    soak = Soak(db=url or args.db or str(directory / "soak.db"))
     rng = random.Random(args.seed)
     stderr = directory / "child-stderr.log"
     started = time.monotonic()
+    prefix = "p0-" if url else ""
+    steady = (
+        asyncio.create_task(one_life(soak, args, rng, stderr, prefix="p1-", steady=True))
+        if url
+        else None
+    )
     while True:
-        code = await one_life(soak, args, rng, stderr)
-        if soak.db.exists():
+        code = await one_life(soak, args, rng, stderr, prefix=prefix)
+        if is_postgres(soak.db) or os.path.exists(soak.db):  # noqa: ASYNC240
             problems = check_invariants(soak.db, soak.acks)
             soak.checks += 1
             for problem in problems:
                 soak.violations.append(f"after life {soak.restarts + 1}: {problem}")
         if code == 0:
+            if steady is not None and await steady != 0:
+                tail = stderr.read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"the steady child failed:\n{tail}")
+            if steady is not None:
+                soak.checks += 1
+                soak.violations += [
+                    f"at the end: {p}" for p in check_invariants(soak.db, soak.acks)
+                ]
             return soak
         if code != -9:
             tail = stderr.read_text(errors="replace")[-3000:]
@@ -256,16 +314,29 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--kills", type=int, default=None, help="stop killing after this many")
     parser.add_argument("--db", default=None, help="database file (default: a temporary one)")
     parser.add_argument("--time-limit", type=float, default=300.0)
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="two children on a real PostgreSQL server started for the soak, one killed",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str]) -> int:
     args = parse(argv)
-    with tempfile.TemporaryDirectory(prefix="plancord-soak-") as name:
-        started = time.monotonic()
-        soak = asyncio.run(soak_until_done(args, Path(name)))
-        elapsed = time.monotonic() - started
-        cycles = completed_cycles(soak.db)
+    server = PostgresServer.start(durable=True) if args.postgres else None
+    try:
+        url = server.url(server.create_database()) if server else None
+        with tempfile.TemporaryDirectory(prefix="plancord-soak-") as name:
+            started = time.monotonic()
+            soak = asyncio.run(soak_until_done(args, Path(name), url))
+            elapsed = time.monotonic() - started
+            cycles = completed_cycles(soak.db)
+    finally:
+        if server is not None:
+            server.stop()
+    if server is not None:
+        print(f"PostgreSQL, two processes ({args.agents} agents each), the first one killed:")
     print(
         f"cycles {cycles}  kills {soak.kills}  restarts {soak.restarts}  "
         f"acknowledged approvals {len(soak.acks)}  invariant checks {soak.checks}  "

@@ -9,12 +9,14 @@ import time
 from contextlib import closing
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from plancord import cli, doctor
 from plancord.doctor import Check, Status, diagnose
 from plancord.storage.db import migrate_file
 from plancord.storage.migrations import discover
+from plancord.testing.postgres_server import PostgresServer
 
 TOKENS = {"DISCORD_TOKEN": "discord-secret-0123", "ANTHROPIC_API_KEY": "sk-ant-secret-4567"}
 LATEST = discover()[-1].version
@@ -341,3 +343,28 @@ def test_a_dollar_budget_without_a_price_is_a_warning(tmp_path: Path) -> None:
         "  prices:\n    claude-sonnet-5-5: {input: 3, output: 15}\n",
     )
     assert by_what(checks(priced), "plan budgets").status is Status.OK
+
+
+def test_a_postgres_database_is_checked_without_being_changed(
+    postgres_server: PostgresServer, postgres_url: str
+) -> None:
+    latest = len(discover())
+    assert doctor.check_database_server(postgres_url, latest).status is Status.OK
+    password = postgres_server.password
+    check = doctor.check_database_server(postgres_url, latest)
+    assert password not in check.line() and "***" in check.line()
+    empty = postgres_server.url(postgres_server.create_database())
+    fresh = doctor.check_database_server(empty, latest)
+    assert fresh.status is Status.WARN and "no schema yet" in fresh.line()
+    with psycopg.connect(empty) as conn:
+        assert conn.execute("SELECT to_regclass('plancord_schema')").fetchone() == (None,)
+    newer = doctor.check_database_server(postgres_url, latest - 1)
+    assert newer.status is Status.FAIL and "newer than this plancord" in newer.line()
+
+
+def test_an_unreachable_postgres_database_fails(postgres_server: PostgresServer) -> None:
+    url = postgres_server.url("plancord").replace(
+        f":{postgres_server.port}/", f":{postgres_server.port + 1}/"
+    )
+    check = doctor.check_database_server(url, len(discover()))
+    assert check.status is Status.FAIL and "cannot be reached" in check.line()

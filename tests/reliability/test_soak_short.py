@@ -34,6 +34,7 @@ from plancord.llm.anthropic_client import AnthropicModelClient
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.db import Database
 from plancord.storage.store import SqlStore
+from plancord.testing.postgres_server import PostgresServer
 from tests.conftest import ManualClock
 from tests.fakes.anthropic_server import FakeAnthropicServer, ToolCall, text_turn, tool_turn
 from tests.runtime.conftest import MODEL, ChannelRecorder
@@ -71,6 +72,40 @@ def test_a_short_soak_with_kills_breaks_no_invariant(tmp_path: Path) -> None:
     assert 1 <= figures["kills"] <= 4
     assert figures["invariant checks"] == figures["kills"] + 1
     assert check_invariants(db) == []
+
+
+def test_two_processes_on_postgres_one_killed_break_no_invariant(
+    postgres_server: PostgresServer,
+) -> None:
+    """The soak's PostgreSQL mode starts its own server; this one only proves one is there
+    (and fails the run where CI requires it)."""
+    assert postgres_server.port
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(SOAK),
+            "--postgres",
+            "--cycles=10",
+            "--kills=4",
+            "--max-delay=0.15",
+            "--seed=11",
+            "--time-limit=90",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        cwd=REPO,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "two processes" in done.stdout
+    found = re.findall(r"(cycles|kills|violations|acknowledged approvals) (\d+)", done.stdout)
+    figures = {name: int(value) for name, value in found}
+    assert figures["cycles"] == 20  # ten by each process
+    assert figures["violations"] == 0
+    assert 1 <= figures["kills"] <= 4
+    # every completed cycle was approved; a kill may fall between a commit and its ACK
+    assert figures["acknowledged approvals"] >= figures["cycles"] - figures["kills"]
 
 
 @pytest.fixture(scope="module")
