@@ -6,7 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import discord
+import pytest
 
+from plancord.config.sections import DiscordConfig
+from plancord.core.shards import ShardShare
 from tests.discord_bot.agent_scene import Scene, SceneFactory, scene_factory
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 
@@ -233,6 +236,28 @@ async def test_after_a_restart_open_asks_are_marked_expired(scene_factory: Scene
     audit = [a.action for a in await scene.app.store.list_audit("ada")]
     assert audit[-1] == "permission-expired"
     assert not (scene.app.manager.workspace_of("ada") / "made.txt").exists()
+
+
+async def test_a_process_serving_other_shards_leaves_their_asks_alone(
+    scene_factory: SceneFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes share one store: one starting up must not expire the questions the
+    other is waiting on. The process's share is swapped in for the restart; which guilds
+    the client connects for is discord.py's business."""
+    scene, _, question = await asking(scene_factory)
+    home = ShardShare(2).shard_of(scene.guild.id)
+    monkeypatch.setattr(DiscordConfig, "share", lambda self: ShardShare(2, frozenset({1 - home})))
+
+    await scene.world.restart()
+
+    assert len(await pending(scene)) == 1
+    assert "This question expired" not in scene.stored(question).content
+
+    monkeypatch.setattr(DiscordConfig, "share", lambda self: ShardShare(2, frozenset({home})))
+    await scene.world.restart()
+
+    assert await pending(scene) == []
+    assert "This question expired" in scene.stored(question).content
 
 
 async def test_a_click_on_a_request_from_before_a_restart_is_refused(
