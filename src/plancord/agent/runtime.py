@@ -27,7 +27,9 @@ from plancord.agent.context import (
 )
 from plancord.agent.dispatch import ToolDispatch
 from plancord.agent.interruptions import TurnMarkers
+from plancord.agent.plan_events import PlanEvents
 from plancord.agent.requests import ModelRequests
+from plancord.agent.restarts import Restarts
 from plancord.agent.runtime_base import (
     CONTINUE_PROMPT,
     HOST,
@@ -49,7 +51,6 @@ from plancord.core.errors import (
 )
 from plancord.core.planning import (
     Actor,
-    ApprovalMode,
     EntrySource,
     Phase,
 )
@@ -57,7 +58,6 @@ from plancord.core.ports import (
     Clock,
     ModelClient,
     Notifier,
-    PlanningChange,
     SettingsProvider,
 )
 from plancord.core.service import PlanningService
@@ -76,7 +76,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard):
+class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard, PlanEvents, Restarts):
     def __init__(
         self,
         *,
@@ -198,128 +198,6 @@ class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard):
         while session.task is not None and not session.task.done():
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(session.task)
-
-    async def shutdown(self, *, notice: bool = False, grace_seconds: float = 10.0) -> None:
-        """Stop every running turn: cancel it (which kills the processes its tools started)
-        and wait at most ``grace_seconds`` for it to unwind. With ``notice``, each busy
-        agent's channel is told first. The turns' markers stay, so the next start resumes."""
-        self._shutting_down = True
-        busy = [s for s in self._sessions.values() if s.task is not None and not s.task.done()]
-        if notice:
-            for session in busy:
-                await self._say(
-                    session.name,
-                    "⏹ plancord is shutting down; this turn was interrupted. "
-                    "It resumes when plancord is back.",
-                )
-        tasks = [s.task for s in busy if s.task is not None]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            _, pending = await asyncio.wait(tasks, timeout=grace_seconds)
-            for task in pending:
-                log.warning("a turn did not stop within %s s of shutdown: %s", grace_seconds, task)
-
-    async def resume_interrupted(self) -> list[str]:
-        """After a start: tell each agent whose turn was cut short, and resume it when its
-        phase says work goes on (executing, gathering); a submitted plan keeps waiting for
-        its decision and an agent outside plan mode waits for its user. Only agents of the
-        guilds this process serves (``discord.shard_ids``) are touched. Returns the agents."""
-        resumed: list[str] = []
-        for agent in self.markers.marked():
-            try:
-                if not self.settings.shards.owns(await self.store.get_agent(agent)):
-                    continue  # another process serves its guild, and resumes it
-                self.markers.clear(agent)
-                state = await self.store.load_state(agent)
-            except PlancordError:
-                self.markers.clear(agent)
-                continue
-            resumed.append(agent)
-            if state.phase in (Phase.EXECUTING, Phase.GATHERING):
-                work = "the approved plan" if state.phase is Phase.EXECUTING else "planning"
-                await self._say(agent, f"↻ plancord restarted during my turn; resuming {work}.")
-                text = (
-                    f"{HOST} plancord restarted during your turn; anything that was running "
-                    "was stopped. Check where you were and continue."
-                )
-                self.session(agent).claim(
-                    [{"type": "text", "text": text}], self._turn(self.session(agent))
-                )
-            elif state.phase is Phase.SUBMITTED:
-                await self._say(
-                    agent, "↻ plancord restarted; my plan is still waiting for a decision."
-                )
-            else:
-                await self._say(
-                    agent,
-                    "↻ plancord restarted during my turn, which was interrupted; "
-                    "send a message to continue.",
-                )
-        return resumed
-
-    # -- planning events -------------------------------------------------------------------
-
-    async def planning_changed(self, change: PlanningChange) -> None:
-        """Resume or stop the agent when a human decides; record the change in its history."""
-        agent = change.after.agent
-        session = self.session(agent)
-        rev = change.revision.revision if change.revision else change.before.revision
-        who = change.actor.name
-        if change.action == "approved":
-            mode = change.after.approval_mode
-            text = f"{HOST} Plan v{rev} approved by {who}: you may now modify files."
-            if change.detail.get("amends") is not None:
-                text = (
-                    f"{HOST} Amendment v{rev} approved by {who}: go on executing with its "
-                    "steps; steps carried over unchanged keep their progress."
-                )
-            if mode is ApprovalMode.CONFIRM_EACH_EDIT:
-                text += " Every change will ask a human for permission first."
-            if mode is ApprovalMode.FRESH_CONTEXT and not session.busy:
-                await self._fresh_context(agent, change)
-                text += " The earlier conversation was cleared; the approved plan is below."
-            await self._resume(session, text)
-        elif change.action == "changes-requested":
-            step = change.detail.get("step")
-            where = f" (step {step})" if step else ""
-            feedback = change.detail.get("feedback", "")
-            text = (
-                f"{HOST} {who} asked for changes to plan v{rev}{where}: {feedback}\n"
-                f"Revise the plan and submit v{rev + 1} with submit_plan."
-            )
-            await self._resume(session, text)
-        elif change.action in ("rejected", "cancelled", "timed-out"):
-            reason = change.detail.get("reason")
-            words = {
-                "rejected": f"Plan v{rev} was rejected by {who}",
-                "cancelled": f"Planning was cancelled by {who}",
-                "timed-out": "Planning timed out with no decision",
-            }[change.action]
-            text = f"{HOST} {words}" + (f": {reason}" if reason else "") + "."
-            text += " Plan mode has ended; do not carry out the plan."
-            if session.busy:
-                session.joining.append({"type": "text", "text": text})
-                if change.action == "cancelled":
-                    session.request_stop()
-            else:
-                await self._add_user_blocks(agent, [{"type": "text", "text": text}])
-
-    async def _resume(self, session: AgentSession, text: str) -> None:
-        session.claim([{"type": "text", "text": text}], self._turn(session))
-
-    async def _fresh_context(self, agent: str, change: PlanningChange) -> None:
-        task = change.after.task or (change.revision.plan.summary if change.revision else "")
-        opening = {
-            "role": "user",
-            "content": [
-                {
-                    "type": "text",
-                    "text": f"{HOST} Fresh context for the approved plan. Task: {task}",
-                }
-            ],
-        }
-        await self.conversations.replace_all(agent, [opening], self.clock.now())
 
     # -- the loop --------------------------------------------------------------------------
 

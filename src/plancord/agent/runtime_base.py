@@ -12,7 +12,7 @@ from typing import Any
 
 from plancord.agent.agent_settings import AgentOverrides, ThinkingSettings
 from plancord.agent.tools.base import ShellSettings, ToolRegistry
-from plancord.agent.turns import Block, TurnSlot
+from plancord.agent.turns import Block, TurnBody, TurnSlot
 from plancord.core.agents import AgentRecord
 from plancord.core.cost import Price
 from plancord.core.planning import (
@@ -108,6 +108,12 @@ class RuntimeBase:
     agents_dir: Path
     clock: Clock
     settings: RuntimeSettings
+
+    def session(self, agent: str) -> AgentSession:
+        raise NotImplementedError  # AgentRuntime keeps the sessions
+
+    def _turn(self, session: AgentSession) -> TurnBody:
+        raise NotImplementedError  # AgentRuntime runs the turns
 
     def workspace_of(self, agent: str) -> Path:
         return self.agents_dir / agent / "workspace"

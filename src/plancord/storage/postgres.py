@@ -32,7 +32,7 @@ from plancord.storage.migrations import apply_migrations
 
 T = TypeVar("T")
 
-POOL_SIZE = 4
+POOL_SIZE = 8
 LOCK_TIMEOUT_MS = 5000
 CONNECT_TIMEOUT_S = 10
 # Every migration takes this lock, so two processes starting at once migrate one by one.

@@ -1,0 +1,73 @@
+"""How a running agent hears of planning decisions: an approval resumes it on the plan
+(fresh context when the approval asks for it), a request for changes sends it back to
+revise, and a rejection, cancellation or timeout ends plan mode, joining a running turn or
+waiting in the conversation for the next one."""
+
+from __future__ import annotations
+
+from plancord.agent.runtime_base import HOST, AgentSession, RuntimeBase
+from plancord.core.planning import ApprovalMode
+from plancord.core.ports import PlanningChange
+
+
+class PlanEvents(RuntimeBase):
+    async def planning_changed(self, change: PlanningChange) -> None:
+        """Resume or stop the agent when a human decides; record the change in its history."""
+        agent = change.after.agent
+        session = self.session(agent)
+        rev = change.revision.revision if change.revision else change.before.revision
+        who = change.actor.name
+        if change.action == "approved":
+            mode = change.after.approval_mode
+            text = f"{HOST} Plan v{rev} approved by {who}: you may now modify files."
+            if change.detail.get("amends") is not None:
+                text = (
+                    f"{HOST} Amendment v{rev} approved by {who}: go on executing with its "
+                    "steps; steps carried over unchanged keep their progress."
+                )
+            if mode is ApprovalMode.CONFIRM_EACH_EDIT:
+                text += " Every change will ask a human for permission first."
+            if mode is ApprovalMode.FRESH_CONTEXT and not session.busy:
+                await self._fresh_context(agent, change)
+                text += " The earlier conversation was cleared; the approved plan is below."
+            await self._resume(session, text)
+        elif change.action == "changes-requested":
+            step = change.detail.get("step")
+            where = f" (step {step})" if step else ""
+            feedback = change.detail.get("feedback", "")
+            text = (
+                f"{HOST} {who} asked for changes to plan v{rev}{where}: {feedback}\n"
+                f"Revise the plan and submit v{rev + 1} with submit_plan."
+            )
+            await self._resume(session, text)
+        elif change.action in ("rejected", "cancelled", "timed-out"):
+            reason = change.detail.get("reason")
+            words = {
+                "rejected": f"Plan v{rev} was rejected by {who}",
+                "cancelled": f"Planning was cancelled by {who}",
+                "timed-out": "Planning timed out with no decision",
+            }[change.action]
+            text = f"{HOST} {words}" + (f": {reason}" if reason else "") + "."
+            text += " Plan mode has ended; do not carry out the plan."
+            if session.busy:
+                session.joining.append({"type": "text", "text": text})
+                if change.action == "cancelled":
+                    session.request_stop()
+            else:
+                await self._add_user_blocks(agent, [{"type": "text", "text": text}])
+
+    async def _resume(self, session: AgentSession, text: str) -> None:
+        session.claim([{"type": "text", "text": text}], self._turn(session))
+
+    async def _fresh_context(self, agent: str, change: PlanningChange) -> None:
+        task = change.after.task or (change.revision.plan.summary if change.revision else "")
+        opening = {
+            "role": "user",
+            "content": [
+                {
+                    "type": "text",
+                    "text": f"{HOST} Fresh context for the approved plan. Task: {task}",
+                }
+            ],
+        }
+        await self.conversations.replace_all(agent, [opening], self.clock.now())
