@@ -188,3 +188,83 @@ def test_validation_never_crashes_and_valid_plans_are_stable(
     again = validate_plan(json.loads(plan.canonical_json()))
     assert again.sha256() == plan.sha256()
     assert isinstance(Plan.model_validate_json(plan.model_dump_json()), Plan)
+
+
+# -- questions with choices ------------------------------------------------------------------
+
+REFERENCE = {
+    "summary": "Add a health endpoint",
+    "steps": [
+        {"description": "Read the router", "tools": ["view"]},
+        {"description": "Add /health", "risk": "medium", "files": ["app/*.py"]},
+    ],
+    "questions": ["Which port?", "Auth too?\nOr later?"],
+    "context_notes": "Router in app/routes.py",
+}
+# What the release before questions could carry choices computed for REFERENCE: plans that
+# offer no choices must keep their text, their JSON and so their sha (approvals bind to it).
+REFERENCE_SHA = "4a3a57c6bfde9f2cad7b4f2812b2cb45182d64c617e7d577f4c4dd43b650b0fc"
+REFERENCE_JSON = (
+    '{"summary":"Add a health endpoint","steps":[{"description":"Read the router","tools":'
+    '["view"],"risk":"low"},{"description":"Add /health","tools":[],"risk":"medium","files":'
+    '["app/*.py"]}],"questions":["Which port?","Auth too?\\nOr later?"],"context_notes":'
+    '"Router in app/routes.py"}'
+)
+
+
+def test_a_plan_without_choices_keeps_its_text_json_and_sha() -> None:
+    plan = validate_plan(REFERENCE)
+    assert plan.sha256() == REFERENCE_SHA
+    assert plan.canonical_json() == REFERENCE_JSON
+    stored = Plan.model_validate_json(REFERENCE_JSON)
+    assert stored == plan and stored.question_choices == ()
+
+
+def test_a_question_with_choices_is_an_object_and_its_choices_are_in_the_sha() -> None:
+    data = {
+        **REFERENCE,
+        "questions": ["Which port?", {"question": "Auth?", "choices": ["now", "later"]}],
+    }
+    plan = validate_plan(data)
+    assert plan.questions == ("Which port?", "Auth?")
+    assert plan.question_choices == ((), ("now", "later"))
+    assert plan.choices_for(1) == ("now", "later") and plan.choices_for(0) == ()
+    assert "- Auth?\n   choice: `now`\n   choice: `later`\n" in plan.to_markdown()
+    other = validate_plan(
+        {**data, "questions": ["Which port?", {"question": "Auth?", "choices": ["now", "never"]}]}
+    )
+    assert other.sha256() != plan.sha256()
+    again = Plan.model_validate_json(plan.model_dump_json())
+    assert again == plan and again.sha256() == plan.sha256()
+    assert validate_plan(json.loads(plan.canonical_json())).sha256() == plan.sha256()
+
+
+def test_a_question_text_cannot_pass_for_a_choice_line() -> None:
+    sneaky = validate_plan({**REFERENCE, "questions": ["Auth?\n   choice: `now`"]})
+    honest = validate_plan(
+        {**REFERENCE, "questions": [{"question": "Auth?", "choices": ["now", "x"]}]}
+    )
+    assert "\n    " in sneaky.to_markdown().split("## Open questions")[1]
+    assert sneaky.sha256() != honest.sha256()
+
+
+@pytest.mark.parametrize(
+    ("choices", "problem"),
+    [
+        (["only"], "questions[0].choices: give 2 to 25 choices"),
+        (["a", "A"], "questions[0].choices: the choices must differ"),
+        (["a", " "], "questions[0].choices: a choice may not be blank"),
+        (["a", "b" * 81], "questions[0].choices: each choice must be at most 80"),
+        (["`a`", "b"], "questions[0].choices: a choice may not contain backquotes"),
+        ("ab", "questions[0].choices: must be a list of text"),
+    ],
+)
+def test_bad_choices_are_explained(choices: object, problem: str) -> None:
+    with pytest.raises(PlanValidationError) as info:
+        validate_plan({**REFERENCE, "questions": [{"question": "Q?", "choices": choices}]})
+    assert any(p.startswith(problem) for p in info.value.problems), info.value.problems
+
+
+def test_a_question_object_names_only_question_and_choices() -> None:
+    with pytest.raises(PlanValidationError, match="a question is text, or an object"):
+        validate_plan({**REFERENCE, "questions": [{"question": "Q?", "answer": "x"}]})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from plancord.core.plan import Plan, PlanStep, Risk
+from plancord.core.plan import Plan, PlanStep, Risk, validate_plan
 from plancord.core.plan_diff import StepChangeKind, diff_plans
 from tests.discord_bot.test_plan_flow import PLAN, submitted
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
@@ -88,6 +88,22 @@ def test_identical_plans_have_no_changes() -> None:
     diff = diff_plans(plan, plan, 1, 2)
     assert diff.empty
     assert diff.headline() == "no changes"
+
+
+def test_new_choices_on_a_question_are_a_change() -> None:
+    steps = [{"description": "a"}]
+    old = validate_plan({"summary": "s", "steps": steps, "questions": ["Where?"]})
+    new = validate_plan(
+        {
+            "summary": "s",
+            "steps": steps,
+            "questions": [{"question": "Where?", "choices": ["staging", "production"]}],
+        }
+    )
+    diff = diff_plans(old, new, 1, 2)
+    assert diff.questions_removed == ("Where?",)
+    assert diff.questions_added == ("Where? [staging / production]",)
+    assert diff.headline() == "questions changed"
 
 
 def test_the_discord_text_fits_its_budget_and_points_at_the_file() -> None:

@@ -6,8 +6,10 @@ waiting in the conversation for the next one."""
 from __future__ import annotations
 
 from plancord.agent.runtime_base import HOST, AgentSession, RuntimeBase
+from plancord.core.plan_answers import answers_text
 from plancord.core.planning import ApprovalMode
 from plancord.core.ports import PlanningChange
+from plancord.storage.plan_answers import PlanAnswerStore
 
 
 class PlanEvents(RuntimeBase):
@@ -27,6 +29,9 @@ class PlanEvents(RuntimeBase):
                 )
             if mode is ApprovalMode.CONFIRM_EACH_EDIT:
                 text += " Every change will ask a human for permission first."
+            answered = await self._answers_text(change)
+            if answered:
+                text += f"\n{answered}"
             if mode is ApprovalMode.FRESH_CONTEXT and not session.busy:
                 await self._fresh_context(agent, change)
                 text += " The earlier conversation was cleared; the approved plan is below."
@@ -55,6 +60,16 @@ class PlanEvents(RuntimeBase):
                     session.request_stop()
             else:
                 await self._add_user_blocks(agent, [{"type": "text", "text": text}])
+
+    async def _answers_text(self, change: PlanningChange) -> str:
+        """The reviewers' picks for the approved revision's questions with choices."""
+        revision = change.revision
+        if revision is None or not revision.plan.question_choices:
+            return ""
+        answers = await PlanAnswerStore(self.store.db).for_revision(
+            revision.plan_id, revision.revision
+        )
+        return answers_text(revision.plan, answers)
 
     async def _resume(self, session: AgentSession, text: str) -> None:
         session.claim([{"type": "text", "text": text}], self._turn(session))

@@ -15,8 +15,16 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from plancord.core.choices import clean_choices
 from plancord.core.errors import PlanValidationError
 
 MAX_SUMMARY_CHARS = 300
@@ -118,7 +126,45 @@ class Plan(BaseModel):
     summary: str = Field(min_length=1, max_length=MAX_SUMMARY_CHARS)
     steps: tuple[PlanStep, ...] = Field(min_length=1, max_length=MAX_STEPS)
     questions: tuple[str, ...] = Field(default=(), max_length=MAX_QUESTIONS)
+    question_choices: tuple[tuple[str, ...], ...] = ()
+    """Per question, the answers the reviewer may pick with one tap (empty: free text). The
+    model writes a question as ``{"question": …, "choices": [...]}``; stored plans keep the
+    two lists side by side."""
     context_notes: str = Field(default="", max_length=MAX_CONTEXT_NOTES_CHARS)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _question_objects(cls, data: Any) -> Any:
+        """Questions as text, or ``{"question", "choices"}`` objects split into the question
+        and its choices; blank questions are dropped with their choices."""
+        if not isinstance(data, Mapping):
+            return data
+        questions = data.get("questions")
+        if isinstance(questions, str):
+            questions = [questions]
+        given = data.get("question_choices")
+        if not isinstance(questions, list | tuple) or not isinstance(given, list | tuple | None):
+            return data
+        objects = any(isinstance(q, Mapping) for q in questions)
+        if objects and given:
+            raise ValueError("give each question's choices inside the question")
+        if given and len(given) != len(questions):
+            raise ValueError("question_choices needs one entry per question")
+        kept: list[tuple[Any, Any]] = []
+        for index, item in enumerate(questions):
+            choices: Any = given[index] if given else ()
+            if isinstance(item, Mapping):
+                if set(item) - {"question", "choices"} or "question" not in item:
+                    raise ValueError(
+                        f"questions[{index}]: a question is text, or an object with "
+                        '"question" and optional "choices"'
+                    )
+                item, choices = item["question"], item.get("choices") or ()
+            text = _clean_text(item)
+            if text != "":
+                kept.append((text, choices))
+        picked = [c for _, c in kept] if any(c for _, c in kept) else []
+        return {**data, "questions": [t for t, _ in kept], "question_choices": picked}
 
     @field_validator("summary", mode="before")
     @classmethod
@@ -141,6 +187,41 @@ class Plan(BaseModel):
             return tuple(q for q in (_clean_text(v) for v in value) if q != "")
         return value
 
+    @field_validator("question_choices", mode="before")
+    @classmethod
+    def _choices(cls, value: Any) -> Any:
+        """Each question's choices by the one rule for choices; every question's problem is
+        named at once, so the model can fix them all in one go."""
+        if not isinstance(value, list | tuple):
+            return value
+        cleaned: list[tuple[str, ...]] = []
+        problems: list[str] = []
+        for index, choices in enumerate(value):
+            where = f"questions[{index}].choices"
+            if isinstance(choices, str) or not isinstance(choices, list | tuple):
+                problems.append(f"{where}: must be a list of text")
+                continue
+            if not choices:
+                cleaned.append(())
+                continue
+            try:
+                picked = clean_choices(choices)
+            except ValueError as exc:
+                problems.append(f"{where}: {exc}")
+                continue
+            if any("`" in choice for choice in picked):
+                problems.append(f"{where}: a choice may not contain backquotes")
+            cleaned.append(picked)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return tuple(cleaned)
+
+    def choices_for(self, index: int) -> tuple[str, ...]:
+        """The choices of question ``index`` (0-based); empty for a free-text question."""
+        if index < len(self.question_choices):
+            return self.question_choices[index]
+        return ()
+
     @field_validator("questions")
     @classmethod
     def _question_length(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -156,6 +237,8 @@ class Plan(BaseModel):
         for step in data["steps"]:
             if not step["files"]:
                 del step["files"]
+        if not data["question_choices"]:
+            del data["question_choices"]
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
     def size_bytes(self) -> int:
@@ -180,9 +263,9 @@ def render_markdown(plan: Plan) -> str:
     """The canonical text of a plan, and what its sha covers.
 
     It is unambiguous, so the sha pins the plan down: step and question lines start at column
-    0, a step's tools and files lines are indented by exactly three spaces and every
-    continuation line of a multi-line field by four, so no text inside a field can pass for a
-    line of another kind.
+    0, a step's tools and files lines and a question's choice lines are indented by exactly
+    three spaces and every continuation line of a multi-line field by four, so no text inside
+    a field can pass for a line of another kind.
     """
     out = [f"# Plan: {plan.summary}", "", "## Steps"]
     for number, step in enumerate(plan.steps, start=1):
@@ -194,7 +277,9 @@ def render_markdown(plan: Plan) -> str:
             out.append("   files: " + ", ".join(f"`{f}`" for f in step.files))
     if plan.questions:
         out += ["", "## Open questions"]
-        out += [f"- {_indent_continuation(q, CONTINUATION)}" for q in plan.questions]
+        for index, question in enumerate(plan.questions):
+            out.append(f"- {_indent_continuation(question, CONTINUATION)}")
+            out += [f"   choice: `{choice}`" for choice in plan.choices_for(index)]
     if plan.context_notes:
         out += ["", "## Context notes", _indent_continuation(plan.context_notes, "")]
     return "\n".join(out) + "\n"
@@ -243,6 +328,10 @@ def _explain(error: Mapping[str, Any]) -> str:
         return f"{loc}: must be a list"
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return f"{loc}: must be an object"
+    if kind == "value_error":
+        message = str(ctx.get("error", error.get("msg", "invalid value")))
+        # The question validators name the question themselves: questions[2].choices: …
+        return message if message.startswith("questions") else f"{loc}: {message}"
     return f"{loc}: {error.get('msg', 'invalid value')}"
 
 

@@ -173,8 +173,8 @@ def diff_plans(
         to_revision=to_revision,
         summary=tuple(word_diff(old.summary, new.summary)) if old.summary != new.summary else (),
         steps=tuple(changes),
-        questions_added=tuple(q for q in new.questions if q not in old.questions),
-        questions_removed=tuple(q for q in old.questions if q not in new.questions),
+        questions_added=tuple(q for q in _questions(new) if q not in _questions(old)),
+        questions_removed=tuple(q for q in _questions(old) if q not in _questions(new)),
         notes_changed=old.context_notes != new.context_notes,
         unchanged_steps=unchanged,
         feedback=feedback or None,
@@ -315,3 +315,13 @@ async def revision_changes(
             value = decision.detail.get("feedback")
             feedback = value if isinstance(value, str) else None
     return diff_plans(old.plan, new.plan, first, second, feedback)
+
+
+def _questions(plan: Plan) -> list[str]:
+    """Each question as the diff shows it: with its choices, so new choices are a change."""
+    return [
+        f"{question} [{' / '.join(plan.choices_for(index))}]"
+        if plan.choices_for(index)
+        else question
+        for index, question in enumerate(plan.questions)
+    ]

@@ -51,6 +51,7 @@ class PlancordBot(PlancordClient):
         from plancord.discord_bot.cogs.messages import MessageCog
         from plancord.discord_bot.cogs.plan import PlanCog
         from plancord.discord_bot.permission_card import ASK_BUTTONS
+        from plancord.discord_bot.plan_answer_card import PlanAnswerSelect
         from plancord.discord_bot.question_card import QUESTION_CONTROLS
         from plancord.discord_bot.views import PLAN_BUTTONS
 
@@ -65,7 +66,7 @@ class PlancordBot(PlancordClient):
         await self.add_cog(PlanCog(self, self.notifier))
         await self.add_cog(AgentCog(self, self.notifier))
         await self.add_cog(MessageCog(self, self.notifier))
-        self.add_dynamic_items(*PLAN_BUTTONS, *ASK_BUTTONS, *QUESTION_CONTROLS)
+        self.add_dynamic_items(*PLAN_BUTTONS, PlanAnswerSelect, *ASK_BUTTONS, *QUESTION_CONTROLS)
         await self.sync_commands()
         self.start_deadlines()
         await self.notifier.restore()
@@ -93,6 +94,16 @@ class PlancordBot(PlancordClient):
         self, interaction: discord.Interaction, ask_id: str, text: str
     ) -> None:
         await self.notifier.asks.answer_text(interaction, ask_id, text)
+
+    async def answer_plan_question(
+        self,
+        interaction: discord.Interaction,
+        plan_id: str,
+        revision: int,
+        question: int,
+        choice: int,
+    ) -> None:
+        await self.notifier.plans.answer(interaction, plan_id, revision, question, choice)
 
     def _turn_origin(self, agent: str, origin: object) -> None:
         if isinstance(origin, discord.abc.Messageable):

@@ -69,6 +69,17 @@ class PlancordClient(commands.Bot):
         """The "Other…" form of a question, submitted."""
         raise RuntimeError("this client cannot answer questions")
 
+    async def answer_plan_question(
+        self,
+        interaction: discord.Interaction,
+        plan_id: str,
+        revision: int,
+        question: int,
+        choice: int,
+    ) -> None:
+        """A pick in the menu of one of a waiting plan's open questions."""
+        raise RuntimeError("this client cannot answer plan questions")
+
 
 def client_of(interaction: discord.Interaction) -> PlancordClient:
     """The plancord client behind an interaction."""

@@ -11,6 +11,7 @@ from typing import Any
 import discord
 
 from plancord.core.cost import cost_of
+from plancord.core.plan_answers import PlanAnswer
 from plancord.core.plan_diff import PlanDiff, revision_changes
 from plancord.core.planning import (
     Actor,
@@ -25,12 +26,13 @@ from plancord.discord_bot.embeds import (
     render_progress,
     review_request_text,
 )
+from plancord.discord_bot.plan_answer_card import plan_view
 from plancord.discord_bot.plan_embed import Outcome, RenderedPlan, Supersession, render_plan
 from plancord.discord_bot.plan_messages_base import (
     PlanMessagesBase,
     display_name,
 )
-from plancord.discord_bot.views import plan_buttons
+from plancord.storage.plan_answers import PlanAnswerStore
 from plancord.storage.plan_messages import MessageStatus, PlanMessageRecord
 
 log = logging.getLogger(__name__)
@@ -61,12 +63,14 @@ class PlanCards(PlanMessagesBase):
         requester = state.requested_by_name
         needed = (await self.bot.app.settings.plan_mode_for(revision.agent)).approvals
         cost = await self._cost_line(revision, state)
+        answers = await self.answers_of(revision)
         rendered = render_plan(
             revision,
             requested_by=requester,
             changes=await self.changes_of(revision),
             votes=f"👍 **Approvals 0 of {needed}**" if needed > 1 and not auto else None,
             cost=cost,
+            answers=answers,
         )
         user_id = state.requested_by if mention else None
         pinged = int(user_id) if user_id is not None and user_id.isdigit() else None
@@ -89,7 +93,7 @@ class PlanCards(PlanMessagesBase):
             message = await channel.send(
                 content,
                 **_plan_payload(rendered),
-                view=plan_buttons(revision.plan_id, revision.revision),
+                view=plan_view(revision, answers=answers),
                 allowed_mentions=allowed,
             )
         except discord.HTTPException as exc:
@@ -199,19 +203,21 @@ class PlanCards(PlanMessagesBase):
         )
         if revision is None:
             return True
+        answers = await self.answers_of(revision)
         rendered = self._render(
             record,
             revision,
             successor,
             await self.changes_of(revision),
             await self._votes_line(record),
+            answers,
         )
         waiting = record.status is MessageStatus.PENDING
         message = self._channel_of(record).get_partial_message(record.message_id)
         try:
             await message.edit(
                 embeds=rendered.embeds,
-                view=plan_buttons(record.plan_id, record.revision, disabled=not waiting),
+                view=plan_view(revision, disabled=not waiting, answers=answers),
             )
         except discord.NotFound:
             return True  # a deleted message shows no buttons
@@ -248,6 +254,15 @@ class PlanCards(PlanMessagesBase):
             and entry.revision == state.revision
         )
 
+    async def answers_of(self, revision: PlanRevision) -> dict[int, PlanAnswer]:
+        """The picks so far for the revision's questions with choices (none to read when
+        no question offers any)."""
+        if not revision.plan.question_choices:
+            return {}
+        return await PlanAnswerStore(self.bot.app.db).for_revision(
+            revision.plan_id, revision.revision
+        )
+
     async def changes_of(self, revision: PlanRevision) -> PlanDiff | None:
         """What changed since the previous revision, with the feedback that asked for it."""
         plan_id, number = revision.plan_id, revision.revision
@@ -260,6 +275,7 @@ class PlanCards(PlanMessagesBase):
         successor: PlanMessageRecord | None = None,
         changes: PlanDiff | None = None,
         votes: str | None = None,
+        answers: dict[int, PlanAnswer] | None = None,
     ) -> RenderedPlan:
         outcome = None
         if record.outcome is not None and record.outcome_at is not None:
@@ -278,6 +294,7 @@ class PlanCards(PlanMessagesBase):
             changes=changes,
             votes=votes,
             cost=record.cost,
+            answers=answers,
         )
 
     async def _progress_of(
@@ -325,7 +342,7 @@ async def _post_plan_as_file(
         return await channel.send(
             note[:2000],
             file=rendered.file(),
-            view=plan_buttons(revision.plan_id, revision.revision),
+            view=plan_view(revision),
             allowed_mentions=allowed,
         )
     except discord.HTTPException:

@@ -5,13 +5,14 @@ plan must go along as its markdown file."""
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import discord
 
 from plancord.core.plan import Risk
+from plancord.core.plan_answers import PlanAnswer
 from plancord.core.plan_diff import PlanDiff
 from plancord.core.planning import (
     PlanRevision,
@@ -45,6 +46,7 @@ from plancord.discord_bot.embed_basics import (
     utc,
     when,
 )
+from plancord.discord_bot.plan_answer_card import menu_questions
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +176,7 @@ def render_plan(
     changes: PlanDiff | None = None,
     votes: str | None = None,
     cost: str | None = None,
+    answers: Mapping[int, PlanAnswer] | None = None,
 ) -> RenderedPlan:
     """The plan message's embeds, inside every Discord limit, and whether the file must go too.
 
@@ -206,7 +209,7 @@ def render_plan(
     steps = [
         _step_field(n, s.risk, s.description, s.tools) for n, s in enumerate(plan.steps, start=1)
     ]
-    questions = "\n".join(f"{n}. {q}" for n, q in enumerate(plan.questions, start=1))
+    questions = question_lines(revision, answers or {})
     notes = plan.context_notes
 
     changed = changes.to_discord(CHANGES_LIMIT) if changes is not None and not changes.empty else ""
@@ -288,3 +291,22 @@ def render_plan(
     if outcome is not None:
         embeds[-1].timestamp = outcome.at
     return RenderedPlan(embeds, overflow, filename, revision.markdown, changes=changes)
+
+
+def question_lines(revision: PlanRevision, answers: Mapping[int, PlanAnswer]) -> str:
+    """Each open question; one with choices shows them and the pick so far. A question past
+    the four that fit a menu is answered with Edit instead."""
+    plan = revision.plan
+    menus = set(menu_questions(revision))
+    lines = []
+    for index, question in enumerate(plan.questions):
+        lines.append(f"{index + 1}. {question}")
+        choices = plan.choices_for(index)
+        if not choices:
+            continue
+        where = "" if index in menus else " (no room for a menu: answer with Edit)"
+        lines.append(f"   ▸ {' · '.join(choices)}{where}")
+        answer = answers.get(index)
+        if answer is not None:
+            lines.append(f"   ✅ **{answer.answer}** — {answer.by_name}")
+    return "\n".join(lines)

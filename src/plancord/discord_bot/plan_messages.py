@@ -32,6 +32,7 @@ from plancord.discord_bot.embeds import (
     render_progress,
     timed_out_text,
 )
+from plancord.discord_bot.plan_answering import PlanAnswering
 from plancord.discord_bot.plan_messages_base import CoalescedEdits, change_reason, display_name
 from plancord.discord_bot.plan_restore import PlanRestore
 from plancord.storage.plan_messages import MessageStatus
@@ -51,7 +52,7 @@ _DECIDED_STATUS = {
 __all__ = ["CoalescedEdits", "PlanMessages", "display_name"]
 
 
-class PlanMessages(PlanRestore):
+class PlanMessages(PlanRestore, PlanAnswering):
     """The ``planning_changed`` side of the Discord notifier: each change to its message."""
 
     async def planning_changed(self, change: PlanningChange) -> None:

@@ -11,12 +11,12 @@ the question's row is expired like any ask (``Asks.restore``).
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 from typing import Any
 
 import discord
 
 from plancord.core.access import may_instruct
+from plancord.core.choices import stamp
 from plancord.core.errors import PlancordError
 from plancord.core.ports import Question
 from plancord.discord_bot.asks_base import (
@@ -41,10 +41,6 @@ from plancord.discord_bot.question_card import (
 from plancord.storage.pending_asks import StoredAsk
 
 log = logging.getLogger(__name__)
-
-
-def stamp(when: datetime) -> str:
-    return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
 class Questions(AsksBase):

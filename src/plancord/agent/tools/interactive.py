@@ -12,15 +12,12 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
+from plancord.core.choices import MAX_CHOICE_CHARS, MAX_CHOICES, MIN_CHOICES, clean_choices
 from plancord.core.gate import ToolKind
 from plancord.core.ports import Question
 
 MAX_QUESTION_CHARS = 1800
 """With the asker's mention and the answering hint, a question fits one Discord message."""
-MIN_CHOICES = 2
-MAX_CHOICES = 25
-MAX_CHOICE_CHARS = 80
-"""Discord's limit for a button's label (a select option allows 100)."""
 
 
 class AskUserInput(BaseModel):
@@ -45,19 +42,7 @@ class AskUserInput(BaseModel):
     def _choices(cls, value: list[str] | None) -> list[str] | None:
         if value is None:
             return None
-        cleaned = [" ".join(choice.split()) for choice in value]
-        if not MIN_CHOICES <= len(cleaned) <= MAX_CHOICES:
-            raise ValueError(f"give {MIN_CHOICES} to {MAX_CHOICES} choices, or none")
-        for choice in cleaned:
-            if not choice:
-                raise ValueError("a choice may not be blank")
-            if len(choice) > MAX_CHOICE_CHARS:
-                raise ValueError(
-                    f"each choice must be at most {MAX_CHOICE_CHARS} characters: {choice[:40]}…"
-                )
-        if len({c.casefold() for c in cleaned}) != len(cleaned):
-            raise ValueError("the choices must differ from each other")
-        return cleaned
+        return list(clean_choices(value))
 
 
 class AskUserTool(Tool[AskUserInput]):

@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
+from plancord.core.choices import MAX_CHOICE_CHARS, MAX_CHOICES, MIN_CHOICES
 from plancord.core.errors import PlancordError
 from plancord.core.gate import ToolKind
 from plancord.core.plan import (
@@ -91,8 +92,31 @@ PLAN_SCHEMA: dict[str, Any] = {
         "questions": {
             "type": "array",
             "maxItems": MAX_QUESTIONS,
-            "items": {"type": "string", "maxLength": MAX_QUESTION_CHARS},
-            "description": "Open questions for the human reviewing the plan.",
+            "items": {
+                "anyOf": [
+                    {"type": "string", "maxLength": MAX_QUESTION_CHARS},
+                    {
+                        "type": "object",
+                        "properties": {
+                            "question": {"type": "string", "maxLength": MAX_QUESTION_CHARS},
+                            "choices": {
+                                "type": "array",
+                                "minItems": MIN_CHOICES,
+                                "maxItems": MAX_CHOICES,
+                                "items": {"type": "string", "maxLength": MAX_CHOICE_CHARS},
+                            },
+                        },
+                        "required": ["question"],
+                        "additionalProperties": False,
+                    },
+                ]
+            },
+            "description": (
+                "Open questions for the human reviewing the plan. Give a question the "
+                f"answers it could have as choices ({MIN_CHOICES} to {MAX_CHOICES}) and the "
+                "reviewer picks one with a tap on the plan message; you get the answers with "
+                "the approval."
+            ),
         },
         "context_notes": {
             "type": "string",
@@ -187,8 +211,9 @@ class SubmitPlanInput(BaseModel):
             f"The plan: summary (one line, at most {MAX_SUMMARY_CHARS} characters), steps "
             f"(1 to {MAX_STEPS}, each a description of at most {MAX_DESCRIPTION_CHARS} "
             "characters with optional tools, files and risk low/medium/high), optional questions "
-            f"and context_notes. The whole plan must stay under {DEFAULT_MAX_PLAN_BYTES:,} "
-            "bytes as JSON unless the operator set another limit."
+            "(text, or {question, choices} to answer with one tap) and context_notes. The "
+            f"whole plan must stay under {DEFAULT_MAX_PLAN_BYTES:,} bytes as JSON unless the "
+            "operator set another limit."
         )
     )
 

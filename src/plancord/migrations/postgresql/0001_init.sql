@@ -1,6 +1,7 @@
 -- plancord schema v1 for PostgreSQL: agents, their planning state, plan revisions and the
--- audit log. The shared 0001_init.sql with bigint Discord ids, an identity column and
--- PostgreSQL's trigger syntax; everything else is the same text.
+-- audit log. The shared 0001_init.sql with bigint Discord ids, an identity column,
+-- PostgreSQL's trigger syntax and byte order for the deadlines the scheduler compares;
+-- everything else is the same text.
 -- Timestamps are ISO-8601 UTC text with microseconds, so they compare as text.
 
 CREATE TABLE agents (
@@ -29,8 +30,8 @@ CREATE TABLE planning_state (
     plan_id           TEXT,
     revision          INTEGER NOT NULL DEFAULT 0 CHECK (revision >= 0),
     plan_sha          TEXT,
-    approval_deadline TEXT,
-    idle_deadline     TEXT,
+    approval_deadline TEXT COLLATE "C",
+    idle_deadline     TEXT COLLATE "C",
     approved_by       TEXT,
     approved_by_name  TEXT,
     approved_at       TEXT,
