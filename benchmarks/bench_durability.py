@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from _common import ANA, MODEL, StepClock
-from _restore import RESTORE_RUNS, restore
+from _restore import PLAN, RESTORE_RUNS, restore
 from plancord.agent.manager import StoredSettings
 from plancord.config import Config
 from plancord.core.agents import AgentRecord
@@ -56,15 +56,6 @@ CYCLES = 320  # per measurement, shared among the callers: 1,280 transitions
 AGENTS_PER_CALLER = 2
 PROCESSES = 2
 PROCESS_CALLERS = 8
-PLAN = {
-    "summary": "Add a health endpoint",
-    "steps": [
-        {"description": "Read the router", "tools": ["view"]},
-        {"description": "Add /health", "tools": ["str_replace"], "risk": "medium"},
-        {"description": "Test it", "tools": ["bash_execute"]},
-    ],
-    "context_notes": "The router lives in app/routes.py.",
-}
 
 
 def record(name: str, channel: int) -> AgentRecord:

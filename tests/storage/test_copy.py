@@ -3,8 +3,6 @@ database into it, through the real command line."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from plancord.core.planning import Actor, AuditEntry, EntrySource
@@ -17,23 +15,13 @@ from plancord.storage.migrations import discover
 from plancord.storage.store import SqlStore
 from plancord.testing.postgres_server import PostgresServer
 from tests.conftest import ManualClock, agent_record
+from tests.storage.test_migrations import run_cli
 
 ANA = Actor.user(42, "ana")
 PLAN = {
     "summary": "Add a health endpoint",
     "steps": [{"description": "Read the router", "tools": ["view"]}],
 }
-
-
-def plancord(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "plancord.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def config_for(tmp_path: Path, url: str) -> Path:
@@ -60,12 +48,12 @@ def test_plancord_migrate_creates_and_then_keeps_a_postgres_schema(
 ) -> None:
     url = postgres_server.url(postgres_server.create_database())
     config = config_for(tmp_path, url)
-    first = plancord("migrate", "--config", str(config), cwd=tmp_path)
+    first = run_cli("migrate", "--config", str(config), cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     latest = len(discover())
     assert f"migrated from version 0 to {latest}" in first.stdout
     assert postgres_server.password not in first.stdout
-    again = plancord("migrate", "--config", str(config), cwd=tmp_path)
+    again = run_cli("migrate", "--config", str(config), cwd=tmp_path)
     assert again.returncode == 0
     assert f"is up to date (version {latest})" in again.stdout
 
@@ -78,7 +66,7 @@ async def test_migrate_from_sqlite_copies_every_row_and_keeps_the_history(
     url = postgres_server.url(postgres_server.create_database())
     config = config_for(tmp_path, url)
 
-    done = plancord("migrate", "--config", str(config), "--from", f"sqlite:{source}", cwd=tmp_path)
+    done = run_cli("migrate", "--config", str(config), "--from", f"sqlite:{source}", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "1 agents" in done.stdout and "1 plan_revisions" in done.stdout
 
@@ -98,16 +86,16 @@ async def test_migrate_from_sqlite_copies_every_row_and_keeps_the_history(
         )
         assert (await new.list_audit("ada", limit=1))[0].action == "copied"
 
-    twice = plancord("migrate", "--config", str(config), "--from", f"sqlite:{source}", cwd=tmp_path)
+    twice = run_cli("migrate", "--config", str(config), "--from", f"sqlite:{source}", cwd=tmp_path)
     assert twice.returncode == 2
     assert "already holds agents or audit entries" in twice.stderr
 
 
 def test_migrate_from_needs_a_postgres_target_and_an_existing_file(tmp_path: Path) -> None:
-    to_sqlite = plancord("migrate", "--from", f"sqlite:{tmp_path / 'x.db'}", cwd=tmp_path)
+    to_sqlite = run_cli("migrate", "--from", f"sqlite:{tmp_path / 'x.db'}", cwd=tmp_path)
     assert to_sqlite.returncode == 2
     assert "set database: postgresql://" in to_sqlite.stderr
-    bad = plancord("migrate", "--from", "mysql:x", cwd=tmp_path)
+    bad = run_cli("migrate", "--from", "mysql:x", cwd=tmp_path)
     assert bad.returncode == 2 and "--from takes sqlite:PATH" in bad.stderr
 
 
@@ -116,7 +104,7 @@ def test_migrate_from_a_missing_file_creates_nothing(
 ) -> None:
     config = config_for(tmp_path, postgres_server.url(postgres_server.create_database()))
     missing = tmp_path / "nope.db"
-    done = plancord("migrate", "--config", str(config), "--from", f"sqlite:{missing}", cwd=tmp_path)
+    done = run_cli("migrate", "--config", str(config), "--from", f"sqlite:{missing}", cwd=tmp_path)
     assert done.returncode == 2
     assert f"no SQLite database at {missing}" in done.stderr
     assert not missing.exists()
