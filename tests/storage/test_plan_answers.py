@@ -1,45 +1,69 @@
 """Answers to plan questions on both engines: a pick and its audit row together, a second
-pick of the same question replacing the first, each revision's answers apart."""
+pick of the same question replacing the first, and nothing kept once the revision no longer
+waits for a decision."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from plancord.core.plan_answers import PlanAnswer
+from plancord.core.planning import Actor, EntrySource, PlanRef
+from plancord.core.service import PlanningService
 from plancord.storage.backend import Backend
 from plancord.storage.plan_answers import PlanAnswerStore
 from plancord.storage.store import SqlStore
+from tests.conftest import ManualClock
 
-AT = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
+ANA = Actor.user(42, "ana")
+PLAN = {
+    "summary": "Deploy",
+    "steps": [{"description": "Write deploy.sh"}],
+    "questions": [{"question": "Where first?", "choices": ["staging", "production"]}],
+}
 
 
-def pick(answer: str, revision: int = 1, question: int = 1) -> PlanAnswer:
+def pick(plan_id: str, answer: str, clock: ManualClock, revision: int = 1) -> PlanAnswer:
     return PlanAnswer(
-        plan_id="abc123",
+        plan_id=plan_id,
         revision=revision,
-        question=question,
+        question=0,
         answer=answer,
-        by="user:42(ana)",
+        by=ANA.label,
         by_name="ana",
-        at=AT,
+        at=clock.now(),
     )
 
 
 async def test_a_pick_is_kept_with_its_audit_row_and_a_second_replaces_it(
-    db: Backend, store: SqlStore, agent: str
+    db: Backend, store: SqlStore, service: PlanningService, clock: ManualClock, agent: str
 ) -> None:
+    await service.enter(agent, source=EntrySource.USER, actor=ANA, task="deploy")
+    revision = await service.submit(agent, PLAN)
     answers = PlanAnswerStore(db)
-    await answers.record(pick("staging"), agent, "Which environment?")
-    await answers.record(pick("production"), agent, "Which environment?")
-    await answers.record(pick("yes", revision=2, question=0), agent, "Smoke test?")
 
-    first = await answers.for_revision("abc123", 1)
-    assert first == {1: pick("production")}
-    assert await answers.for_revision("abc123", 2) == {0: pick("yes", revision=2, question=0)}
+    assert await answers.record(pick(revision.plan_id, "staging", clock), agent, "Where first?")
+    assert await answers.record(pick(revision.plan_id, "production", clock), agent, "Where?")
+
+    assert await answers.for_revision(revision.plan_id, 1) == {
+        0: pick(revision.plan_id, "production", clock)
+    }
     audit = [a for a in await store.list_audit(agent) if a.action == "question-answered"]
     assert [(a.revision, a.detail["question"], a.detail["answer"]) for a in audit] == [
-        (1, 2, "staging"),
-        (1, 2, "production"),
-        (2, 1, "yes"),
+        (1, 1, "staging"),
+        (1, 1, "production"),
     ]
-    assert {a.actor for a in audit} == {"user:42(ana)"}
+    assert {a.actor for a in audit} == {ANA.label}
+
+
+async def test_nothing_is_kept_for_a_revision_no_longer_waiting(
+    db: Backend, store: SqlStore, service: PlanningService, clock: ManualClock, agent: str
+) -> None:
+    await service.enter(agent, source=EntrySource.USER, actor=ANA, task="deploy")
+    revision = await service.submit(agent, PLAN)
+    ref = PlanRef(agent=agent, plan_id=revision.plan_id, revision=1)
+    await service.approve(ref, ANA)
+    answers = PlanAnswerStore(db)
+
+    assert not await answers.record(pick(revision.plan_id, "staging", clock), agent, "Where?")
+    assert not await answers.record(pick(revision.plan_id, "staging", clock, 2), agent, "Where?")
+
+    assert await answers.for_revision(revision.plan_id, 1) == {}
+    assert not [a for a in await store.list_audit(agent) if a.action == "question-answered"]

@@ -40,6 +40,9 @@ def test_a_password_never_reaches_a_message() -> None:
         "postgresql://bot:***@db:5432/plancord"
     )
     assert redact("postgresql://db/plancord") == "postgresql://db/plancord"
+    assert redact("postgresql://bot@db/plancord?sslmode=require&password=s3cret") == (
+        "postgresql://bot@db/plancord?sslmode=require&password=***"
+    )
 
 
 async def test_migrating_creates_the_same_tables_as_sqlite(empty_url: str, tmp_path: Path) -> None:

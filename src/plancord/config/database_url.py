@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -12,10 +13,10 @@ def is_postgres(target: str | Path) -> bool:
 
 
 def redact(url: str) -> str:
-    """``url`` with its password replaced, for messages and logs."""
+    """``url`` with its password replaced, for messages and logs: the one after the user
+    name, and a ``password=`` parameter."""
     scheme, sep, rest = url.partition("://")
     credentials, at, host = rest.rpartition("@")
-    if not at or ":" not in credentials:
-        return url
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}{sep}{user}:***@{host}"
+    if at and ":" in credentials:
+        rest = f"{credentials.split(':', 1)[0]}:***@{host}"
+    return scheme + sep + re.sub(r"(?i)([?&]password=)[^&]*", r"\1***", rest)

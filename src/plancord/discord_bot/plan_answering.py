@@ -72,12 +72,19 @@ class PlanAnswering(PlanCards):
             at=app.clock.now(),
         )
         try:
-            await PlanAnswerStore(app.db).record(
+            kept = await PlanAnswerStore(app.db).record(
                 answer, revision.agent, revision.plan.questions[question]
             )
         except PlancordError as exc:
             await reply_error(interaction, f"Your answer was not kept: {exc}")
             return
+        if not kept:  # decided between the check above and the write
+            await reply_error(interaction, closed(number))
+            return
         message = await self.store.get(plan_id, number)
         if message is not None and not await self._redraw(message, revision=revision):
             log.warning("the answer to Q%s of plan v%s is kept but not shown", question, number)
+
+
+def closed(revision: int) -> str:
+    return f"Plan v{revision} is no longer waiting for a decision, so its questions are closed."

@@ -8,11 +8,15 @@ from plancord.core.planning import AuditEntry
 from plancord.storage.backend import Backend, Tx
 from plancord.storage.codec import INSERT_AUDIT, audit_values, parse_ts, ts
 
+# Kept only while the revision is the one its agent waits on, checked in the same
+# statement, so a pick racing a decision never lands on a decided revision.
 _UPSERT = (
     "INSERT INTO plan_answers (plan_id, revision, question, answer, answered_by, by_name, "
-    "answered_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (plan_id, revision, question) "
-    "DO UPDATE SET answer = excluded.answer, answered_by = excluded.answered_by, "
-    "by_name = excluded.by_name, answered_at = excluded.answered_at"
+    "answered_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM planning_state "
+    "WHERE agent = ? AND phase = 'submitted' AND plan_id = ? AND revision = ?) "
+    "ON CONFLICT (plan_id, revision, question) DO UPDATE SET answer = excluded.answer, "
+    "answered_by = excluded.answered_by, by_name = excluded.by_name, "
+    "answered_at = excluded.answered_at"
 )
 
 
@@ -20,8 +24,9 @@ class PlanAnswerStore:
     def __init__(self, db: Backend) -> None:
         self.db = db
 
-    async def record(self, answer: PlanAnswer, agent: str, question: str) -> None:
-        """Keep ``answer`` (replacing an earlier pick) and audit it, together or not at all."""
+    async def record(self, answer: PlanAnswer, agent: str, question: str) -> bool:
+        """Keep ``answer`` (replacing an earlier pick) and audit it, together or not at all;
+        False, with nothing written, when the revision no longer waits for a decision."""
         values = (
             answer.plan_id,
             answer.revision,
@@ -30,6 +35,9 @@ class PlanAnswerStore:
             answer.by,
             answer.by_name,
             ts(answer.at),
+            agent,
+            answer.plan_id,
+            answer.revision,
         )
         audit = audit_values(
             AuditEntry(
@@ -47,11 +55,13 @@ class PlanAnswerStore:
             )
         )
 
-        def write(conn: Tx) -> None:
-            conn.execute(_UPSERT, values)
+        def write(conn: Tx) -> bool:
+            if conn.execute(_UPSERT, values).rowcount != 1:
+                return False
             conn.execute(INSERT_AUDIT, audit)
+            return True
 
-        await self.db.write(write)
+        return await self.db.write(write)
 
     async def for_revision(self, plan_id: str, revision: int) -> dict[int, PlanAnswer]:
         rows = await self.db.fetchall(
