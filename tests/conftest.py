@@ -23,6 +23,13 @@ from plancord.testing.postgres_server import PostgresServer, PostgresUnavailable
 
 # CI sets this: there, a machine without PostgreSQL fails the run instead of skipping.
 REQUIRE_POSTGRES = os.environ.get("PLANCORD_REQUIRE_POSTGRES") == "1"
+_postgres_missing: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line at the end when the PostgreSQL half of the store's tests could not run."""
+    if _postgres_missing:
+        terminalreporter.write_line(f"PostgreSQL tests skipped: {_postgres_missing[0]}")
 
 
 class ManualClock:
@@ -64,6 +71,7 @@ def postgres_server() -> Iterator[PostgresServer]:
     except PostgresUnavailable as exc:
         if REQUIRE_POSTGRES:
             pytest.fail(str(exc))
+        _postgres_missing.append(str(exc))
         pytest.skip(f"PostgreSQL tests skipped: {exc}")
     try:
         yield server
