@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import simcord
+from discord.ext import commands
 
 from plancord.config import Config
 from plancord.core.errors import PlancordError
@@ -127,12 +128,18 @@ class SimPlancordBot(PlancordBot):
         await super().close()
 
 
+class ShardedSimPlancordBot(SimPlancordBot, commands.AutoShardedBot):
+    """The simulated bot serving the share of shards its config names."""
+
+
 def make_bot(
     config: Config, server: FakeAnthropicServer, clock: SimClock, *, tune_gc: bool = False
 ) -> PlancordBot:
-    """A bot whose model is ``server`` and whose clock is SimCord's. Its garbage collection
-    is left alone unless ``tune_gc``: many bots come and go in one test process."""
-    return SimPlancordBot(
+    """A bot whose model is ``server`` and whose clock is SimCord's (sharded when the config
+    names shards). Its garbage collection is left alone unless ``tune_gc``: many bots come
+    and go in one test process."""
+    kind = ShardedSimPlancordBot if config.discord.sharded else SimPlancordBot
+    return kind(
         config,
         model_factory=lambda: AnthropicModelClient(
             api_key="test-key",
