@@ -14,7 +14,7 @@ import pytest
 
 from plancord import cli, doctor
 from plancord.doctor import Check, Status, diagnose
-from plancord.storage.db import migrate_file
+from plancord.storage.engines import migrate_database
 from plancord.storage.migrations import discover
 from plancord.testing.postgres_server import PostgresServer
 
@@ -52,7 +52,7 @@ def by_what(found: list[Check], prefix: str) -> Check:
 async def ready(tmp_path: Path) -> Path:
     """A valid config whose database is migrated to the newest version."""
     config = write_config(tmp_path)
-    await migrate_file(tmp_path / "state" / "plancord.db")
+    await migrate_database(tmp_path / "state" / "plancord.db")
     return config
 
 
@@ -138,7 +138,7 @@ def test_a_missing_database_is_a_warning_only(tmp_path: Path) -> None:
 async def test_an_older_database_is_a_warning(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     db = tmp_path / "state" / "plancord.db"
-    await migrate_file(db)
+    await migrate_database(db)
     set_version(db, LATEST - 1)
     database = by_what(checks(config), "database")
     assert database.status is Status.WARN

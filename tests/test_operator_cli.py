@@ -31,7 +31,8 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import SystemClock
 from plancord.core.service import PlanningService
-from plancord.storage.db import Database, migrate_file
+from plancord.storage.db import Database
+from plancord.storage.engines import migrate_database
 from plancord.storage.migrations import discover
 from plancord.storage.store import SqlStore
 
@@ -120,7 +121,7 @@ def world(tmp_path: Path) -> World:
     found = World(tmp_path, config)
 
     async def setup() -> None:
-        await migrate_file(found.db)
+        await migrate_database(found.db)
         async with await Database.open(found.db) as db:
             store = SqlStore(db)
             created = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from plancord.core.errors import StorageError
-from plancord.storage.db import Database, migrate_file
+from plancord.storage.db import Database
+from plancord.storage.engines import migrate_database
 from plancord.storage.migrations import (
     MigrationError,
     discover,
@@ -26,7 +27,7 @@ def tables(path: Path) -> set[str]:
 
 async def test_migrating_from_empty_creates_every_table(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
-    before, after = await migrate_file(path)
+    before, after = await migrate_database(path)
     assert before == 0
     assert after == len(discover()) >= 1
     assert tables(path) >= TABLES
@@ -34,8 +35,8 @@ async def test_migrating_from_empty_creates_every_table(tmp_path: Path) -> None:
 
 async def test_rerunning_is_a_no_op(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
-    _, version = await migrate_file(path)
-    assert await migrate_file(path) == (version, version)
+    _, version = await migrate_database(path)
+    assert await migrate_database(path) == (version, version)
 
 
 async def test_connection_settings(tmp_path: Path) -> None:
@@ -47,11 +48,11 @@ async def test_connection_settings(tmp_path: Path) -> None:
 
 async def test_a_newer_database_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "p.db"
-    _, version = await migrate_file(path)
+    _, version = await migrate_database(path)
     with sqlite3.connect(path) as conn:
         conn.execute(f"PRAGMA user_version = {version + 3}")
     with pytest.raises(MigrationError, match=f"schema version {version + 3}, newer than"):
-        await migrate_file(path)
+        await migrate_database(path)
 
 
 async def test_each_file_is_applied_in_its_own_transaction(tmp_path: Path) -> None:
@@ -61,14 +62,14 @@ async def test_each_file_is_applied_in_its_own_transaction(tmp_path: Path) -> No
     (folder / "0002_broken.sql").write_text("CREATE TABLE b (x INTEGER);\nTHIS IS NOT SQL;")
     path = tmp_path / "p.db"
     with pytest.raises(MigrationError, match=r"0002_broken\.sql failed") as info:
-        await migrate_file(path, folder)
+        await migrate_database(path, folder)
     assert "stays at version 1" in str(info.value)
     assert tables(path) >= {"a"}
     assert "b" not in tables(path)
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
     (folder / "0002_broken.sql").write_text("CREATE TABLE b (x INTEGER);")
-    assert await migrate_file(path, folder) == (1, 2)
+    assert await migrate_database(path, folder) == (1, 2)
 
 
 def test_gaps_in_numbering_are_refused(tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_the_audit_log_is_append_only(tmp_path: Path) -> None:
     import asyncio
 
     path = tmp_path / "p.db"
-    asyncio.run(migrate_file(path))
+    asyncio.run(migrate_database(path))
     with sqlite3.connect(path) as conn:
         conn.execute("INSERT INTO audit_log (at, agent, actor, action) VALUES ('t', 'a', 'x', 'y')")
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):

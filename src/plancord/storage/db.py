@@ -225,12 +225,3 @@ async def _connect(
 
     conn = await aiosqlite.Connection(connector, 64)
     return conn, made[0]
-
-
-async def migrate_file(path: Path, directory: Path | None = None) -> tuple[int, int]:
-    """Open ``path`` (creating it), migrate, close: what ``plancord migrate`` does for SQLite."""
-    db = await Database.open(path, migrate=False)
-    try:
-        return await apply_migrations(db, directory)
-    finally:
-        await db.close()
