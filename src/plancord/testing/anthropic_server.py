@@ -62,8 +62,8 @@ from plancord.testing.fake_api.server import (
     FakeAnthropicServer,
     FakeAnthropicServers,
     Rejection,
-    stream_events,
 )
+from plancord.testing.fake_api.streaming import stream_events
 from plancord.testing.fake_api.validation import check_headers, validate_request
 from plancord.testing.fake_api.wire import (
     FAKE_MODELS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,7 @@ from plancord.testing.fake_api.script import (
     Thinking,
     Turn,
 )
+from plancord.testing.fake_api.streaming import stream_events
 from plancord.testing.fake_api.validation import check_headers, validate_request
 from plancord.testing.fake_api.wire import FAKE_MODELS, JsonObject
 
@@ -329,56 +330,6 @@ class FakeAnthropicServer:
             await response.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
         await response.write_eof()
         return response
-
-
-def _chunks(text: str, size: int = 24) -> list[str]:
-    return [text[start : start + size] for start in range(0, len(text), size)] or [""]
-
-
-def stream_events(message: JsonObject) -> Iterator[JsonObject]:
-    """The server-sent events that deliver `message` when the request asked for `stream`."""
-    usage = message["usage"]
-    yield {
-        "type": "message_start",
-        "message": {
-            **message,
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": {**usage, "output_tokens": 1},
-        },
-    }
-    yield {"type": "ping"}
-    for index, block in enumerate(message["content"]):
-        if block["type"] == "text":
-            start: JsonObject = {"type": "text", "text": ""}
-            deltas = [{"type": "text_delta", "text": piece} for piece in _chunks(block["text"])]
-        elif block["type"] == "thinking":
-            start = {"type": "thinking", "thinking": "", "signature": ""}
-            deltas = [
-                *({"type": "thinking_delta", "thinking": p} for p in _chunks(block["thinking"])),
-                {"type": "signature_delta", "signature": block["signature"]},
-            ]
-        else:
-            start = {**block, "input": {}}
-            deltas = [
-                {"type": "input_json_delta", "partial_json": piece}
-                for piece in _chunks(json.dumps(block["input"]))
-            ]
-        yield {"type": "content_block_start", "index": index, "content_block": start}
-        for delta in deltas:
-            yield {"type": "content_block_delta", "index": index, "delta": delta}
-        yield {"type": "content_block_stop", "index": index}
-    yield {
-        "type": "message_delta",
-        "delta": {
-            "stop_reason": message["stop_reason"],
-            "stop_sequence": None,
-            "stop_details": message.get("stop_details"),
-        },
-        "usage": {"output_tokens": usage["output_tokens"]},
-    }
-    yield {"type": "message_stop"}
 
 
 # --- several servers -------------------------------------------------------------------------
