@@ -86,6 +86,10 @@ async def test_migrate_from_sqlite_copies_every_row_and_keeps_the_history(
         )
         assert (await new.list_audit("ada", limit=1))[0].action == "copied"
 
+    listed = run_cli("agents", "list", "--json", "--config", str(config), cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert '"name": "ada"' in listed.stdout and '"phase": "submitted"' in listed.stdout
+
     twice = run_cli("migrate", "--config", str(config), "--from", f"sqlite:{source}", cwd=tmp_path)
     assert twice.returncode == 2
     assert "already holds agents or audit entries" in twice.stderr
