@@ -1,21 +1,29 @@
 """Decisions on a submitted plan: approve (with several approvers when the settings ask for
-them), request changes, reject; each bound to exactly one revision and the approver policy."""
+them), request changes, reject; each bound to exactly one revision and the approver policy.
+
+Before anything changes, a decision is checked here: that its reference names the revision
+waiting for a decision (not an older one, not one already decided, not another tree) and
+that the person deciding may. A refusal is audited and changes nothing."""
 
 from __future__ import annotations
 
-import logging
+import asyncio
+from collections.abc import Mapping
 from typing import Any
 
+from plancord.core.approval_votes import ApprovalVotes
 from plancord.core.errors import (
     InvalidTransition,
+    NotAuthorised,
+    StalePlan,
     StaleTree,
 )
+from plancord.core.logs import log_plan_mode
 from plancord.core.planning import (
     Actor,
     ActorKind,
     ApprovalMode,
     AuditAction,
-    AuditEntry,
     Phase,
     PlanEvent,
     PlanningState,
@@ -23,21 +31,50 @@ from plancord.core.planning import (
     PlanRevision,
     StepProgress,
     StepStatus,
+    approvers_only,
+    decision_refusal,
+    may_decide,
+    next_phase,
 )
 from plancord.core.ports import (
+    Clock,
     PlanningChange,
+    PlanStore,
+    SettingsProvider,
+    WorkspaceProbe,
 )
-from plancord.core.service_base import ServiceBase
+from plancord.core.settings import PlanModeSettings
+from plancord.core.transition_runner import TransitionRunner, already_decided
 
-log = logging.getLogger(__name__)
 
+class Decisions:
+    """A human's (or a policy's) decision on one submitted revision."""
 
-class Decisions(ServiceBase):
+    def __init__(
+        self,
+        store: PlanStore,
+        clock: Clock,
+        settings: SettingsProvider,
+        runner: TransitionRunner,
+        votes: ApprovalVotes,
+        probe: WorkspaceProbe | None = None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._settings = settings
+        self._runner = runner
+        self._votes = votes
+        self._probe = probe
+
     async def approve(
         self, ref: PlanRef, approver: Actor, mode: ApprovalMode = ApprovalMode.NORMAL
     ) -> PlanningState:
         """Approve exactly ``ref``'s revision; stale, already decided or unauthorised refuse."""
         return await self._approve(ref, approver, mode, by_policy=False)
+
+    async def approve_by_policy(self, ref: PlanRef, policy: Actor) -> PlanningState:
+        """Approve ``ref`` because a setting says nobody needs to (``require_approval``)."""
+        return await self._approve(ref, policy, ApprovalMode.NORMAL, by_policy=True)
 
     async def _approve(
         self, ref: PlanRef, approver: Actor, mode: ApprovalMode, *, by_policy: bool
@@ -49,10 +86,10 @@ class Decisions(ServiceBase):
             await self._check_tree(ref, revision, approver)
         counted = not by_policy and approver.kind is ActorKind.USER and settings.approvals > 1
         if counted:
-            votes = await self._vote(ref, state, revision, approver, settings.approvals)
+            votes = await self._votes.cast(ref, state, revision, approver, settings.approvals)
             if len(votes) < settings.approvals:
                 return state
-        now = self.clock.now()
+        now = self._clock.now()
         steps = await self._steps_for(state, revision)
         new = state.model_copy(
             update={
@@ -89,7 +126,7 @@ class Decisions(ServiceBase):
         fresh = [StepProgress() for _ in revision.plan.steps]
         if state.amends is None or state.plan_id is None:
             return tuple(fresh)
-        amended = await self.store.get_revision(state.plan_id, state.amends)
+        amended = await self._store.get_revision(state.plan_id, state.amends)
         if amended is None:
             return tuple(fresh)
         kept = {
@@ -102,13 +139,13 @@ class Decisions(ServiceBase):
     async def _check_tree(self, ref: PlanRef, revision: PlanRevision, approver: Actor) -> None:
         """Refuse to execute a plan on a different tree from the one it was reviewed against:
         someone pushed, or another tool wrote, between submission and approval."""
-        if self.probe is None or revision.tree is None:
+        if self._probe is None or revision.tree is None:
             return
-        now = await self.probe.tree(ref.agent)
+        now = await self._probe.tree(ref.agent)
         if now == revision.tree:
             return
         why = f"the workspace changed since v{ref.revision} was submitted"
-        await self._audit_refusal(ref, approver, PlanEvent.APPROVE, why)
+        await self._runner.audit_refusal(ref, approver, PlanEvent.APPROVE, why)
         raise StaleTree(
             f"Not approved: {why} ({_short(revision.tree)} then, {_short(now)} now), so the plan "
             "was reviewed against another tree. Take a fresh look: Edit asks the agent to "
@@ -118,57 +155,7 @@ class Decisions(ServiceBase):
     async def approvals(self, ref: PlanRef) -> list[str]:
         """The names of the distinct people who approved ``ref``'s revision so far, when it
         needs several approvals (``plan_mode.approvals``), in the order they approved."""
-        return [name for _, name in await self._votes(ref)]
-
-    async def _votes(self, ref: PlanRef) -> list[tuple[str, str]]:
-        entries = await self.store.list_audit(ref.agent, limit=1000)
-        seen: dict[str, str] = {}
-        for entry in sorted(entries, key=lambda e: (e.at, e.id or 0)):
-            if (
-                entry.action == AuditAction.APPROVAL_VOTE
-                and entry.plan_id == ref.plan_id
-                and entry.revision == ref.revision
-            ):
-                voter = str(entry.detail.get("voter_id"))
-                seen.setdefault(voter, str(entry.detail.get("voter_name")))
-        return list(seen.items())
-
-    async def _vote(
-        self,
-        ref: PlanRef,
-        state: PlanningState,
-        revision: PlanRevision,
-        approver: Actor,
-        needed: int,
-    ) -> list[tuple[str, str]]:
-        """Record ``approver``'s approval once (a second click counts once) and return every
-        vote so far; the caller executes the plan when there are ``needed`` of them."""
-        votes = await self._votes(ref)
-        if all(voter != approver.id for voter, _ in votes):
-            detail = {
-                "sha256": revision.sha256,
-                "voter_id": approver.id,
-                "voter_name": approver.name,
-                "needed": needed,
-            }
-            await self.store.append_audit(
-                AuditEntry(
-                    at=self.clock.now(),
-                    agent=ref.agent,
-                    actor=approver.label,
-                    action=AuditAction.APPROVAL_VOTE,
-                    plan_id=ref.plan_id,
-                    revision=ref.revision,
-                    detail=detail,
-                )
-            )
-            votes = await self._votes(ref)
-            if len(votes) < needed:
-                change = PlanningChange(
-                    AuditAction.APPROVAL_VOTE, state, state, approver, revision, detail
-                )
-                await self._notify(change)
-        return votes
+        return [name for _, name in await self._votes.voters(ref)]
 
     async def check_decision(self, ref: PlanRef, actor: Actor, event: PlanEvent) -> None:
         """Raise exactly what deciding ``event`` on ``ref`` as ``actor`` would raise now, and
@@ -192,7 +179,7 @@ class Decisions(ServiceBase):
                 f"Plan v{revision.revision} has steps 1 to {len(revision.plan.steps)}; "
                 f"there is no step {step}.",
             )
-        now = self.clock.now()
+        now = self._clock.now()
         new = state.model_copy(
             update={
                 "phase": Phase.GATHERING,
@@ -216,6 +203,71 @@ class Decisions(ServiceBase):
         return await self._decided(
             AuditAction.REJECTED, ref, state, new, approver, revision, detail, reason=reason or "-"
         )
+
+    async def _decidable(
+        self, ref: PlanRef, actor: Actor, event: PlanEvent, *, by_policy: bool = False
+    ) -> tuple[PlanningState, PlanRevision, PlanModeSettings]:
+        """Load and check that ``ref`` names the revision waiting for a decision, and who asks."""
+        settings = await self._settings.plan_mode_for(ref.agent)
+        # Two independent reads (a revision never changes once written), asked together.
+        state, revision = await asyncio.gather(
+            self._store.load_state(ref.agent), self._store.get_revision(ref.plan_id, ref.revision)
+        )
+        if revision is None or revision.agent != ref.agent:
+            next_phase(state.phase, event)
+            same_plan = state.plan_id == ref.plan_id
+            raise StalePlan(ref.plan_id, ref.revision, state.revision if same_plan else None)
+        if ref.sha256 is not None and ref.sha256 != revision.sha256:
+            raise StalePlan(ref.plan_id, ref.revision, None)
+        current = state.plan_id == ref.plan_id and state.revision == ref.revision
+        if not current or state.phase is not Phase.SUBMITTED:
+            decision = await self._store.find_decision(ref.plan_id, ref.revision)
+            if state.plan_id == ref.plan_id and state.revision > ref.revision:
+                raise StalePlan(ref.plan_id, ref.revision, state.revision)
+            if decision is not None:
+                raise already_decided(decision)
+            if not current:
+                raise StalePlan(ref.plan_id, ref.revision, None)
+            next_phase(state.phase, event)
+        if state.plan_sha != revision.sha256:
+            raise StalePlan(ref.plan_id, ref.revision, None)
+        approving = event is PlanEvent.APPROVE
+        if not by_policy and not may_decide(actor, state, settings, approving=approving):
+            verb = {PlanEvent.APPROVE: "approve", PlanEvent.REJECT: "reject"}.get(event, "edit")
+            why = decision_refusal(actor, state, settings, approving=approving)
+            await self._runner.audit_refusal(ref, actor, event, why)
+            if may_decide(actor, state, settings):
+                raise NotAuthorised(f"You cannot {verb} this plan: {why}.")
+            raise NotAuthorised(approvers_only(verb, state, settings))
+        return state, revision, settings
+
+    async def _decided(
+        self,
+        action: AuditAction,
+        ref: PlanRef,
+        before: PlanningState,
+        new: PlanningState,
+        approver: Actor,
+        revision: PlanRevision,
+        detail: Mapping[str, Any],
+        *,
+        reason: str | None = None,
+        **log_fields: object,
+    ) -> PlanningState:
+        """Commit a human's decision on ``ref``, write its frozen log line, then notify."""
+        after = await self._runner.commit(before, new, action, approver, detail, race_ref=ref)
+        log_plan_mode(
+            action,
+            ref.agent,
+            reason=reason,
+            plan_id=ref.plan_id,
+            rev=ref.revision,
+            sha=revision.sha8,
+            by=approver.name,
+            **log_fields,
+        )
+        await self._runner.notify(PlanningChange(action, before, after, approver, revision, detail))
+        return after
 
 
 def _short(tree: str | None) -> str:

@@ -358,3 +358,8 @@ def describe_approvers(state: PlanningState, settings: PlanModeSettings) -> str:
     if len(who) == 1:
         return who[0]
     return ", ".join(who[:-1]) + " or " + who[-1]
+
+
+def approvers_only(verb: str, state: PlanningState, settings: PlanModeSettings) -> str:
+    """The message refusing someone outside the approver policy: who may ``verb`` instead."""
+    return f"Only {describe_approvers(state, settings)} can {verb} this plan."

@@ -4,14 +4,21 @@ Every path that changes plan mode (slash commands, buttons, modals, tool calls, 
 CLI, the deadline scheduler) goes through here, so the approver policy, the revision binding
 and the optimistic version check are decided in one place. Notification happens only after
 the transaction committed; a failing notifier is logged and never undoes a decision.
+
+The service owns the plan's life (enter, submit, amend, step progress, complete, cancel) and
+hands the rest to the collaborators it builds: a ``TransitionRunner`` that commits and
+notifies, ``Decisions`` on a submitted revision (with ``ApprovalVotes`` when several people
+must approve) and ``Deadlines`` for timeouts. ``EnterOutcome`` and ``PlanningStatus`` live in
+``plancord.core.planning_results`` and are re-exported here for the callers that import them.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
+from plancord.core.approval_votes import ApprovalVotes
 from plancord.core.deadlines import Deadlines
 from plancord.core.decisions import Decisions
 from plancord.core.errors import (
@@ -36,24 +43,53 @@ from plancord.core.planning import (
     RevisionAuthor,
     StepProgress,
     StepStatus,
+    approvers_only,
     decision_refusal,
     may_decide,
     new_plan_id,
     next_phase,
 )
+from plancord.core.planning_results import EnterOutcome, PlanningStatus
 from plancord.core.ports import (
+    Clock,
     PlanningChange,
+    PlanningListener,
+    PlanStore,
+    SettingsProvider,
+    WorkspaceProbe,
 )
-from plancord.core.service_base import EnterOutcome, PlanningStatus
 from plancord.core.settings import DefaultPhase
+from plancord.core.transition_runner import TransitionRunner
 
 __all__ = ["EnterOutcome", "PlanningService", "PlanningStatus"]
 
-log = logging.getLogger(__name__)
 
-
-class PlanningService(Decisions, Deadlines):
+class PlanningService:
     """The one way plan mode changes; see the module docstring."""
+
+    def __init__(
+        self,
+        store: PlanStore,
+        clock: Clock,
+        settings: SettingsProvider,
+        notifiers: Sequence[PlanningListener] = (),
+        probe: WorkspaceProbe | None = None,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.settings = settings
+        self.probe = probe
+        self._runner = TransitionRunner(store, clock, notifiers)
+        votes = ApprovalVotes(store, clock, self._runner)
+        self._decisions = Decisions(store, clock, settings, self._runner, votes, probe)
+        self._deadlines = Deadlines(store, clock, settings, self._runner)
+
+    def add_notifier(self, notifier: PlanningListener) -> None:
+        self._runner.add_listener(notifier)
+
+    def on_deadlines_changed(self, callback: Callable[[], None]) -> None:
+        """Called after any transition, so a scheduler can re-arm for the earliest deadline."""
+        self._runner.on_deadlines_changed(callback)
 
     async def status(self, agent: str) -> PlanningStatus:
         state = await self.store.load_state(agent)
@@ -108,9 +144,11 @@ class PlanningService(Decisions, Deadlines):
             idle_deadline=now + settings.gathering_idle_timeout,
         )
         detail = {"source": source.value, "reason": reason, "task": task}
-        after = await self._commit(state, new, "entered", actor, detail)
+        after = await self._runner.commit(state, new, "entered", actor, detail)
         log_plan_mode("entered", agent, source=source.value, reason=reason or task or "-")
-        await self._notify(PlanningChange(AuditAction.ENTERED, state, after, actor, None, detail))
+        await self._runner.notify(
+            PlanningChange(AuditAction.ENTERED, state, after, actor, None, detail)
+        )
         return EnterOutcome(after, entered=True)
 
     async def enter_default(
@@ -166,7 +204,7 @@ class PlanningService(Decisions, Deadlines):
         state = await self.store.load_state(agent)
         target = next_phase(state.phase, PlanEvent.AMEND if amending else PlanEvent.SUBMIT)
         if author is RevisionAuthor.HUMAN_EDIT and not may_decide(actor, state, settings):
-            raise NotAuthorised(self._refusal("edit", state, settings))
+            raise NotAuthorised(approvers_only("edit", state, settings))
         valid = validate_plan(plan, max_plan_bytes=settings.max_plan_bytes)
         plan_id = state.plan_id or new_plan_id()
         now = self.clock.now()
@@ -201,19 +239,17 @@ class PlanningService(Decisions, Deadlines):
             detail["amends"] = new.amends  # execution is paused until this is decided
         if not settings.require_approval:
             detail["auto_approved"] = True  # nobody is asked to review it
-        after = await self._commit(state, new, "submitted", actor, detail, revision)
+        after = await self._runner.commit(state, new, "submitted", actor, detail, revision)
         log_plan_mode(
             "submitted", agent, plan_id=revision.plan_id, rev=revision.revision, sha=revision.sha8
         )
-        await self._notify(
+        await self._runner.notify(
             PlanningChange(AuditAction.SUBMITTED, state, after, actor, revision, detail)
         )
         if not settings.require_approval:
-            await self._approve(
+            await self._decisions.approve_by_policy(
                 PlanRef(agent=agent, plan_id=revision.plan_id, revision=revision.revision),
                 Actor.policy("require_approval=false"),
-                ApprovalMode.NORMAL,
-                by_policy=True,
             )
         return revision
 
@@ -225,12 +261,12 @@ class PlanningService(Decisions, Deadlines):
         if not may_decide(actor, state, settings):
             ref = PlanRef(agent=agent, plan_id=state.plan_id or "", revision=state.revision)
             why = decision_refusal(actor, state, settings)
-            await self._audit_refusal(ref, actor, PlanEvent.CANCEL, why)
-            raise NotAuthorised(self._refusal("cancel", state, settings))
-        revision = await self._revision_of(state)
+            await self._runner.audit_refusal(ref, actor, PlanEvent.CANCEL, why)
+            raise NotAuthorised(approvers_only("cancel", state, settings))
+        revision = await self._runner.revision_of(state)
         new = state.cleared()
         detail = {"reason": reason, "from": state.phase.value}
-        after = await self._commit(state, new, "cancelled", actor, detail)
+        after = await self._runner.commit(state, new, "cancelled", actor, detail)
         log_plan_mode(
             "cancelled",
             agent,
@@ -239,7 +275,7 @@ class PlanningService(Decisions, Deadlines):
             by=actor.name,
             reason=reason,
         )
-        await self._notify(
+        await self._runner.notify(
             PlanningChange(AuditAction.CANCELLED, state, after, actor, revision, detail)
         )
         return after
@@ -252,16 +288,16 @@ class PlanningService(Decisions, Deadlines):
         is_own_agent = actor.kind is ActorKind.AGENT and actor.id == agent
         by_policy = actor.kind is ActorKind.POLICY  # only plancord's own code makes these
         if not (is_own_agent or by_policy) and not may_decide(actor, state, settings):
-            raise NotAuthorised(self._refusal("complete", state, settings))
-        revision = await self._revision_of(state)
+            raise NotAuthorised(approvers_only("complete", state, settings))
+        revision = await self._runner.revision_of(state)
         new = state.cleared()
         detail = {
             "summary": summary,
             "steps": [s.status.value for s in state.steps],
         }
-        after = await self._commit(state, new, "completed", actor, detail)
+        after = await self._runner.commit(state, new, "completed", actor, detail)
         log_plan_mode("completed", agent, plan_id=state.plan_id, rev=state.revision, by=actor.name)
-        await self._notify(
+        await self._runner.notify(
             PlanningChange(AuditAction.COMPLETED, state, after, actor, revision, detail)
         )
         return after
@@ -294,9 +330,48 @@ class PlanningService(Decisions, Deadlines):
         steps[step - 1] = StepProgress(status=status, note=note.strip()[:500])
         new = state.model_copy(update={"steps": tuple(steps)})
         detail = {"step": step, "status": status.value, "note": note.strip()[:500] or None}
-        after = await self._commit(state, new, "step-updated", actor, detail)
-        revision = await self._revision_of(state)
-        await self._notify(
+        after = await self._runner.commit(state, new, "step-updated", actor, detail)
+        revision = await self._runner.revision_of(state)
+        await self._runner.notify(
             PlanningChange(AuditAction.STEP_UPDATED, state, after, actor, revision, detail)
         )
         return after
+
+    async def approve(
+        self, ref: PlanRef, approver: Actor, mode: ApprovalMode = ApprovalMode.NORMAL
+    ) -> PlanningState:
+        """Approve exactly ``ref``'s revision; stale, already decided or unauthorised refuse."""
+        return await self._decisions.approve(ref, approver, mode)
+
+    async def approvals(self, ref: PlanRef) -> list[str]:
+        """The names of the distinct people who approved ``ref``'s revision so far, when it
+        needs several approvals (``plan_mode.approvals``), in the order they approved."""
+        return await self._decisions.approvals(ref)
+
+    async def check_decision(self, ref: PlanRef, actor: Actor, event: PlanEvent) -> None:
+        """Raise exactly what deciding ``event`` on ``ref`` as ``actor`` would raise now, and
+        change nothing: lets a front end refuse before asking someone to fill in a form."""
+        await self._decisions.check_decision(ref, actor, event)
+
+    async def request_changes(
+        self, ref: PlanRef, approver: Actor, feedback: str, step: int | None = None
+    ) -> PlanningState:
+        """Send the plan back to the agent with feedback; it will submit revision n+1."""
+        return await self._decisions.request_changes(ref, approver, feedback, step)
+
+    async def reject(
+        self, ref: PlanRef, approver: Actor, reason: str | None = None
+    ) -> PlanningState:
+        """Reject the plan; planning ends and nothing is executed."""
+        return await self._decisions.reject(ref, approver, reason)
+
+    async def touch(self, agent: str) -> None:
+        """Agent activity while gathering pushes the inactivity deadline back."""
+        await self._deadlines.touch(agent)
+
+    async def fire_due(self) -> list[PlanningChange]:
+        """Time out every overdue planning session, once each; nothing executes on timeout."""
+        return await self._deadlines.fire_due()
+
+    async def next_deadline(self) -> datetime | None:
+        return await self._deadlines.next_deadline()
