@@ -5,10 +5,11 @@ CLI, the deadline scheduler) goes through here, so the approver policy, the revi
 and the optimistic version check are decided in one place. Notification happens only after
 the transaction committed; a failing notifier is logged and never undoes a decision.
 
-The service owns the plan's life (enter, submit, amend, step progress, complete, cancel) and
-hands the rest to the collaborators it builds: a ``TransitionRunner`` that commits and
-notifies, ``Decisions`` on a submitted revision (with ``ApprovalVotes`` when several people
-must approve) and ``Deadlines`` for timeouts. ``EnterOutcome`` and ``PlanningStatus`` live in
+The service itself enters plan mode, records step progress, completes and cancels; it hands
+the rest to the collaborators it builds, each given only what it uses: a
+``TransitionRunner`` that commits and notifies, ``Submissions`` of new revisions,
+``Decisions`` on a submitted revision (with ``ApprovalVotes`` when several people must
+approve) and ``Deadlines`` for timeouts. ``EnterOutcome`` and ``PlanningStatus`` live in
 ``plancord.core.planning_results`` and are re-exported here for the callers that import them.
 """
 
@@ -28,7 +29,7 @@ from plancord.core.errors import (
     PlanModeDisabled,
 )
 from plancord.core.logs import log_plan_mode
-from plancord.core.plan import Plan, validate_plan
+from plancord.core.plan import Plan
 from plancord.core.planning import (
     Actor,
     ActorKind,
@@ -59,6 +60,7 @@ from plancord.core.ports import (
     WorkspaceProbe,
 )
 from plancord.core.settings import DefaultPhase
+from plancord.core.submissions import Submissions
 from plancord.core.transition_runner import TransitionRunner
 
 __all__ = ["EnterOutcome", "PlanningService", "PlanningStatus"]
@@ -83,6 +85,9 @@ class PlanningService:
         votes = ApprovalVotes(store, clock, self._runner)
         self._decisions = Decisions(store, clock, settings, self._runner, votes, probe)
         self._deadlines = Deadlines(store, clock, settings, self._runner)
+        self._submissions = Submissions(
+            store, clock, settings, self._runner, self._decisions, probe
+        )
 
     def add_notifier(self, notifier: PlanningListener) -> None:
         self._runner.add_listener(notifier)
@@ -183,75 +188,12 @@ class PlanningService:
         author: RevisionAuthor = RevisionAuthor.AGENT,
     ) -> PlanRevision:
         """Validate and store a new revision; the agent then waits for a human decision."""
-        return await self._submit(agent, plan, actor=actor, author=author, amending=False)
+        return await self._submissions.submit(agent, plan, actor=actor, author=author)
 
     async def amend(self, agent: str, plan: Plan | Mapping[str, Any] | str) -> PlanRevision:
         """While executing, submit an amended plan: a new revision, diffed against the
         approved one, with execution paused until a human approves it (Reject stops it)."""
-        return await self._submit(agent, plan, amending=True)
-
-    async def _submit(
-        self,
-        agent: str,
-        plan: Plan | Mapping[str, Any] | str,
-        *,
-        actor: Actor | None = None,
-        author: RevisionAuthor = RevisionAuthor.AGENT,
-        amending: bool,
-    ) -> PlanRevision:
-        actor = actor or Actor.agent(agent)
-        settings = await self.settings.plan_mode_for(agent)
-        state = await self.store.load_state(agent)
-        target = next_phase(state.phase, PlanEvent.AMEND if amending else PlanEvent.SUBMIT)
-        if author is RevisionAuthor.HUMAN_EDIT and not may_decide(actor, state, settings):
-            raise NotAuthorised(approvers_only("edit", state, settings))
-        valid = validate_plan(plan, max_plan_bytes=settings.max_plan_bytes)
-        plan_id = state.plan_id or new_plan_id()
-        now = self.clock.now()
-        revision = PlanRevision(
-            agent=agent,
-            plan_id=plan_id,
-            revision=state.revision + 1,
-            plan=valid,
-            markdown=valid.to_markdown(),
-            sha256=valid.sha256(),
-            submitted_at=now,
-            author=author,
-            tree=await self.probe.tree(agent) if self.probe is not None else None,
-        )
-        new = state.model_copy(
-            update={
-                "phase": target,
-                "plan_id": plan_id,
-                "revision": revision.revision,
-                "plan_sha": revision.sha256,
-                "idle_deadline": None,
-                "approval_deadline": now + settings.approval_timeout,
-                "amends": state.revision if amending else state.amends,
-            }
-        )
-        detail: dict[str, Any] = {
-            "sha256": revision.sha256,
-            "author": author.value,
-            "bytes": valid.size_bytes(),
-        }
-        if new.amends is not None:
-            detail["amends"] = new.amends  # execution is paused until this is decided
-        if not settings.require_approval:
-            detail["auto_approved"] = True  # nobody is asked to review it
-        after = await self._runner.commit(state, new, "submitted", actor, detail, revision)
-        log_plan_mode(
-            "submitted", agent, plan_id=revision.plan_id, rev=revision.revision, sha=revision.sha8
-        )
-        await self._runner.notify(
-            PlanningChange(AuditAction.SUBMITTED, state, after, actor, revision, detail)
-        )
-        if not settings.require_approval:
-            await self._decisions.approve_by_policy(
-                PlanRef(agent=agent, plan_id=revision.plan_id, revision=revision.revision),
-                Actor.policy("require_approval=false"),
-            )
-        return revision
+        return await self._submissions.amend(agent, plan)
 
     async def cancel(self, agent: str, actor: Actor, reason: str | None = None) -> PlanningState:
         """Leave plan mode from any planning phase; requester, approvers and the operator only."""

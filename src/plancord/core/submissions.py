@@ -1,0 +1,133 @@
+"""Submitting a plan: validate it, store it as the next revision bound to its hash (and to
+the workspace tree it was written against), and wait for a decision. While executing, an
+amended plan is submitted the same way and pauses execution until it is decided. When the
+settings ask for no approval, the policy approves at once through ``Decisions``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from plancord.core.decisions import Decisions
+from plancord.core.errors import NotAuthorised
+from plancord.core.logs import log_plan_mode
+from plancord.core.plan import Plan, validate_plan
+from plancord.core.planning import (
+    Actor,
+    AuditAction,
+    PlanEvent,
+    PlanRef,
+    PlanRevision,
+    RevisionAuthor,
+    approvers_only,
+    may_decide,
+    new_plan_id,
+    next_phase,
+)
+from plancord.core.ports import (
+    Clock,
+    PlanningChange,
+    PlanStore,
+    SettingsProvider,
+    WorkspaceProbe,
+)
+from plancord.core.transition_runner import TransitionRunner
+
+
+class Submissions:
+    """Turns a submitted plan into a stored revision waiting for a decision."""
+
+    def __init__(
+        self,
+        store: PlanStore,
+        clock: Clock,
+        settings: SettingsProvider,
+        runner: TransitionRunner,
+        decisions: Decisions,
+        probe: WorkspaceProbe | None = None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._settings = settings
+        self._runner = runner
+        self._decisions = decisions
+        self._probe = probe
+
+    async def submit(
+        self,
+        agent: str,
+        plan: Plan | Mapping[str, Any] | str,
+        *,
+        actor: Actor | None = None,
+        author: RevisionAuthor = RevisionAuthor.AGENT,
+    ) -> PlanRevision:
+        """Validate and store a new revision; the agent then waits for a human decision."""
+        return await self._submit(agent, plan, actor=actor, author=author, amending=False)
+
+    async def amend(self, agent: str, plan: Plan | Mapping[str, Any] | str) -> PlanRevision:
+        """While executing, submit an amended plan: a new revision, diffed against the
+        approved one, with execution paused until a human approves it (Reject stops it)."""
+        return await self._submit(agent, plan, amending=True)
+
+    async def _submit(
+        self,
+        agent: str,
+        plan: Plan | Mapping[str, Any] | str,
+        *,
+        actor: Actor | None = None,
+        author: RevisionAuthor = RevisionAuthor.AGENT,
+        amending: bool,
+    ) -> PlanRevision:
+        actor = actor or Actor.agent(agent)
+        settings = await self._settings.plan_mode_for(agent)
+        state = await self._store.load_state(agent)
+        target = next_phase(state.phase, PlanEvent.AMEND if amending else PlanEvent.SUBMIT)
+        if author is RevisionAuthor.HUMAN_EDIT and not may_decide(actor, state, settings):
+            raise NotAuthorised(approvers_only("edit", state, settings))
+        valid = validate_plan(plan, max_plan_bytes=settings.max_plan_bytes)
+        plan_id = state.plan_id or new_plan_id()
+        now = self._clock.now()
+        revision = PlanRevision(
+            agent=agent,
+            plan_id=plan_id,
+            revision=state.revision + 1,
+            plan=valid,
+            markdown=valid.to_markdown(),
+            sha256=valid.sha256(),
+            submitted_at=now,
+            author=author,
+            tree=await self._probe.tree(agent) if self._probe is not None else None,
+        )
+        new = state.model_copy(
+            update={
+                "phase": target,
+                "plan_id": plan_id,
+                "revision": revision.revision,
+                "plan_sha": revision.sha256,
+                "idle_deadline": None,
+                "approval_deadline": now + settings.approval_timeout,
+                "amends": state.revision if amending else state.amends,
+            }
+        )
+        detail: dict[str, Any] = {
+            "sha256": revision.sha256,
+            "author": author.value,
+            "bytes": valid.size_bytes(),
+        }
+        if new.amends is not None:
+            detail["amends"] = new.amends  # execution is paused until this is decided
+        if not settings.require_approval:
+            detail["auto_approved"] = True  # nobody is asked to review it
+        after = await self._runner.commit(state, new, "submitted", actor, detail, revision)
+        log_plan_mode(
+            "submitted", agent, plan_id=revision.plan_id, rev=revision.revision, sha=revision.sha8
+        )
+        await self._runner.notify(
+            PlanningChange(AuditAction.SUBMITTED, state, after, actor, revision, detail)
+        )
+        if not settings.require_approval:
+            await self._decisions.approve_by_policy(
+                PlanRef(agent=agent, plan_id=revision.plan_id, revision=revision.revision),
+                Actor.policy("require_approval=false"),
+            )
+        return revision
