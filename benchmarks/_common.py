@@ -19,6 +19,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from plancord.agent.manager import AgentManager, StoredSettings  # noqa: E402
+from plancord.agent.requests import ModelRequests  # noqa: E402
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings  # noqa: E402
 from plancord.agent.tools import default_registry  # noqa: E402
 from plancord.config import Config  # noqa: E402
@@ -97,7 +98,7 @@ async def open_bench(
     model: ModelClient,
     *,
     plan_mode: dict[str, Any] | None = None,
-    runtime_class: type[AgentRuntime] = AgentRuntime,
+    requests_class: type[ModelRequests] = ModelRequests,
     runtime_settings: RuntimeSettings | None = None,
     agent: str = "ada",
     profile: str = "open",
@@ -112,17 +113,30 @@ async def open_bench(
     conversations = ConversationStore(db)
     agents_dir = data_dir / "agents"
     manager = AgentManager(store, agents_dir, MODEL, clock)
-    runtime = runtime_class(
+    registry = default_registry()
+    runtime_settings = runtime_settings or RuntimeSettings(default_model=MODEL)
+    requests = requests_class(
+        store=store,
+        conversations=conversations,
+        planning=service,
+        plan_settings=settings,
+        model=model,
+        registry=registry,
+        clock=clock,
+        settings=runtime_settings,
+    )
+    runtime = AgentRuntime(
         store=store,
         conversations=conversations,
         planning=service,
         plan_settings=settings,
         notifier=channel,
         model=model,
-        registry=default_registry(),
+        registry=registry,
         agents_dir=agents_dir,
         clock=clock,
-        settings=runtime_settings or RuntimeSettings(default_model=MODEL),
+        settings=runtime_settings,
+        requests=requests,
     )
     await manager.create(agent, actor=ANA, profile=profile, channel_id=1001)
     return Bench(db, store, service, conversations, runtime, manager, channel, clock)

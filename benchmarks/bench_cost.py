@@ -39,7 +39,8 @@ from _common import ANA, MODEL, Bench, open_bench
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply, ToolCall, text_turn, tool_turn
 
 from plancord.agent.context import build_messages, regime_text, system_blocks
-from plancord.agent.runtime import AgentRuntime, RuntimeSettings
+from plancord.agent.requests import ModelRequests
+from plancord.agent.runtime import RuntimeSettings
 from plancord.core.agents import AgentRecord
 from plancord.core.planning import Phase, PlanRef
 from plancord.core.ports import ModelRequest, ModelUsage
@@ -173,7 +174,7 @@ def script() -> list[Reply]:
     ]
 
 
-class RegimeInSystemRuntime(AgentRuntime):
+class RegimeInSystemRequests(ModelRequests):
     """The naive request: the regime appended to the system prompt, history unmarked."""
 
     keep_history_breakpoints = False
@@ -197,7 +198,7 @@ class RegimeInSystemRuntime(AgentRuntime):
         )
 
 
-class RegimeInSystemWithBreakpointsRuntime(RegimeInSystemRuntime):
+class RegimeInSystemWithBreakpointsRequests(RegimeInSystemRequests):
     keep_history_breakpoints = True
 
 
@@ -205,14 +206,14 @@ class RegimeInSystemWithBreakpointsRuntime(RegimeInSystemRuntime):
 class Variant:
     name: str
     plan_mode: dict[str, Any]
-    runtime_class: type[AgentRuntime]
+    requests_class: type[ModelRequests]
 
 
 VARIANTS = (
-    Variant("stable", {"tool_visibility": "stable"}, AgentRuntime),
-    Variant("filter", {"tool_visibility": "filter"}, AgentRuntime),
-    Variant("naive", {"tool_visibility": "stable"}, RegimeInSystemRuntime),
-    Variant("naive+history", {"tool_visibility": "stable"}, RegimeInSystemWithBreakpointsRuntime),
+    Variant("stable", {"tool_visibility": "stable"}, ModelRequests),
+    Variant("filter", {"tool_visibility": "filter"}, ModelRequests),
+    Variant("naive", {"tool_visibility": "stable"}, RegimeInSystemRequests),
+    Variant("naive+history", {"tool_visibility": "stable"}, RegimeInSystemWithBreakpointsRequests),
 )
 
 
@@ -239,7 +240,7 @@ async def play(variant: Variant, directory: Path) -> Outcome:
             directory,
             model,
             plan_mode=variant.plan_mode,
-            runtime_class=variant.runtime_class,
+            requests_class=variant.requests_class,
             runtime_settings=RuntimeSettings(default_model=MODEL),
         )
         explored = write_workspace(bench.runtime.workspace_of("ada"))

@@ -173,13 +173,13 @@ async def parts(bench: Bench, runs: int) -> dict[str, float]:
     samples["agent + state + settings loads"] = [await timed(loads) for _ in range(runs)]
     runtime = bench.runtime
     samples["budget check per model call (no budget)"] = [
-        await timed(lambda: runtime._budget_stops("ada")) for _ in range(runs)
+        await timed(lambda: runtime.budget.stops("ada")) for _ in range(runs)
     ]
     record = await bench.store.get_agent("ada")
     budgeted = {**record.plan_mode_overrides, "budget_tokens": 10**12}
     await bench.store.update_agent(record.model_copy(update={"plan_mode_overrides": budgeted}))
     samples["budget check per model call (budget set)"] = [
-        await timed(lambda: runtime._budget_stops("ada")) for _ in range(runs)
+        await timed(lambda: runtime.budget.stops("ada")) for _ in range(runs)
     ]
     await bench.store.update_agent(record)
     samples["idle-deadline push (gathering)"] = [

@@ -23,10 +23,8 @@ from typing import Any
 
 import pytest
 
-from plancord.agent.manager import AgentManager, StoredSettings
-from plancord.agent.runtime import AgentRuntime, RuntimeSettings
-from plancord.agent.tools import default_registry
-from plancord.config import Config
+from plancord.agent.manager import AgentManager
+from plancord.agent.runtime import AgentRuntime
 from plancord.core.errors import StorageError
 from plancord.core.planning import Actor, AuditEntry, EntrySource, Phase, PlanRef, StepStatus
 from plancord.core.ports import StaticSettings
@@ -38,6 +36,7 @@ from plancord.storage.db import Database
 from plancord.storage.store import SqlStore
 from tests.conftest import ManualClock, RecordingNotifier, agent_record
 from tests.fakes.anthropic_server import FakeAnthropicServer, ToolCall, text_turn, tool_turn
+from tests.runtime.builders import build_runtime, plain_core
 from tests.runtime.conftest import MODEL, ChannelRecorder
 
 ANA = Actor.user(42, "ana")
@@ -314,24 +313,13 @@ async def runtime_for(
 ) -> AsyncIterator[AgentRuntime]:
     db = await Database.open(path, busy_timeout_ms=LOCK_WAIT_MS)
     model = AnthropicModelClient(api_key="test-key", base_url=server.url, max_retries=0)
-    store = SqlStore(db)
     clock = ManualClock()
-    settings = StoredSettings(Config(), store)
-    service = PlanningService(store, clock, settings, [channel])
+    core = plain_core(db, clock, [channel])
     agents_dir = path.parent / "agents"
-    runtime = AgentRuntime(
-        store=store,
-        conversations=ConversationStore(db),
-        planning=service,
-        plan_settings=settings,
-        notifier=channel,
-        model=model,
-        registry=default_registry(),
-        agents_dir=agents_dir,
-        clock=clock,
-        settings=RuntimeSettings(default_model=MODEL),
+    runtime = build_runtime(core, notifier=channel, model=model, agents_dir=agents_dir, clock=clock)
+    await AgentManager(core.store, agents_dir, MODEL, clock).create(
+        "ada", actor=ANA, profile="open"
     )
-    await AgentManager(store, agents_dir, MODEL, clock).create("ada", actor=ANA, profile="open")
     (runtime.workspace_of("ada") / "README.md").write_text("# demo\n")
     try:
         yield runtime

@@ -30,11 +30,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from plancord.agent.interruptions import MARKER
-from plancord.agent.manager import AgentManager, StoredSettings
+from plancord.agent.manager import AgentManager
 from plancord.agent.runtime import AgentRuntime, AgentSession, RuntimeSettings
 from plancord.agent.tools import default_registry
 from plancord.agent.tools.base import ShellSettings, ToolResult
-from plancord.config import Config
 from plancord.core.errors import ModelCallFailed
 from plancord.core.planning import Actor, EntrySource, Phase, PlanRef
 from plancord.core.ports import (
@@ -45,9 +44,9 @@ from plancord.core.ports import (
     Question,
 )
 from plancord.core.service import PlanningService
-from plancord.storage.conversations import ConversationStore
 from plancord.storage.db import Database
 from plancord.storage.store import SqlStore
+from tests.runtime.builders import build_runtime, plain_core
 
 ANA = Actor.user(42, "ana")
 OPERATOR = Actor.operator()
@@ -191,20 +190,15 @@ class World:
 
 async def build_world(runner: asyncio.Runner, root: Path, phase: Phase) -> World:
     db = await Database.open(root / "data" / "plancord.db")
-    store = SqlStore(db)
     clock = FixedClock()
-    plan_settings = StoredSettings(Config(), store)
     channel = SilentChannel()
-    service = PlanningService(store, clock, plan_settings, [channel])
+    core = plain_core(db, clock, [channel])
+    store, service = core.store, core.planning
     agents_dir = root / "agents"
-    runtime = AgentRuntime(
-        store=store,
-        conversations=ConversationStore(db),
-        planning=service,
-        plan_settings=plan_settings,
+    runtime = build_runtime(
+        core,
         notifier=channel,
         model=NoModel(),
-        registry=default_registry(),
         agents_dir=agents_dir,
         clock=clock,
         settings=RuntimeSettings(

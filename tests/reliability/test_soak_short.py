@@ -23,20 +23,16 @@ from pathlib import Path
 import pytest
 from benchmarks.soak_crash import Ack, check_invariants
 
-from plancord.agent.manager import AgentManager, StoredSettings
-from plancord.agent.runtime import AgentRuntime, RuntimeSettings
-from plancord.agent.tools import default_registry
-from plancord.config import Config
+from plancord.agent.manager import AgentManager
+from plancord.agent.runtime import AgentRuntime
 from plancord.core.planning import Actor
 from plancord.core.ports import Question
-from plancord.core.service import PlanningService
 from plancord.llm.anthropic_client import AnthropicModelClient
-from plancord.storage.conversations import ConversationStore
 from plancord.storage.db import Database
-from plancord.storage.store import SqlStore
 from plancord.testing.postgres_server import PostgresServer
 from tests.conftest import ManualClock
 from tests.fakes.anthropic_server import FakeAnthropicServer, ToolCall, text_turn, tool_turn
+from tests.runtime.builders import build_runtime, plain_core
 from tests.runtime.conftest import MODEL, ChannelRecorder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -238,24 +234,12 @@ async def runtime_over(
 ) -> AsyncIterator[AgentRuntime]:
     db = await Database.open(data / "plancord.db")
     model = AnthropicModelClient(api_key="test-key", base_url=server.url, max_retries=0)
-    store = SqlStore(db)
     clock = ManualClock()
-    settings = StoredSettings(Config(), store)
+    core = plain_core(db, clock, [channel])
     agents_dir = data / "agents"
-    runtime = AgentRuntime(
-        store=store,
-        conversations=ConversationStore(db),
-        planning=PlanningService(store, clock, settings, [channel]),
-        plan_settings=settings,
-        notifier=channel,
-        model=model,
-        registry=default_registry(),
-        agents_dir=agents_dir,
-        clock=clock,
-        settings=RuntimeSettings(default_model=MODEL),
-    )
+    runtime = build_runtime(core, notifier=channel, model=model, agents_dir=agents_dir, clock=clock)
     if not (agents_dir / "ada").exists():
-        await AgentManager(store, agents_dir, MODEL, clock).create("ada", actor=ANA)
+        await AgentManager(core.store, agents_dir, MODEL, clock).create("ada", actor=ANA)
     try:
         yield runtime
     finally:

@@ -12,8 +12,7 @@ import pytest
 
 from plancord.agent.manager import AgentManager
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
-from plancord.agent.tools import default_registry
-from plancord.app import core_services
+from plancord.app import CoreServices, core_services
 from plancord.config import Config
 from plancord.core.planning import Actor
 from plancord.core.ports import PermissionRequest, PlanningChange, Question
@@ -24,9 +23,9 @@ from plancord.storage.db import Database
 from plancord.storage.store import SqlStore
 from tests.conftest import ManualClock
 from tests.fakes.anthropic_server import FakeAnthropicServer, Script
+from tests.runtime.builders import MODEL, build_runtime
 
 ANA = Actor.user(42, "ana")
-MODEL = "claude-fake-test-model"
 
 
 @dataclass
@@ -71,6 +70,7 @@ class Harness:
     clock: ManualClock
     db: Database
     data_dir: Path
+    core: CoreServices
 
     @property
     def workspace(self) -> Path:
@@ -108,30 +108,30 @@ async def make_harness(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
         clock = ManualClock()
         channel = ChannelRecorder()
         core = core_services(config, db, clock, [channel])
-        store, settings, service, conversations = (
-            core.store,
-            core.settings,
-            core.planning,
-            core.conversations,
-        )
         model = AnthropicModelClient(api_key="test-key", base_url=server.url, max_retries=0)
         agents_dir = tmp_path / "agents"
-        manager = AgentManager(store, agents_dir, MODEL, clock)
-        runtime = AgentRuntime(
-            store=store,
-            conversations=conversations,
-            planning=service,
-            plan_settings=settings,
+        manager = AgentManager(core.store, agents_dir, MODEL, clock)
+        runtime = build_runtime(
+            core,
             notifier=channel,
             model=model,
-            registry=default_registry(),
             agents_dir=agents_dir,
             clock=clock,
-            settings=runtime_settings or RuntimeSettings(default_model=MODEL),
+            settings=runtime_settings,
         )
         await manager.create("ada", actor=ANA, profile=profile, channel_id=1001, role=role)
         harness = Harness(
-            server, runtime, service, store, conversations, manager, channel, clock, db, tmp_path
+            server,
+            runtime,
+            core.planning,
+            core.store,
+            core.conversations,
+            manager,
+            channel,
+            clock,
+            db,
+            tmp_path,
+            core,
         )
         made.append((harness, model))
         return harness

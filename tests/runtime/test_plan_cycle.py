@@ -148,36 +148,22 @@ async def test_a_restart_in_gathering_resumes_read_only(make_harness: Any) -> No
     assert (await first.store.load_state("ada")).phase is Phase.GATHERING
     await first.runtime.shutdown()
 
-    from plancord.agent.manager import StoredSettings
-    from plancord.agent.runtime import AgentRuntime, RuntimeSettings
-    from plancord.agent.tools import default_registry
-    from plancord.config import Config
-    from plancord.core.service import PlanningService
     from plancord.llm.anthropic_client import AnthropicModelClient
-    from plancord.storage.conversations import ConversationStore
     from plancord.storage.db import Database
-    from plancord.storage.store import SqlStore
     from tests.fakes.anthropic_server import FakeAnthropicServer
+    from tests.runtime.builders import build_runtime, plain_core
 
     async with FakeAnthropicServer(
         [tool_turn(ToolCall("create_file", {"path": "y.txt", "content": "y"})), text_turn("ok")]
     ) as server:
         db = await Database.open(first.data_dir / "plancord.db")
-        store = SqlStore(db)
-        settings = StoredSettings(Config(), store)
-        service = PlanningService(store, first.clock, settings, [first.channel])
         model = AnthropicModelClient(api_key="k", base_url=server.url, max_retries=0)
-        runtime = AgentRuntime(
-            store=store,
-            conversations=ConversationStore(db),
-            planning=service,
-            plan_settings=settings,
+        runtime = build_runtime(
+            plain_core(db, first.clock, [first.channel]),
             notifier=first.channel,
             model=model,
-            registry=default_registry(),
             agents_dir=first.data_dir / "agents",
             clock=first.clock,
-            settings=RuntimeSettings(default_model="claude-fake-test-model"),
         )
         try:
             await runtime.handle_message("ada", "now write y.txt", ANA)

@@ -15,6 +15,7 @@ from plancord.agent.runtime import AgentRuntime
 from plancord.core.planning import Phase, PlanRef
 from plancord.core.shards import ShardShare
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.runtime.builders import build_runtime
 from tests.runtime.conftest import ANA, Harness
 
 PLAN = {"summary": "Wait", "steps": [{"description": "Run the long job", "risk": "low"}]}
@@ -54,16 +55,12 @@ def restarted(harness: Harness, shards: ShardShare | None = None) -> AgentRuntim
     """A second runtime over the same database and workspaces, as after a restart (serving
     ``shards`` of the application when given)."""
     old = harness.runtime
-    return AgentRuntime(
-        store=old.store,
-        conversations=old.conversations,
-        planning=old.planning,
-        plan_settings=old.plan_settings,
-        notifier=old.notifier,
+    return build_runtime(
+        harness.core,
+        notifier=harness.channel,
         model=old.model,
-        registry=old.registry,
         agents_dir=old.agents_dir,
-        clock=old.clock,
+        clock=harness.clock,
         settings=replace(old.settings, shards=shards) if shards else old.settings,
     )
 

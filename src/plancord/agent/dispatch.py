@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from plancord.agent.runtime_base import AgentSession, RuntimeBase
-from plancord.agent.tools.base import Tool, ToolContext, ToolResult
+from plancord.agent.runtime_settings import RuntimeSettings
+from plancord.agent.sessions import AgentSession
+from plancord.agent.tools.base import Tool, ToolContext, ToolRegistry, ToolResult
+from plancord.agent.workspace import workspace_of
 from plancord.core.drift import drift as drift_of
 from plancord.core.errors import (
     PlancordError,
@@ -28,15 +31,43 @@ from plancord.core.planning import (
     PlanningState,
 )
 from plancord.core.ports import (
+    Clock,
+    Notifier,
     PermissionRequest,
+    SettingsProvider,
 )
+from plancord.core.service import PlanningService
 from plancord.core.settings import ShellSandbox
 from plancord.core.shell.readonly import Verdict
+from plancord.storage.store import SqlStore
 
 log = logging.getLogger(__name__)
 
 
-class ToolDispatch(RuntimeBase):
+class ToolDispatch:
+    """Holds the tools and what the gate reads: the store, the plan settings, the clock."""
+
+    def __init__(
+        self,
+        *,
+        store: SqlStore,
+        planning: PlanningService,
+        plan_settings: SettingsProvider,
+        notifier: Notifier,
+        registry: ToolRegistry,
+        agents_dir: Path,
+        clock: Clock,
+        settings: RuntimeSettings,
+    ) -> None:
+        self._store = store
+        self._planning = planning
+        self._plan_settings = plan_settings
+        self._notifier = notifier
+        self._registry = registry
+        self._agents_dir = agents_dir
+        self._clock = clock
+        self._settings = settings
+
     async def dispatch(self, session: AgentSession, call: dict[str, Any]) -> ToolResult:
         """The single choke point: validate input, ask the gate, then (maybe) run the tool.
 
@@ -56,18 +87,18 @@ class ToolDispatch(RuntimeBase):
 
     async def _dispatch(self, session: AgentSession, name: str, call: dict[str, Any]) -> ToolResult:
         agent = session.name
-        tool = self.registry.get(name)
+        tool = self._registry.get(name)
         if tool is None:
-            names = ", ".join(t.name for t in self.registry)
+            names = ", ".join(t.name for t in self._registry)
             return ToolResult.error(f"Unknown tool {name!r}. Available tools: {names}.")
         try:
             args = tool.Input.model_validate(call.get("input") or {})
         except ValidationError as exc:
             return ToolResult.error(_input_problems(name, exc))
-        record = await self.store.get_agent(agent)
-        state = await self.store.load_state(agent)
-        plan_settings = await self.plan_settings.plan_mode_for(agent)
-        workspace = self.workspace_of(agent)
+        record = await self._store.get_agent(agent)
+        state = await self._store.load_state(agent)
+        plan_settings = await self._plan_settings.plan_mode_for(agent)
+        workspace = workspace_of(self._agents_dir, agent)
         verdict = await asyncio.to_thread(tool.shell_verdict, args, workspace)
         detail = tool.detail(args)
         guard = tool.guarded_as(args, workspace)
@@ -97,14 +128,14 @@ class ToolDispatch(RuntimeBase):
                 return ToolResult.error(decision.refusal.to_text())
             return ToolResult.error(f"Refused: {decision.reason}.")
         if decision.outcome is GateOutcome.ASK:
-            answer = await self.notifier.ask_permission(
+            answer = await self._notifier.ask_permission(
                 PermissionRequest(
                     agent=agent,
                     action=request.action,
                     tool_name=name,
                     summary=f"{name}: {detail}",
                     requested_by=_requester_of(state, session),
-                    timeout_seconds=self.settings.permission_timeout_seconds,
+                    timeout_seconds=self._settings.permission_timeout_seconds,
                     outside_plan=decision.drift,
                 )
             )
@@ -115,22 +146,22 @@ class ToolDispatch(RuntimeBase):
             if not answer:
                 return ToolResult.error("Not run: a human denied permission for this action.")
         if state.phase is Phase.GATHERING:
-            await self.planning.touch(agent)
+            await self._planning.touch(agent)
         context = ToolContext(
             agent=record,
-            workspace=self.workspace_of(agent),
+            workspace=workspace_of(self._agents_dir, agent),
             phase=state.phase,
-            planning=self.planning,
-            store=self.store,
-            notifier=self.notifier,
+            planning=self._planning,
+            store=self._store,
+            notifier=self._notifier,
             requester=session.requester,
             interactive=session.interactive,
             sandbox=(
                 state.phase.is_planning and plan_settings.shell_sandbox is ShellSandbox.REQUIRED
             ),
-            shell=self.settings.shell,
-            sandbox_settings=self.settings.sandbox,
-            ask_timeout_seconds=self.settings.ask_timeout_seconds,
+            shell=self._settings.shell,
+            sandbox_settings=self._settings.sandbox,
+            ask_timeout_seconds=self._settings.ask_timeout_seconds,
             verdict=verdict,
         )
         return await tool.run(args, context)
@@ -143,15 +174,15 @@ class ToolDispatch(RuntimeBase):
             return None
         if (verdict is not None and verdict.allowed) or state.plan_id is None:
             return None
-        revision = await self.store.get_revision(state.plan_id, state.revision)
+        revision = await self._store.get_revision(state.plan_id, state.revision)
         if revision is None:
             return None
         return drift_of(revision.plan, tool.name, tool.target_paths(args))
 
     async def _audit_drift(self, state: PlanningState, action: str, decision: GateDecision) -> None:
-        await self.store.append_audit(
+        await self._store.append_audit(
             AuditEntry(
-                at=self.clock.now(),
+                at=self._clock.now(),
                 agent=state.agent,
                 actor=Actor.agent(state.agent).label,
                 action=AuditAction.DRIFT,

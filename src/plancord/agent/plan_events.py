@@ -5,18 +5,42 @@ waiting in the conversation for the next one."""
 
 from __future__ import annotations
 
-from plancord.agent.runtime_base import HOST, AgentSession, RuntimeBase
+from plancord.agent.conversation_writer import ConversationWriter
+from plancord.agent.host_prompts import HOST
+from plancord.agent.loop import ToolLoop
+from plancord.agent.sessions import AgentSession, Sessions
 from plancord.core.plan_answers import answers_text
 from plancord.core.planning import ApprovalMode
-from plancord.core.ports import PlanningChange
+from plancord.core.ports import Clock, PlanningChange
+from plancord.storage.conversations import ConversationStore
 from plancord.storage.plan_answers import PlanAnswerStore
+from plancord.storage.store import SqlStore
 
 
-class PlanEvents(RuntimeBase):
+class PlanEvents:
+    """A planning listener (``PlanningService.add_notifier``) that starts the agents' turns."""
+
+    def __init__(
+        self,
+        *,
+        sessions: Sessions,
+        loop: ToolLoop,
+        writer: ConversationWriter,
+        conversations: ConversationStore,
+        store: SqlStore,
+        clock: Clock,
+    ) -> None:
+        self._sessions = sessions
+        self._loop = loop
+        self._writer = writer
+        self._conversations = conversations
+        self._store = store
+        self._clock = clock
+
     async def planning_changed(self, change: PlanningChange) -> None:
         """Resume or stop the agent when a human decides; record the change in its history."""
         agent = change.after.agent
-        session = self.session(agent)
+        session = self._sessions.get(agent)
         rev = change.revision.revision if change.revision else change.before.revision
         who = change.actor.name
         if change.action == "approved":
@@ -59,20 +83,20 @@ class PlanEvents(RuntimeBase):
                 if change.action == "cancelled":
                     session.request_stop()
             else:
-                await self._add_user_blocks(agent, [{"type": "text", "text": text}])
+                await self._writer.add_user_blocks(agent, [{"type": "text", "text": text}])
 
     async def _answers_text(self, change: PlanningChange) -> str:
         """The reviewers' picks for the approved revision's questions with choices."""
         revision = change.revision
         if revision is None or not revision.plan.question_choices:
             return ""
-        answers = await PlanAnswerStore(self.store.db).for_revision(
+        answers = await PlanAnswerStore(self._store.db).for_revision(
             revision.plan_id, revision.revision
         )
         return answers_text(revision.plan, answers)
 
     async def _resume(self, session: AgentSession, text: str) -> None:
-        session.claim([{"type": "text", "text": text}], self._turn(session))
+        session.claim([{"type": "text", "text": text}], self._loop.turn(session))
 
     async def _fresh_context(self, agent: str, change: PlanningChange) -> None:
         task = change.after.task or (change.revision.plan.summary if change.revision else "")
@@ -85,4 +109,4 @@ class PlanEvents(RuntimeBase):
                 }
             ],
         }
-        await self.conversations.replace_all(agent, [opening], self.clock.now())
+        await self._conversations.replace_all(agent, [opening], self._clock.now())

@@ -17,19 +17,26 @@ from plancord.agent.context import (
     transcript,
 )
 from plancord.agent.dispatch import is_shell
-from plancord.agent.runtime_base import HOST, RuntimeBase
+from plancord.agent.host_prompts import HOST
+from plancord.agent.runtime_settings import RuntimeSettings
+from plancord.agent.tools.base import ToolRegistry
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import (
     ContextTooLong,
 )
 from plancord.core.gate import ToolKind
 from plancord.core.ports import (
+    Clock,
+    ModelClient,
     ModelReply,
     ModelRequest,
+    SettingsProvider,
 )
+from plancord.core.service import PlanningService
 from plancord.core.settings import ToolVisibility
 from plancord.llm.models import bounded_max_tokens
-from plancord.storage.conversations import Message
+from plancord.storage.conversations import ConversationStore, Message
+from plancord.storage.store import SqlStore
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +48,29 @@ SUMMARY_PROMPT = (
 )
 
 
-class ModelRequests(RuntimeBase):
-    # -- requests --------------------------------------------------------------------------
+class ModelRequests:
+    """Builds each request from the store and calls the model; compacts the conversation."""
+
+    def __init__(
+        self,
+        *,
+        store: SqlStore,
+        conversations: ConversationStore,
+        planning: PlanningService,
+        plan_settings: SettingsProvider,
+        model: ModelClient,
+        registry: ToolRegistry,
+        clock: Clock,
+        settings: RuntimeSettings,
+    ) -> None:
+        self.store = store
+        self.conversations = conversations
+        self.planning = planning
+        self.plan_settings = plan_settings
+        self.model = model
+        self.registry = registry
+        self.clock = clock
+        self.settings = settings
 
     async def tool_schemas(self, agent: str) -> list[dict[str, Any]]:
         """Identical in every phase with ``stable``; ``filter`` hides what the gate would refuse."""
@@ -72,7 +100,9 @@ class ModelRequests(RuntimeBase):
             messages=build_messages(history, regime_text(status.state, status.revision)),
         )
 
-    async def _call_model(self, agent: str) -> ModelReply:
+    async def call(self, agent: str) -> ModelReply:
+        """One model call for the agent's next step, its usage recorded; the conversation
+        is repaired first and compacted when it grows too large (or the API says so)."""
         history, changed = repair_history(await self.conversations.load(agent))
         if changed:
             await self.conversations.replace_all(agent, history, self.clock.now())

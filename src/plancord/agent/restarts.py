@@ -8,28 +8,48 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from plancord.agent.conversation_writer import ConversationWriter
+from plancord.agent.host_prompts import HOST
 from plancord.agent.interruptions import TurnMarkers
-from plancord.agent.runtime_base import HOST, AgentSession, RuntimeBase
+from plancord.agent.loop import ToolLoop
+from plancord.agent.sessions import Sessions
 from plancord.core.errors import PlancordError
 from plancord.core.planning import Phase
+from plancord.core.shards import ShardShare
+from plancord.storage.store import SqlStore
 
 log = logging.getLogger(__name__)
 
 
-class Restarts(RuntimeBase):
-    markers: TurnMarkers
-    _sessions: dict[str, AgentSession]
-    _shutting_down: bool
+class Restarts:
+    """Shutdown and the resumption after a start, over the sessions and the turn markers."""
+
+    def __init__(
+        self,
+        *,
+        sessions: Sessions,
+        loop: ToolLoop,
+        writer: ConversationWriter,
+        markers: TurnMarkers,
+        store: SqlStore,
+        shards: ShardShare,
+    ) -> None:
+        self._sessions = sessions
+        self._loop = loop
+        self._writer = writer
+        self._markers = markers
+        self._store = store
+        self._shards = shards
 
     async def shutdown(self, *, notice: bool = False, grace_seconds: float = 10.0) -> None:
         """Stop every running turn: cancel it (which kills the processes its tools started)
         and wait at most ``grace_seconds`` for it to unwind. With ``notice``, each busy
         agent's channel is told first. The turns' markers stay, so the next start resumes."""
-        self._shutting_down = True
-        busy = [s for s in self._sessions.values() if s.task is not None and not s.task.done()]
+        self._loop.shutting_down = True
+        busy = [s for s in self._sessions if s.task is not None and not s.task.done()]
         if notice:
             for session in busy:
-                await self._say(
+                await self._writer.say(
                     session.name,
                     "⏹ plancord is shutting down; this turn was interrupted. "
                     "It resumes when plancord is back.",
@@ -48,32 +68,33 @@ class Restarts(RuntimeBase):
         its decision and an agent outside plan mode waits for its user. Only agents of the
         guilds this process serves (``discord.shard_ids``) are touched. Returns the agents."""
         resumed: list[str] = []
-        for agent in self.markers.marked():
+        for agent in self._markers.marked():
             try:
-                if not self.settings.shards.owns(await self.store.get_agent(agent)):
+                if not self._shards.owns(await self._store.get_agent(agent)):
                     continue  # another process serves its guild, and resumes it
-                self.markers.clear(agent)
-                state = await self.store.load_state(agent)
+                self._markers.clear(agent)
+                state = await self._store.load_state(agent)
             except PlancordError:
-                self.markers.clear(agent)
+                self._markers.clear(agent)
                 continue
             resumed.append(agent)
             if state.phase in (Phase.EXECUTING, Phase.GATHERING):
                 work = "the approved plan" if state.phase is Phase.EXECUTING else "planning"
-                await self._say(agent, f"↻ plancord restarted during my turn; resuming {work}.")
+                await self._writer.say(
+                    agent, f"↻ plancord restarted during my turn; resuming {work}."
+                )
                 text = (
                     f"{HOST} plancord restarted during your turn; anything that was running "
                     "was stopped. Check where you were and continue."
                 )
-                self.session(agent).claim(
-                    [{"type": "text", "text": text}], self._turn(self.session(agent))
-                )
+                session = self._sessions.get(agent)
+                session.claim([{"type": "text", "text": text}], self._loop.turn(session))
             elif state.phase is Phase.SUBMITTED:
-                await self._say(
+                await self._writer.say(
                     agent, "↻ plancord restarted; my plan is still waiting for a decision."
                 )
             else:
-                await self._say(
+                await self._writer.say(
                     agent,
                     "↻ plancord restarted during my turn, which was interrupted; "
                     "send a message to continue.",

@@ -9,46 +9,34 @@ the turn; the runtime listens to the planning service and resumes the agent when
 approves (or asks for changes), with a host message stating what changed.
 
 The runtime talks to the outside only through the ``Notifier`` and ``ModelClient`` ports, so
-Discord, a console or a test can drive it.
+Discord, a console or a test can drive it. ``AgentRuntime`` owns little itself: it builds its
+parts once, each given the few collaborators it uses (the tool loop, the model requests, the
+dispatcher, the budget guard, the plan-event reactions, the restarts, the conversation
+writer), and its methods delegate to them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from plancord.agent.budget import BudgetGuard
-from plancord.agent.context import (
-    text_of,
-)
+from plancord.agent.conversation_writer import ConversationWriter
 from plancord.agent.dispatch import ToolDispatch
+from plancord.agent.host_prompts import CONTINUE_PROMPT, HOST, RESUME_PROMPT
 from plancord.agent.interruptions import TurnMarkers
+from plancord.agent.loop import ToolLoop
 from plancord.agent.plan_events import PlanEvents
 from plancord.agent.requests import ModelRequests
 from plancord.agent.restarts import Restarts
-from plancord.agent.runtime_base import (
-    CONTINUE_PROMPT,
-    HOST,
-    RESUME_PROMPT,
-    AgentSession,
-    Elsewhere,
-    RuntimeSettings,
-    _has_visible,
-)
-from plancord.agent.stop_reasons import NextStep, next_step, runs_tools
+from plancord.agent.runtime_settings import RuntimeSettings
+from plancord.agent.sessions import AgentSession, Elsewhere, Sessions
 from plancord.agent.tools.base import ToolRegistry, ToolResult
-from plancord.agent.turns import Block, TurnBody
-from plancord.agent.workspace import WorkspaceMissing, require_workspace
-from plancord.core.errors import (
-    ModelCallFailed,
-    PlancordError,
-    StorageError,
-    ToolResultsNotSaved,
-)
+from plancord.agent.workspace import workspace_of
+from plancord.core.agents import AgentRecord
 from plancord.core.planning import (
     Actor,
     EntrySource,
@@ -57,6 +45,7 @@ from plancord.core.planning import (
 from plancord.core.ports import (
     Clock,
     ModelClient,
+    ModelRequest,
     Notifier,
     SettingsProvider,
 )
@@ -73,10 +62,8 @@ __all__ = [
     "RuntimeSettings",
 ]
 
-log = logging.getLogger(__name__)
 
-
-class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard, PlanEvents, Restarts):
+class AgentRuntime:
     def __init__(
         self,
         *,
@@ -90,7 +77,10 @@ class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard, PlanEvents, Restart
         agents_dir: Path,
         clock: Clock,
         settings: RuntimeSettings | None = None,
+        requests: ModelRequests | None = None,
     ) -> None:
+        """Build the runtime's parts over the given services; ``requests`` replaces the
+        request builder (a benchmark compares other ways of building requests)."""
         self.store = store
         self.conversations = conversations
         self.planning = planning
@@ -100,25 +90,90 @@ class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard, PlanEvents, Restart
         self.registry = registry
         self.agents_dir = agents_dir
         self.clock = clock
-        self.settings = settings or RuntimeSettings()
-        self._sessions: dict[str, AgentSession] = {}
+        self.settings = settings = settings or RuntimeSettings()
         self.markers = TurnMarkers(agents_dir)
-        self._shutting_down = False
-        self.turn_origin: Callable[[str, object], None] | None = None
+        self._sessions = Sessions()
+        writer = ConversationWriter(conversations, notifier, clock)
+        self.requests = requests or ModelRequests(
+            store=store,
+            conversations=conversations,
+            planning=planning,
+            plan_settings=plan_settings,
+            model=model,
+            registry=registry,
+            clock=clock,
+            settings=settings,
+        )
+        self.dispatcher = ToolDispatch(
+            store=store,
+            planning=planning,
+            plan_settings=plan_settings,
+            notifier=notifier,
+            registry=registry,
+            agents_dir=agents_dir,
+            clock=clock,
+            settings=settings,
+        )
+        self.budget = BudgetGuard(
+            plan_settings=plan_settings,
+            planning=planning,
+            conversations=conversations,
+            writer=writer,
+            clock=clock,
+            prices=settings.prices,
+        )
+        self._loop = ToolLoop(
+            writer=writer,
+            requests=self.requests,
+            budget=self.budget,
+            dispatcher=self.dispatcher,
+            notifier=notifier,
+            markers=self.markers,
+            agents_dir=agents_dir,
+            max_iterations=settings.max_iterations,
+        )
+        self._restarts = Restarts(
+            sessions=self._sessions,
+            loop=self._loop,
+            writer=writer,
+            markers=self.markers,
+            store=store,
+            shards=settings.shards,
+        )
+        planning.add_notifier(
+            PlanEvents(
+                sessions=self._sessions,
+                loop=self._loop,
+                writer=writer,
+                conversations=conversations,
+                store=store,
+                clock=clock,
+            )
+        )
+
+    @property
+    def turn_origin(self) -> Callable[[str, object], None] | None:
         """Told where a queued request's turn answers (``queue_elsewhere``) when it starts."""
-        planning.add_notifier(self)
+        return self._loop.turn_origin
+
+    @turn_origin.setter
+    def turn_origin(self, listener: Callable[[str, object], None] | None) -> None:
+        self._loop.turn_origin = listener
 
     # -- entry points ----------------------------------------------------------------------
 
     def session(self, agent: str) -> AgentSession:
-        return self._sessions.setdefault(agent, AgentSession(agent))
+        return self._sessions.get(agent)
+
+    def workspace_of(self, agent: str) -> Path:
+        return workspace_of(self.agents_dir, agent)
 
     def is_busy(self, agent: str) -> bool:
         return self.session(agent).busy
 
     def any_busy(self) -> bool:
         """Whether any agent has a turn running."""
-        return any(session.busy for session in self._sessions.values())
+        return self._sessions.any_busy()
 
     async def handle_message(
         self, agent: str, text: str, author: Actor, *, interactive: bool = True
@@ -143,7 +198,7 @@ class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard, PlanEvents, Restart
                     interactive=interactive,
                 )
 
-        if session.claim([block], lambda blocks: self._run(session, blocks, enter_default)):
+        if session.claim([block], lambda blocks: self._loop.run(session, blocks, enter_default)):
             session.requester = author
             session.interactive = interactive
 
@@ -157,21 +212,7 @@ class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard, PlanEvents, Restart
         session = self.session(agent)
         session.elsewhere.append(Elsewhere([block], author, origin, interactive))
         if not session.busy:
-            self._start_elsewhere(session)
-
-    def _start_elsewhere(self, session: AgentSession) -> bool:
-        if not session.elsewhere:
-            return False
-        first = session.elsewhere.pop(0)
-        blocks = list(first.blocks)
-        while session.elsewhere and session.elsewhere[0].origin == first.origin:
-            blocks += session.elsewhere.pop(0).blocks
-        if self.turn_origin is not None:
-            self.turn_origin(session.name, first.origin)
-        session.requester = first.requester
-        session.interactive = first.interactive
-        session.start(blocks, self._turn(session))
-        return True
+            self._loop.start_elsewhere(session)
 
     async def start_planning(self, agent: str, task: str | None, author: Actor) -> bool:
         """``/plan start``: enter plan mode and set the agent to work; False if already planning."""
@@ -183,7 +224,7 @@ class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard, PlanEvents, Restart
         session = self.session(agent)
         text = f"{author.name} asked you to plan" + (f": {task}" if task else " the next task.")
         block = {"type": "text", "text": f"{HOST} {text}"}
-        if session.claim([block], self._turn(session)):
+        if session.claim([block], self._loop.turn(session)):
             session.requester = author
             session.interactive = True
         return True
@@ -199,164 +240,27 @@ class AgentRuntime(ToolDispatch, ModelRequests, BudgetGuard, PlanEvents, Restart
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(session.task)
 
-    # -- the loop --------------------------------------------------------------------------
+    # -- the parts' public faces ------------------------------------------------------------
 
-    def _turn(self, session: AgentSession) -> TurnBody:
-        return lambda blocks: self._run(session, blocks)
+    async def dispatch(self, session: AgentSession, call: dict[str, Any]) -> ToolResult:
+        """Run one tool call through the gate (``ToolDispatch.dispatch``)."""
+        return await self.dispatcher.dispatch(session, call)
 
-    async def _run(
-        self,
-        session: AgentSession,
-        blocks: list[Block],
-        prepare: Callable[[], Awaitable[None]] | None = None,
-    ) -> None:
-        agent = session.name
-        self.markers.mark(agent)
-        try:
-            await require_workspace(self.workspace_of(agent))
-            if prepare is not None:
-                await prepare()
-            await self._add_user_blocks(agent, blocks)
-            await self._loop(session)
-        except WorkspaceMissing as exc:
-            with contextlib.suppress(PlancordError):
-                await self._add_user_blocks(agent, blocks)
-            await self._say(agent, f"⚠️ {exc} Your message is kept.")
-        except ModelCallFailed as exc:
-            await self._say(agent, f"⚠️ {exc} Your message is kept; send another to retry.")
-        except PlancordError as exc:
-            await self._say(agent, f"⚠️ {exc}")
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("agent %s: the tool loop failed", agent)
-            await self._say(agent, "⚠️ Something went wrong inside plancord; the error is logged.")
-        finally:
-            if not self._shutting_down:
-                await self._follow_up(session)
-                if session.task is asyncio.current_task():
-                    self.markers.clear(agent)
+    async def tool_schemas(self, agent: str) -> list[dict[str, Any]]:
+        return await self.requests.tool_schemas(agent)
 
-    async def _follow_up(self, session: AgentSession) -> None:
-        """After a turn: serve what arrived during it. Requests that joined a turn that was
-        stopped stay in the conversation only; requests sent after the stop get a new turn."""
-        if session.stop_requested:
-            joined = session.take_joining()
-            if joined:
-                with contextlib.suppress(PlancordError):
-                    await self._add_user_blocks(session.name, joined)
-            waiting = session.take_after_stop()
-        else:
-            waiting = session.take_joining() + session.take_after_stop()
-        if waiting:
-            session.start(waiting, self._turn(session))
-        elif not session.stop_requested:
-            self._start_elsewhere(session)
+    async def build_request(self, agent: str, record: AgentRecord | None = None) -> ModelRequest:
+        return await self.requests.build_request(agent, record)
 
-    async def _loop(self, session: AgentSession) -> None:
-        agent = session.name
-        continued = False
-        for _ in range(self.settings.max_iterations):
-            if session.stop_requested:
-                await self._say(agent, "Stopped.")
-                return
-            await self._flush_inbox(session)
-            if await self._budget_stops(agent):
-                return
-            reply = await self._call_model(agent)
-            step = next_step(reply.stop_reason)
-            content = list(reply.content)
-            if not runs_tools(step):
-                content = [b for b in content if b.get("type") != "tool_use"]
-            tool_uses = [b for b in content if b.get("type") == "tool_use"]
-            truncated = step in (NextStep.CONTINUE_TRUNCATED, NextStep.COMPACT_AND_CONTINUE)
-            if truncated and not _has_visible(content):
-                # Cut off while thinking: an assistant turn of nothing but an unfinished
-                # thought cannot be continued and must not be kept.
-                await self._say(
-                    agent,
-                    "(The model used its whole output budget before answering; raise "
-                    "anthropic.max_tokens or turn thinking off for this agent.)",
-                )
-                return
-            await self._add_assistant(agent, content)
-            text = text_of(content)
-            if text:
-                await self._say(agent, text)
-            if step is NextStep.REFUSED:
-                await self._say(agent, "The model declined to continue with this request.")
-                return
-            if step is NextStep.UNKNOWN:
-                await self._say(
-                    agent,
-                    f"(The model stopped for a reason plancord does not know: "
-                    f"{reply.stop_reason!r}; send a message to continue.)",
-                )
-                return
-            if step is NextStep.RESUME_PAUSED:
-                await self._add_user_blocks(agent, [{"type": "text", "text": RESUME_PROMPT}])
-                continue
-            if truncated:
-                if continued:
-                    await self._say(agent, "(The reply was cut off at the token limit.)")
-                    return
-                continued = True
-                if step is NextStep.COMPACT_AND_CONTINUE:
-                    await self.compact(agent)
-                await self._add_user_blocks(agent, [{"type": "text", "text": CONTINUE_PROMPT}])
-                continue
-            if step is NextStep.ANSWERED or not tool_uses:
-                return
-            submitted = await self._run_tools(session, tool_uses)
-            if submitted or session.stop_requested:
-                if session.stop_requested:
-                    await self._say(agent, "Stopped.")
-                return
-        await self._say(
-            agent,
-            f"Stopped after {self.settings.max_iterations} model calls in one turn; "
-            "send a message to continue.",
-        )
+    async def compact(
+        self, agent: str, record: AgentRecord | None = None, *, keep_fraction: float | None = None
+    ) -> bool:
+        return await self.requests.compact(agent, record, keep_fraction=keep_fraction)
 
-    async def _run_tools(self, session: AgentSession, calls: Sequence[dict[str, Any]]) -> bool:
-        """Answer a reply's tool calls in one user message; True if a plan was submitted."""
-        results: list[dict[str, Any]] = []
-        summary: list[str] = []
-        submitted = False
-        for call in calls:
-            if session.stop_requested:
-                result = ToolResult.error("Not run: the user stopped the agent.")
-            else:
-                result = await self.dispatch(session, call)
-            results.append(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": call["id"],
-                    "content": result.content or "(no output)",
-                    **({"is_error": True} if result.is_error else {}),
-                }
-            )
-            summary.append(("✗ " if result.is_error else "") + _call_label(call))
-            if call.get("name") == "submit_plan" and not result.is_error:
-                submitted = True
-        with contextlib.suppress(Exception):
-            await self.notifier.activity(session.name, " · ".join(summary))
-        try:
-            await self._add_user_blocks(session.name, results)
-        except StorageError as exc:
-            # The tools have run: their effects are real even though the database refused
-            # the record of them, so "nothing was changed" would be false here.
-            raise ToolResultsNotSaved(" · ".join(summary), exc) from exc
-        return submitted
+    async def shutdown(self, *, notice: bool = False, grace_seconds: float = 10.0) -> None:
+        """Stop every running turn; see ``Restarts.shutdown``."""
+        await self._restarts.shutdown(notice=notice, grace_seconds=grace_seconds)
 
-
-def _call_label(call: dict[str, Any]) -> str:
-    args = call.get("input") or {}
-    hint = ""
-    if isinstance(args, dict):
-        for key in ("path", "command", "pattern", "message", "reason", "question", "ref"):
-            value = args.get(key)
-            if isinstance(value, str) and value:
-                hint = value if len(value) <= 40 else value[:39] + "…"
-                break
-    return f"{call.get('name')}({hint})" if hint else str(call.get("name"))
+    async def resume_interrupted(self) -> list[str]:
+        """Resume the turns a stop cut short; see ``Restarts.resume_interrupted``."""
+        return await self._restarts.resume_interrupted()
