@@ -237,3 +237,16 @@ def test_every_rendering_of_any_findings_stays_within_its_quotes(texts: list[str
 
 def test_defuse_only_touches_mentions() -> None:
     assert defuse("a\tb **c** @x") == f"a b **c** @{ZERO_WIDTH_SPACE}x"
+
+
+def test_a_review_survives_the_store() -> None:
+    review = PlanReview(
+        model="m", usage=ModelUsage(10, 5, 2, 1), findings=(BLOCKER, NOTE), resolved=(CONCERN,)
+    )
+    assert PlanReview.from_data(review.to_data()) == review
+    down = PlanReview.unavailable("outage", model="m", usage=ModelUsage(1, 0))
+    assert PlanReview.from_data(down.to_data()) == down
+    with pytest.raises(ValueError, match="not a stored plan review"):
+        PlanReview.from_data({"findings": []})
+    with pytest.raises(ValueError, match="not a stored plan review"):
+        PlanReview.from_data({"model": "m", "usage": {"bogus": 1}})

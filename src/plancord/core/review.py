@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
@@ -84,6 +84,31 @@ class PlanReview:
     @classmethod
     def unavailable(cls, reason: str, *, model: str, usage: ModelUsage | None = None) -> PlanReview:
         return cls(model=model, usage=usage or ModelUsage(), failure=reason)
+
+    def to_data(self) -> dict[str, Any]:
+        """A JSON-ready form, for the store (the review of a revision outlives a restart)."""
+        return {
+            "model": self.model,
+            "usage": asdict(self.usage),
+            "findings": [finding.model_dump(mode="json") for finding in self.findings],
+            "resolved": [finding.model_dump(mode="json") for finding in self.resolved],
+            "failure": self.failure,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> PlanReview:
+        """The review ``to_data`` wrote; ``ValueError`` when it is not one."""
+        try:
+            usage = ModelUsage(**{k: int(v) for k, v in dict(data.get("usage") or {}).items()})
+            return cls(
+                model=str(data["model"]),
+                usage=usage,
+                findings=tuple(Finding.model_validate(f) for f in data.get("findings") or ()),
+                resolved=tuple(Finding.model_validate(f) for f in data.get("resolved") or ()),
+                failure=None if data.get("failure") is None else str(data["failure"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a stored plan review: {exc}") from None
 
     @property
     def available(self) -> bool:
