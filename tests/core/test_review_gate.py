@@ -35,6 +35,11 @@ def test_an_acknowledgement_does_not_carry_over_to_more_blockers() -> None:
     assert hold is not None and hold.acknowledgement == "Approve despite 2 blockers"
 
 
+def test_a_running_review_holds_when_blockers_need_acknowledging() -> None:
+    hold = review_hold(None, ACKNOWLEDGE)
+    assert hold is not None and hold.acknowledgement is None
+
+
 def test_no_blocker_no_second_click() -> None:
     assert review_hold(PlanReview(model="m", findings=(CONCERN,)), ACKNOWLEDGE) is None
 

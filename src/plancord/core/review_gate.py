@@ -31,8 +31,11 @@ def review_hold(
     *,
     acknowledged_blockers: int | None = None,
 ) -> ReviewHold | None:
-    """What holds approval of a plan with ``review`` (None: not reviewed yet) under
-    ``settings`` (None: review off); None when approval may go ahead.
+    """What holds approval of a plan with ``review`` (None: its review is still running)
+    under ``settings`` (None: review off); None when approval may go ahead. A running review
+    holds when blockers need acknowledging or a review is required, so a quick click cannot
+    approve past findings that are about to arrive; the caller must make sure a review that
+    will never finish (the bot restarted during it) reads as unavailable, not as running.
 
     ``acknowledged_blockers`` is the number of blockers the approver confirmed overriding;
     it releases the hold only when it equals the review's count, so a confirmation given for
@@ -40,16 +43,19 @@ def review_hold(
     """
     if settings is None:
         return None
-    if review is None or not review.available:
+    acknowledging = settings.mode is ReviewMode.REQUIRE_ACKNOWLEDGEMENT
+    if review is None:
+        if settings.require_review or acknowledging:
+            return ReviewHold("the plan's review has not finished yet; approve once it has")
+        return None
+    if not review.available:
         if not settings.require_review:
             return None
-        if review is None:
-            return ReviewHold("the plan's review has not finished yet; approve once it has")
         return ReviewHold(
             f"the plan's review is unavailable ({review.failure}) and this server requires "
             "a review before approval (plan_mode.review.require_review)"
         )
-    if settings.mode is not ReviewMode.REQUIRE_ACKNOWLEDGEMENT or not review.blockers:
+    if not acknowledging or not review.blockers:
         return None
     if acknowledged_blockers == review.blockers:
         return None
