@@ -11,10 +11,12 @@ import pytest
 import pytest_asyncio
 
 from plancord.agent.plan_review import (
+    RESULT_REVIEWER_SYSTEM_PROMPT,
     REVIEW_TOOL,
     REVIEW_TOOL_NAME,
     REVIEWER_SYSTEM_PROMPT,
     PlanReviewer,
+    ResultReviewRequest,
     ReviewRequest,
     exploration_digest,
 )
@@ -339,3 +341,51 @@ def test_a_script_can_answer_for_the_reviewer_with_findings_as_values() -> None:
         "findings": [{"severity": "info", "step": None, "text": "ok"}],
         "resolved": [],
     }
+
+
+DIFF = """\
+diff --git a/db/schema.sql b/db/schema.sql
+-  nick TEXT
++  display_name TEXT
+diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml
+-      - run: pytest
+"""
+
+
+async def test_the_result_is_reviewed_against_the_approved_plan(harness: Any) -> None:
+    h = await harness(
+        [
+            review_turn(
+                finding("blocker", None, "The diff deletes the CI test run; no step says so.")
+            )
+        ]
+    )
+    review = await h.reviewer().review_result(
+        ResultReviewRequest(task=TASK, plan=PLAN, revision=1, diff=DIFF)
+    )
+
+    assert review.summary_line() == "Review: 1 blocker"
+    [body] = h.server.requests
+    assert body["system"] == [{"type": "text", "text": RESULT_REVIEWER_SYSTEM_PROMPT}]
+    assert body["tool_choice"]["name"] == REVIEW_TOOL_NAME
+    text = body["messages"][0]["content"][0]["text"]
+    assert "<diff>\ndiff --git a/db/schema.sql" in text
+    assert '<plan revision="1">' in text
+
+
+async def test_a_huge_result_diff_is_cut_and_says_so(harness: Any) -> None:
+    h = await harness([review_turn()])
+    await h.reviewer().review_result(
+        ResultReviewRequest(task=TASK, plan=PLAN, revision=1, diff="+x\n" * 20_000)
+    )
+    text = h.server.requests[0]["messages"][0]["content"][0]["text"]
+    assert "more characters of the diff left out]" in text
+    assert len(text) < 45_000
+
+
+async def test_a_result_review_that_fails_is_unavailable(harness: Any) -> None:
+    h = await harness([error_turn(500)])
+    review = await h.reviewer().review_result(
+        ResultReviewRequest(task=TASK, plan=PLAN, revision=1, diff=DIFF)
+    )
+    assert review.summary_line() == "Review unavailable"
