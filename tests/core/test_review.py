@@ -250,3 +250,8 @@ def test_a_review_survives_the_store() -> None:
         PlanReview.from_data({"findings": []})
     with pytest.raises(ValueError, match="not a stored plan review"):
         PlanReview.from_data({"model": "m", "usage": {"bogus": 1}})
+
+
+def test_a_finding_is_always_one_clean_line() -> None:
+    finding = Finding(severity=Severity.INFO, step=None, text="two\nlines\u202e\u200b here")
+    assert finding.text == "two lines here"

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from plancord.core.ports import ModelUsage
 
@@ -61,6 +61,11 @@ class Finding(BaseModel):
     step: int | None = Field(default=None, ge=1, le=MAX_STEP_NUMBER)
     """The step it concerns (1-based), or None for the plan as a whole."""
     text: str = Field(min_length=1, max_length=MAX_FINDING_CHARS)
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _one_line(cls, value: Any) -> Any:
+        return one_line(value) if isinstance(value, str) else value
 
     def where(self) -> str:
         return f"Step {self.step}" if self.step is not None else "Plan"
