@@ -28,10 +28,13 @@ async def test_a_review_is_started_once_and_finished(db: Backend, clock: ManualC
     assert running is not None and running.review is None
     assert running.settled(clock.now(), timedelta(seconds=120)) is None
 
+    assert running.finished_at is None
+    clock.advance(seconds=7)
     await reviews.finish("p1", 1, ReviewKind.PLAN, REVIEW, clock.now())
     done = await reviews.get("p1", 1)
     assert done is not None and done.review == REVIEW
     assert done.started_at == running.started_at
+    assert done.finished_at == clock.now()
     assert await reviews.get("p1", 1, ReviewKind.RESULT) is None
 
 

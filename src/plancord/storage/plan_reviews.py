@@ -35,6 +35,8 @@ class StoredReview:
     started_at: datetime
     review: PlanReview | None
     """None while the review runs."""
+    finished_at: datetime | None = None
+    """When the review was kept: the end of the window its usage was recorded in."""
 
     def settled(self, now: datetime, timeout: timedelta) -> PlanReview | None:
         """The review; for one still marked running, None while it may still be running
@@ -80,7 +82,7 @@ class PlanReviewStore:
         self, plan_id: str, revision: int, kind: ReviewKind = ReviewKind.PLAN
     ) -> StoredReview | None:
         row = await self.db.fetchone(
-            "SELECT started_at, review FROM plan_reviews "
+            "SELECT started_at, finished_at, review FROM plan_reviews "
             "WHERE plan_id = ? AND revision = ? AND kind = ?",
             (plan_id, revision, kind.value),
         )
@@ -90,4 +92,5 @@ class PlanReviewStore:
         assert started is not None
         raw = row["review"]
         review = PlanReview.from_data(json.loads(raw)) if raw else None
-        return StoredReview(plan_id, revision, kind, started, review)
+        finished = parse_ts(row["finished_at"])
+        return StoredReview(plan_id, revision, kind, started, review, finished)
