@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -39,8 +39,10 @@ from plancord.core.settings import (
     ApprovalPolicy,
     DefaultPhase,
     PlanModeSettings,
+    ReviewSettings,
     ShellSandbox,
     ToolVisibility,
+    review_section,
 )
 from plancord.core.shards import ShardShare
 from plancord.core.shell.sandbox.policy import LayerChoice, Limits, SandboxSettings
@@ -67,6 +69,14 @@ class PlanModeOverrides(BaseModel):
     confirm_high_risk_steps: bool | None = None
     budget_usd: float | None = Field(default=None, gt=0)
     budget_tokens: int | None = Field(default=None, ge=1)
+    review: ReviewSettings | Literal[False] | None = None
+    """A layer's review replaces the one below it whole; ``off`` (False) turns it off."""
+
+    @field_validator("review", mode="before")
+    @classmethod
+    def _review(cls, value: Any) -> Any:
+        section = review_section(value)
+        return False if section is None and value is not None else section
 
     @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
     @classmethod
@@ -99,6 +109,8 @@ class PlanModeOverrides(BaseModel):
                 continue
             if name == "default_phase_by_role":
                 value = {**base.default_phase_by_role, **value}
+            if name == "review" and value is False:
+                value = None
             values[name] = value
         return PlanModeSettings.model_validate(values)
 

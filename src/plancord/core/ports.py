@@ -133,6 +133,9 @@ class ModelRequest:
     tools: list[dict[str, Any]]
     messages: list[dict[str, Any]]
     thinking: dict[str, Any] | None = None
+    tool_choice: dict[str, Any] | None = None
+    """None leaves the choice to the model (``auto``); ``{"type": "tool", "name": …}`` forces
+    that tool, for an answer in its input schema."""
 
 
 @dataclass(frozen=True, slots=True)

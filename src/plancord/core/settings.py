@@ -74,6 +74,62 @@ DEFAULT_PHASE_BY_ROLE: dict[str, DefaultPhase] = {
 }
 
 
+class ReviewMode(StrEnum):
+    """What the review's findings do: ``advise`` shows them; ``require_acknowledgement`` also
+    makes approving a plan with a blocker a second, audited click."""
+
+    ADVISE = "advise"
+    REQUIRE_ACKNOWLEDGEMENT = "require_acknowledgement"
+
+
+class ReviewSettings(BaseModel):
+    """``plan_mode.review``: an independent model reviews each submitted plan revision."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    """The reviewer's model; None reviews with the agent's own model."""
+    mode: ReviewMode = ReviewMode.ADVISE
+    require_review: bool = False
+    """True: a plan whose review failed or timed out cannot be approved."""
+    timeout_seconds: float = Field(default=120.0, gt=0, le=900, allow_inf_nan=False)
+    review_result: bool = False
+    """True: the completion card also carries a review of the result against the plan."""
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip()
+            if not value:
+                raise ValueError("name a model, or leave model out to use the agent's")
+        return value
+
+    @field_validator("require_review", "review_result", mode="before")
+    @classmethod
+    def _strict_bool(cls, value: Any) -> Any:
+        if not isinstance(value, bool):
+            raise ValueError("true or false")
+        return value
+
+    @field_validator("timeout_seconds", mode="before")
+    @classmethod
+    def _seconds(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("a number of seconds, not true/false")
+        return value
+
+
+def review_section(value: Any) -> Any:
+    """How the config file may write ``review``: ``off``/``false``/null for none, ``on``/
+    ``true`` for the defaults, or a mapping of ``ReviewSettings`` keys."""
+    if value is None or value is False or (isinstance(value, str) and value.strip() == "off"):
+        return None
+    if value is True or (isinstance(value, str) and value.strip() == "on"):
+        return ReviewSettings()
+    return value
+
+
 class Access(BaseModel):
     """Who may instruct an agent besides server administrators and its creator."""
 
@@ -121,6 +177,13 @@ class PlanModeSettings(BaseModel):
     """Per plan, planning and execution together: spent, execution stops with a notice."""
     budget_tokens: int | None = Field(default=None, ge=1)
     """The same in tokens (billed input plus output), for models without a price."""
+    review: ReviewSettings | None = None
+    """None: plans are not reviewed before the approver sees them."""
+
+    @field_validator("review", mode="before")
+    @classmethod
+    def _review(cls, value: Any) -> Any:
+        return review_section(value)
 
     @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
     @classmethod

@@ -58,6 +58,8 @@ class AnthropicModelClient:
             kwargs["tools"] = request.tools
         if request.thinking is not None:
             kwargs["thinking"] = request.thinking
+        if request.tool_choice is not None:
+            kwargs["tool_choice"] = request.tool_choice
         attempt = 0
         while True:
             try:

@@ -41,6 +41,7 @@ from plancord.testing.fake_api.prompt_cache import (
     estimate_tokens,
     prompt_parts,
 )
+from plancord.testing.fake_api.review_turns import finding, malformed_review_turn, review_turn
 from plancord.testing.fake_api.rules import RequestRejected
 from plancord.testing.fake_api.script import (
     AssistantBlock,
@@ -101,9 +102,12 @@ __all__ = [
     "check_model",
     "error_turn",
     "estimate_tokens",
+    "finding",
+    "malformed_review_turn",
     "max_tokens_turn",
     "prompt_parts",
     "refusal_turn",
+    "review_turn",
     "stream_events",
     "text_turn",
     "thinking_signature",

@@ -278,7 +278,9 @@ def _check_results_answer_previous(messages: list[JsonObject], index: int) -> No
         answered.add(tool_use_id)
 
 
-def check_tool_choice(choice: object, tool_names: list[str], *, has_tools: bool) -> None:
+def check_tool_choice(
+    choice: object, tool_names: list[str], *, has_tools: bool, thinking: object = None
+) -> None:
     if choice is None:
         return
     if not isinstance(choice, dict) or choice.get("type") not in TOOL_CHOICES:
@@ -286,8 +288,23 @@ def check_tool_choice(choice: object, tool_names: list[str], *, has_tools: bool)
             "tool_choice: Input tag found using 'type' does not match any of the expected "
             f"tags: {tags(TOOL_CHOICES)}"
         )
-    if choice["type"] != "none" and not has_tools:
+    kind = choice["type"]
+    allowed = {"type", "name"} if kind == "tool" else {"type"}
+    if kind != "none":
+        allowed.add("disable_parallel_tool_use")
+    for key in choice:
+        if key not in allowed:
+            raise reject(f"tool_choice.{kind}.{key}: Extra inputs are not permitted")
+    if "disable_parallel_tool_use" in choice and not isinstance(
+        choice["disable_parallel_tool_use"], bool
+    ):
+        raise reject(
+            f"tool_choice.{kind}.disable_parallel_tool_use: Input should be a valid boolean"
+        )
+    if kind != "none" and not has_tools:
         raise reject("tool_choice may only be specified while providing tools")
+    if kind in ("tool", "any") and isinstance(thinking, dict) and thinking.get("type") == "enabled":
+        raise reject("Thinking may not be enabled when tool_choice forces tool use.")
     if choice["type"] == "tool":
         name = choice.get("name")
         if not isinstance(name, str):

@@ -23,6 +23,10 @@ class ToolCall:
     name: str
     input: Mapping[str, object] = field(default_factory=dict)
     id: str | None = None
+    malformed: bool = False
+    """The input breaks the tool's schema on purpose: a model calling a tool without
+    ``strict`` can send one, even when forced. Without it the fake refuses to play an
+    off-schema input to a forced or ``strict`` tool (``fake_api.answers``)."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from aiohttp import web
 from anthropic import AsyncAnthropic
 
 from plancord.llm.models import MODEL_LIMITS, ModelLimits
+from plancord.testing.fake_api.answers import check_answer
 from plancord.testing.fake_api.conversation import thinking_signature
 from plancord.testing.fake_api.limits import check_model
 from plancord.testing.fake_api.prompt_cache import (
@@ -288,6 +289,7 @@ class FakeAnthropicServer:
         }
 
     def _render(self, reply: Reply, body: JsonObject) -> JsonObject:
+        check_answer(reply, body)
         content = [self._render_block(block) for block in reply.blocks]
         if reply.output_tokens is not None:
             output_tokens = reply.output_tokens

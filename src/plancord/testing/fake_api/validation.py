@@ -15,6 +15,7 @@ from plancord.testing.fake_api.conversation import (
     check_thinking_param,
     check_tool_choice,
 )
+from plancord.testing.fake_api.json_schema import strict_schema_problem
 from plancord.testing.fake_api.rules import (
     CacheMarks,
     RequestRejected,
@@ -82,7 +83,12 @@ def validate_request(body: object, *, count_tokens: bool = False) -> JsonObject:
     tool_names = _check_tools(body.get("tools"), marks)
     _check_system(body.get("system"), marks)
     check_messages(body["messages"], marks)
-    check_tool_choice(body.get("tool_choice"), tool_names, has_tools="tools" in body)
+    check_tool_choice(
+        body.get("tool_choice"),
+        tool_names,
+        has_tools="tools" in body,
+        thinking=body.get("thinking"),
+    )
     if body.get("cache_control") is not None:
         marks.check(body, "")
     check_cache_marks(marks)
@@ -119,6 +125,7 @@ def _check_tools(tools: object, marks: CacheMarks) -> list[str]:
             raise reject(f"{path}.name: String should match pattern '{TOOL_NAME_PATTERN.pattern}'")
         if custom:
             _check_input_schema(tool, path)
+            _check_strict(tool, path)
         marks.check(tool, path)
         names.append(name)
     if len(set(names)) != len(names):
@@ -137,6 +144,17 @@ def _check_input_schema(tool: JsonObject, path: str) -> None:
     description = tool.get("description")
     if description is not None and not isinstance(description, str):
         raise reject(f"{path}.description: Input should be a valid string")
+
+
+def _check_strict(tool: JsonObject, path: str) -> None:
+    if "strict" not in tool:
+        return
+    if not isinstance(tool["strict"], bool):
+        raise reject(f"{path}.strict: Input should be a valid boolean")
+    if tool["strict"]:
+        problem = strict_schema_problem(tool["input_schema"], f"{path}.input_schema")
+        if problem is not None:
+            raise reject(problem)
 
 
 def _check_system(system: object, marks: CacheMarks) -> None:

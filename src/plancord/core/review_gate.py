@@ -1,0 +1,66 @@
+"""Whether a plan's review holds back its approval, decided by the host in one place.
+
+A review is advice: by default nothing the reviewer says (or fails to say) stops a human
+from approving. The operator can tighten that: ``require_acknowledgement`` turns an approval
+of a plan with blockers into a second, deliberate click that names how many it overrides,
+and ``require_review`` makes a review that is missing or unavailable hold approval. Every
+approval path (button, slash command, operator) asks ``review_hold`` and obeys its answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plancord.core.review import PlanReview
+from plancord.core.settings import ReviewMode, ReviewSettings
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewHold:
+    """Why approval must wait. ``acknowledgement`` is the second click's words when the
+    approver may go on by confirming (``Approve despite 1 blocker``); None when nothing the
+    approver clicks can release it (the review is required and there is none)."""
+
+    reason: str
+    acknowledgement: str | None = None
+
+
+def review_hold(
+    review: PlanReview | None,
+    settings: ReviewSettings | None,
+    *,
+    acknowledged_blockers: int | None = None,
+) -> ReviewHold | None:
+    """What holds approval of a plan with ``review`` (None: its review is still running)
+    under ``settings`` (None: review off); None when approval may go ahead. A running review
+    holds when blockers need acknowledging or a review is required, so a quick click cannot
+    approve past findings that are about to arrive; the caller must make sure a review that
+    will never finish (the bot restarted during it) reads as unavailable, not as running.
+
+    ``acknowledged_blockers`` is the number of blockers the approver confirmed overriding;
+    it releases the hold only when it equals the review's count, so a confirmation given for
+    one review does not carry over to a review with more blockers.
+    """
+    if settings is None:
+        return None
+    acknowledging = settings.mode is ReviewMode.REQUIRE_ACKNOWLEDGEMENT
+    if review is None:
+        if settings.require_review or acknowledging:
+            return ReviewHold("the plan's review has not finished yet; approve once it has")
+        return None
+    if not review.available:
+        if not settings.require_review:
+            return None
+        return ReviewHold(
+            f"the plan's review is unavailable ({review.failure}) and this server requires "
+            "a review before approval (plan_mode.review.require_review)"
+        )
+    if not acknowledging or not review.blockers:
+        return None
+    if acknowledged_blockers == review.blockers:
+        return None
+    count = review.blockers
+    return ReviewHold(
+        f"the review found {count} blocker{'s' if count != 1 else ''}; confirm to approve anyway",
+        acknowledgement=review.acknowledgement(),
+    )

@@ -1,0 +1,96 @@
+"""The review of each plan revision (and of an executed plan's result), kept per revision.
+
+A review outlives the call that made it: the plan message is redrawn from it, the approval
+check (``core.review_gate``) reads it when a button is clicked, perhaps after a restart,
+Edit sends its findings back, and the next revision's review needs it to say which findings
+are resolved. A review is started before its call and finished after it, so a restart in
+between is visible: ``StoredReview.settled`` turns a review that can no longer be running
+into an unavailable one, instead of a hold that never lifts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from plancord.core.review import PlanReview
+from plancord.storage.backend import Backend, Tx
+from plancord.storage.codec import parse_ts, ts
+
+INTERRUPTED = "the review was interrupted (the bot restarted while it ran)"
+
+
+class ReviewKind(StrEnum):
+    PLAN = "plan"
+    RESULT = "result"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredReview:
+    plan_id: str
+    revision: int
+    kind: ReviewKind
+    started_at: datetime
+    review: PlanReview | None
+    """None while the review runs."""
+    finished_at: datetime | None = None
+    """When the review was kept: the end of the window its usage was recorded in."""
+
+    def settled(self, now: datetime, timeout: timedelta) -> PlanReview | None:
+        """The review; for one still marked running, None while it may still be running
+        (``timeout`` after it started) and an unavailable review once it cannot be."""
+        if self.review is not None:
+            return self.review
+        if now < self.started_at + timeout:
+            return None
+        return PlanReview.unavailable(INTERRUPTED, model="")
+
+
+class PlanReviewStore:
+    def __init__(self, db: Backend) -> None:
+        self.db = db
+
+    async def start(self, plan_id: str, revision: int, kind: ReviewKind, at: datetime) -> bool:
+        """Mark the review as running; False, with nothing written, when this revision's
+        review of this kind was already started (one review per revision and kind)."""
+
+        def write(conn: Tx) -> bool:
+            cursor = conn.execute(
+                "INSERT INTO plan_reviews (plan_id, revision, kind, started_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (plan_id, revision, kind) DO NOTHING",
+                (plan_id, revision, kind.value, ts(at)),
+            )
+            return cursor.rowcount == 1
+
+        return await self.db.write(write)
+
+    async def finish(
+        self, plan_id: str, revision: int, kind: ReviewKind, review: PlanReview, at: datetime
+    ) -> None:
+        """Keep ``review`` as the revision's review of this kind (started or not)."""
+        data = json.dumps(review.to_data(), ensure_ascii=False, separators=(",", ":"))
+        await self.db.execute(
+            "INSERT INTO plan_reviews (plan_id, revision, kind, started_at, finished_at, review) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (plan_id, revision, kind) DO UPDATE SET "
+            "finished_at = excluded.finished_at, review = excluded.review",
+            (plan_id, revision, kind.value, ts(at), ts(at), data),
+        )
+
+    async def get(
+        self, plan_id: str, revision: int, kind: ReviewKind = ReviewKind.PLAN
+    ) -> StoredReview | None:
+        row = await self.db.fetchone(
+            "SELECT started_at, finished_at, review FROM plan_reviews "
+            "WHERE plan_id = ? AND revision = ? AND kind = ?",
+            (plan_id, revision, kind.value),
+        )
+        if row is None:
+            return None
+        started = parse_ts(row["started_at"])
+        assert started is not None
+        raw = row["review"]
+        review = PlanReview.from_data(json.loads(raw)) if raw else None
+        finished = parse_ts(row["finished_at"])
+        return StoredReview(plan_id, revision, kind, started, review, finished)

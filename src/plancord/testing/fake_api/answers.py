@@ -1,0 +1,80 @@
+"""Whether a scripted reply is one the real API could give to this request.
+
+``tool_choice`` binds the model: ``tool`` (or ``any``) makes the API prefill a tool call, so
+the reply is tool_use blocks only, with no text or thinking before them, naming that tool
+(or one of the request's tools) and only one of them under ``disable_parallel_tool_use``;
+``none`` means no tool call at all. A tool declared ``strict`` is only ever called with an
+input its schema accepts. An input outside the schema of a forced tool is refused too,
+unless the script marks the call ``malformed`` (a model without ``strict`` can produce one,
+and the code reading it must cope). A script that breaks these rules would test a reply the
+API never sends: the server refuses to play it and records the error in ``script_errors``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from plancord.testing.fake_api.json_schema import schema_problem
+from plancord.testing.fake_api.script import Reply, ToolCall
+from plancord.testing.fake_api.wire import JsonObject
+
+
+def check_answer(reply: Reply, body: JsonObject) -> None:
+    """Raise ``ValueError`` saying why ``reply`` cannot answer ``body``."""
+    tools = _tools_by_name(body.get("tools"))
+    choice = body.get("tool_choice") or {"type": "auto"}
+    kind = choice.get("type")
+    calls = [block for block in reply.blocks if isinstance(block, ToolCall)]
+    if kind == "none" and calls:
+        raise ValueError("the request says tool_choice none, but the script calls a tool")
+    forced = kind in ("tool", "any")
+    if forced:
+        _check_forced(reply, calls, choice, tools)
+    for call in calls:
+        tool = tools.get(call.name)
+        if tool is None:
+            continue
+        strict = tool.get("strict") is True
+        if not (strict or forced) or (call.malformed and not strict):
+            continue
+        problem = schema_problem(dict(call.input), tool.get("input_schema") or {})
+        if problem is not None:
+            why = "strict" if strict else "forced"
+            raise ValueError(
+                f"the script calls the {why} tool {call.name!r} with an input its schema "
+                f"refuses ({problem}); mark the ToolCall malformed=True if that is the point"
+                if not strict
+                else f"the script calls the strict tool {call.name!r} with an input its schema "
+                f"refuses ({problem}); the API never samples one"
+            )
+
+
+def _check_forced(
+    reply: Reply, calls: list[ToolCall], choice: Mapping[str, Any], tools: Mapping[str, Any]
+) -> None:
+    if reply.stop_reason != "tool_use" or not calls:
+        raise ValueError(
+            f"tool_choice {choice.get('type')} forces a tool call; the script answers with "
+            f"stop_reason {reply.stop_reason!r} and {len(calls)} tool call(s)"
+        )
+    if len(calls) != len(reply.blocks):
+        raise ValueError(
+            "tool_choice forces a tool call, so the API prefills it: the reply holds tool_use "
+            "blocks only, no text or thinking"
+        )
+    if choice.get("disable_parallel_tool_use") is True and len(calls) > 1:
+        raise ValueError("disable_parallel_tool_use is set, so the reply holds one tool call")
+    for call in calls:
+        if choice.get("type") == "tool" and call.name != choice.get("name"):
+            raise ValueError(
+                f"tool_choice forces {choice.get('name')!r}; the script calls {call.name!r}"
+            )
+        if call.name not in tools:
+            raise ValueError(f"tool_choice any: the script calls {call.name!r}, not a request tool")
+
+
+def _tools_by_name(tools: object) -> dict[str, Mapping[str, Any]]:
+    if not isinstance(tools, list):
+        return {}
+    return {str(tool["name"]): tool for tool in tools if isinstance(tool, dict) and "name" in tool}

@@ -1,0 +1,60 @@
+"""Plan reviews kept per revision on both engines: started, finished, read back after a
+restart, and a review a restart interrupted read as unavailable rather than running."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from plancord.core.ports import ModelUsage
+from plancord.core.review import Finding, PlanReview, Severity
+from plancord.storage.backend import Backend
+from plancord.storage.plan_reviews import INTERRUPTED, PlanReviewStore, ReviewKind
+from tests.conftest import ManualClock
+
+REVIEW = PlanReview(
+    model="claude-haiku-4-5",
+    usage=ModelUsage(120, 40),
+    findings=(Finding(severity=Severity.BLOCKER, step=2, text="@everyone drops the table"),),
+)
+
+
+async def test_a_review_is_started_once_and_finished(db: Backend, clock: ManualClock) -> None:
+    reviews = PlanReviewStore(db)
+    assert await reviews.get("p1", 1) is None
+    assert await reviews.start("p1", 1, ReviewKind.PLAN, clock.now())
+    assert not await reviews.start("p1", 1, ReviewKind.PLAN, clock.now()), "one per revision"
+
+    running = await reviews.get("p1", 1)
+    assert running is not None and running.review is None
+    assert running.settled(clock.now(), timedelta(seconds=120)) is None
+
+    assert running.finished_at is None
+    clock.advance(seconds=7)
+    await reviews.finish("p1", 1, ReviewKind.PLAN, REVIEW, clock.now())
+    done = await reviews.get("p1", 1)
+    assert done is not None and done.review == REVIEW
+    assert done.started_at == running.started_at
+    assert done.finished_at == clock.now()
+    assert await reviews.get("p1", 1, ReviewKind.RESULT) is None
+
+
+async def test_a_result_review_is_kept_beside_the_plans(db: Backend, clock: ManualClock) -> None:
+    reviews = PlanReviewStore(db)
+    await reviews.finish("p1", 1, ReviewKind.PLAN, REVIEW, clock.now())
+    down = PlanReview.unavailable("outage", model="m")
+    await reviews.finish("p1", 1, ReviewKind.RESULT, down, clock.now())
+    result = await reviews.get("p1", 1, ReviewKind.RESULT)
+    assert result is not None and result.review == down
+
+
+async def test_a_review_a_restart_interrupted_settles_as_unavailable(
+    db: Backend, clock: ManualClock
+) -> None:
+    reviews = PlanReviewStore(db)
+    started = clock.now()
+    await reviews.start("p1", 2, ReviewKind.PLAN, started)
+    stored = await reviews.get("p1", 2)
+    assert stored is not None
+    settled = stored.settled(started + timedelta(seconds=121), timedelta(seconds=120))
+    assert settled is not None and settled.failure == INTERRUPTED
+    assert settled.summary_line() == "Review unavailable"
