@@ -134,8 +134,9 @@ class WorkspaceObserver:
             except (TooLarge, OSError) as exc:
                 self._now = None
                 return Unobserved(str(exc))
-            self._before, self._now = previous, look
-            await _off_loop(self._drop_unused)
+            dropped, self._before, self._now = self._before, previous, look
+            if dropped is not None:
+                await _off_loop(lambda: self._drop_unused(dropped))
             return effects
 
     async def restore(self, paths: Iterable[str]) -> None:
@@ -147,6 +148,7 @@ class WorkspaceObserver:
             if before is None or now is None:
                 raise RestoreFailed(wanted, "there is no earlier look to go back to")
             self._now = await _off_loop(lambda: self._put_back(before, now, wanted))
+            await _off_loop(lambda: self._drop_unused(now))
 
     # -- on the worker thread ---------------------------------------------------------
 
@@ -209,14 +211,14 @@ class WorkspaceObserver:
             shutil.copyfile(source, self._stash / name, follow_symlinks=False)
             look.copies[path] = name
 
-    def _drop_unused(self) -> None:
-        used: set[str] = set()
+    def _drop_unused(self, dropped: _Look) -> None:
+        """Remove the copies only ``dropped`` (a look no longer kept) referred to."""
+        unused = set(dropped.copies.values())
         for look in (self._before, self._now):
             if look is not None:
-                used.update(look.copies.values())
-        for item in self._stash.iterdir():
-            if item.name not in used:
-                item.unlink()
+                unused.difference_update(look.copies.values())
+        for name in unused:
+            (self._stash / name).unlink(missing_ok=True)
 
     def _put_back(self, before: _Look, now: _Look, paths: list[str]) -> _Look:
         failed: list[str] = []
