@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -64,11 +66,14 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-async def observer(workspace: Path, tmp_path: Path) -> WorkspaceObserver:
-    observer = WorkspaceObserver(workspace, tmp_path / "stash")
+@pytest.fixture(params=[True, False], ids=["kernel-watch", "walk-only"])
+async def observer(
+    workspace: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[WorkspaceObserver]:
+    observer = WorkspaceObserver(workspace, tmp_path / "stash", kernel_watch=request.param)
     assert await observer.start() is None
-    return observer
+    yield observer
+    observer.close()
 
 
 async def effects_of(observer: WorkspaceObserver) -> Effects:
@@ -191,3 +196,50 @@ async def test_stash_keeps_only_what_two_looks_need(
         await effects_of(observer)
     git_files = len(list((tmp_path / "stash").iterdir())) - files
     assert git_files < 20
+
+
+async def test_a_file_changed_under_another_of_its_names(
+    observer: WorkspaceObserver, workspace: Path
+) -> None:
+    os.link(workspace / "README.md", workspace / "src" / "alias")
+    append(workspace / "src" / "alias", "changed under its other name\n")
+    assert (await effects_of(observer)).paths == ("README.md", "src/alias")
+    append(workspace / "src" / "alias", "again\n")
+    assert (await effects_of(observer)).paths == ("README.md", "src/alias")
+
+
+async def test_a_writable_place_on_the_same_disk_means_full_walks(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A hard link made outside the workspace (where the kernel's notices for it do not
+    reach) still shows its change: the observer walks when such a place exists."""
+    elsewhere = tmp_path / "shared"
+    elsewhere.mkdir()
+    observer = WorkspaceObserver(workspace, tmp_path / "stash", writable_elsewhere=[elsewhere])
+    assert await observer.start() is None
+    os.link(workspace / "README.md", elsewhere / "alias")
+    append(elsewhere / "alias", "changed elsewhere\n")
+    assert (await effects_of(observer)).paths == ("README.md",)
+    observer.close()
+
+
+async def test_a_removed_tree_and_a_new_one_in_its_place(
+    observer: WorkspaceObserver, workspace: Path
+) -> None:
+    shutil.rmtree(workspace / "src")
+    (workspace / "src" / "pkg").mkdir(parents=True)
+    (workspace / "src" / "pkg" / "mod.py").write_text("x = 1\n")
+    effects = await effects_of(observer)
+    assert effects.paths == ("src/app.py", "src/pkg", "src/pkg/mod.py")
+    (workspace / "src" / "pkg" / "mod.py").write_text("x = 2\n")
+    assert (await effects_of(observer)).paths == ("src/pkg/mod.py",)
+    await observer.restore(["src/pkg/mod.py"])
+    assert (workspace / "src" / "pkg" / "mod.py").read_text() == "x = 1\n"
+
+
+async def test_the_repository_itself_moving_away_is_seen(
+    observer: WorkspaceObserver, workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / ".git").rename(tmp_path / "moved.git")
+    effects = await effects_of(observer)
+    assert ".git/HEAD" in effects.git_state and effects.changes == ()

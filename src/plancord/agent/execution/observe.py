@@ -26,7 +26,7 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,8 +38,10 @@ from plancord.agent.execution.snapshot import (
     PathChange,
     TooLarge,
     compare,
+    refresh,
     take_snapshot,
 )
+from plancord.agent.execution.watch import ChangeWatch, open_watch
 
 RACY_NS = 50_000_000
 """A file whose mtime is this close to the previous look may have been written in the same
@@ -98,24 +100,45 @@ class _Look:
     copies: dict[str, str] = field(default_factory=dict)
     links: dict[str, str] = field(default_factory=dict)
     taken_ns: int = 0
+    linked: set[str] = field(default_factory=set)
+    """Files with several hard links: looked at every time, whatever the kernel said."""
 
 
 class WorkspaceObserver:
     """Looks at one workspace between calls; keeps the copies a restore needs in ``stash``
     (a directory of the host's, outside every workspace)."""
 
-    def __init__(self, workspace: Path, stash: Path, limits: ObserveLimits | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        stash: Path,
+        limits: ObserveLimits | None = None,
+        *,
+        writable_elsewhere: Sequence[Path] = (),
+        kernel_watch: bool = True,
+    ) -> None:
+        """``writable_elsewhere``: the other places the agent's processes may write (the
+        sandbox's shared paths, a private ``/tmp`` on the host's disk). A hard link there to
+        a workspace file would change it unseen by the kernel's notices for the workspace,
+        so when one is on the workspace's file system every look walks the whole
+        workspace, as it does with ``kernel_watch`` off."""
         self._root = workspace
+        self._kernel_watch = kernel_watch
+        self._elsewhere = tuple(writable_elsewhere)
         self._stash = stash
         self._limits = limits or ObserveLimits()
         self._lock = asyncio.Lock()
         self._names = itertools.count()
         self._before: _Look | None = None
         self._now: _Look | None = None
+        self._watch: ChangeWatch | None = None
 
     async def start(self) -> Unobserved | None:
         """The first look: the state later observations and restores start from."""
         async with self._lock:
+            watch = self._watch is None and self._kernel_watch
+            if watch and not await _off_loop(self._shares_a_file_system):
+                self._watch = open_watch(self._root)
             try:
                 self._now = await _off_loop(self._first_look)
             except (TooLarge, OSError) as exc:
@@ -150,19 +173,64 @@ class WorkspaceObserver:
             self._now = await _off_loop(lambda: self._put_back(before, now, wanted))
             await _off_loop(lambda: self._drop_unused(now))
 
+    def close(self) -> None:
+        """Stop watching the workspace (the stash stays until the next ``start``)."""
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+
     # -- on the worker thread ---------------------------------------------------------
 
+    def _shares_a_file_system(self) -> bool:
+        device = os.stat(self._root).st_dev
+        for place in self._elsewhere:
+            try:
+                if os.stat(place).st_dev == device:
+                    return True
+            except FileNotFoundError:
+                continue
+        return False
+
     def _snapshot(self) -> dict[str, Entry]:
-        return take_snapshot(
+        """A full walk of the workspace; the kernel's watches are set up again with it.
+        Looks happen between calls, while no agent process runs, so nothing changes between
+        the walk and the watches."""
+        if self._watch is not None:
+            self._watch.reset()
+        entries = take_snapshot(
             self._root, max_paths=self._limits.max_paths, max_seconds=self._limits.max_seconds
         )
+        if self._watch is not None:
+            directories = [p for p, e in entries.items() if e.is_dir]
+            self._watch.watch(["", GIT_DIR, *directories])
+        return entries
+
+    def _entries_since(self, previous: _Look) -> tuple[dict[str, Entry], set[str] | None]:
+        """The workspace now and the paths that may have changed (None: any of them)."""
+        touched = self._watch.drain() if self._watch is not None else None
+        if touched is None or GIT_DIR in touched.paths:
+            return self._snapshot(), None
+        entries, candidates = refresh(
+            self._root,
+            previous.entries,
+            touched.paths | previous.linked,
+            touched.trees,
+            max_paths=self._limits.max_paths,
+            max_seconds=self._limits.max_seconds,
+        )
+        if self._watch is not None:
+            new = [p for p in candidates if p in entries and entries[p].is_dir]
+            if not self._watch.watch(new):
+                return self._snapshot(), None
+        return entries, candidates
 
     def _first_look(self) -> _Look:
         self._stash.mkdir(parents=True, exist_ok=True)
         for old in self._stash.iterdir():
             old.unlink()
         started = time.time_ns()
-        look = _Look(self._snapshot(), taken_ns=started)
+        entries = self._snapshot()
+        look = _Look(entries, taken_ns=started, linked=_linked(entries))
         total = 0
         for path, entry in look.entries.items():
             total += entry.size if entry.is_file else 0
@@ -175,19 +243,31 @@ class WorkspaceObserver:
 
     def _next_look(self, previous: _Look) -> tuple[_Look, Effects]:
         started = time.time_ns()
-        entries = self._snapshot()
-        suspect = frozenset(self._racy(previous, entries))
-        changes = compare(previous.entries, entries, suspect)
-        look = _Look(entries, taken_ns=started)
-        changed = {change.path for change in changes}
-        for path, entry in entries.items():
-            if path in changed or path not in previous.entries:
-                self._keep(look, path, entry)
-            else:
-                if path in previous.copies:
-                    look.copies[path] = previous.copies[path]
-                if path in previous.links:
-                    look.links[path] = previous.links[path]
+        entries, candidates = self._entries_since(previous)
+        if candidates is None:
+            before, after = previous.entries, entries
+            linked = _linked(entries)
+        else:
+            before = {p: previous.entries[p] for p in candidates if p in previous.entries}
+            after = {p: entries[p] for p in candidates if p in entries}
+            linked = {p for p in previous.linked | candidates if p in entries}
+            linked = {p for p in linked if entries[p].links > 1 and entries[p].is_file}
+        suspect = frozenset(self._racy(previous, after))
+        changes = compare(before, after, suspect)
+        look = _Look(
+            entries,
+            copies=dict(previous.copies),
+            links=dict(previous.links),
+            taken_ns=started,
+            linked=linked,
+        )
+        for change in changes:
+            for path in (change.path, change.source):
+                if path is not None:
+                    look.copies.pop(path, None)
+                    look.links.pop(path, None)
+            if change.path in entries:
+                self._keep(look, change.path, entries[change.path])
         workspace = tuple(c for c in changes if not _in_git(c.path))
         git_state = tuple(c.path for c in changes if _in_git(c.path))
         return look, Effects(workspace, git_state)
@@ -234,7 +314,8 @@ class WorkspaceObserver:
                 failed.append(path)
         if failed:
             raise RestoreFailed(failed, "the file system refused")
-        look = _Look(self._snapshot(), taken_ns=time.time_ns())
+        entries = self._snapshot()
+        look = _Look(entries, taken_ns=time.time_ns(), linked=_linked(entries))
         restored = set(paths)
         for path, entry in look.entries.items():
             origin = before if path in restored else now
@@ -280,6 +361,10 @@ def _remove(path: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+def _linked(entries: dict[str, Entry]) -> set[str]:
+    return {path for path, entry in entries.items() if entry.links > 1 and entry.is_file}
 
 
 def _in_git(path: str) -> bool:

@@ -37,6 +37,8 @@ class Entry:
     mtime_ns: int
     ctime_ns: int
     mode: int
+    links: int = 1
+    """The hard-link count: a file with several names can change under any of them."""
 
     @property
     def is_dir(self) -> bool:
@@ -59,19 +61,23 @@ class TooLarge(Exception):
     """The walk passed its bound in paths or time; nothing it saw can be trusted."""
 
 
-def take_snapshot(root: Path, *, max_paths: int, max_seconds: float) -> dict[str, Entry]:
-    """Every path under ``root`` (not ``root`` itself), by ``lstat``. Raises TooLarge past
-    ``max_paths`` paths or ``max_seconds``, OSError when ``root`` cannot be read."""
+def take_snapshot(
+    root: Path, *, max_paths: int, max_seconds: float, under: str = ""
+) -> dict[str, Entry]:
+    """Every path under ``root`` (or under its subdirectory ``under``, the keys then starting
+    with ``under/``), by ``lstat``, not the top itself. Raises TooLarge past ``max_paths``
+    paths or ``max_seconds``, OSError when the top cannot be read."""
     deadline = time.monotonic() + max_seconds
     found: dict[str, Entry] = {}
-    pending: list[tuple[str, str]] = [(os.fspath(root), "")]
+    top = os.path.join(root, under) if under else os.fspath(root)
+    pending: list[tuple[str, str]] = [(top, f"{under}/" if under else "")]
     while pending:
         directory, prefix = pending.pop()
         if time.monotonic() > deadline:
             raise TooLarge(f"looking at the workspace took longer than {max_seconds:g} s")
         try:
             scanner = os.scandir(directory)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             continue
         with scanner:
             for item in scanner:
@@ -83,14 +89,37 @@ def take_snapshot(root: Path, *, max_paths: int, max_seconds: float) -> dict[str
                     info = item.stat(follow_symlinks=False)
                 except FileNotFoundError:
                     continue
-                found[relative] = Entry(
-                    info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_mode
-                )
+                found[relative] = entry_of(info)
                 if stat.S_ISDIR(info.st_mode):
                     pending.append((item.path, relative + "/"))
         if len(found) > max_paths:
             raise TooLarge(f"the workspace holds more than {max_paths:,} paths")
     return found
+
+
+def look_at(root: Path, path: str) -> Entry | None:
+    """One workspace path's entry now, or None when it is gone."""
+    try:
+        return entry_of(os.lstat(os.path.join(root, path)))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def is_git_state(path: str) -> bool:
+    """Whether a path under ``.git`` is part of what a snapshot keeps of the repository."""
+    parts = path.split("/")
+    return parts[0] == GIT_DIR and (len(parts) == 1 or parts[1] in _GIT_STATE)
+
+
+def entry_of(info: os.stat_result) -> Entry:
+    return Entry(
+        info.st_ino,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+        info.st_mode,
+        info.st_nlink,
+    )
 
 
 def _take_git_state(git_dir: str, found: dict[str, Entry]) -> None:
@@ -108,9 +137,7 @@ def _take_git_state(git_dir: str, found: dict[str, Entry]) -> None:
                     continue
                 info = item.stat(follow_symlinks=False)
                 relative = prefix + item.name
-                found[relative] = Entry(
-                    info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_mode
-                )
+                found[relative] = entry_of(info)
                 if stat.S_ISDIR(info.st_mode):
                     pending.append((item.path, relative + "/", False))
 
@@ -179,3 +206,64 @@ def _same_file(old: Entry, new: Entry) -> bool:
 
 def _kind(entry: Entry) -> int:
     return stat.S_IFMT(entry.mode)
+
+
+def refresh(
+    root: Path,
+    previous: Snapshot,
+    paths: set[str],
+    trees: set[str],
+    *,
+    max_paths: int,
+    max_seconds: float,
+) -> tuple[dict[str, Entry], set[str]]:
+    """``previous`` brought up to date by looking again only at ``paths`` and walking the
+    directories ``trees`` whole (the kernel said nothing else changed), and at every other
+    name of a file with several hard links among them; the new snapshot and the paths whose
+    entries may differ. Raises TooLarge as ``take_snapshot`` does."""
+    entries = dict(previous)
+    candidates: set[str] = set()
+
+    def drop_under(directory: str) -> None:
+        under = [p for p in entries if p.startswith(directory + "/")]
+        for path in under:
+            del entries[path]
+        candidates.update(under)
+
+    def walk(directory: str) -> None:
+        drop_under(directory)
+        found = take_snapshot(root, max_paths=max_paths, max_seconds=max_seconds, under=directory)
+        entries.update(found)
+        candidates.update(found)
+
+    for tree in sorted(trees):
+        walk(tree)
+    for path in sorted(paths):
+        if path.startswith(GIT_DIR) and not is_git_state(path):
+            continue
+        old = entries.get(path)
+        new = look_at(root, path)
+        candidates.add(path)
+        if new is None:
+            entries.pop(path, None)
+            if old is not None and old.is_dir:
+                drop_under(path)
+            continue
+        entries[path] = new
+        if new.is_dir and path not in trees and (old is None or not old.is_dir):
+            walk(path)
+        elif old is not None and old.is_dir and not new.is_dir:
+            drop_under(path)
+    shared = {entries[p].ino for p in candidates if p in entries and entries[p].links > 1}
+    if shared:
+        for path, entry in list(entries.items()):
+            if entry.ino in shared and path not in candidates:
+                candidates.add(path)
+                now = look_at(root, path)
+                if now is None:
+                    del entries[path]
+                else:
+                    entries[path] = now
+    if len(entries) > max_paths:
+        raise TooLarge(f"the workspace holds more than {max_paths:,} paths")
+    return entries, candidates
