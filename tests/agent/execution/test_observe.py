@@ -243,3 +243,19 @@ async def test_the_repository_itself_moving_away_is_seen(
     (workspace / ".git").rename(tmp_path / "moved.git")
     effects = await effects_of(observer)
     assert ".git/HEAD" in effects.git_state and effects.changes == ()
+
+
+async def test_a_checkout_is_restored_with_the_repository_state(
+    observer: WorkspaceObserver, workspace: Path
+) -> None:
+    reviewed = tree_state(workspace)
+    head = (workspace / ".git" / "HEAD").read_bytes()
+    git(workspace, "checkout", "-q", "-b", "elsewhere")
+    (workspace / "README.md").write_text("on another branch\n")
+    git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "moved")
+    effects = await effects_of(observer)
+    assert ".git/HEAD" in effects.git_state and "README.md" in effects.paths
+    await observer.restore([*effects.paths, *effects.git_state])
+    assert (workspace / ".git" / "HEAD").read_bytes() == head
+    assert tree_state(workspace) == reviewed
+    assert (await effects_of(observer)).empty
