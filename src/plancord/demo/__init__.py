@@ -230,8 +230,29 @@ def quiet() -> Iterator[None]:
             logging.getLogger(name).setLevel(level)
 
 
-def run_demo(out: TextIO | None = None) -> int:
-    """Run the demo in a temporary directory, removed afterwards; the exit status."""
+def run_demo(out: TextIO | None = None, keep: Path | None = None) -> int:
+    """Run the demo in a temporary directory, removed afterwards, or in ``keep`` (new or
+    empty), left there as a data directory the operator commands can read; the exit status."""
     stream = out or sys.stdout
-    with quiet(), tempfile.TemporaryDirectory(prefix="plancord-demo-") as temp:
-        return asyncio.run(tell_story(Path(temp) / "data", stream))
+    if keep is None:
+        with quiet(), tempfile.TemporaryDirectory(prefix="plancord-demo-") as temp:
+            return asyncio.run(tell_story(Path(temp) / "data", stream))
+    keep = keep.expanduser().absolute()
+    if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+        print(
+            f"plancord demo: --keep {keep} is not a new or empty directory; name another",
+            file=sys.stderr,
+        )
+        return 2
+    with quiet():
+        status = asyncio.run(tell_story(keep, stream))
+    print(
+        f"\nkept in {keep}: the database (plancord.db) and the agent's workspace "
+        f"(agents/{AGENT}/workspace). Try:\n"
+        f"  PLANCORD_DATA_DIR={keep} plancord agents list\n"
+        f"  PLANCORD_DATA_DIR={keep} plancord plan status --agent {AGENT}\n"
+        f"  PLANCORD_DATA_DIR={keep} plancord plan diff --agent {AGENT}\n"
+        f"  git -C {keep}/agents/{AGENT}/workspace log --stat",
+        file=stream,
+    )
+    return status
