@@ -3,6 +3,7 @@ prints nothing on stderr and leaves no temporary directory behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -60,3 +61,34 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
     assert "Traceback" not in out
     assert "\x1b[" not in out
     assert list(tmp_path.iterdir()) == []
+
+
+def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    env.pop("DISCORD_TOKEN", None)
+    env.pop("ANTHROPIC_API_KEY", None)
+
+    def plancord(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "plancord.cli", *args],
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+            timeout=60,
+            check=False,
+        )
+
+    done = plancord("demo", "--keep", str(kept))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"PLANCORD_DATA_DIR={kept} plancord agents list" in done.stdout
+    assert kept.stat().st_mode & 0o777 == 0o700
+    assert (kept / "plancord.db").stat().st_mode & 0o777 == 0o600
+    assert (kept / "agents" / "ada" / "workspace" / "greet.py").is_file()
+
+    listed = plancord("agents", "list", "--json", PLANCORD_DATA_DIR=str(kept))
+    assert listed.returncode == 0, listed.stderr
+    assert [(a["name"], a["phase"]) for a in json.loads(listed.stdout)] == [("ada", "inactive")]
+    status = plancord("plan", "status", "--agent", "ada", PLANCORD_DATA_DIR=str(kept))
+    assert status.returncode == 0, status.stderr
+    assert status.stdout.startswith("agent ada: inactive")

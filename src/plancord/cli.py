@@ -170,6 +170,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     # The bot never joins a voice channel: no warning about voice libraries it does not use.
     discord.VoiceClient.warn_nacl = False
+    discord.VoiceClient.warn_dave = False
 
     token = secrets.discord_token.get_secret_value() if secrets.discord_token else ""
     api_key = secrets.anthropic_api_key.get_secret_value() if secrets.anthropic_api_key else ""
