@@ -251,7 +251,6 @@ def run_demo(out: TextIO | None = None, keep: Path | None = None) -> int:
         f"(agents/{AGENT}/workspace). Try:\n"
         f"  PLANCORD_DATA_DIR={keep} plancord agents list\n"
         f"  PLANCORD_DATA_DIR={keep} plancord plan status --agent {AGENT}\n"
-        f"  PLANCORD_DATA_DIR={keep} plancord plan diff --agent {AGENT}\n"
         f"  git -C {keep}/agents/{AGENT}/workspace log --stat",
         file=stream,
     )
