@@ -39,7 +39,11 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
         "🟡 Step 2 · medium risk",
         "· requested by ana",
         "🔒 only bob sees: Only the requester (ana) or server administrators can approve",
-        "🔒 only ana sees: Approved plan v1",
+        "ana clicks Edit: say which commit message you will use",
+        "🔒 only ana sees: Sent plan v1 back to ada with your feedback.",
+        "Changes since v1: 1 step reworded",
+        "└─ v2 ·",
+        "🔒 only ana sees: Approved plan v2",
         "✅ step 1 done",
         "✅ 2. Commit it",
         "greet.py | 2 ++",
@@ -92,3 +96,7 @@ def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: 
     status = plancord("plan", "status", "--agent", "ada", PLANCORD_DATA_DIR=str(kept))
     assert status.returncode == 0, status.stderr
     assert status.stdout.startswith("agent ada: inactive")
+    diff = plancord("plan", "diff", "--agent", "ada", PLANCORD_DATA_DIR=str(kept))
+    assert diff.returncode == 0, diff.stderr
+    assert diff.stdout.startswith("# Changes from v1 to v2")
+    assert "say which commit message you will use" in diff.stdout

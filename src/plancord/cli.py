@@ -271,7 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Run the real bot against a simulated Discord, with a scripted agent playing the "
             "model, in a temporary directory that is removed afterwards; print what the "
             "channel saw: /plan start, read-only exploration, a refused write, the plan, an "
-            "unauthorised click, the approval, progress, the commit."
+            "unauthorised click, an Edit and the revised plan, the approval, progress, the "
+            "commit."
         ),
     )
     demo.add_argument(
