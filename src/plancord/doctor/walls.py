@@ -15,7 +15,8 @@ __all__ = ["check_agent_sandbox", "check_landlock", "check_shell_sandbox", "chec
 
 def check_user(euid: int) -> Check | None:
     """Root: Linux exempts it from ``RLIMIT_NPROC``, so an agent command's process limit does
-    not bind (a fork bomb in the sandbox is stopped only by the time limit)."""
+    not bind; a command that forks without end is held only by the other limits and the
+    shell timeout."""
     if euid != 0:
         return None
     return warned(
