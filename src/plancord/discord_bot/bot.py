@@ -112,14 +112,32 @@ class PlancordBot(PlancordClient):
     async def on_ready(self) -> None:
         await self.resolve_role_names()
 
+    # The config's role names follow the servers (plancord.core.roles): re-resolved whenever
+    # the bot joins a server or a role is created, renamed or deleted.
+    async def on_guild_join(self, guild: discord.Guild) -> None:
+        await self.resolve_role_names()
+
+    async def on_guild_role_create(self, role: discord.Role) -> None:
+        await self.resolve_role_names()
+
+    async def on_guild_role_update(self, before: discord.Role, after: discord.Role) -> None:
+        await self.resolve_role_names()
+
+    async def on_guild_role_delete(self, role: discord.Role) -> None:
+        await self.resolve_role_names()
+
     async def resolve_role_names(self) -> None:
-        """Resolve the config's role names to role ids once, now that the servers are known;
-        a name matching no role or several is logged as a config error and grants nothing."""
+        """Resolve the config's role names to role ids against the servers as they are now;
+        a name matching no role or several is logged once as a config error and grants
+        nothing."""
         names = await self.app.settings.role_names_used()
         roles = [(str(role.id), role.name) for guild in self.guilds for role in guild.roles]
         resolved = RoleNames.resolve(names, roles)
-        for problem in resolved.problems:
+        before = self.app.settings.role_names
+        for problem in resolved.problems_since(before):
             log.error("%s", problem)
+        for change in resolved.changes_since(before):
+            log.info("%s", change)
         self.app.settings.resolve_roles(resolved)
 
     def install_signal_handlers(self) -> None:
