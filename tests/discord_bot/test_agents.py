@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from plancord.core.errors import AgentNotFound
-from plancord.discord_bot.confirm import NOT_YOURS
+from plancord.discord_bot.shared.confirm import NOT_YOURS
 from tests.discord_bot.agent_scene import Scene, SceneFactory, scene_factory
 
 __all__ = ["scene_factory"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plancord.discord_bot.channel_io import fences_balanced, split_message, split_parts
+from plancord.discord_bot.shared.channel_io import fences_balanced, split_message, split_parts
 
 ADDED_PREFIX = re.compile(r"```[A-Za-z0-9_+#.-]*\n")
 

@@ -32,9 +32,9 @@ from plancord.core.planning import (
 )
 from plancord.core.service import PlanningStatus
 from plancord.core.settings import PlanModeSettings
-from plancord.discord_bot.embed_basics import clip, embed_size, size
-from plancord.discord_bot.embeds import Finish, render_progress, render_status
-from plancord.discord_bot.plan_embed import Outcome, Supersession, render_plan
+from plancord.discord_bot.plan_card.embed import Outcome, Supersession, render_plan
+from plancord.discord_bot.plan_card.status import Finish, render_progress, render_status
+from plancord.discord_bot.shared.embed_basics import clip, embed_size, size
 
 AT = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from simcord.builders import ChannelHandle
 
-from plancord.discord_bot.channel_io import fences_balanced, split_message, split_parts
+from plancord.discord_bot.shared.channel_io import fences_balanced, split_message, split_parts
 from tests.discord_bot.agent_scene import Scene, SceneFactory, scene_factory
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 

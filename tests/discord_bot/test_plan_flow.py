@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from plancord.core.planning import Actor, ApprovalMode, Phase
-from plancord.discord_bot.views import plan_buttons
+from plancord.discord_bot.plan_card.buttons import plan_buttons
 from plancord.storage.plan_messages import MessageStatus
 from tests.discord_bot.conftest import PlanScene, buttons
 from tests.discord_bot.test_embeds import assert_within_limits, fifty_step_plan

@@ -8,8 +8,8 @@ from typing import Any
 import discord
 import pytest
 
-from plancord.discord_bot import plan_cards
-from plancord.discord_bot.plan_embed import RenderedPlan
+from plancord.discord_bot.plan_card import message as plan_message
+from plancord.discord_bot.plan_card.embed import RenderedPlan
 from tests.discord_bot.conftest import PlanScene, buttons
 from tests.discord_bot.test_plan_flow import ALL_BUTTONS, submitted
 from tests.fakes.anthropic_server import text_turn
@@ -24,7 +24,7 @@ def refused_embed(rendered: RenderedPlan) -> dict[str, Any]:
 async def test_a_refused_plan_card_is_posted_as_a_file_with_its_buttons(
     plan_scene: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(plan_cards, "_plan_payload", refused_embed)
+    monkeypatch.setattr(plan_message, "_plan_payload", refused_embed)
     scene: PlanScene = await submitted(plan_scene)
 
     shown = [m for m in scene.bot_messages() if m.attachments and buttons(m)]

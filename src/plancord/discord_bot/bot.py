@@ -18,8 +18,8 @@ from plancord.config import Config
 from plancord.core.errors import PlancordError
 from plancord.core.ports import Clock, ModelClient
 from plancord.core.roles import RoleNames
-from plancord.discord_bot.client import PlancordClient
 from plancord.discord_bot.notifier import DiscordNotifier
+from plancord.discord_bot.shared.client import PlancordClient
 from plancord.gc_tuning import GcTuning
 
 log = logging.getLogger(__name__)
@@ -47,13 +47,13 @@ class PlancordBot(PlancordClient):
         self._closing: asyncio.Task[None] | None = None
 
     async def setup_hook(self) -> None:
+        from plancord.discord_bot.asks.permission_card import ASK_BUTTONS
+        from plancord.discord_bot.asks.question_card import QUESTION_CONTROLS
         from plancord.discord_bot.cogs.agents import AgentCog
         from plancord.discord_bot.cogs.messages import MessageCog
         from plancord.discord_bot.cogs.plan import PlanCog
-        from plancord.discord_bot.permission_card import ASK_BUTTONS
-        from plancord.discord_bot.plan_answer_card import PlanAnswerSelect
-        from plancord.discord_bot.question_card import QUESTION_CONTROLS
-        from plancord.discord_bot.views import PLAN_BUTTONS
+        from plancord.discord_bot.plan_card.answer_menu import PlanAnswerSelect
+        from plancord.discord_bot.plan_card.buttons import PLAN_BUTTONS
 
         self._app = await App.open(
             self.config,
@@ -63,9 +63,9 @@ class PlancordBot(PlancordClient):
             scheduler_max_sleep=self.scheduler_max_sleep,
         )
         self._app.runtime.turn_origin = self._turn_origin
-        await self.add_cog(PlanCog(self, self.notifier))
-        await self.add_cog(AgentCog(self, self.notifier))
-        await self.add_cog(MessageCog(self, self.notifier))
+        await self.add_cog(PlanCog(self, self.notifier.io))
+        await self.add_cog(AgentCog(self, self.notifier.io))
+        await self.add_cog(MessageCog(self, self.notifier.io, self.notifier.asks))
         self.add_dynamic_items(*PLAN_BUTTONS, PlanAnswerSelect, *ASK_BUTTONS, *QUESTION_CONTROLS)
         await self.sync_commands()
         self.start_deadlines()
@@ -103,7 +103,7 @@ class PlancordBot(PlancordClient):
         question: int,
         choice: int,
     ) -> None:
-        await self.notifier.plans.answer(interaction, plan_id, revision, question, choice)
+        await self.notifier.plan_answers.answer(interaction, plan_id, revision, question, choice)
 
     def _turn_origin(self, agent: str, origin: object) -> None:
         if isinstance(origin, discord.abc.Messageable):

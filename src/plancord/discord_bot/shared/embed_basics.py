@@ -42,17 +42,10 @@ CHANGES_COLOUR = discord.Colour.orange()
 REJECTED_COLOUR = discord.Colour.red()
 CLOSED_COLOUR = discord.Colour.dark_grey()
 
-_STATUS_LINE_LIMIT = 600
 CHANGES_LIMIT = 1200
 """Characters of a revision's plan message given to what changed since the last revision."""
-_NOTE_LIMIT = 300
-_FOOTER_BUDGET = 400
-_OVERFLOW_NOTE_LIMIT = 300
-_NOTES_ROOMY = 1500
-_NOTES_TIGHT = 700
-_QUESTIONS_ROOMY = FIELD_VALUE_LIMIT
-_QUESTIONS_TIGHT = 600
-_MIN_STEP_VALUE = 24
+FOOTER_BUDGET = 400
+"""Characters of a card's footer (revision, hash, who asked), well inside ``FOOTER_LIMIT``."""
 
 
 def size(text: str) -> int:

@@ -1,10 +1,15 @@
-"""The plan message and the progress message: posting a plan with its buttons (as a file
-when Discord refuses the card), redrawing it as decisions arrive, approvals and drift so far,
-the changes since the last revision, and the progress while a plan executes."""
+"""The plan message: posting a plan with its buttons (as a file when Discord refuses the
+card), redrawing it as decisions arrive, approvals and drift so far, the changes since the
+last revision, and where each plan's messages live (``PlanMessageStore``), so the next
+change, a stale click or a restart finds them again.
+
+``PlanCards`` is the one object that touches a plan message; the parts that react to a
+change (``changes``), a pick (``answers``) or a restart (``restore``) are given it."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -15,25 +20,19 @@ from plancord.core.plan_answers import PlanAnswer
 from plancord.core.plan_diff import PlanDiff, revision_changes
 from plancord.core.planning import (
     Actor,
+    ActorKind,
     PlanningState,
     PlanRef,
     PlanRevision,
 )
 from plancord.core.ports import PlanningChange
-from plancord.discord_bot.embeds import (
-    Finish,
-    auto_approved_text,
-    render_progress,
-    review_request_text,
-)
-from plancord.discord_bot.plan_answer_card import plan_view
-from plancord.discord_bot.plan_embed import Outcome, RenderedPlan, Supersession, render_plan
-from plancord.discord_bot.plan_messages_base import (
-    PlanMessagesBase,
-    display_name,
-)
+from plancord.discord_bot.plan_card.answer_menu import plan_view
+from plancord.discord_bot.plan_card.embed import Outcome, RenderedPlan, Supersession, render_plan
+from plancord.discord_bot.plan_card.status import auto_approved_text, review_request_text
+from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.embed_basics import jump_url
 from plancord.storage.plan_answers import PlanAnswerStore
-from plancord.storage.plan_messages import MessageStatus, PlanMessageRecord
+from plancord.storage.plan_messages import MessageStatus, PlanMessageRecord, PlanMessageStore
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +47,54 @@ _DECIDED_STATUS = {
 }
 
 
-class PlanCards(PlanMessagesBase):
-    async def _post_plan(
+def display_name(actor: Actor) -> str | None:
+    """How a decision's author is shown: people by name, the scheduler not at all."""
+    if actor.kind is ActorKind.SCHEDULER:
+        return None
+    if actor.kind is ActorKind.OPERATOR:
+        return "the operator"
+    if actor.kind is ActorKind.POLICY:
+        return f"policy ({actor.name})"
+    return actor.name
+
+
+def change_reason(change: PlanningChange) -> str | None:
+    return audit_reason(change.detail)
+
+
+def audit_reason(detail: Mapping[str, Any]) -> str | None:
+    reason = detail.get("reason")
+    return reason if isinstance(reason, str) and reason else None
+
+
+class PlanCards:
+    """Every plan message of the agents this process serves, and the records that say where
+    each one is and what it shows."""
+
+    def __init__(self, bot: PlancordClient) -> None:
+        self.bot = bot
+        self._store: PlanMessageStore | None = None
+
+    @property
+    def store(self) -> PlanMessageStore:
+        db = self.bot.app.db
+        if self._store is None or self._store.db is not db:
+            self._store = PlanMessageStore(db)
+        return self._store
+
+    @staticmethod
+    def url_of(record: PlanMessageRecord) -> str:
+        return jump_url(record.guild_id, record.channel_id, record.message_id)
+
+    def channel_of(self, record: PlanMessageRecord) -> discord.PartialMessageable:
+        return self.bot.get_partial_messageable(record.channel_id, guild_id=record.guild_id)
+
+    def _guild_of(self, channel_id: int) -> int | None:
+        channel = self.bot.get_channel(channel_id)
+        guild = getattr(channel, "guild", None)
+        return guild.id if isinstance(guild, discord.Guild) else None
+
+    async def post(
         self, revision: PlanRevision, state: PlanningState, *, mention: bool, auto: bool = False
     ) -> PlanMessageRecord | None:
         """Post the plan with its buttons; ``mention`` pings the requester to review it, and
@@ -135,7 +180,7 @@ class PlanCards(PlanMessagesBase):
         cost = cost_of(calls, self.bot.config.anthropic.prices)
         return cost.line() if cost is not None else None
 
-    async def _record_outcome(
+    async def record_outcome(
         self, change: PlanningChange, *, note: str | None = None
     ) -> PlanMessageRecord | None:
         revision = change.revision
@@ -144,11 +189,11 @@ class PlanCards(PlanMessagesBase):
         record = await self.store.get(revision.plan_id, revision.revision)
         if record is None:
             return None
-        return await self._mark_outcome(
+        return await self.mark_outcome(
             record, change.action, change.actor, self.bot.app.clock.now(), note, revision
         )
 
-    async def _mark_outcome(
+    async def mark_outcome(
         self,
         record: PlanMessageRecord,
         action: str,
@@ -172,7 +217,7 @@ class PlanCards(PlanMessagesBase):
             }
         )
         await self.store.put(updated)
-        if await self._redraw(updated, revision=revision):
+        if await self.redraw(updated, revision=revision):
             return updated
         # The decision stands but the message still shows live buttons. Keep the record
         # pending so the next start settles it again, and say in the channel what happened.
@@ -180,7 +225,7 @@ class PlanCards(PlanMessagesBase):
         await self.store.put(unsettled)
         who = f" by {updated.outcome_by}" if updated.outcome_by else ""
         try:
-            await self._channel_of(record).send(
+            await self.channel_of(record).send(
                 f"⚠️ The message of plan v{record.revision} of **{record.agent}** could not "
                 f"be updated; its buttons no longer apply (the plan was {action}{who}).",
                 allowed_mentions=NO_MENTIONS,
@@ -189,7 +234,7 @@ class PlanCards(PlanMessagesBase):
             log.warning("could not report a stale plan message", exc_info=True)
         return unsettled
 
-    async def _redraw(
+    async def redraw(
         self,
         record: PlanMessageRecord,
         *,
@@ -213,7 +258,7 @@ class PlanCards(PlanMessagesBase):
             answers,
         )
         waiting = record.status is MessageStatus.PENDING
-        message = self._channel_of(record).get_partial_message(record.message_id)
+        message = self.channel_of(record).get_partial_message(record.message_id)
         try:
             await message.edit(
                 embeds=rendered.embeds,
@@ -243,7 +288,7 @@ class PlanCards(PlanMessagesBase):
         shown = f": {', '.join(names)}" if names else ""
         return f"👍 **Approvals {len(names)} of {needed}**{shown}"
 
-    async def _drift_count(self, state: PlanningState) -> int:
+    async def drift_count(self, state: PlanningState) -> int:
         """Calls outside the approved plan so far, from the audit log."""
         entries = await self.bot.app.store.list_audit(state.agent, limit=500)
         return sum(
@@ -297,7 +342,7 @@ class PlanCards(PlanMessagesBase):
             answers=answers,
         )
 
-    async def _progress_of(
+    async def progress_of(
         self, state: PlanningState
     ) -> tuple[PlanMessageRecord | None, PlanRevision | None]:
         if state.plan_id is None or state.revision == 0:
@@ -305,22 +350,6 @@ class PlanCards(PlanMessagesBase):
         record = await self.store.get(state.plan_id, state.revision)
         revision = await self.bot.app.store.get_revision(state.plan_id, state.revision)
         return record, revision
-
-    async def _finish_progress(self, change: PlanningChange, finish: Finish) -> None:
-        record, revision = await self._progress_of(change.before)
-        if record is None or revision is None or record.progress_message_id is None:
-            return
-        embed = render_progress(
-            revision,
-            change.before.steps,
-            approved_by=change.before.approved_by_name,
-            mode=change.before.approval_mode,
-            finish=finish,
-            drift=await self._drift_count(change.before),
-        )
-        message = self._channel_of(record).get_partial_message(record.progress_message_id)
-        self._edits.submit(message.id, lambda: message.edit(embed=embed))
-        await self._edits.flush(message.id)
 
 
 async def _post_plan_as_file(

@@ -19,31 +19,38 @@ from plancord.core.access import may_instruct
 from plancord.core.choices import stamp
 from plancord.core.errors import PlancordError
 from plancord.core.ports import Question
-from plancord.discord_bot.asks_base import (
+from plancord.discord_bot.asks.live import (
     NO_MENTIONS,
-    RESOLVED_EVENT,
-    AsksBase,
     LiveAsk,
+    LiveAsks,
     edit_quietly,
     new_ask_id,
     refuse,
 )
-from plancord.discord_bot.channel_io import send_chunks
-from plancord.discord_bot.common import actor_from
-from plancord.discord_bot.permission_card import duration_text, user_id_of
-from plancord.discord_bot.question_card import (
+from plancord.discord_bot.asks.permission_card import duration_text, user_id_of
+from plancord.discord_bot.asks.question_card import (
     OtherAnswer,
     choices_of,
     question_text,
     question_view,
     with_note,
 )
+from plancord.discord_bot.shared.channel_io import ChannelIO, send_chunks
+from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.common import actor_from
 from plancord.storage.pending_asks import StoredAsk
 
 log = logging.getLogger(__name__)
 
 
-class Questions(AsksBase):
+class Questions:
+    """The agent's questions: put to the channel, answered once, expired after a restart."""
+
+    def __init__(self, bot: PlancordClient, io: ChannelIO, live: LiveAsks) -> None:
+        self.bot = bot
+        self.io = io
+        self.live = live
+
     async def ask_user(self, question: Question) -> str | None:
         destination = await self.io.destination(question.agent)
         if destination is None:
@@ -53,7 +60,9 @@ class Questions(AsksBase):
         payload: dict[str, Any] = {"text": question.text, "requested_by": question.requested_by}
         if choices:
             payload["choices"] = choices
-        await self._record(ask_id, "question", question.agent, payload, question.timeout_seconds)
+        await self.live.record(
+            ask_id, "question", question.agent, payload, question.timeout_seconds
+        )
         user_id = user_id_of(question.requested_by)
         mention = f"<@{user_id}>" if user_id else ""
         allowed = discord.AllowedMentions(
@@ -67,25 +76,27 @@ class Questions(AsksBase):
         messages = await send_chunks(destination, content, allowed_mentions=allowed, view=view)
         if not messages or (view is not None and not messages[-1].components):
             # Without its controls a question with choices cannot be answered as offered.
-            await self.store.delete(ask_id)
+            await self.live.store.delete(ask_id)
             return None
         shown = messages[-1]
-        self._live[ask_id] = LiveAsk(
-            id=ask_id,
-            agent=question.agent,
-            kind="question",
-            requested_by=question.requested_by,
-            channel_id=shown.channel.id,
-            message_ids=[m.id for m in messages],
-            payload=payload,
+        self.live.add(
+            LiveAsk(
+                id=ask_id,
+                agent=question.agent,
+                kind="question",
+                requested_by=question.requested_by,
+                channel_id=shown.channel.id,
+                message_ids=[m.id for m in messages],
+                payload=payload,
+            )
         )
         try:
-            await self.store.set_message(ask_id, shown.channel.id, shown.id)
-            answer: str = await self._wait(ask_id, question.timeout_seconds)
+            await self.live.store.set_message(ask_id, shown.channel.id, shown.id)
+            answer: str = await self.live.wait(ask_id, question.timeout_seconds)
         except TimeoutError:
-            self._live.pop(ask_id, None)
-            self._remember(ask_id, "nobody answered in time")
-            await self.store.delete(ask_id)
+            self.live.pop(ask_id)
+            self.live.remember(ask_id, "nobody answered in time")
+            await self.live.store.delete(ask_id)
             note = (
                 f"-# ⌛ No answer within {duration_text(question.timeout_seconds)}; "
                 "the agent went on without one."
@@ -97,9 +108,9 @@ class Questions(AsksBase):
             )
             return None
         except BaseException:
-            self._live.pop(ask_id, None)
+            self.live.pop(ask_id)
             raise
-        await self.store.delete(ask_id)
+        await self.live.store.delete(ask_id)
         return answer
 
     def take_answer(self, message: discord.Message) -> bool:
@@ -109,17 +120,15 @@ class Questions(AsksBase):
         the member the agent asked (anyone, when the agent could not say who that is).
         """
         reference = message.reference.message_id if message.reference else None
-        for ask in list(self._live.values()):
-            if ask.kind != "question":
-                continue
+        for ask in self.live.of_kind("question"):
             if ask.requested_by is not None and str(message.author.id) != ask.requested_by:
                 continue
             if reference in ask.message_ids or message.channel.id == ask.channel_id:
-                self._live.pop(ask.id, None)
+                self.live.pop(ask.id)
                 who = message.author.display_name
-                self._remember(ask.id, f"{who} answered in the channel")
+                self.live.remember(ask.id, f"{who} answered in the channel")
                 answer = self._for_model("answered", message.clean_content, who)
-                self.bot.dispatch(RESOLVED_EVENT, ask.id, answer)
+                self.live.resolve(ask.id, answer)
                 return True
         return False
 
@@ -166,9 +175,9 @@ class Questions(AsksBase):
     async def _answerable(
         self, interaction: discord.Interaction[discord.Client], ask_id: str
     ) -> LiveAsk | None:
-        ask = self._live.get(ask_id)
+        ask = self.live.get(ask_id)
         if ask is None or ask.kind != "question":
-            earlier = self._decided.get(ask_id)
+            earlier = self.live.outcome(ask_id)
             await refuse(
                 interaction,
                 f"This question was already settled: {earlier}."
@@ -202,17 +211,17 @@ class Questions(AsksBase):
         answer: str,
         index: int | None,
     ) -> None:
-        if self._live.pop(ask.id, None) is None:
+        if self.live.pop(ask.id) is None:
             await refuse(
-                interaction, f"This question was already settled: {self._decided.get(ask.id)}."
+                interaction, f"This question was already settled: {self.live.outcome(ask.id)}."
             )
             return
         user = interaction.user
         when = self.bot.app.clock.now()
         shown = f"**{answer}**" if index is not None else f"“{answer[:300]}”"
         note = f"-# ✅ {user.mention} {verb} {shown} · <t:{int(when.timestamp())}:t>"
-        self._remember(ask.id, f"{user.display_name} {verb} {answer[:100]}")
-        self.bot.dispatch(RESOLVED_EVENT, ask.id, self._for_model(verb, answer, user.display_name))
+        self.live.remember(ask.id, f"{user.display_name} {verb} {answer[:100]}")
+        self.live.resolve(ask.id, self._for_model(verb, answer, user.display_name))
         message = interaction.message
         content = with_note(message.content if message else "", note)
         view = question_view(ask.id, choices_of(ask.payload), disabled=True, chosen=index)
@@ -223,7 +232,7 @@ class Questions(AsksBase):
         except discord.HTTPException as exc:
             log.warning("could not mark question %s answered: %s", ask.id, exc)
 
-    async def _expire_question(self, ask: StoredAsk, message: discord.PartialMessage) -> None:
+    async def expire(self, ask: StoredAsk, message: discord.PartialMessage) -> None:
         choices = choices_of(ask.payload)
         note = (
             "-# ⌛ This question expired: plancord restarted before an answer. "

@@ -13,8 +13,8 @@ import discord
 
 from plancord.core.plan_answers import PlanAnswer
 from plancord.core.planning import PlanRevision
-from plancord.discord_bot.client import client_of
-from plancord.discord_bot.views import PLAN_ID, REVISION, plan_buttons
+from plancord.discord_bot.plan_card.buttons import PLAN_ID, REVISION, plan_buttons
+from plancord.discord_bot.shared.client import client_of
 
 MENU_ROWS = 4
 """Discord allows five rows of components; the plan's buttons take the first."""

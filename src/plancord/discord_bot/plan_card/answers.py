@@ -13,15 +13,22 @@ from plancord.core.access import may_instruct
 from plancord.core.errors import PlancordError
 from plancord.core.plan_answers import PlanAnswer
 from plancord.core.planning import Phase
-from plancord.discord_bot.common import actor_from, reply_error
-from plancord.discord_bot.plan_cards import PlanCards
-from plancord.discord_bot.views import revision_for_click
+from plancord.discord_bot.plan_card.buttons import revision_for_click
+from plancord.discord_bot.plan_card.message import PlanCards
+from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.common import actor_from, reply_error
 from plancord.storage.plan_answers import PlanAnswerStore
 
 log = logging.getLogger(__name__)
 
 
-class PlanAnswering(PlanCards):
+class PlanAnswering:
+    """Takes the picks in the menus of a waiting plan's questions and shows them on its card."""
+
+    def __init__(self, bot: PlancordClient, cards: PlanCards) -> None:
+        self.bot = bot
+        self.cards = cards
+
     async def answer(
         self,
         interaction: discord.Interaction,
@@ -81,8 +88,8 @@ class PlanAnswering(PlanCards):
         if not kept:  # decided between the check above and the write
             await reply_error(interaction, closed(number))
             return
-        message = await self.store.get(plan_id, number)
-        if message is not None and not await self._redraw(message, revision=revision):
+        message = await self.cards.store.get(plan_id, number)
+        if message is not None and not await self.cards.redraw(message, revision=revision):
             log.warning("the answer to Q%s of plan v%s is kept but not shown", question, number)
 
 

@@ -17,16 +17,8 @@ from plancord.core.plan_diff import PlanDiff
 from plancord.core.planning import (
     PlanRevision,
 )
-from plancord.discord_bot.embed_basics import (
-    _FOOTER_BUDGET,
-    _MIN_STEP_VALUE,
-    _NOTE_LIMIT,
-    _NOTES_ROOMY,
-    _NOTES_TIGHT,
-    _OVERFLOW_NOTE_LIMIT,
-    _QUESTIONS_ROOMY,
-    _QUESTIONS_TIGHT,
-    _STATUS_LINE_LIMIT,
+from plancord.discord_bot.plan_card.answer_menu import menu_questions
+from plancord.discord_bot.shared.embed_basics import (
     APPROVED_COLOUR,
     CHANGES_COLOUR,
     CHANGES_LIMIT,
@@ -37,6 +29,7 @@ from plancord.discord_bot.embed_basics import (
     FIELD_NAME_LIMIT,
     FIELD_VALUE_LIMIT,
     FIELDS_PER_EMBED,
+    FOOTER_BUDGET,
     PENDING_COLOUR,
     REJECTED_COLOUR,
     RISK_MARK,
@@ -46,7 +39,15 @@ from plancord.discord_bot.embed_basics import (
     utc,
     when,
 )
-from plancord.discord_bot.plan_answer_card import menu_questions
+
+_STATUS_LINE_LIMIT = 600
+_NOTE_LIMIT = 300
+_OVERFLOW_NOTE_LIMIT = 300
+_NOTES_ROOMY = 1500
+_NOTES_TIGHT = 700
+_QUESTIONS_ROOMY = FIELD_VALUE_LIMIT
+_QUESTIONS_TIGHT = 600
+_MIN_STEP_VALUE = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +205,7 @@ def render_plan(
         footer_parts.append(_outcome_footer(outcome))
     if superseded is not None:
         footer_parts.append(f"superseded by v{superseded.revision}")
-    footer = clip(" · ".join(footer_parts), _FOOTER_BUDGET)
+    footer = clip(" · ".join(footer_parts), FOOTER_BUDGET)
 
     steps = [
         _step_field(n, s.risk, s.description, s.tools) for n, s in enumerate(plan.steps, start=1)

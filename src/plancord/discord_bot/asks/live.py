@@ -1,5 +1,6 @@
-"""What questions and permission requests share: the live asks this process waits on, their
-rows in ``pending_asks``, the one wait for a resolution, and how a click is refused.
+"""What questions and permission requests share: the live asks this process waits on
+(``LiveAsks``), their rows in ``pending_asks``, the one wait for a resolution, and how a
+click is refused.
 
 The waiting side parks on ``Client.wait_for`` for a resolution event, and the one place that
 decides pops the live ask before dispatching it, so a double click or a racing answer acts
@@ -17,8 +18,7 @@ from typing import Any
 import discord
 
 from plancord.core.planning import Actor
-from plancord.discord_bot.channel_io import ChannelIO
-from plancord.discord_bot.client import PlancordClient
+from plancord.discord_bot.shared.client import PlancordClient
 from plancord.storage.pending_asks import AskKind, PendingAskStore, StoredAsk
 
 log = logging.getLogger(__name__)
@@ -51,10 +51,14 @@ class Decision:
     actor: Actor
 
 
-class AsksBase:
-    def __init__(self, bot: PlancordClient, io: ChannelIO) -> None:
+class LiveAsks:
+    """The asks this process waits on, the outcomes of recent ones, and their stored rows.
+
+    Whoever settles an ask pops it first (``pop``): only the caller that got it back acts, so
+    a double click or a racing answer acts once."""
+
+    def __init__(self, bot: PlancordClient) -> None:
         self.bot = bot
-        self.io = io
         self._live: dict[str, LiveAsk] = {}
         self._decided: dict[str, str] = {}
 
@@ -66,7 +70,28 @@ class AsksBase:
         """True while the agent waits for a human's answer or decision."""
         return any(ask.agent == agent for ask in self._live.values())
 
-    async def _record(
+    def ids(self) -> list[str]:
+        """The ids of the asks waiting now, oldest first."""
+        return list(self._live)
+
+    def of_kind(self, kind: AskKind) -> list[LiveAsk]:
+        return [ask for ask in self._live.values() if ask.kind == kind]
+
+    def get(self, ask_id: str) -> LiveAsk | None:
+        return self._live.get(ask_id)
+
+    def add(self, ask: LiveAsk) -> None:
+        self._live[ask.id] = ask
+
+    def pop(self, ask_id: str) -> LiveAsk | None:
+        """Take the ask out of the waiting ones; None when someone already did."""
+        return self._live.pop(ask_id, None)
+
+    def outcome(self, ask_id: str) -> str | None:
+        """How a recently settled ask ended, for a late click; None when nobody remembers."""
+        return self._decided.get(ask_id)
+
+    async def record(
         self, ask_id: str, kind: AskKind, agent: str, payload: dict[str, Any], seconds: float
     ) -> None:
         now = self.bot.app.clock.now()
@@ -81,14 +106,18 @@ class AsksBase:
             )
         )
 
-    async def _wait(self, ask_id: str, seconds: float) -> Any:
+    async def wait(self, ask_id: str, seconds: float) -> Any:
         """The resolution dispatched for ``ask_id``; ``TimeoutError`` when none came in time."""
         _, value = await self.bot.wait_for(
             RESOLVED_EVENT, check=lambda resolved, _value: resolved == ask_id, timeout=seconds
         )
         return value
 
-    def _remember(self, ask_id: str, outcome: str) -> None:
+    def resolve(self, ask_id: str, value: Any) -> None:
+        """Wake the coroutine waiting on ``ask_id`` with ``value``."""
+        self.bot.dispatch(RESOLVED_EVENT, ask_id, value)
+
+    def remember(self, ask_id: str, outcome: str) -> None:
         """Keep recent outcomes so a late click hears who decided; old ones are dropped."""
         self._decided[ask_id] = outcome
         while len(self._decided) > REMEMBERED_DECISIONS:

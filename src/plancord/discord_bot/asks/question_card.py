@@ -13,8 +13,8 @@ from typing import Any
 
 import discord
 
-from plancord.discord_bot.channel_io import MESSAGE_LIMIT
-from plancord.discord_bot.client import client_of
+from plancord.discord_bot.shared.channel_io import MESSAGE_LIMIT
+from plancord.discord_bot.shared.client import client_of
 
 BUTTONS_UP_TO = 5
 """More choices than this become a select menu (a phone shows five buttons comfortably)."""

@@ -19,7 +19,7 @@ from typing import Any
 import discord
 
 from plancord.core.errors import PlancordError
-from plancord.discord_bot.client import PlancordClient
+from plancord.discord_bot.shared.client import PlancordClient
 
 log = logging.getLogger(__name__)
 

@@ -13,25 +13,23 @@ from plancord.core.planning import (
     Phase,
     PlanningState,
 )
-from plancord.discord_bot.embeds import render_progress
-from plancord.discord_bot.plan_cards import PlanCards
-from plancord.discord_bot.plan_messages_base import audit_reason
-from plancord.storage.plan_messages import MessageStatus, PlanMessageRecord
+from plancord.discord_bot.plan_card.message import PlanCards, audit_reason
+from plancord.discord_bot.plan_card.status import render_progress
+from plancord.discord_bot.shared.client import PlancordClient
+from plancord.storage.plan_messages import PlanMessageRecord
 
 log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
 
-_DECIDED_STATUS = {
-    "approved": MessageStatus.DECIDED,
-    "changes-requested": MessageStatus.DECIDED,
-    "rejected": MessageStatus.DECIDED,
-    "cancelled": MessageStatus.CANCELLED,
-    "timed-out": MessageStatus.TIMED_OUT,
-}
 
+class PlanRestore:
+    """Brings the plan messages back in line with the planning state after a (re)start."""
 
-class PlanRestore(PlanCards):
+    def __init__(self, bot: PlancordClient, cards: PlanCards) -> None:
+        self.bot = bot
+        self.cards = cards
+
     async def restore(self) -> None:
         """After a (re)start: settle the plan messages whose decision was made while nothing
         could update them, then post again every waiting plan (and running progress) message
@@ -39,7 +37,7 @@ class PlanRestore(PlanCards):
         dynamic items and reload everything from the store when clicked. Only the agents of
         the guilds this process serves are touched (``discord.shard_ids``)."""
         serves = self.bot.app.serves
-        for record in await self.store.pending():
+        for record in await self.cards.store.pending():
             if not await serves(record.agent):
                 continue
             try:
@@ -70,7 +68,7 @@ class PlanRestore(PlanCards):
         decision = await self.bot.app.store.find_decision(record.plan_id, record.revision)
         if decision is None:
             return
-        await self._mark_outcome(
+        await self.cards.mark_outcome(
             record,
             decision.action,
             Actor.from_label(decision.actor),
@@ -80,18 +78,18 @@ class PlanRestore(PlanCards):
         log.info("settled plan v%s of %s: %s", record.revision, record.agent, decision.action)
 
     async def _restore_plan_message(self, state: PlanningState, plan_id: str) -> None:
-        record = await self.store.get(plan_id, state.revision)
+        record = await self.cards.store.get(plan_id, state.revision)
         if record is not None and await self._exists(record, record.message_id):
             return
         revision = await self.bot.app.store.get_revision(plan_id, state.revision)
         if revision is None:
             return
-        reposted = await self._post_plan(revision, state, mention=False)
+        reposted = await self.cards.post(revision, state, mention=False)
         if reposted is not None:
             log.info("re-posted plan v%s of %s", revision.revision, revision.agent)
 
     async def _restore_progress_message(self, state: PlanningState) -> None:
-        record, revision = await self._progress_of(state)
+        record, revision = await self.cards.progress_of(state)
         if record is None or revision is None:
             return
         if record.progress_message_id is not None and await self._exists(
@@ -101,12 +99,14 @@ class PlanRestore(PlanCards):
         embed = render_progress(
             revision, state.steps, approved_by=state.approved_by_name, mode=state.approval_mode
         )
-        message = await self._channel_of(record).send(embed=embed, allowed_mentions=NO_MENTIONS)
-        await self.store.put(record.model_copy(update={"progress_message_id": message.id}))
+        message = await self.cards.channel_of(record).send(
+            embed=embed, allowed_mentions=NO_MENTIONS
+        )
+        await self.cards.store.put(record.model_copy(update={"progress_message_id": message.id}))
 
     async def _exists(self, record: PlanMessageRecord, message_id: int) -> bool:
         try:
-            await self._channel_of(record).fetch_message(message_id)
+            await self.cards.channel_of(record).fetch_message(message_id)
         except discord.NotFound:
             return False
         return True

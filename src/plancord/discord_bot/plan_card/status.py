@@ -25,13 +25,13 @@ from plancord.core.planning import (
     StepStatus,
 )
 from plancord.core.service import PlanningStatus
-from plancord.discord_bot.embed_basics import (
-    _FOOTER_BUDGET,
+from plancord.discord_bot.shared.embed_basics import (
     APPROVED_COLOUR,
     CLOSED_COLOUR,
     CONTENT_LIMIT,
     DESCRIPTION_LIMIT,
     FIELD_VALUE_LIMIT,
+    FOOTER_BUDGET,
     MODE_WORDS,
     PENDING_COLOUR,
     STEP_MARK,
@@ -115,7 +115,7 @@ def render_progress(
         description=clip("\n".join(lines), DESCRIPTION_LIMIT),
         colour=colour,
     )
-    embed.set_footer(text=clip(" · ".join(footer), _FOOTER_BUDGET))
+    embed.set_footer(text=clip(" · ".join(footer), FOOTER_BUDGET))
     return embed
 
 

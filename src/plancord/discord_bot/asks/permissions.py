@@ -1,13 +1,7 @@
-"""Questions and permission requests an agent puts to a human, in the agent's channel.
-
-The runtime awaits ``ask_user`` / ``ask_permission`` inside its tool loop; here they become a
-question message (``questions.py``: answered by a message, a tap or a form) or an embed with
-Allow / Deny buttons, decided under the approver policy.
-
-Every open ask is also a row of ``pending_asks`` (``storage/pending_asks.py``). A coroutine
-waiting in a process that died cannot be resumed, so after a restart ``restore`` marks each
-leftover row expired: the message is edited (controls disabled) and the row deleted.
-Permission outcomes are written to the audit log with who decided and when.
+"""Permission requests an agent puts to a human in its channel: an embed with Allow / Deny
+buttons (or a checkpoint's own two labels), decided under the approver policy; the outcome,
+with who decided and when, is written to the audit log. Nothing runs unless a member the
+policy accepts allows it: a timeout, a restart or a failed post all deny.
 """
 
 from __future__ import annotations
@@ -20,32 +14,36 @@ import discord
 from plancord.core.errors import PlancordError
 from plancord.core.planning import Actor, AuditEntry, decision_refusal, may_decide
 from plancord.core.ports import PermissionRequest
-from plancord.discord_bot.asks_base import (
+from plancord.discord_bot.asks.live import (
     NO_MENTIONS,
-    RESOLVED_EVENT,
     Decision,
     LiveAsk,
+    LiveAsks,
     edit_quietly,
     new_ask_id,
     refuse,
 )
-from plancord.discord_bot.common import actor_from
-from plancord.discord_bot.permission_card import (
+from plancord.discord_bot.asks.permission_card import (
     labels_of,
     permission_embed,
     permission_view,
     user_id_of,
 )
-from plancord.discord_bot.questions import Questions
+from plancord.discord_bot.shared.channel_io import ChannelIO
+from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.common import actor_from
 from plancord.storage.pending_asks import StoredAsk
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Asks", "Decision", "LiveAsk"]
 
+class Permissions:
+    """The agent's permission requests: posted, decided once, expired after a restart."""
 
-class Asks(Questions):
-    # -- ask_permission --------------------------------------------------------------------
+    def __init__(self, bot: PlancordClient, io: ChannelIO, live: LiveAsks) -> None:
+        self.bot = bot
+        self.io = io
+        self.live = live
 
     async def ask_permission(self, request: PermissionRequest) -> bool | None:
         destination = await self.io.destination(request.agent)
@@ -61,7 +59,9 @@ class Asks(Questions):
             "outside_plan": request.outside_plan,
             "labels": list(request.labels),
         }
-        await self._record(ask_id, "permission", request.agent, payload, request.timeout_seconds)
+        await self.live.record(
+            ask_id, "permission", request.agent, payload, request.timeout_seconds
+        )
         user_id = user_id_of(request.requested_by)
         try:
             message = await destination.send(
@@ -76,25 +76,27 @@ class Asks(Questions):
             )
         except discord.HTTPException as exc:
             log.warning("could not post a permission request for %s: %s", request.agent, exc)
-            await self.store.delete(ask_id)
+            await self.live.store.delete(ask_id)
             return None
-        self._live[ask_id] = LiveAsk(
-            id=ask_id,
-            agent=request.agent,
-            kind="permission",
-            requested_by=request.requested_by,
-            channel_id=message.channel.id,
-            message_ids=[message.id],
-            payload=payload,
+        self.live.add(
+            LiveAsk(
+                id=ask_id,
+                agent=request.agent,
+                kind="permission",
+                requested_by=request.requested_by,
+                channel_id=message.channel.id,
+                message_ids=[message.id],
+                payload=payload,
+            )
         )
         try:
-            await self.store.set_message(ask_id, message.channel.id, message.id)
-            decision: Decision = await self._wait(ask_id, request.timeout_seconds)
+            await self.live.store.set_message(ask_id, message.channel.id, message.id)
+            decision: Decision = await self.live.wait(ask_id, request.timeout_seconds)
         except TimeoutError:
-            self._live.pop(ask_id, None)
+            self.live.pop(ask_id)
             outcome = "Timed out — denied. Nothing was run."
-            self._remember(ask_id, outcome)
-            await self.store.delete(ask_id)
+            self.live.remember(ask_id, outcome)
+            await self.live.store.delete(ask_id)
             await self._audit(
                 request.agent, Actor.policy("permission_timeout"), "timed-out", payload, ask_id
             )
@@ -107,9 +109,9 @@ class Asks(Questions):
             )
             return None
         except BaseException:
-            self._live.pop(ask_id, None)
+            self.live.pop(ask_id)
             raise
-        await self.store.delete(ask_id)
+        await self.live.store.delete(ask_id)
         await self._audit(
             request.agent,
             decision.actor,
@@ -123,9 +125,9 @@ class Asks(Questions):
         self, interaction: discord.Interaction[discord.Client], ask_id: str, allow: bool
     ) -> None:
         """A click on Allow / Deny: check the approver policy, then resolve the ask once."""
-        ask = self._live.get(ask_id)
+        ask = self.live.get(ask_id)
         if ask is None or ask.kind != "permission":
-            earlier = self._decided.get(ask_id)
+            earlier = self.live.outcome(ask_id)
             text = (
                 f"This request was already decided: {earlier}"
                 if earlier
@@ -138,9 +140,10 @@ class Asks(Questions):
         if refusal is not None:
             await refuse(interaction, refusal)
             return
-        if self._live.pop(ask_id, None) is None:
+        if self.live.pop(ask_id) is None:
             await refuse(
-                interaction, f"This request was already decided: {self._decided.get(ask_id, '')}"
+                interaction,
+                f"This request was already decided: {self.live.outcome(ask_id) or ''}",
             )
             return
         word = labels_of(ask.payload)[0 if allow else 1]
@@ -149,8 +152,8 @@ class Asks(Questions):
             if (word in ("Allow", "Deny"))
             else f"{word} — chosen by {interaction.user.mention}"
         )
-        self._remember(ask_id, outcome)
-        self.bot.dispatch(RESOLVED_EVENT, ask_id, Decision(allow, actor))
+        self.live.remember(ask_id, outcome)
+        self.live.resolve(ask_id, Decision(allow, actor))
         colour = discord.Colour.green() if allow else discord.Colour.red()
         try:
             await interaction.response.edit_message(
@@ -196,32 +199,17 @@ class Asks(Questions):
         except PlancordError as exc:
             log.warning("could not audit permission request %s: %s", ask_id, exc)
 
-    # -- after a restart -------------------------------------------------------------------
-
-    async def restore(self) -> None:
-        """Mark every ask left over from an earlier process expired; its waiter is gone. Asks
-        of agents another process serves (``discord.shard_ids``) are that process's."""
-        for ask in await self.store.all():
-            if ask.id in self._live or not await self.bot.app.serves(ask.agent):
-                continue
-            await self._expire(ask)
-
-    async def _expire(self, ask: StoredAsk) -> None:
-        if ask.kind == "permission":
-            await self._audit(ask.agent, Actor.policy("restart"), "expired", ask.payload, ask.id)
-        if ask.channel_id is not None and ask.message_id is not None:
-            message = self.bot.get_partial_messageable(ask.channel_id).get_partial_message(
-                ask.message_id
-            )
-            if ask.kind == "permission":
-                outcome = "Expired — plancord restarted before a decision. Nothing was run."
-                await edit_quietly(
-                    message,
-                    embed=permission_embed(
-                        ask.agent, ask.payload, outcome=outcome, colour=discord.Colour.dark_grey()
-                    ),
-                    view=permission_view(ask.id, disabled=True, labels=labels_of(ask.payload)),
-                )
-            else:
-                await self._expire_question(ask, message)
-        await self.store.delete(ask.id)
+    async def expire(self, ask: StoredAsk, message: discord.PartialMessage | None) -> None:
+        """A request left over from an earlier process: audited as expired, its card says so
+        with the buttons off."""
+        await self._audit(ask.agent, Actor.policy("restart"), "expired", ask.payload, ask.id)
+        if message is None:
+            return
+        outcome = "Expired — plancord restarted before a decision. Nothing was run."
+        await edit_quietly(
+            message,
+            embed=permission_embed(
+                ask.agent, ask.payload, outcome=outcome, colour=discord.Colour.dark_grey()
+            ),
+            view=permission_view(ask.id, disabled=True, labels=labels_of(ask.payload)),
+        )

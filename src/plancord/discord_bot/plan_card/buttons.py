@@ -18,8 +18,8 @@ import discord
 
 from plancord.core.errors import PlancordError
 from plancord.core.planning import ApprovalMode, Phase, PlanEvent, PlanRef, PlanRevision
-from plancord.discord_bot.client import client_of
-from plancord.discord_bot.common import Reply, actor_from, bound_channel_id, reply_error
+from plancord.discord_bot.shared.client import client_of
+from plancord.discord_bot.shared.common import Reply, actor_from, bound_channel_id, reply_error
 
 if TYPE_CHECKING:
     from plancord.app import App

@@ -8,7 +8,7 @@ from typing import Any
 
 import discord
 
-from plancord.discord_bot.client import client_of
+from plancord.discord_bot.shared.client import client_of
 
 ACTION_CHARS = 1500
 
