@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from plancord.core.planning import Phase
-from tests.discord_bot.conftest import PlanScene, private_answer
-from tests.discord_bot.test_plan_flow import PLAN, submitted_plan
+from tests.discord_bot.plans import PLAN, submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.world import PlanScene, private_answer
 
 
 async def test_a_member_outside_the_access_list_is_ignored_and_told_once(

@@ -7,10 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.discord_bot.agent_scene import Scene, SceneFactory, scene_factory
+from tests.discord_bot.agent_scene import Scene, SceneFactory
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
-
-__all__ = ["scene_factory"]
 
 
 def git(cwd: Path, *args: str) -> str:

@@ -8,9 +8,7 @@ import pytest
 
 from plancord.core.errors import AgentNotFound
 from plancord.discord_bot.shared.confirm import NOT_YOURS
-from tests.discord_bot.agent_scene import Scene, SceneFactory, scene_factory
-
-__all__ = ["scene_factory"]
+from tests.discord_bot.agent_scene import Scene, SceneFactory
 
 MODEL = "claude-fake-test-model"
 

@@ -10,10 +10,9 @@ import pytest
 
 from plancord.config.sections import DiscordConfig
 from plancord.core.shards import ShardShare
-from tests.discord_bot.agent_scene import Scene, SceneFactory, scene_factory
+from tests.discord_bot.agent_scene import Scene, SceneFactory
+from tests.discord_bot.asking import buttons, pending, tool_results
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
-
-__all__ = ["scene_factory"]
 
 QUESTION = "Which branch should I deploy?"
 ASK = [tool_turn(ToolCall("ask_user", {"question": QUESTION})), text_turn("Thanks.")]
@@ -23,27 +22,14 @@ TOUCH = [
 ]
 
 
-def tool_results(scene: Scene, request: int) -> list[dict[str, Any]]:
-    last = scene.server.requests[request]["messages"][-1]["content"]
-    return [b for b in last if b.get("type") == "tool_result"]
-
-
 def user_texts(scene: Scene, request: int) -> list[str]:
     last = scene.server.requests[request]["messages"][-1]["content"]
     return [b["text"] for b in last if b.get("type") == "text"]
 
 
-async def pending(scene: Scene) -> list[Any]:
-    return await scene.rows("SELECT * FROM pending_asks")
-
-
 def typing_posts(scene: Scene, channel_id: int) -> int:
     path = f"/channels/{channel_id}/typing"
     return sum(1 for r in scene.env.http_requests if r.method == "POST" and r.path == path)
-
-
-def buttons(scene: Scene, message: Any) -> list[dict[str, Any]]:
-    return [c for row in scene.stored(message).components for c in row["components"]]
 
 
 async def asking(scene_factory: SceneFactory) -> tuple[Scene, Any, discord.Message]:

@@ -4,10 +4,8 @@ with a message naming each file and why; never dropped silently."""
 from __future__ import annotations
 
 from plancord.discord_bot.shared.attachments import MAX_ATTACHMENT_BYTES
-from tests.discord_bot.agent_scene import Scene, SceneFactory, scene_factory
+from tests.discord_bot.agent_scene import Scene, SceneFactory
 from tests.fakes.anthropic_server import text_turn
-
-__all__ = ["scene_factory"]
 
 
 def first_user_text(scene: Scene) -> str:

@@ -34,7 +34,8 @@ from plancord.core.service import PlanningStatus
 from plancord.core.settings import PlanModeSettings
 from plancord.discord_bot.plan_card.embed import Outcome, Supersession, render_plan
 from plancord.discord_bot.plan_card.status import Finish, render_progress, render_status
-from plancord.discord_bot.shared.embed_basics import clip, embed_size, size
+from plancord.discord_bot.shared.embed_basics import clip, size
+from tests.discord_bot.plans import assert_within_limits, fifty_step_plan
 
 AT = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
 
@@ -51,49 +52,12 @@ def revision_of(plan: Plan, number: int = 1) -> PlanRevision:
     )
 
 
-def assert_within_limits(embeds: list[discord.Embed]) -> None:
-    assert 1 <= len(embeds) <= 10
-    total = 0
-    for embed in embeds:
-        assert size(embed.title or "") <= 256
-        assert size(embed.description or "") <= 4096
-        assert len(embed.fields) <= 25
-        for item in embed.fields:
-            assert item.name and item.name.strip() and size(item.name) <= 256
-            assert item.value and item.value.strip() and size(item.value) <= 1024
-        assert size(embed.footer.text or "") <= 2048
-        assert len(embed) <= 6000
-        total += embed_size(embed)
-        discord.Embed.from_dict(embed.to_dict())
-    assert total <= 6000
-    assert sum(len(e) for e in embeds) <= 6000
-
-
 def shown_text(embeds: list[discord.Embed]) -> str:
     parts = []
     for embed in embeds:
         parts += [embed.title or "", embed.description or ""]
         parts += [f"{f.name}\n{f.value}" for f in embed.fields]
     return "\n".join(parts)
-
-
-def fifty_step_plan() -> Plan:
-    steps = [
-        {
-            "description": (f"Step {i}: update module_{i}.py so that " + "x" * 200)[:96],
-            "tools": ["str_replace"],
-            "risk": ["low", "medium", "high"][i % 3],
-        }
-        for i in range(1, 51)
-    ]
-    return validate_plan(
-        {
-            "summary": "Refactor the storage layer into fifty small, reviewable steps",
-            "steps": steps,
-            "questions": ["Keep the old API for one release?", "Run the migrations online?"],
-            "context_notes": "Found while exploring: " + "n" * 300,
-        }
-    )
 
 
 def test_a_small_plan_shows_everything_and_needs_no_file() -> None:

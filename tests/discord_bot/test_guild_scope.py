@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import discord
 
-from tests.discord_bot.agent_scene import MANAGE_CHANNELS, Scene, SceneFactory, scene_factory
-
-__all__ = ["scene_factory"]
+from tests.discord_bot.agent_scene import MANAGE_CHANNELS, Scene, SceneFactory
 
 
 async def test_another_server_cannot_see_or_touch_the_agent(scene_factory: SceneFactory) -> None:

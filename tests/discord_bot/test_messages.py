@@ -6,10 +6,8 @@ from __future__ import annotations
 from simcord.builders import ChannelHandle
 
 from plancord.discord_bot.shared.channel_io import fences_balanced, split_message, split_parts
-from tests.discord_bot.agent_scene import Scene, SceneFactory, scene_factory
+from tests.discord_bot.agent_scene import Scene, SceneFactory
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
-
-__all__ = ["scene_factory"]
 
 
 def typing_posts(scene: Scene, channel_id: int) -> int:

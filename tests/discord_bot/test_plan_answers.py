@@ -13,9 +13,9 @@ import discord
 from plancord.app import core_services
 from plancord.core.planning import Actor, Phase, PlanRef
 from plancord.storage.plan_answers import PlanAnswerStore
-from tests.discord_bot.conftest import PlanScene
-from tests.discord_bot.test_plan_flow import submitted_plan
+from tests.discord_bot.plans import submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.world import PlanScene
 
 PLAN = {
     "summary": "Deploy the greeting service",

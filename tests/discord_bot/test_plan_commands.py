@@ -10,9 +10,9 @@ import discord
 
 from plancord.core.planning import ApprovalMode, Phase
 from plancord.discord_bot.shared.common import NO_AGENT
-from tests.discord_bot.conftest import PlanScene, buttons, private_answer
-from tests.discord_bot.test_plan_flow import PLAN, PLAN_V2, submitted
+from tests.discord_bot.plans import PLAN, PLAN_V2, submitted
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.world import PlanScene, buttons, private_answer
 
 RELATIVE = re.compile(r"^<t:\d+:R>$")
 

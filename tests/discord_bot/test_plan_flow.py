@@ -9,38 +9,18 @@ from typing import Any
 from plancord.core.planning import Actor, ApprovalMode, Phase
 from plancord.discord_bot.plan_card.buttons import plan_buttons
 from plancord.storage.plan_messages import MessageStatus
-from tests.discord_bot.conftest import PlanScene, buttons
-from tests.discord_bot.test_embeds import assert_within_limits, fifty_step_plan
+from tests.discord_bot.plans import (
+    ALL_BUTTONS,
+    PLAN,
+    PLAN_V2,
+    assert_within_limits,
+    fifty_step_plan,
+    submitted,
+    submitted_plan,
+)
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.world import PlanScene, buttons
 
-PLAN = {
-    "summary": "Add a greeting module",
-    "steps": [
-        {"description": "Create greet.py with hello()", "tools": ["create_file"], "risk": "low"},
-        {"description": "Commit it", "tools": ["git_commit"], "risk": "medium"},
-    ],
-    "questions": ["Should hello() take a name?"],
-    "context_notes": "The workspace holds only the initial commit.",
-}
-PLAN_V2 = {
-    **PLAN,
-    "summary": "Add a greeting module with a name",
-    "steps": [
-        {
-            "description": "Create greet.py with hello(name)",
-            "tools": ["create_file"],
-            "risk": "low",
-        },
-        {"description": "Commit it", "tools": ["git_commit"], "risk": "medium"},
-    ],
-}
-ALL_BUTTONS = {
-    "Approve": True,
-    "Edit": True,
-    "Reject": True,
-    "Approve, fresh context": True,
-    "Approve, confirm each edit": True,
-}
 EXECUTE = [
     tool_turn(
         ToolCall("update_plan_step", {"step": 1, "status": "in_progress"}),
@@ -118,22 +98,6 @@ async def test_start_submit_approve_progress_complete(plan_scene: Any) -> None:
     assert record.status is MessageStatus.DECIDED
     assert (record.outcome, record.outcome_by) == ("approved", "ana")
     assert record.progress_message_id == progress.id
-
-
-async def submitted(plan_scene: Any, *after: Any, **options: Any) -> PlanScene:
-    """A scene where ana ran ``/plan start`` and ada submitted ``PLAN`` as v1."""
-    return await submitted_plan(plan_scene, PLAN, *after, **options)
-
-
-async def submitted_plan(
-    plan_scene: Any, plan: dict[str, Any], *after: Any, **options: Any
-) -> PlanScene:
-    scene: PlanScene = await plan_scene(
-        [tool_turn(ToolCall("submit_plan", {"plan": plan})), *after], **options
-    )
-    await scene.ana.slash(scene.channel, "plan start", task="add a greeting module")
-    assert (await scene.state()).phase is Phase.SUBMITTED
-    return scene
 
 
 async def test_edit_makes_revision_two_and_supersedes_the_first(plan_scene: Any) -> None:

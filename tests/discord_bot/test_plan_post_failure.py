@@ -10,9 +10,9 @@ import pytest
 
 from plancord.discord_bot.plan_card import message as plan_message
 from plancord.discord_bot.plan_card.embed import RenderedPlan
-from tests.discord_bot.conftest import PlanScene, buttons
-from tests.discord_bot.test_plan_flow import ALL_BUTTONS, submitted
+from tests.discord_bot.plans import ALL_BUTTONS, submitted
 from tests.fakes.anthropic_server import text_turn
+from tests.world import PlanScene, buttons
 
 
 def refused_embed(rendered: RenderedPlan) -> dict[str, Any]:

@@ -9,9 +9,9 @@ from typing import Any
 from plancord.core.planning import Phase
 from plancord.operator import open_services, plan_reject
 from plancord.storage.plan_messages import MessageStatus
-from tests.discord_bot.conftest import PlanScene, buttons
-from tests.discord_bot.test_plan_flow import ALL_BUTTONS, PLAN, submitted
+from tests.discord_bot.plans import ALL_BUTTONS, PLAN, submitted
 from tests.fakes.anthropic_server import text_turn
+from tests.world import PlanScene, buttons
 
 
 async def test_the_approval_deadline_times_planning_out(plan_scene: Any) -> None:

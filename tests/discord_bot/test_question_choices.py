@@ -8,11 +8,9 @@ from typing import Any
 
 import discord
 
-from tests.discord_bot.agent_scene import Scene, SceneFactory, scene_factory
-from tests.discord_bot.test_asks import buttons, pending, tool_results
+from tests.discord_bot.agent_scene import Scene, SceneFactory
+from tests.discord_bot.asking import buttons, pending, tool_results
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
-
-__all__ = ["scene_factory"]
 
 QUESTION = "Which branch should I deploy?"
 FEW = ["main", "staging", "release"]

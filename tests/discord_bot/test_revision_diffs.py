@@ -7,7 +7,7 @@ from typing import Any
 
 from plancord.core.plan import Plan, PlanStep, Risk, validate_plan
 from plancord.core.plan_diff import StepChangeKind, diff_plans
-from tests.discord_bot.test_plan_flow import PLAN, submitted
+from tests.discord_bot.plans import PLAN, submitted
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 
 PLAN_V2 = {

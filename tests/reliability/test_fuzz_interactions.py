@@ -42,7 +42,7 @@ from simcord.actors import _component_interaction
 
 from plancord.config import Config
 from plancord.core.planning import Actor, Phase
-from tests.discord_bot.conftest import MODEL, SimClock, make_bot
+from plancord.testing.sim import MODEL, SimClock, make_bot
 from tests.fakes.anthropic_server import FakeAnthropicServer, ToolCall, tool_turn
 
 PLAN = {
