@@ -1,4 +1,4 @@
-"""Plan mode as Discord shows it besides the plan card (``plan_embed``): the execution
+"""Plan mode as Discord shows it besides the plan card (``embed``): the execution
 progress message, the ``/plan status`` card and the short channel lines that announce
 changes.
 

@@ -1,9 +1,9 @@
 """What every part of the Discord edge may rely on: the Discord client, the config and the
 application, with one way to explain a refusal.
 
-``PlancordBot`` (in ``bot.py``) is the one subclass: it builds the parts and the cogs and
-hands each what it needs. The parts depend on this class, never on ``bot.py``, so the edge
-has no import circle: ``bot`` → cogs → notifier → asks, channel I/O, plan messages → client.
+``PlancordBot`` (in ``discord_bot/bot.py``) is the one subclass: it builds the parts and
+the cogs and hands each what it needs. The parts depend on this class, never on the bot, so
+the edge has no import circle: bot → notifier → cogs → plan card | asks → shared.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any
 import discord
 
 from tests.discord_bot.agent_scene import Scene, SceneFactory
-from tests.discord_bot.asking import buttons, pending, tool_results
+from tests.discord_bot.asks.asking import buttons, pending, tool_results
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 
 QUESTION = "Which branch should I deploy?"
