@@ -15,7 +15,6 @@ from discord.ext import commands
 
 from plancord.app import App
 from plancord.config import Config
-from plancord.core.errors import PlancordError
 from plancord.core.ports import Clock, ModelClient
 from plancord.core.roles import RoleNames
 from plancord.discord_bot.notifier import DiscordNotifier
@@ -41,6 +40,11 @@ class PlancordBot(PlancordClient):
         self.clock = clock
         self.scheduler_max_sleep = scheduler_max_sleep
         self.notifier = DiscordNotifier(self)
+        self.attach(
+            asks=self.notifier.asks,
+            plan_questions=self.notifier.plan_answers,
+            explainer=self.notifier.plans,
+        )
         self.tune_gc = tune_gc
         self.gc_tuning: GcTuning | None = None
         self.handle_signals = handle_signals
@@ -78,32 +82,6 @@ class PlancordBot(PlancordClient):
             self.gc_tuning = self.make_gc_tuning()
             self.gc_tuning.after_startup()
             self.gc_tuning.start()
-
-    async def explain(self, exc: PlancordError) -> str:
-        return await self.notifier.plans.explain(exc)
-
-    async def decide_ask(self, interaction: discord.Interaction, ask_id: str, allow: bool) -> None:
-        await self.notifier.asks.decide(interaction, ask_id, allow)
-
-    async def answer_ask(
-        self, interaction: discord.Interaction, ask_id: str, choice: int | None
-    ) -> None:
-        await self.notifier.asks.answer(interaction, ask_id, choice)
-
-    async def answer_ask_text(
-        self, interaction: discord.Interaction, ask_id: str, text: str
-    ) -> None:
-        await self.notifier.asks.answer_text(interaction, ask_id, text)
-
-    async def answer_plan_question(
-        self,
-        interaction: discord.Interaction,
-        plan_id: str,
-        revision: int,
-        question: int,
-        choice: int,
-    ) -> None:
-        await self.notifier.plan_answers.answer(interaction, plan_id, revision, question, choice)
 
     def _turn_origin(self, agent: str, origin: object) -> None:
         if isinstance(origin, discord.abc.Messageable):

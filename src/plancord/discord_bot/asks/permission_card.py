@@ -120,7 +120,9 @@ class PermissionButton(
         return cls(match["choice"], match["ask_id"])
 
     async def callback(self, interaction: discord.Interaction[discord.Client]) -> None:
-        await client_of(interaction).decide_ask(interaction, self.ask_id, self.choice == "allow")
+        await client_of(interaction).ask_controls.decide(
+            interaction, self.ask_id, self.choice == "allow"
+        )
 
 
 ASK_BUTTONS = (PermissionButton,)

@@ -101,7 +101,7 @@ class ChoiceButton(
         return cls(match["ask_id"], int(match["index"]))
 
     async def callback(self, interaction: discord.Interaction[discord.Client]) -> None:
-        await client_of(interaction).answer_ask(interaction, self.ask_id, self.index)
+        await client_of(interaction).ask_controls.answer(interaction, self.ask_id, self.index)
 
 
 class ChoiceSelect(
@@ -145,7 +145,7 @@ class ChoiceSelect(
     async def callback(self, interaction: discord.Interaction[discord.Client]) -> None:
         values = self.item.values
         index = int(values[0]) if values and values[0].isdigit() else -1
-        await client_of(interaction).answer_ask(interaction, self.ask_id, index)
+        await client_of(interaction).ask_controls.answer(interaction, self.ask_id, index)
 
 
 class OtherButton(
@@ -176,7 +176,7 @@ class OtherButton(
         return cls(match["ask_id"])
 
     async def callback(self, interaction: discord.Interaction[discord.Client]) -> None:
-        await client_of(interaction).answer_ask(interaction, self.ask_id, None)
+        await client_of(interaction).ask_controls.answer(interaction, self.ask_id, None)
 
 
 class OtherAnswer(discord.ui.Modal):
@@ -196,7 +196,9 @@ class OtherAnswer(discord.ui.Modal):
         self.answer.placeholder = question[:100]
 
     async def on_submit(self, interaction: discord.Interaction[discord.Client]) -> None:
-        await client_of(interaction).answer_ask_text(interaction, self.ask_id, self.answer.value)
+        await client_of(interaction).ask_controls.answer_text(
+            interaction, self.ask_id, self.answer.value
+        )
 
 
 QUESTION_CONTROLS = (ChoiceButton, ChoiceSelect, OtherButton)

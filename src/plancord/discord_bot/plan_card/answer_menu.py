@@ -107,6 +107,6 @@ class PlanAnswerSelect(
     async def callback(self, interaction: discord.Interaction[discord.Client]) -> None:
         values = self.item.values
         choice = int(values[0]) if values and values[0].isdigit() else -1
-        await client_of(interaction).answer_plan_question(
+        await client_of(interaction).plan_questions.answer(
             interaction, self.plan_id, self.revision, self.question_index, choice
         )
