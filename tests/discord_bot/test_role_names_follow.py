@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from plancord.core.planning import Phase
-from tests.discord_bot.conftest import PlanScene
-from tests.discord_bot.test_plan_flow import PLAN, submitted_plan
+from tests.discord_bot.plans import PLAN, submitted_plan
 from tests.fakes.anthropic_server import text_turn
+from tests.world import PlanScene
 
 APPROVERS = {"approver_roles": ["Maintainers"]}
 
