@@ -79,7 +79,9 @@ def _classify(command: object, workspace: Path | str | None) -> Verdict:
                 r for raw_redirect in raw_command.redirects for r in _redirect(raw_redirect, place)
             ]
             name = argv[0]
-            call = Call(name, argv[1:], place)
+            piped = not any(r.op == "<" for r in redirects)
+            feeders = tuple(c.argv for c in commands) if piped else ()
+            call = Call(name, argv[1:], place, feeders)
             if name == "cd":
                 if len(raw_pipeline) > 1 or any(c != "&&" for c in raw.connectors[index:]):
                     raise Denied(

@@ -19,11 +19,16 @@ from plancord.core.shell.readonly.verdict import Denied, shown
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One command as it will run: program name, arguments after expansion, and where."""
+    """One command as it will run: program name, arguments after expansion, and where.
+
+    ``feeders`` are the argvs of the commands before it in its pipeline, whose output is its
+    input (empty when its input is not a pipe): ``xargs`` turns that input into words.
+    """
 
     program: str
     args: list[str]
     place: Place
+    feeders: tuple[tuple[str, ...], ...] = ()
 
 
 Rule = Callable[[Call], None]

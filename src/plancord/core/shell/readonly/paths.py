@@ -9,8 +9,9 @@ in, through symlinks) and must land inside the workspace or under one of
 are refused too: reading one can block forever.
 
 Git is held to the workspace's own repository: a command run in a directory that holds a
-different repository (a nested ``.git``, or a checked-in bare repository with ``HEAD`` and
-``objects``) is refused, because that repository's configuration could name programs.
+different repository (a nested ``.git``, a checked-in bare repository with ``HEAD`` and
+``objects``, or a git directory that finds its repository through ``commondir``) is refused,
+because that repository's configuration could name programs.
 """
 
 from __future__ import annotations
@@ -125,9 +126,14 @@ def check_own_repository(place: Place) -> None:
 
 
 def _holds_repository(directory: Path) -> bool:
+    """Whether git would take ``directory`` for a repository: a ``.git`` inside, or a git
+    directory itself: ``HEAD`` with ``objects``, or with a ``commondir`` file naming where
+    its objects and configuration are (a linked worktree's git directory)."""
     if os.path.lexists(directory / ".git"):
         return True
-    return os.path.exists(directory / "HEAD") and os.path.isdir(directory / "objects")
+    if not os.path.lexists(directory / "HEAD"):
+        return False
+    return os.path.isdir(directory / "objects") or os.path.lexists(directory / "commondir")
 
 
 def looks_like_path(word: str) -> bool:
