@@ -163,16 +163,6 @@ OD: Final = OptionTable(
     long_values="address-radix skip-bytes read-bytes format endian",
     long_optional="strings width",
 )
-CHECKSUM: Final = OptionTable(
-    source=f"md5sum(1) and sha*sum(1), {COREUTILS}",
-    flags="btz",
-    long_flags="binary text tag zero help version",
-    known="check ignore-missing quiet status strict warn",
-    reasons={
-        "-c": "reads file names from a list the filter cannot check",
-        "--check": "reads file names from a list the filter cannot check",
-    },
-)
 CMP: Final = OptionTable(
     source="cmp(1), GNU diffutils 3.8",
     flags="blsv",
@@ -368,10 +358,6 @@ RULES: Final[dict[str, Rule]] = {
     "column": table_rule(COLUMN),
     "strings": table_rule(STRINGS),
     "hexdump": table_rule(HEXDUMP),
-    **dict.fromkeys(
-        ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum"),
-        table_rule(CHECKSUM),
-    ),
     "seq": _check_seq,
     "xxd": _check_xxd,
     "echo": _check_echo,
