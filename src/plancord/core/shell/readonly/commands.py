@@ -55,10 +55,12 @@ def table_rule(
     given_by: Collection[str] = (),
     max_operands: int | None = None,
     check: Callable[[Call, Parsed], None] | None = None,
+    lists: bool = False,
 ) -> Rule:
     """A rule from an option table: ``path_options`` take file names; for ``pattern``
     operands, ``given_by`` are the options that supply the pattern instead of the first
-    operand; ``max_operands`` refuses extra operands (``uniq IN OUT`` writes OUT)."""
+    operand; ``max_operands`` refuses extra operands (``uniq IN OUT`` writes OUT); ``lists``
+    says the program shows the names in its operands rather than reading them."""
 
     def rule(call: Call) -> None:
         parsed = parse(call.program, call.args, table)
@@ -80,7 +82,7 @@ def table_rule(
             check_free_words(call, words)
         elif operands != "text":
             for word in words:
-                check_path(call.place, word)
+                check_path(call.place, word, what="lists" if lists else "reads")
         if check is not None:
             check(call, parsed)
 

@@ -145,7 +145,7 @@ def _check_find(call: Call) -> None:
     if i < len(args) and args[i] == "-D":
         raise Denied(f"`find -D` {_FIND_REFUSED['-D']}")
     while i < len(args) and not (args[i].startswith("-") or args[i] in ("(", ")", "!", ",")):
-        check_path(call.place, args[i])
+        check_path(call.place, args[i], what="lists")
         i += 1
     while i < len(args):
         word = args[i]
@@ -267,9 +267,9 @@ def _ignore(_: object) -> None:
 
 
 RULES: Final[dict[str, Rule]] = {
-    "ls": table_rule(LS),
-    "stat": table_rule(STAT),
-    "du": table_rule(DU, path_options=("-X", "--exclude-from")),
+    "ls": table_rule(LS, lists=True),
+    "stat": table_rule(STAT, lists=True),
+    "du": table_rule(DU, path_options=("-X", "--exclude-from"), lists=True),
     "df": table_rule(DF),
     "file": table_rule(FILE, path_options=("-m", "--magic-file")),
     "realpath": table_rule(REALPATH, path_options=("--relative-to", "--relative-base")),
