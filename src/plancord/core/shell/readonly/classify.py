@@ -15,11 +15,13 @@ The steps, each in its own module:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from plancord.core.shell.readonly.commands import Call
+from plancord.core.shell.readonly.commands import Call, Rule, describe
 from plancord.core.shell.readonly.expansion import GlobBudget, check_braces, expand, is_glob
+from plancord.core.shell.readonly.operator_rules import OperatorRule, find_rule
 from plancord.core.shell.readonly.paths import Place, check_path
 from plancord.core.shell.readonly.reading import RawRedirect, read
 from plancord.core.shell.readonly.structure import DEV_NULL, Command, Pipeline, Redirect, Script
@@ -37,22 +39,29 @@ MAX_COMMANDS: Final = 128
 """Command lines of more simple commands are refused."""
 
 
-def classify(command: object, workspace: Path | str | None = None) -> Verdict:
-    """Judge ``command`` as run from ``workspace`` (the current directory when None).
+def classify(
+    command: object,
+    workspace: Path | str | None = None,
+    rules: Sequence[OperatorRule] = (),
+) -> Verdict:
+    """Judge ``command`` as run from ``workspace`` (the current directory when None), with
+    the operator's ``rules`` deciding the commands they name.
 
     Never raises: an internal failure denies.
     """
     try:
-        return _classify(command, workspace)
+        return _classify(command, workspace, rules)
     except Denied as denial:
-        return Verdict(False, denial.reason)
+        return Verdict(False, denial.reason, decided_by=denial.decided_by)
     except Exception as exc:
         return Verdict(
             False, f"the command could not be checked ({type(exc).__name__}), so it is denied"
         )
 
 
-def _classify(command: object, workspace: Path | str | None) -> Verdict:
+def _classify(
+    command: object, workspace: Path | str | None, rules: Sequence[OperatorRule]
+) -> Verdict:
     if not isinstance(command, str):
         raise Denied("the command is not text")
     if len(command.encode("utf-8", "surrogatepass")) > MAX_COMMAND_BYTES:
@@ -67,6 +76,7 @@ def _classify(command: object, workspace: Path | str | None) -> Verdict:
     budget = GlobBudget()
     pipelines: list[Pipeline] = []
     names: list[str] = []
+    decided: list[str] = []
     words = 0
     for index, raw_pipeline in enumerate(raw.pipelines):
         commands: list[Command] = []
@@ -89,26 +99,48 @@ def _classify(command: object, workspace: Path | str | None) -> Verdict:
                         "where the filter expects"
                     )
                 place = Place(place.workspace, Path(place.resolve(check_cd(call))))
+                decided.append(f"cd: {describe(check_cd)}")
             else:
-                _check_command(call)
+                decided.append(_check_command(call, argv, rules))
             commands.append(Command(tuple(argv), tuple(redirects)))
             names.append(name)
         pipelines.append(Pipeline(tuple(commands)))
     script = Script(tuple(pipelines), tuple(raw.connectors))  # type: ignore[arg-type]
-    return Verdict(True, "read-only: " + ", ".join(dict.fromkeys(names)), script.render())
+    reason = "read-only: " + ", ".join(dict.fromkeys(names))
+    return Verdict(True, reason, script.render(), tuple(decided))
 
 
-def _check_command(call: Call) -> None:
+def _check_command(call: Call, argv: list[str], rules: Sequence[OperatorRule]) -> str:
+    """Judge one command; returns which rule decided (raises ``Denied`` carrying it)."""
     name = call.program
+    operator = find_rule(rules, argv)
+    if operator is not None:
+        _judge(operator.judge, call, f"{name}: {operator.label}")
+        return f"{name}: {operator.label}"
     if "/" in name:
         raise Denied(
-            f"`{shown(name)}` runs a program by its path; plan mode runs only known commands"
+            f"`{shown(name)}` runs a program by its path; plan mode runs only known commands",
+            f"{shown(name)}: a program named by its path",
         )
     rule = RULES.get(name)
     if rule is None:
         reason = REFUSED.get(name)
-        raise Denied(reason or f"`{shown(name)}` is not a command plan mode knows to be read-only")
-    rule(call)
+        if reason is not None:
+            raise Denied(reason, f"{shown(name)}: the list of refused commands")
+        raise Denied(
+            f"`{shown(name)}` is not a command plan mode knows to be read-only",
+            f"{shown(name)}: no rule (unknown commands are refused)",
+        )
+    decided = f"{name}: {describe(rule)}"
+    _judge(rule, call, decided)
+    return decided
+
+
+def _judge(rule: Rule, call: Call, decided: str) -> None:
+    try:
+        rule(call)
+    except Denied as denial:
+        raise Denied(denial.reason, *(denial.decided_by or (decided,))) from None
 
 
 def _redirect(raw: RawRedirect, place: Place) -> list[Redirect]:

@@ -47,6 +47,20 @@ def check_free_words(call: Call, words: Collection[str]) -> None:
             check_path(call.place, word)
 
 
+_SOURCES: dict[object, str] = {}
+
+
+def describe(rule: Callable[..., object]) -> str:
+    """Which rule this is, for ``check-bash --explain``: the option table's manual, or the
+    checker's name and the first line of its docstring."""
+    source = _SOURCES.get(rule)
+    if source is not None:
+        return f"option table from {source}"
+    module = rule.__module__.rsplit(".", 1)[-1]
+    summary = (rule.__doc__ or "").strip().split("\n", 1)[0]
+    return f"{module}.{rule.__name__}" + (f" ({summary})" if summary else "")
+
+
 def table_rule(
     table: OptionTable,
     operands: Operands = "paths",
@@ -86,6 +100,7 @@ def table_rule(
         if check is not None:
             check(call, parsed)
 
+    _SOURCES[rule] = table.source
     return rule
 
 
