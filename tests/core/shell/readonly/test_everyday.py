@@ -69,6 +69,8 @@ REASONS = [
     ("date --set=now", "sets the system clock"),
     ("sha256sum -c < SUMS", "standard input"),
     ("sha256sum -c OUTSIDE", "`/proc`"),
+    ("sha256sum -c INDENTED", "`/proc`"),
+    ("sha256sum -c COMMENTED", "cannot read"),
     ("git config user.email x@example.com", "change configuration"),
     ("git tag v2", "only listing forms"),
     ("git -C .. log", "outside the workspace"),
@@ -84,6 +86,8 @@ def sums(scratch: Path) -> Path:
     (scratch / "SUMS").write_text(run("sha256sum notes.txt data.txt", scratch).output.decode())
     (scratch / "MD5SUMS").write_text(run("md5sum --tag notes.txt", scratch).output.decode())
     (scratch / "OUTSIDE").write_text("0" * 64 + "  /proc/self/environ\n")
+    (scratch / "INDENTED").write_text(" \t" + "0" * 64 + " */proc/self/environ\n")
+    (scratch / "COMMENTED").write_text("# a list\n")
     return scratch
 
 

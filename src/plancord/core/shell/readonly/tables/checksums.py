@@ -26,7 +26,7 @@ CHECKSUM: Final = OptionTable(
     long_flags="binary check text tag zero ignore-missing quiet status strict warn help version",
 )
 _GNU_LINE: Final = re.compile(r"(\\?)[0-9a-fA-F]+ [ *](.*)")
-_BSD_LINE: Final = re.compile(r"(\\?)[A-Z0-9-]+ \((.*)\) = [0-9a-fA-F]+")
+_BSD_LINE: Final = re.compile(r"(\\?)[A-Za-z0-9-]+ ?\((.*)\) ?= ?[0-9a-fA-F]+")
 
 
 def _unescape(name: str) -> str:
@@ -34,13 +34,16 @@ def _unescape(name: str) -> str:
 
 
 def listed_names(text: str) -> list[str]:
-    """The file names a checksum list makes ``-c`` open, in order."""
+    """The file names a checksum list makes ``-c`` open, in order. A line that is neither
+    blank nor in a format the filter reads is refused rather than guessed at."""
     found: list[str] = []
     for line in text.split("\n"):
-        line = line.removesuffix("\r")
+        line = line.removesuffix("\r").lstrip(" \t")  # coreutils skips leading blanks
+        if not line:
+            continue
         match = _BSD_LINE.fullmatch(line) or _GNU_LINE.fullmatch(line)
         if match is None:
-            continue  # not a checksum line: the program warns and skips it
+            raise Denied(f"the checksum list has a line the filter cannot read: `{shown(line)}`")
         escaped, name = match.groups()
         found.append(_unescape(name) if escaped else name)
     return found
