@@ -175,7 +175,10 @@ def main() -> None:
     print(f"  false denies: {len(refused)} ({share:.0%}; the goal is at most 5%)")
     for command, reason in refused:
         print(f"    {command}  <- {reason}")
-    print("staged evaluation ($(…), <(…), for loops): not implemented; such commands are refused")
+    loop = 'for f in src/plancord/core/shell/readonly/*.py; do head -3 "$f"; done'
+    unrolled = statistics.median(measure(lambda: judge(loop), 50))
+    print(row("judge a for loop over 20 files, median", unrolled, spawn))
+    print("staged runs ($(…), <(…)): not implemented; such commands are refused")
     print("worst cases (max of 5 runs):")
     for label, command in PATHOLOGICAL.items():
         worst = max(measure(lambda command=command: judge(command), 5))

@@ -3,7 +3,8 @@
 The steps, each in its own module:
 
 1. ``reading``: the text becomes words, redirections, pipes and connectors, or is refused
-   with the construct named (a variable, a substitution, a subshell…).
+   with the construct named (a variable, a substitution, a subshell…); ``loops`` unrolls
+   ``for`` loops over their expanded list.
 2. ``expansion``: each word becomes the words bash would make of it in the directory it runs
    in (globs expanded, braces refused).
 3. ``tables``: each command must be one the filter knows; its rule parses the options as
@@ -21,9 +22,11 @@ from typing import Final
 
 from plancord.core.shell.readonly.commands import Call, Rule, describe
 from plancord.core.shell.readonly.expansion import GlobBudget, check_braces, expand, is_glob
+from plancord.core.shell.readonly.loops import unroll
 from plancord.core.shell.readonly.operator_rules import OperatorRule, find_rule
 from plancord.core.shell.readonly.paths import Place, check_path
-from plancord.core.shell.readonly.reading import RawRedirect, read
+from plancord.core.shell.readonly.raw import RawRedirect
+from plancord.core.shell.readonly.reading import read
 from plancord.core.shell.readonly.structure import DEV_NULL, Command, Pipeline, Redirect, Script
 from plancord.core.shell.readonly.tables import REFUSED, RULES
 from plancord.core.shell.readonly.tables.files import check_cd
@@ -69,11 +72,11 @@ def _classify(
     control = next((c for c in command if (c < " " and c not in "\t\n") or c == "\x7f"), None)
     if control is not None:
         raise Denied(f"the command holds a control character ({control!r})")
-    raw = read(command)
-    if sum(len(pipeline) for pipeline in raw.pipelines) > MAX_COMMANDS:
-        raise Denied(f"the command line runs more than {MAX_COMMANDS} commands")
     place = Place.at(workspace if workspace is not None else os.getcwd())
     budget = GlobBudget()
+    raw = unroll(read(command), place.cwd, budget)
+    if sum(len(pipeline) for pipeline in raw.pipelines) > MAX_COMMANDS:
+        raise Denied(f"the command line runs more than {MAX_COMMANDS} commands")
     pipelines: list[Pipeline] = []
     names: list[str] = []
     decided: list[str] = []
