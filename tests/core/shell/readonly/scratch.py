@@ -181,6 +181,16 @@ def run(command: str, repo: Path, listener: Listener | None = None) -> Run:
     return Run(harm, process.returncode, output)
 
 
+def require_program(command: str) -> None:
+    """Skip the test when the program the command starts with is not installed here
+    (``tree`` and ``mawk`` are not on every system)."""
+    import pytest
+
+    program = command.split()[0]
+    if program in ("tree", "mawk", "gawk", "xxd", "jq") and shutil.which(program) is None:
+        pytest.skip(f"`{program}` is not installed")
+
+
 def harm(command: str, repo: Path, listener: Listener | None = None) -> str | None:
     """Run ``command`` with bash, unfiltered; name the harm it did, or None."""
     return run(command, repo, listener).harm

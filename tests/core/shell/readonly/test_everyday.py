@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from plancord.core.shell.readonly import classify
-from tests.core.shell.readonly.scratch import Listener, harm, run
+from tests.core.shell.readonly.scratch import Listener, harm, require_program, run
 
 EVERYDAY = [
     "tree -L 2",
@@ -93,6 +93,7 @@ def sums(scratch: Path) -> Path:
 
 @pytest.mark.parametrize("command", EVERYDAY)
 def test_everyday_commands_are_allowed_and_run(command: str, sums: Path) -> None:
+    require_program(command)
     verdict = classify(command, sums)
     assert verdict.allowed, f"{command!r}: {verdict.reason}"
     assert verdict.script is not None
@@ -105,6 +106,7 @@ def test_everyday_commands_are_allowed_and_run(command: str, sums: Path) -> None
 def test_their_harmful_neighbours_do_harm_and_are_refused(
     command: str, expected: str, scratch: Path, listener: Listener
 ) -> None:
+    require_program(command)
     verdict = classify(command, scratch)
     assert harm(command, scratch, listener) == expected, f"{command!r} did no {expected}"
     assert not verdict.allowed, f"{command!r} was allowed: {verdict.reason}"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from plancord.core.shell.readonly import classify
-from tests.core.shell.readonly.scratch import Listener, harm, run
+from tests.core.shell.readonly.scratch import Listener, harm, require_program, run
 
 HARMFUL: dict[str, list[tuple[str, str]]] = {
     "awk reads a regex where a division was seen": [
@@ -172,6 +172,7 @@ READ_ONLY_CASES = [
 def test_each_harmful_command_does_harm_unfiltered_and_is_refused(
     family: str, command: str, expected: str, scratch: Path, listener: Listener
 ) -> None:
+    require_program(command)
     verdict = classify(command, scratch)
     assert harm(command, scratch, listener) == expected, f"{family}: {command!r} did no {expected}"
     assert not verdict.allowed, f"{family}: {command!r} was allowed: {verdict.reason}"
