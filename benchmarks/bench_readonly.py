@@ -80,6 +80,37 @@ REALISTIC = [
     "git commit -am wip",
 ]
 
+EVERYDAY = [
+    # the issue's examples of everyday exploration refused before
+    "tree -L 2",
+    "date -u +%F",
+    "uname -a",
+    "git -C src log --oneline -5",
+    "git config user.email",
+    'ls "$(git rev-parse --show-toplevel)"/src',
+    'for f in src/*.py; do head -3 "$f"; done',
+    "diff <(git show HEAD~1:README.md) README.md",
+    "find / -name '*.conf'",
+    # and their neighbours
+    "ps aux",
+    "id -un",
+    "git tag --contains HEAD",
+    "git branch --no-color",
+    "git config --get remote.origin.url",
+    "tail +2 pyproject.toml",
+    "xxd -l 32 README.md",
+    "seq 1 0.5 3",
+    "jq .name package.json",
+    "find src -name '*.py' | xargs wc -l",
+    "git ls-files | xargs grep -l TODO",
+    "awk '{ s += $2 / 2 } END { print s / NR }' pyproject.toml",
+    "cat /etc/os-release",
+    "ls /usr/share/doc | head",
+    "git grep -n 'def main'",
+    "sha256sum pyproject.toml",
+]
+"""Everyday exploration that must run without asking; the false-deny rate is measured here."""
+
 PATHOLOGICAL = {
     "100 KB of text": "x" * 100_000,
     "$( 5000 deep": "$(" * 5000 + "ls" + ")" * 5000,
@@ -137,6 +168,17 @@ def main() -> None:
     print(row("judge, median", statistics.median(samples), spawn))
     print(row("judge, p99", percentile(samples, 0.99), spawn))
     print(row("judge, max", max(samples), spawn))
+    everyday = [(c, classify(c, WORKSPACE)) for c in EVERYDAY]
+    refused = [(c, v.reason) for c, v in everyday if not v.allowed]
+    share = len(refused) / len(EVERYDAY)
+    print(f"everyday exploration: {len(EVERYDAY) - len(refused)} of {len(EVERYDAY)} allowed")
+    print(f"  false denies: {len(refused)} ({share:.0%}; the goal is at most 5%)")
+    for command, reason in refused:
+        print(f"    {command}  <- {reason}")
+    loop = 'for f in src/plancord/core/shell/readonly/*.py; do head -3 "$f"; done'
+    unrolled = statistics.median(measure(lambda: judge(loop), 50))
+    print(row("judge a for loop over 20 files, median", unrolled, spawn))
+    print("staged runs ($(…), <(…)): not implemented; such commands are refused")
     print("worst cases (max of 5 runs):")
     for label, command in PATHOLOGICAL.items():
         worst = max(measure(lambda command=command: judge(command), 5))

@@ -20,6 +20,7 @@ from plancord.cli_operator import add_operator_commands
 def _cmd_check_bash(args: argparse.Namespace) -> int:
     """Judge commands as run in ``--workspace``; exit 1 when any is denied, 2 on a usage error."""
     from plancord.core.shell.readonly import classify
+    from plancord.core.shell.readonly.operator_rules import OperatorRule
 
     if not Path(args.workspace).is_dir():
         print(
@@ -29,6 +30,15 @@ def _cmd_check_bash(args: argparse.Namespace) -> int:
         )
         return 2
 
+    rules: tuple[OperatorRule, ...] = ()
+    if args.config is not None:
+        from plancord.config import ConfigError, load_config
+
+        try:
+            rules = load_config(args.config).shell.operator_rules
+        except ConfigError as exc:
+            print(f"plancord: {exc}", file=sys.stderr)
+            return 2
     commands: list[str] = (
         [args.command] if args.command is not None else sys.stdin.read().splitlines()
     )
@@ -36,7 +46,7 @@ def _cmd_check_bash(args: argparse.Namespace) -> int:
     for command in commands:
         if args.command is None and not command.strip():
             continue
-        verdict = classify(command, args.workspace)
+        verdict = classify(command, args.workspace, rules)
         denied = denied or not verdict.allowed
         if args.json:
             record = {
@@ -45,12 +55,17 @@ def _cmd_check_bash(args: argparse.Namespace) -> int:
                 "reason": verdict.reason,
                 "runs": verdict.script,
             }
+            if args.explain:
+                record["decided_by"] = list(verdict.decided_by)
             print(json.dumps(record, ensure_ascii=False))
         else:
             word = "allowed" if verdict.allowed else "denied"
             print(f"{word}: {verdict.reason}")
             if verdict.script is not None:
                 print(f"  runs: {verdict.script}")
+            if args.explain:
+                for decided in verdict.decided_by:
+                    print(f"  decided by: {decided}")
     return 1 if denied else 0
 
 
@@ -346,6 +361,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--workspace",
         default=".",
         help="the directory the commands would run in: globs expand and paths resolve there",
+    )
+    check.add_argument(
+        "--explain", action="store_true", help="show which rule decided each command"
+    )
+    check.add_argument(
+        "--config",
+        **{
+            **config_after,
+            "help": "judge with the operator's shell.read_only_rules from this config file",
+        },
     )
     check.set_defaults(func=_cmd_check_bash)
 

@@ -23,6 +23,9 @@ HOSTILE = [
     "sort --out=f notes.txt",  # getopt_long resolves the abbreviation to --output
     "sed s/a/b/ notes.txt -i",  # GNU permutes options after operands
     "find . {-name,notes.txt,-delete}",  # braces expand to -delete
+    """gawk '{ if (1) / "/; print > "out"; "/" # "\n}' notes.txt""",  # gawk: a regex, not `/`
+    "xxd notes.txt -l5",  # xxd stops reading options at its first file: -l5 is the output
+    "tree -Lo 1 out",  # tree: -L and -o each take the next word
 ]
 
 

@@ -32,6 +32,7 @@ from plancord.config.fields import (
     _not_empty,
     _suggestion,
 )
+from plancord.config.read_only_rules import ReadOnlyRuleConfig
 from plancord.core.cost import Price
 from plancord.core.drift import DriftPolicy
 from plancord.core.settings import (
@@ -45,6 +46,8 @@ from plancord.core.settings import (
     review_section,
 )
 from plancord.core.shards import ShardShare
+from plancord.core.shell.readonly.operator_rules import OperatorRule
+from plancord.core.shell.readonly.rule_examples import check_examples
 from plancord.core.shell.sandbox.policy import LayerChoice, Limits, SandboxSettings
 
 
@@ -249,6 +252,18 @@ class ShellConfig(BaseModel):
 
     timeout_seconds: PositiveSeconds = 60
     max_output_bytes: PositiveInt = 100_000
+    read_only_rules: list[ReadOnlyRuleConfig] = []
+
+    @model_validator(mode="after")
+    def _rules_keep_their_examples(self) -> ShellConfig:
+        failure = check_examples(self.operator_rules)
+        if failure is not None:
+            raise ValueError(f"read_only_rules: {failure}")
+        return self
+
+    @property
+    def operator_rules(self) -> tuple[OperatorRule, ...]:
+        return tuple(rule.rule() for rule in self.read_only_rules)
 
 
 _MIB = 1024 * 1024

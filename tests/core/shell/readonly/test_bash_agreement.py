@@ -57,7 +57,7 @@ def _piece(draw: st.DrawFn) -> str:
     return draw(st.sampled_from(_GLOBS))
 
 
-_WORD = (
+WORD = (
     st.lists(_piece(), min_size=1, max_size=4)
     .map("".join)
     .filter(lambda w: not w.startswith(("~", "#")) and "~" not in w.replace("\\~", ""))
@@ -88,7 +88,7 @@ def _bash_argv(script: str, cwd: Path) -> list[bytes]:
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(words=st.lists(_WORD, min_size=1, max_size=5))
+@given(words=st.lists(WORD, min_size=1, max_size=5))
 def test_the_filter_builds_the_argv_bash_builds(words: list[str], workspace: Path) -> None:
     text = "printf '%s\\0' " + " ".join(words)
     verdict = classify(text, workspace)

@@ -106,7 +106,7 @@ REASONS = [
     ("if true; then ls; fi", "keyword `if`"),
     ("ls > out.txt", "writes to a file"),
     ("ls {a,b}", "brace expansion"),
-    ("cat /etc/passwd", "outside the workspace"),
+    ("cat /etc/shadow", "outside the workspace"),
     ("cat /proc/1/environ", "`/proc`"),
     ("cat ../x", "outside the workspace"),
     ("cat /dev/urandom", "devices"),

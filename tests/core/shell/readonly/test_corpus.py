@@ -9,24 +9,12 @@ commands that prove nothing.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import threading
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from plancord.core.shell.readonly import classify
-
-SECRET = "corpus-secret-SECRET-7e57"
-MARKER = "PWNED"
-NEVER_ENDS_SECONDS = 1.5
+from tests.core.shell.readonly.scratch import Listener, harm
 
 # -- the families -------------------------------------------------------------------------
 # harm: "writes" (a file created, changed or deleted, or a directory written to),
@@ -130,158 +118,19 @@ FAMILIES: dict[str, list[tuple[str, str]]] = {
 }
 
 CASES = [
-    pytest.param(family, command, harm, id=f"{family[:12]}-{index}")
+    pytest.param(family, command, expected, id=f"{family[:12]}-{index}")
     for family, cases in FAMILIES.items()
-    for index, (command, harm) in enumerate(cases)
+    for index, (command, expected) in enumerate(cases)
 ]
 
 
-# -- the scratch repository ---------------------------------------------------------------
-
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=c@example.com", "-c", "user.name=corpus", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        env=_clean_env(),
-    )
-
-
-def _clean_env() -> dict[str, str]:
-    keep = ("PATH", "HOME", "LANG")
-    return {k: v for k, v in os.environ.items() if k in keep} | {"LC_ALL": "C"}
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("corpus")
-    repo = root / "repo"
-    repo.mkdir()
-    (repo / "notes.txt").write_text("alpha\nbanana\nx marks\n")
-    (repo / "data.txt").write_text(
-        "".join(f"line {i:06d} {i * 7919 % 1000}\n" for i in range(20000))
-    )
-    (repo / "app.log").write_text("started\n")
-    (repo / "x").write_text("delete me\n")
-    (repo / "scratch").mkdir()
-    (repo / "scratch" / ".keep").write_text("")
-    (repo / "src").mkdir()
-    (repo / "src" / "run.sh").write_text(f"touch {MARKER}\n")
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "one")
-    (repo / "notes.txt").write_text("alpha\nbanana\nx marks\nmore\n")
-    _git(repo, "commit", "-qam", "two")
-    (repo / "notes.txt").write_text("alpha\nbanana\nx marks\nmore\nuncommitted\n")
-    # a checked-in bare repository whose configuration names a program
-    lib = root / "lib"
-    lib.mkdir()
-    (lib / "a").write_text("one\n")
-    _git(lib, "init", "-q")
-    _git(lib, "add", ".")
-    _git(lib, "commit", "-qm", "one")
-    (lib / "a").write_text("two\n")
-    _git(lib, "commit", "-qam", "two")
-    (repo / "vendor").mkdir()
-    _git(root, "clone", "-q", "--bare", str(lib), str(repo / "vendor" / "lib.git"))
-    marker = repo / MARKER
-    with (repo / "vendor" / "lib.git" / "config").open("a") as config:
-        config.write(f"[diff]\n\texternal = touch {marker}\n")
-    return repo
-
-
-@pytest.fixture
-def scratch(template: Path, tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    shutil.copytree(template, repo, symlinks=True)
-    marker = repo / MARKER
-    config = repo / "vendor" / "lib.git" / "config"
-    config.write_text(config.read_text().replace(str(template / MARKER), str(marker)))
-    return repo
-
-
-@dataclass
-class Listener:
-    port: int
-    connections: int = 0
-
-
-@pytest.fixture
-def listener() -> Iterator[Listener]:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    server.settimeout(0.2)
-    state = Listener(server.getsockname()[1])
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            state.connections += 1
-            conn.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield state
-    stop.set()
-    thread.join()
-    server.close()
-
-
-def _snapshot(repo: Path) -> dict[str, str]:
-    seen: dict[str, str] = {}
-    for path in sorted(repo.rglob("*")):
-        relative = path.relative_to(repo)
-        if relative.parts[0] == ".git" or relative.parts[:3] == ("vendor", "lib.git", "objects"):
-            continue
-        if path.is_dir():
-            seen[str(relative)] = f"dir {path.stat().st_mtime_ns}"
-        else:
-            seen[str(relative)] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return seen
-
-
-def _harm(command: str, repo: Path, listener: Listener) -> str | None:
-    """Run ``command`` with bash, unfiltered; name the harm it did, or None."""
-    before = _snapshot(repo)
-    env = _clean_env() | {"CORPUS_TOKEN": SECRET}
-    process = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=repo,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        output, _ = process.communicate(timeout=NEVER_ENDS_SECONDS)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        return "never-ends"
-    if SECRET.encode() in output:
-        return "secret"
-    if listener.connections:
-        return "connects"
-    if _snapshot(repo) != before:
-        return "writes"
-    return None
-
-
-@pytest.mark.parametrize(("family", "command", "harm"), CASES)
+@pytest.mark.parametrize(("family", "command", "expected"), CASES)
 def test_each_corpus_command_does_harm_unfiltered_and_is_refused(
-    family: str, command: str, harm: str, scratch: Path, listener: Listener
+    family: str, command: str, expected: str, scratch: Path, listener: Listener
 ) -> None:
     command = command.replace("{port}", str(listener.port)).replace("{{", "{").replace("}}", "}")
     verdict = classify(command, scratch)
-    assert _harm(command, scratch, listener) == harm, f"{family}: {command!r} did no {harm}"
+    assert harm(command, scratch, listener) == expected, f"{family}: {command!r} did no {expected}"
     assert not verdict.allowed, f"{family}: {command!r} was allowed: {verdict.reason}"
     assert verdict.script is None
     assert verdict.reason

@@ -5,13 +5,17 @@ returns a ``Verdict`` whose ``script`` (set when allowed) is the structure re-re
 every word quoted. That script is what runs, so bash never reads the text differently from
 the filter. One module per concept:
 
-* ``reading``: the text into words, redirections and connectors (bash's rules, a subset)
+* ``reading``: the text into words, redirections and connectors (bash's rules, a subset),
+  described by ``raw``
+* ``loops``: ``for`` loops over a literal or glob list, unrolled
 * ``expansion``: globs expanded in the workspace, braces refused
 * ``options``: option tables parsed as each program parses them
 * ``paths``: operands inside the workspace or a few named system paths; git's own repository
 * ``sed``, ``awk``: the programs inside programs, parsed
 * ``tables/``: every known command, by family
 * ``structure``: the judged structure and its quoted rendering
+* ``jq``: jq filters read as jq's lexer reads them
+* ``operator_rules``, ``rule_examples``: the operator's own rules, proven by their examples
 * ``classify``: the steps together
 """
 

@@ -3,8 +3,17 @@
 awk can run commands (``system()``, ``"cmd" | getline``, ``print | "cmd"``), write files
 (``print > file``), read any file (``getline < file``), read the environment (``ENVIRON``,
 gawk's ``PROCINFO``), open network connections (gawk's ``/inet`` files) and call functions
-indirectly (gawk's ``@f()``). The tokenizer below tells regex literals from division the way
-awk's grammar does, and each of those is refused from the tokens, not from a text search.
+indirectly (gawk's ``@f()``), and make the program read other files by writing ``ARGV`` or
+``ARGC``. Each of those is refused from the tokens, not from a text search.
+
+Where a ``/`` starts a regex rather than a division is where the awks differ, and reading it
+wrong hides code inside what looks like a regex (or the reverse). mawk's scanner decides from
+the token before (a division follows a number, string, name, ``)``, ``]``, ``getline``,
+``++`` or ``--``; a regex follows anything else, ``length`` included); gawk's parser decides
+from its grammar (a regex wherever an expression may start: after the ``)`` of an ``if``,
+``while`` or ``for`` condition too, and ``length`` is an operand). The program is read the
+way each dialect reads it, and for plain ``awk`` (either, depending on the system) both
+readings must be safe.
 """
 
 from __future__ import annotations
@@ -30,12 +39,19 @@ _AWK_BEFORE_EXPRESSION: Final = frozenset(
     {"print", "printf", "return", "case", "do", "else", "exit", "in", "delete", "if", "while",
      "for", "function", "func", "next", "nextfile", "BEGIN", "END", "BEGINFILE", "ENDFILE"}
 )  # fmt: skip
+_CONDITION_KEYWORDS: Final = frozenset({"if", "while", "for"})
+_ARGUMENT_WRITERS: Final = frozenset({"sub", "gsub"})
+_ASSIGNMENTS: Final = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "^=", "**=", "++", "--"})
+ARGV_WRITE: Final = "`awk` writing `ARGV` or `ARGC` makes it read files the filter cannot check"
+DIALECTS: Final = ("gawk", "mawk")
+"""The awk dialects the filter reads programs as; ``awk`` and ``nawk`` may be either."""
 _AWK_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _AWK_NUMBER: Final = re.compile(r"(?:0[xX][0-9a-fA-F]+|[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)")
 
 
-def program_problem(program: str) -> str | None:
-    """Why an awk program could run commands or write files, or None when it only reads.
+def program_problem(program: str, dialects: tuple[str, ...] = DIALECTS) -> str | None:
+    """Why an awk program could run commands or write files, or None when it only reads,
+    read as each of ``dialects`` reads it.
 
     The tokens decide: every pipe (``cmd | getline``, ``print | cmd``, ``|&``), ``system``,
     the environment arrays, ``getline < file``, and any ``>`` at the top level of a
@@ -49,9 +65,19 @@ def program_problem(program: str) -> str | None:
         return "gawk `@` directives and indirect calls can load code or call any function"
     if "/inet" in program:
         return "gawk `/inet` files open network connections"
-    tokens = _awk_tokens(program)
-    if isinstance(tokens, str):
-        return tokens
+    problems = {}
+    for dialect in dialects:
+        tokens = _awk_tokens(program, dialect)
+        problem = tokens if isinstance(tokens, str) else _token_problem(tokens)
+        if problem is not None:
+            problems[dialect] = problem
+    if not problems:
+        return None
+    dialect, problem = next(iter(problems.items()))
+    return problem if len(problems) == len(dialects) else f"{problem} (as {dialect} reads it)"
+
+
+def _token_problem(tokens: list[tuple[str, str]]) -> str | None:
     for index, (kind, text) in enumerate(tokens):
         if kind == "op" and text in ("|", "|&"):
             return '`awk` pipes (`"cmd" | getline`, `print | "cmd"`) run shell commands'
@@ -59,6 +85,8 @@ def program_problem(program: str) -> str | None:
             return _AWK_REFUSED_NAMES[text]
         if kind == "name" and text == "getline" and _reads_file(tokens, index + 1):
             return "`awk` `getline < file` reads a file the filter cannot check"
+        if kind == "name" and text in ("ARGV", "ARGC") and _writes_argument(tokens, index):
+            return ARGV_WRITE
     printing = False
     depth = 0
     for kind, text in tokens:
@@ -86,10 +114,51 @@ def _reads_file(tokens: list[tuple[str, str]], start: int) -> bool:
     return False
 
 
-def _awk_tokens(p: str) -> list[tuple[str, str]] | str:
-    """Split an awk program into tokens, telling regex literals from division by the token
-    before, as awk's grammar does. Where that is ambiguous, deny rather than guess."""
+def _writes_argument(tokens: list[tuple[str, str]], index: int) -> bool:
+    """Whether the ``ARGV`` or ``ARGC`` at ``tokens[index]`` may be written: assigned,
+    incremented, deleted, read into by ``getline``, the target of ``sub``/``gsub`` or a
+    ``for (… in …)`` variable, or (``ARGV`` alone) handed to a function as an array."""
+    before = tokens[index - 1][1] if index else ""
+    end = index + 1
+    if tokens[index][1] == "ARGV":
+        if end >= len(tokens) or tokens[end][1] != "[":
+            return before != "in"  # `k in ARGV` only tests membership
+        depth = 0
+        for end in range(index + 1, len(tokens)):
+            depth += {"[": 1, "]": -1}.get(tokens[end][1], 0)
+            if depth == 0:
+                break
+        end += 1
+    after = tokens[end][1] if end < len(tokens) else ""
+    if before in ("++", "--", "getline", "delete") or after in _ASSIGNMENTS:
+        return True
+    if before == "(" and index >= 2 and tokens[index - 2][1] == "for":
+        return True
+    return _inside_call(tokens, index, _ARGUMENT_WRITERS)
+
+
+def _inside_call(tokens: list[tuple[str, str]], index: int, functions: frozenset[str]) -> bool:
+    depth = 0
+    for position in range(index - 1, -1, -1):
+        text = tokens[position][1]
+        if text in (")", "]"):
+            depth += 1
+        elif text in ("(", "["):
+            if depth == 0:
+                if text == "(" and position and tokens[position - 1][1] in functions:
+                    return True
+            else:
+                depth -= 1
+        elif text in ("{", "}", ";", "\n") and depth == 0:
+            return False
+    return False
+
+
+def _awk_tokens(p: str, dialect: str) -> list[tuple[str, str]] | str:
+    """Split an awk program into tokens, telling regex literals from division as ``dialect``
+    does. Where that is ambiguous, deny rather than guess."""
     tokens: list[tuple[str, str]] = []
+    conditions: list[bool] = []  # for each open `(`: does it open an if/while/for condition?
     i, n = 0, len(p)
     while i < n:
         c = p[i]
@@ -113,9 +182,7 @@ def _awk_tokens(p: str) -> list[tuple[str, str]] | str:
                 return "the awk program has an unterminated string"
             tokens.append(("str", p[i : j + 1]))
             i = j + 1
-        elif c == "/" and not _awk_operand_before(tokens):
-            if tokens and tokens[-1][1] in ("++", "--", "getline"):
-                return "the awk program has a `/` that could be a regex or a division"
+        elif c == "/" and _starts_regex(tokens, dialect):
             j = i + 1
             in_bracket = False
             while j < n:
@@ -155,18 +222,27 @@ def _awk_tokens(p: str) -> list[tuple[str, str]] | str:
                 if c not in _AWK_SINGLE:
                     return f"the awk program has a character plan mode cannot read: {c!r}"
                 operator = c
-            tokens.append(("op", operator))
+            kind = "op"
+            if operator == "(":
+                conditions.append(bool(tokens) and tokens[-1][1] in _CONDITION_KEYWORDS)
+            elif operator == ")" and conditions and conditions.pop():
+                kind = "condition-end"
+            tokens.append((kind, operator))
             i += len(operator)
     return tokens
 
 
-def _awk_operand_before(tokens: list[tuple[str, str]]) -> bool:
-    """Whether the last token ends an operand, so that a following ``/`` divides."""
+def _starts_regex(tokens: list[tuple[str, str]], dialect: str) -> bool:
+    """Whether ``dialect`` reads a ``/`` after ``tokens`` as the start of a regex."""
     if not tokens:
-        return False
+        return True
     kind, text = tokens[-1]
     if kind in ("number", "str", "regex"):
-        return True
+        return False
+    if kind == "condition-end":
+        return dialect == "gawk"  # gawk's grammar wants a statement; mawk sees `)`
     if kind == "name":
-        return text not in _AWK_BEFORE_EXPRESSION and text != "getline"
-    return text in (")", "]")
+        if text == "length":
+            return dialect == "mawk"  # a builtin token to mawk, an operand to gawk
+        return text in _AWK_BEFORE_EXPRESSION
+    return text not in (")", "]", "++", "--")

@@ -3,7 +3,8 @@
 The steps, each in its own module:
 
 1. ``reading``: the text becomes words, redirections, pipes and connectors, or is refused
-   with the construct named (a variable, a substitution, a subshell…).
+   with the construct named (a variable, a substitution, a subshell…); ``loops`` unrolls
+   ``for`` loops over their expanded list.
 2. ``expansion``: each word becomes the words bash would make of it in the directory it runs
    in (globs expanded, braces refused).
 3. ``tables``: each command must be one the filter knows; its rule parses the options as
@@ -15,13 +16,17 @@ The steps, each in its own module:
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from plancord.core.shell.readonly.commands import Call
+from plancord.core.shell.readonly.commands import Call, Rule, describe
 from plancord.core.shell.readonly.expansion import GlobBudget, check_braces, expand, is_glob
+from plancord.core.shell.readonly.loops import unroll
+from plancord.core.shell.readonly.operator_rules import OperatorRule, find_rule
 from plancord.core.shell.readonly.paths import Place, check_path
-from plancord.core.shell.readonly.reading import RawRedirect, read
+from plancord.core.shell.readonly.raw import RawRedirect
+from plancord.core.shell.readonly.reading import read
 from plancord.core.shell.readonly.structure import DEV_NULL, Command, Pipeline, Redirect, Script
 from plancord.core.shell.readonly.tables import REFUSED, RULES
 from plancord.core.shell.readonly.tables.files import check_cd
@@ -37,22 +42,29 @@ MAX_COMMANDS: Final = 128
 """Command lines of more simple commands are refused."""
 
 
-def classify(command: object, workspace: Path | str | None = None) -> Verdict:
-    """Judge ``command`` as run from ``workspace`` (the current directory when None).
+def classify(
+    command: object,
+    workspace: Path | str | None = None,
+    rules: Sequence[OperatorRule] = (),
+) -> Verdict:
+    """Judge ``command`` as run from ``workspace`` (the current directory when None), with
+    the operator's ``rules`` deciding the commands they name.
 
     Never raises: an internal failure denies.
     """
     try:
-        return _classify(command, workspace)
+        return _classify(command, workspace, rules)
     except Denied as denial:
-        return Verdict(False, denial.reason)
+        return Verdict(False, denial.reason, decided_by=denial.decided_by)
     except Exception as exc:
         return Verdict(
             False, f"the command could not be checked ({type(exc).__name__}), so it is denied"
         )
 
 
-def _classify(command: object, workspace: Path | str | None) -> Verdict:
+def _classify(
+    command: object, workspace: Path | str | None, rules: Sequence[OperatorRule]
+) -> Verdict:
     if not isinstance(command, str):
         raise Denied("the command is not text")
     if len(command.encode("utf-8", "surrogatepass")) > MAX_COMMAND_BYTES:
@@ -60,13 +72,14 @@ def _classify(command: object, workspace: Path | str | None) -> Verdict:
     control = next((c for c in command if (c < " " and c not in "\t\n") or c == "\x7f"), None)
     if control is not None:
         raise Denied(f"the command holds a control character ({control!r})")
-    raw = read(command)
-    if sum(len(pipeline) for pipeline in raw.pipelines) > MAX_COMMANDS:
-        raise Denied(f"the command line runs more than {MAX_COMMANDS} commands")
     place = Place.at(workspace if workspace is not None else os.getcwd())
     budget = GlobBudget()
+    raw = unroll(read(command), place.cwd, budget)
+    if sum(len(pipeline) for pipeline in raw.pipelines) > MAX_COMMANDS:
+        raise Denied(f"the command line runs more than {MAX_COMMANDS} commands")
     pipelines: list[Pipeline] = []
     names: list[str] = []
+    decided: list[str] = []
     words = 0
     for index, raw_pipeline in enumerate(raw.pipelines):
         commands: list[Command] = []
@@ -79,7 +92,9 @@ def _classify(command: object, workspace: Path | str | None) -> Verdict:
                 r for raw_redirect in raw_command.redirects for r in _redirect(raw_redirect, place)
             ]
             name = argv[0]
-            call = Call(name, argv[1:], place)
+            piped = not any(r.op == "<" for r in redirects)
+            feeders = tuple(c.argv for c in commands) if piped else ()
+            call = Call(name, argv[1:], place, feeders)
             if name == "cd":
                 if len(raw_pipeline) > 1 or any(c != "&&" for c in raw.connectors[index:]):
                     raise Denied(
@@ -87,26 +102,48 @@ def _classify(command: object, workspace: Path | str | None) -> Verdict:
                         "where the filter expects"
                     )
                 place = Place(place.workspace, Path(place.resolve(check_cd(call))))
+                decided.append(f"cd: {describe(check_cd)}")
             else:
-                _check_command(call)
+                decided.append(_check_command(call, argv, rules))
             commands.append(Command(tuple(argv), tuple(redirects)))
             names.append(name)
         pipelines.append(Pipeline(tuple(commands)))
     script = Script(tuple(pipelines), tuple(raw.connectors))  # type: ignore[arg-type]
-    return Verdict(True, "read-only: " + ", ".join(dict.fromkeys(names)), script.render())
+    reason = "read-only: " + ", ".join(dict.fromkeys(names))
+    return Verdict(True, reason, script.render(), tuple(decided))
 
 
-def _check_command(call: Call) -> None:
+def _check_command(call: Call, argv: list[str], rules: Sequence[OperatorRule]) -> str:
+    """Judge one command; returns which rule decided (raises ``Denied`` carrying it)."""
     name = call.program
+    operator = find_rule(rules, argv)
+    if operator is not None:
+        _judge(operator.judge, call, f"{name}: {operator.label}")
+        return f"{name}: {operator.label}"
     if "/" in name:
         raise Denied(
-            f"`{shown(name)}` runs a program by its path; plan mode runs only known commands"
+            f"`{shown(name)}` runs a program by its path; plan mode runs only known commands",
+            f"{shown(name)}: a program named by its path",
         )
     rule = RULES.get(name)
     if rule is None:
         reason = REFUSED.get(name)
-        raise Denied(reason or f"`{shown(name)}` is not a command plan mode knows to be read-only")
-    rule(call)
+        if reason is not None:
+            raise Denied(reason, f"{shown(name)}: the list of refused commands")
+        raise Denied(
+            f"`{shown(name)}` is not a command plan mode knows to be read-only",
+            f"{shown(name)}: no rule (unknown commands are refused)",
+        )
+    decided = f"{name}: {describe(rule)}"
+    _judge(rule, call, decided)
+    return decided
+
+
+def _judge(rule: Rule, call: Call, decided: str) -> None:
+    try:
+        rule(call)
+    except Denied as denial:
+        raise Denied(denial.reason, *(denial.decided_by or (decided,))) from None
 
 
 def _redirect(raw: RawRedirect, place: Place) -> list[Redirect]:

@@ -19,11 +19,16 @@ from plancord.core.shell.readonly.verdict import Denied, shown
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One command as it will run: program name, arguments after expansion, and where."""
+    """One command as it will run: program name, arguments after expansion, and where.
+
+    ``feeders`` are the argvs of the commands before it in its pipeline, whose output is its
+    input (empty when its input is not a pipe): ``xargs`` turns that input into words.
+    """
 
     program: str
     args: list[str]
     place: Place
+    feeders: tuple[tuple[str, ...], ...] = ()
 
 
 Rule = Callable[[Call], None]
@@ -42,6 +47,20 @@ def check_free_words(call: Call, words: Collection[str]) -> None:
             check_path(call.place, word)
 
 
+_SOURCES: dict[object, str] = {}
+
+
+def describe(rule: Callable[..., object]) -> str:
+    """Which rule this is, for ``check-bash --explain``: the option table's manual, or the
+    checker's name and the first line of its docstring."""
+    source = _SOURCES.get(rule)
+    if source is not None:
+        return f"option table from {source}"
+    module = rule.__module__.rsplit(".", 1)[-1]
+    summary = (rule.__doc__ or "").strip().split("\n", 1)[0]
+    return f"{module}.{rule.__name__}" + (f" ({summary})" if summary else "")
+
+
 def table_rule(
     table: OptionTable,
     operands: Operands = "paths",
@@ -50,10 +69,12 @@ def table_rule(
     given_by: Collection[str] = (),
     max_operands: int | None = None,
     check: Callable[[Call, Parsed], None] | None = None,
+    lists: bool = False,
 ) -> Rule:
     """A rule from an option table: ``path_options`` take file names; for ``pattern``
     operands, ``given_by`` are the options that supply the pattern instead of the first
-    operand; ``max_operands`` refuses extra operands (``uniq IN OUT`` writes OUT)."""
+    operand; ``max_operands`` refuses extra operands (``uniq IN OUT`` writes OUT); ``lists``
+    says the program shows the names in its operands rather than reading them."""
 
     def rule(call: Call) -> None:
         parsed = parse(call.program, call.args, table)
@@ -75,10 +96,11 @@ def table_rule(
             check_free_words(call, words)
         elif operands != "text":
             for word in words:
-                check_path(call.place, word)
+                check_path(call.place, word, what="lists" if lists else "reads")
         if check is not None:
             check(call, parsed)
 
+    _SOURCES[rule] = table.source
     return rule
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from plancord.core.shell.readonly.reading import Word
+from plancord.core.shell.readonly.raw import Word
 from plancord.core.shell.readonly.verdict import Denied, shown
 
 MAX_GLOB_ENTRIES: Final = 20_000

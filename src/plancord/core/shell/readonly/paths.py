@@ -1,4 +1,4 @@
-"""Where a read-only command may look: the workspace, and a short named list of system paths.
+"""Where a read-only command may look: the workspace, and the system paths the sandbox shows.
 
 Every operand that names a file, every option value that does, and every ``<`` redirection
 is resolved the way the program will open it (relative to the directory the command runs
@@ -9,8 +9,9 @@ in, through symlinks) and must land inside the workspace or under one of
 are refused too: reading one can block forever.
 
 Git is held to the workspace's own repository: a command run in a directory that holds a
-different repository (a nested ``.git``, or a checked-in bare repository with ``HEAD`` and
-``objects``) is refused, because that repository's configuration could name programs.
+different repository (a nested ``.git``, a checked-in bare repository with ``HEAD`` and
+``objects``, or a git directory that finds its repository through ``commondir``) is refused,
+because that repository's configuration could name programs.
 """
 
 from __future__ import annotations
@@ -23,25 +24,27 @@ from typing import Final
 
 from plancord.core.shell.readonly.structure import DEV_NULL
 from plancord.core.shell.readonly.verdict import Denied, shown
+from plancord.core.shell.sandbox.policy import ETC_ENTRIES, SYSTEM_DIRS
 
 SYSTEM_READ_PATHS: Final = (
-    "/usr/share/doc",
-    "/usr/share/man",
-    "/usr/share/dict",
-    "/usr/share/common-licenses",
-    "/usr/share/zoneinfo",
-    "/usr/include",
-    "/etc/os-release",
-    "/usr/lib/os-release",
-    "/etc/debian_version",
+    "/usr",
+    *SYSTEM_DIRS,
+    *(f"/etc/{entry}" for entry in ETC_ENTRIES),
 )
-"""System paths a read-only command may read besides the workspace: documentation, headers
-and the facts about the system a build needs. Nothing that holds secrets or never ends."""
+"""System paths a read-only command may read besides the workspace: exactly what the
+sandbox shows (``policy.py``): ``/usr``, the top-level program and library directories, and
+the ``/etc`` entries it binds. The sandbox, not this list, decides what can be read; the list
+keeps the filter from judging read-only what the sandbox would not show."""
+
+LISTED_ONLY: Final = ("/",)
+"""Directories whose names may be listed (``find / -name …``, ``ls /``, ``tree /``) but whose
+files are not all readable: the sandbox's root shows only what it mounts."""
 
 _REFUSED_ROOTS: Final = {
     "/proc": "`/proc` shows other processes, and their environments hold secrets",
     "/sys": "`/sys` is the kernel's interface, not project files",
     "/dev": "devices are not files: some never end (`/dev/zero`), some open connections",
+    "/etc/ssl/private": "`/etc/ssl/private` holds the host's private keys",
 }
 
 
@@ -68,7 +71,8 @@ class Place:
 def check_path(place: Place, path: str, *, what: str = "reads") -> str:
     """Refuse ``path`` unless it resolves inside the workspace or an allowed system path.
 
-    Returns the resolved path. ``-`` (standard input) and ``/dev/null`` pass.
+    Returns the resolved path. ``-`` (standard input) and ``/dev/null`` pass; so do the
+    ``LISTED_ONLY`` directories when the command only ``lists`` names.
     """
     if path in ("-", DEV_NULL):
         return path
@@ -76,6 +80,8 @@ def check_path(place: Place, path: str, *, what: str = "reads") -> str:
         raise Denied("a path holds a NUL character")
     resolved = place.resolve(path)
     if resolved == DEV_NULL:
+        return resolved
+    if what == "lists" and resolved in LISTED_ONLY:
         return resolved
     if not place.inside(resolved):
         for root, why in _REFUSED_ROOTS.items():
@@ -125,9 +131,14 @@ def check_own_repository(place: Place) -> None:
 
 
 def _holds_repository(directory: Path) -> bool:
+    """Whether git would take ``directory`` for a repository: a ``.git`` inside, or a git
+    directory itself: ``HEAD`` with ``objects``, or with a ``commondir`` file naming where
+    its objects and configuration are (a linked worktree's git directory)."""
     if os.path.lexists(directory / ".git"):
         return True
-    return os.path.exists(directory / "HEAD") and os.path.isdir(directory / "objects")
+    if not os.path.lexists(directory / "HEAD"):
+        return False
+    return os.path.isdir(directory / "objects") or os.path.lexists(directory / "commondir")
 
 
 def looks_like_path(word: str) -> bool:

@@ -3,7 +3,9 @@
 Only the part of bash's grammar that a read-only command needs is accepted: words made of
 plain characters, single quotes, double quotes and backslash escapes; pipes; ``&&``, ``||``,
 ``;`` and line breaks; ``<`` from a file; ``>`` to a file (judged later: only ``/dev/null``);
-``N>&M``; and comments. Every other construct is refused here with a reason naming it:
+``N>&M``; comments; and ``for NAME in WORDS; do …; done`` as a whole element of the line,
+its body read with the loop variable marked where it is used (``loops`` unrolls it). Every
+other construct is refused here with a reason naming it:
 expansions whose value is not known (``$NAME``, ``${…}``, ``$(…)``, backquotes, ``$((…))``,
 ``$'…'``), tilde expansion, subshells and groups, background jobs, here-documents and
 process substitution, assignments and reserved words.
@@ -11,16 +13,23 @@ process substitution, assignments and reserved words.
 The lexer follows bash's rules for where a word ends and what a quote or backslash means,
 and records for every character whether it was quoted, so that globs and braces (which
 bash expands only when unquoted) are recognised exactly. What it produces is a description
-(``RawScript``); nothing here runs or touches the file system.
+(``raw.RawScript``); nothing here runs or touches the file system.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Final
 
 from plancord.core.shell.readonly.options import names
+from plancord.core.shell.readonly.raw import (
+    LOOP_VALUE,
+    RawCommand,
+    RawLoop,
+    RawRedirect,
+    RawScript,
+    Word,
+)
 from plancord.core.shell.readonly.verdict import Denied, shown
 
 METACHARACTERS: Final = frozenset(" \t\n|&;<>()")
@@ -50,41 +59,16 @@ RESERVED_WORDS: Final = names(
     "coproc { } [[ ]] !"
 )
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+_KEYWORD_FOR: Final = "for"
+_KEYWORD_IN: Final = "in"
+_KEYWORD_DO: Final = "do"
+_KEYWORD_DONE: Final = "done"
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
-    """A word after quote removal, with which characters were quoted (or escaped)."""
-
-    text: str
-    quoted: tuple[bool, ...]
-    source: str
-
-    def unquoted(self, index: int) -> bool:
-        return not self.quoted[index]
-
-    @property
-    def fully_quoted(self) -> bool:
-        return all(self.quoted)
-
-
-@dataclass(slots=True)
-class RawRedirect:
-    fd: int | None
-    op: str
-    target: Word
-
-
-@dataclass(slots=True)
-class RawCommand:
-    words: list[Word] = field(default_factory=list)
-    redirects: list[RawRedirect] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class RawScript:
-    pipelines: list[list[RawCommand]] = field(default_factory=list)
-    connectors: list[str] = field(default_factory=list)
+def _is_keyword(value: object, keyword: str) -> bool:
+    """Whether a token is the reserved word ``keyword``, written plainly (bash does not
+    take a quoted or escaped ``done`` for the keyword)."""
+    return isinstance(value, Word) and value.source == keyword
 
 
 class _WordBuilder:
@@ -110,12 +94,17 @@ def read(text: str) -> RawScript:
     return _Reader(text).script()
 
 
+_LOOP_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 class _Reader:
     def __init__(self, text: str) -> None:
         self.s = text
         self.i = 0
+        self.loop_name: str | None = None  # the loop variable, while reading a loop body
 
-    def script(self) -> RawScript:
+    def script(self, *, until_done: bool = False) -> RawScript:
+        """Read to the end of the text, or (``until_done``) to the ``done`` of a loop body."""
         result = RawScript()
         pipeline: list[RawCommand] = []
         command = RawCommand()
@@ -133,8 +122,37 @@ class _Reader:
         while True:
             token = self._token()
             if token is None:
+                if until_done:
+                    raise Denied("a `for` loop has no `done`")
                 break
             kind, value = token
+            at_start = not command.words and not command.redirects
+            if at_start and until_done and _is_keyword(value, _KEYWORD_DONE):
+                if pending in ("|", "&&", "||"):
+                    raise Denied(f"`{pending}` before `done` has no command after it")
+                if pipeline:
+                    result.pipelines.append(pipeline)
+                elif result.connectors:
+                    result.connectors.pop()
+                if not result.pipelines:
+                    raise Denied("the `for` loop's body runs nothing")
+                return result
+            if at_start and not pipeline and _is_keyword(value, _KEYWORD_FOR):
+                if until_done:
+                    raise Denied("a `for` loop inside a `for` loop is not unrolled")
+                if pending in ("&&", "||"):
+                    raise Denied(f"a `for` loop after `{pending}` is not unrolled; use `;`")
+                result.pipelines.append(self._loop())
+                following = self._token()
+                if following is not None and following[1] not in (";", "\n"):
+                    raise Denied(
+                        "a `for` loop is unrolled only as a whole command line element: "
+                        "`;` or a line break after `done`"
+                    )
+                if following is not None:
+                    result.connectors.append(";")
+                pending = ";" if following is not None else None
+                continue
             if kind == "word":
                 assert isinstance(value, Word)
                 redirect = self._redirect_after(value)
@@ -176,6 +194,42 @@ class _Reader:
         if not result.pipelines:
             raise Denied("the command runs nothing")
         return result
+
+    def _loop(self) -> RawLoop:
+        """``for NAME in WORDS; do BODY; done``, after the ``for``."""
+        name = self._token()
+        if name is None or name[0] != "word" or not isinstance(name[1], Word):
+            raise Denied("`for` needs a variable name")
+        variable = name[1]
+        if not variable.fully_quoted and _LOOP_NAME.fullmatch(variable.source) is None:
+            raise Denied(f"`for {shown(variable.source)}` is not a loop plan mode unrolls")
+        if variable.source != variable.text or _LOOP_NAME.fullmatch(variable.text) is None:
+            raise Denied(f"`for {shown(variable.source)}` is not a loop plan mode unrolls")
+        keyword = self._token()
+        if keyword is None or not _is_keyword(keyword[1], _KEYWORD_IN):
+            raise Denied("only `for NAME in WORDS; do …; done` loops are unrolled")
+        words: list[Word] = []
+        while True:
+            token = self._token()
+            if token is None:
+                raise Denied("a `for` loop has no `do`")
+            if token[0] == "word" and isinstance(token[1], Word):
+                words.append(token[1])
+                continue
+            if token[1] in (";", "\n"):
+                break
+            raise Denied(f"`{shown(str(token[1]))}` in a `for` loop's list is not allowed")
+        token = self._token()
+        while token is not None and token[1] == "\n":
+            token = self._token()
+        if token is None or not _is_keyword(token[1], _KEYWORD_DO):
+            raise Denied("a `for` loop has no `do`")
+        self.loop_name = variable.text
+        try:
+            body = self.script(until_done=True)
+        finally:
+            self.loop_name = None
+        return RawLoop(variable.text, words, body)
 
     # -- tokens ----------------------------------------------------------------------------
 
@@ -231,6 +285,8 @@ class _Reader:
                     "command substitution (backquotes) runs a command plan mode cannot see"
                 )
             elif c == "$":
+                if self._loop_value(word, quoted=False):
+                    continue
                 self._dollar(quoted=False)
                 word.add("$", True)
                 self.i += 1
@@ -259,10 +315,27 @@ class _Reader:
                     "command substitution (backquotes) runs a command plan mode cannot see"
                 )
             if c == "$":
+                if self._loop_value(word, quoted=True):
+                    continue
                 self._dollar(quoted=True)
             word.add(c, True)
             self.i += 1
         raise Denied("a double quote is not closed")
+
+    def _loop_value(self, word: _WordBuilder, *, quoted: bool) -> bool:
+        """A use of the loop variable in its body (``$f``, ``${f}``) becomes ``LOOP_VALUE``."""
+        if self.loop_name is None:
+            return False
+        for form in (f"${{{self.loop_name}}}", f"${self.loop_name}"):
+            if self.s.startswith(form, self.i):
+                end = self.i + len(form)
+                following = self.s[end : end + 1]
+                if form[1] != "{" and (following.isalnum() or following == "_"):
+                    continue  # `$fx` is another variable
+                word.add(LOOP_VALUE, quoted)
+                self.i = end
+                return True
+        return False
 
     def _dollar(self, *, quoted: bool) -> None:
         """Refuse a ``$`` that starts an expansion; a ``$`` that bash keeps literal passes."""

@@ -16,14 +16,20 @@ class Verdict:
     allowed: bool
     reason: str
     script: str | None = None
+    decided_by: tuple[str, ...] = ()
+    """For each command judged, ``name: the rule that decided`` (the option table and the
+    manual it was read from, a checker, an operator rule, or the refused list); for a denial,
+    the rule that refused. ``plancord check-bash --explain`` prints them."""
 
 
 class Denied(Exception):
-    """Raised inside the filter with the reason a command is not read-only."""
+    """Raised inside the filter with the reason a command is not read-only, and (once known)
+    which rule decided."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *decided_by: str) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.decided_by = decided_by
 
 
 def shown(text: str, limit: int = 40) -> str:

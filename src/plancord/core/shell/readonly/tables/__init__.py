@@ -6,7 +6,15 @@ from __future__ import annotations
 from typing import Final
 
 from plancord.core.shell.readonly.commands import Rule
-from plancord.core.shell.readonly.tables import files, git, programs, search, text
+from plancord.core.shell.readonly.tables import (
+    checksums,
+    files,
+    git,
+    programs,
+    search,
+    system,
+    text,
+)
 from plancord.core.shell.readonly.tables.refused import REFUSED
 
 __all__ = ["REFUSED", "RULES"]
@@ -17,5 +25,7 @@ RULES: Final[dict[str, Rule]] = {
     **search.RULES,
     **programs.RULES,
     **git.RULES,
+    **checksums.RULES,
+    **system.RULES,
 }
 RULES["xargs"] = search.xargs_rule(RULES)

@@ -1,7 +1,7 @@
 """Commands that look at files and directories rather than their text: ls, stat, find, test…
 
-Tables read from the ``--help`` pages of GNU coreutils 9.1, GNU findutils 4.9.0 and file
-5.44 (Debian 12), and from bash 5.2's builtin help for ``test``, ``type``, ``command`` and
+Tables read from the ``--help`` pages of GNU coreutils 9.1, GNU findutils 4.9.0, tree 2.1.0
+and file 5.44 (Debian 12), and from bash 5.2's builtin help for ``test``, ``type``, ``command`` and
 ``cd``.
 """
 
@@ -145,7 +145,7 @@ def _check_find(call: Call) -> None:
     if i < len(args) and args[i] == "-D":
         raise Denied(f"`find -D` {_FIND_REFUSED['-D']}")
     while i < len(args) and not (args[i].startswith("-") or args[i] in ("(", ")", "!", ",")):
-        check_path(call.place, args[i])
+        check_path(call.place, args[i], what="lists")
         i += 1
     while i < len(args):
         word = args[i]
@@ -164,6 +164,67 @@ def _check_find(call: Call) -> None:
         raise Denied(
             f"`find {shown(word)}` is not a test or action plan mode knows to be read-only"
         )
+
+
+# -- tree (tree 2.1.0, tree --help) ------------------------------------------------------
+
+_TREE_FLAGS: Final = "acdfghilnpqrstuvxACDFJQNSUX"
+_TREE_VALUES: Final = "LPIHT"
+_TREE_LONG_FLAGS: Final = names(
+    "gitignore matchdirs metafirst ignore-case nolinks inodes device dirsfirst filesfirst si "
+    "du prune noreport fflinks info version help"
+)
+_TREE_LONG_VALUES: Final = names("sort charset timefmt filelimit")
+_TREE_LONG_FILES: Final = names("gitfile infofile hintro houtro")
+_TREE_REFUSED: Final = {
+    "-o": "writes its output to a file",
+    "-R": "writes an HTML file into every directory it lists",
+    "--fromfile": "reads the paths to list from files the filter cannot check",
+}
+
+
+def _check_tree(call: Call) -> None:
+    """tree parses its own options: in a cluster every letter that takes a value takes the
+    *next word*, and the cluster goes on (``tree -Lo 1 out`` writes ``out``); long options
+    take ``--name=value`` or ``--name value`` and are never abbreviated."""
+    args = call.args
+    i = 0
+    operands: list[str] = []
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if word == "--":
+            operands.extend(args[i:])
+            break
+        if word.startswith("--"):
+            name, has_value, value = word[2:].partition("=")
+            if "--" + name in _TREE_REFUSED:
+                raise Denied(f"`tree --{name}` {_TREE_REFUSED['--' + name]}")
+            if name in _TREE_LONG_FLAGS and not has_value:
+                continue
+            if name not in _TREE_LONG_VALUES and name not in _TREE_LONG_FILES:
+                raise Denied(f"`tree {shown(word)}` is not an option plan mode knows")
+            if not has_value:
+                if i >= len(args):
+                    raise Denied(f"`tree --{name}` needs a value")
+                value, i = args[i], i + 1
+            if name in _TREE_LONG_FILES:
+                check_path(call.place, value)
+            continue
+        if not word.startswith("-") or word == "-":
+            operands.append(word)
+            continue
+        for letter in word[1:]:
+            if "-" + letter in _TREE_REFUSED:
+                raise Denied(f"`tree -{letter}` {_TREE_REFUSED['-' + letter]}")
+            if letter in _TREE_VALUES:
+                if i >= len(args):
+                    raise Denied(f"`tree -{letter}` needs a value")
+                i += 1
+            elif letter not in _TREE_FLAGS:
+                raise Denied(f"`tree -{shown(letter)}` is not an option plan mode knows")
+    for operand in operands:
+        check_path(call.place, operand, what="lists")
 
 
 # -- test and [ (bash 5.2 builtins) -------------------------------------------------------
@@ -206,9 +267,9 @@ def _ignore(_: object) -> None:
 
 
 RULES: Final[dict[str, Rule]] = {
-    "ls": table_rule(LS),
-    "stat": table_rule(STAT),
-    "du": table_rule(DU, path_options=("-X", "--exclude-from")),
+    "ls": table_rule(LS, lists=True),
+    "stat": table_rule(STAT, lists=True),
+    "du": table_rule(DU, path_options=("-X", "--exclude-from"), lists=True),
     "df": table_rule(DF),
     "file": table_rule(FILE, path_options=("-m", "--magic-file")),
     "realpath": table_rule(REALPATH, path_options=("--relative-to", "--relative-base")),
@@ -220,6 +281,7 @@ RULES: Final[dict[str, Rule]] = {
     "type": table_rule(TYPE, "text"),
     "command": _check_command,
     "find": _check_find,
+    "tree": _check_tree,
     "test": _check_test,
     "[": _check_test,
     "cd": lambda call: _ignore(check_cd(call)),

@@ -17,7 +17,12 @@ from typing import Final
 
 from plancord.core.shell.readonly.commands import Call, Rule, check_free_words
 from plancord.core.shell.readonly.options import OptionTable, Parsed, names, parse
-from plancord.core.shell.readonly.paths import check_own_repository, check_path
+from plancord.core.shell.readonly.paths import (
+    Place,
+    check_directory,
+    check_own_repository,
+    check_path,
+)
 from plancord.core.shell.readonly.tables.git_options import (
     BLAME,
     BRANCH,
@@ -52,25 +57,36 @@ def _formats(call: Call, parsed: Parsed) -> None:
 
 
 def _listing(call: Call, parsed: Parsed) -> None:
-    listing = parsed.has("-l", "--list") or (
-        call.program == "git branch"
-        and parsed.has("--contains", "--no-contains", "--merged", "--no-merged", "--points-at")
+    """``git branch`` and ``git tag`` list when given ``--list`` or a filter (``--contains``,
+    ``--merged``, ``--points-at``…; for tags ``-n`` too), and then their operands are
+    patterns; otherwise an operand names a branch or tag to create."""
+    filters = ("--contains", "--no-contains", "--merged", "--no-merged", "--points-at")
+    listing = parsed.has("-l", "--list", *filters) or (
+        call.program == "git tag" and parsed.has("-n")
     )
     if parsed.operands and not listing:
         raise Denied(f"`{call.program} NAME` creates one; only listing forms are allowed")
 
 
+_CONFIG_GETS: Final = ("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l")
+
+
 def _config(call: Call, parsed: Parsed) -> None:
-    actions = [
-        o for o, _ in parsed.options if o in ("--get", "--get-all", "--get-regexp", "--list", "-l")
-    ]
-    if len(actions) != 1:
+    """Only the forms that read: ``--get``, ``--get-all``, ``--get-regexp``,
+    ``--get-urlmatch``, ``--list``, and ``git config KEY`` (one operand and no action is
+    git's get)."""
+    actions = [o for o, _ in parsed.options if o in _CONFIG_GETS]
+    if len(actions) > 1:
+        raise Denied("`git config` is given more than one action")
+    action = actions[0] if actions else "--get"
+    allowed = 0 if action in ("--list", "-l") else 2
+    if not actions:
+        allowed = 1  # `git config KEY` gets; `git config KEY VALUE` sets
+    if len(parsed.operands) > allowed or (action == "--get" and not parsed.operands):
         raise Denied(
-            "`git config` is allowed only with one of `--get`, `--get-all`, `--get-regexp` or "
-            "`--list`; other forms change configuration"
+            "`git config` is allowed only to read (`git config KEY`, `--get`, `--get-all`, "
+            "`--get-regexp`, `--list`); these operands would change configuration"
         )
-    if len(parsed.operands) > (0 if actions[0] in ("--list", "-l") else 2):
-        raise Denied("`git config` with these operands would change configuration")
 
 
 def _remote(call: Call, parsed: Parsed) -> None:
@@ -82,6 +98,9 @@ def _remote(call: Call, parsed: Parsed) -> None:
 
 
 _Check = Callable[[Call, Parsed], None]
+_BLAME_FILES: Final = ("--contents", "--ignore-revs-file", "-S")
+_PATH_VALUES: Final = {"blame": _BLAME_FILES, "annotate": _BLAME_FILES, "grep": ("-f",)}
+"""Option values each sub-command opens as files (``git grep -f FILE`` reads patterns)."""
 _SUBCOMMANDS: Final[dict[str, tuple[OptionTable, _Check | None]]] = {
     "log": (LOG, _formats),
     "show": (LOG, _formats),
@@ -141,7 +160,12 @@ def _check_git(call: Call) -> None:
         if parsed.has("--version", "--help"):
             return
         raise Denied("`git` needs a sub-command")
-    check_own_repository(call.place)
+    place = call.place
+    for directory in parsed.values("-C"):  # each `-C` is relative to the one before
+        if directory:
+            place = Place(place.workspace, check_directory(place, directory))
+    check_own_repository(place)
+    call = Call(call.program, call.args, place)
     subcommand, *args = parsed.operands
     label = f"git {subcommand}"
     entry = _SUBCOMMANDS.get(subcommand)
@@ -157,7 +181,7 @@ def _check_git(call: Call) -> None:
     table, check = entry
     sub = Call(label, args, call.place)
     result = parse(label, args, table)
-    for value in result.values("--contents", "--ignore-revs-file", "-S") if table is BLAME else ():
+    for value in result.values(*_PATH_VALUES.get(subcommand, ())):
         check_path(call.place, value)
     check_free_words(sub, result.operands)
     if check is not None:

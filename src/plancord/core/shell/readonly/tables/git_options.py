@@ -147,7 +147,7 @@ _CHANGES_BRANCHES: Final = "creates, deletes, renames or reconfigures branches"
 BRANCH: Final = _table(
     "git-branch(1)",
     flags="arlvi",
-    long_flags="all remotes list verbose show-current ignore-case omit-empty",
+    long_flags="all remotes list verbose show-current ignore-case omit-empty no-color no-column",
     long_values="sort format",
     long_optional="abbrev color column contains no-contains merged no-merged points-at",
     reasons=dict.fromkeys(
@@ -162,7 +162,7 @@ TAG: Final = _table(
     "git-tag(1)",
     flags="li",
     optional="n",
-    long_flags="list ignore-case omit-empty",
+    long_flags="list ignore-case omit-empty no-color no-column",
     long_values="sort format",
     long_optional="color column contains no-contains merged no-merged points-at",
     reasons=dict.fromkeys(
@@ -216,8 +216,8 @@ DESCRIBE: Final = _table(
 CONFIG: Final = _table(
     "git-config(1)",
     flags="lz",
-    long_flags="local worktree show-origin show-scope null name-only includes bool int "
-    "bool-or-int path expiry-date get get-all get-regexp list",
+    long_flags="local worktree show-origin show-scope null name-only includes no-includes "
+    "bool int bool-or-int path expiry-date get get-all get-regexp get-urlmatch list",
     long_values="type default",
     reasons={
         "--file": "reads a configuration file outside the repository's own",
@@ -256,12 +256,12 @@ REMOTE: Final = _table("git-remote(1)", flags="v", long_flags="verbose")
 GLOBAL: Final = OptionTable(
     source="git(1), git 2.39",
     flags="P",
+    values="C",
     long_flags="no-pager no-replace-objects literal-pathspecs glob-pathspecs noglob-pathspecs "
     "icase-pathspecs no-optional-locks version help",
     known="git-dir work-tree namespace exec-path config-env super-prefix paginate bare "
     "html-path man-path info-path list-cmds attr-source",
     reasons={
-        "-C": "runs git in another directory, whose repository could run programs",
         "-c": "changes configuration, which can make git run programs",
         "--config-env": "changes configuration, which can make git run programs",
         "--exec-path": "changes where git finds the programs it runs",

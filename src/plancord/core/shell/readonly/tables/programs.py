@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from plancord.core.shell.readonly import awk, sed
+from plancord.core.shell.readonly import awk, jq, sed
 from plancord.core.shell.readonly.commands import Call, Rule
 from plancord.core.shell.readonly.options import OptionTable, names, parse
 from plancord.core.shell.readonly.paths import check_path
@@ -64,12 +64,19 @@ AWK: Final = OptionTable(
 _AWK_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
+_AWK_ARGUMENTS: Final = re.compile(r"ARG[VC]\b")
+
+
 def _check_awk(call: Call) -> None:
     parsed = parse(call.program, call.args, AWK)
     if not parsed.operands:
         raise Denied("`awk` needs a program")
     program, *files = parsed.operands
-    problem = awk.program_problem(program)
+    assignments = [*parsed.values("-v"), *(f for f in files if _AWK_ASSIGNMENT.match(f))]
+    if any(_AWK_ARGUMENTS.match(a) for a in assignments):
+        raise Denied(awk.ARGV_WRITE)
+    dialects = (call.program,) if call.program in awk.DIALECTS else awk.DIALECTS
+    problem = awk.program_problem(program, dialects)
     if problem is not None:
         raise Denied(problem)
     for path in files:
@@ -88,14 +95,11 @@ _JQ_REFUSED: Final = {
     "-L": "loads modules from a directory",
 }
 _JQ_PAIRS: Final = {"--arg": False, "--argjson": False, "--slurpfile": True, "--rawfile": True}
-_JQ_REACH: Final = re.compile(
-    r"\$ENV\b|\b(?:env|import|include|modulemeta|get_search_list|input_filename)\b"
-)
 
 
 def _check_jq(call: Call) -> None:
     """jq 1.6 parses its own options: ``--arg NAME VALUE`` takes two words, and no
-    abbreviations. ``env`` and ``$ENV`` print the environment; modules load code."""
+    abbreviations. The filter is judged from jq's own tokens (``jq.filter_problem``)."""
     args = call.args
     filters: list[str] = []
     files: list[str] = []
@@ -128,11 +132,9 @@ def _check_jq(call: Call) -> None:
         elif not positional_arguments:
             files.append(word)
     for text in filters:
-        match = _JQ_REACH.search(text)
-        if match is not None:
-            raise Denied(
-                f"the jq filter uses `{match.group()}`, which reads the environment or loads code"
-            )
+        problem = jq.filter_problem(text)
+        if problem is not None:
+            raise Denied(problem)
     for path in files:
         check_path(call.place, path)
 

@@ -7,13 +7,14 @@ xargs's from GNU findutils 4.9.0's xargs(1).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Final
 
 from plancord.core.shell.readonly.commands import Call, Rule, table_rule
 from plancord.core.shell.readonly.options import OptionTable, Parsed, names, parse
-from plancord.core.shell.readonly.paths import check_path
-from plancord.core.shell.readonly.verdict import Denied
+from plancord.core.shell.readonly.tables.text import HEAD, TAIL
+from plancord.core.shell.readonly.verdict import Denied, shown
 
 GREP: Final = OptionTable(
     source="grep(1), GNU grep 3.8",
@@ -98,10 +99,71 @@ XARGS_SAFE: Final = names(
 option) can only make them read or print, never write or run a program."""
 
 
+_FEEDING: Final = (
+    "xargs makes file names of its input, which the filter cannot see; only the paths a "
+    "search prints (find, git ls-files, grep -l, rg -l or --files, through head, tail, sort, "
+    "uniq or grep) may feed it"
+)
+_FIND_PRINTS_TEXT: Final = names("-printf -ls -fls -fprint -fprint0 -fprintf")
+_PATH_LISTS: Final = names("-l -L --files-with-matches --files-without-match --files")
+
+
+def _prints_paths(argv: tuple[str, ...], call: Call) -> bool:
+    """Whether ``argv`` prints only paths the filter has checked, one per line."""
+    program, args = argv[0], list(argv[1:])
+    if program == "find":
+        end = next(
+            (i for i, a in enumerate(args) if a.startswith("-") or a in ("(", "!", ",")),
+            len(args),
+        )
+        inside = all(call.place.inside(call.place.resolve(start)) for start in args[:end])
+        return inside and not any(a in _FIND_PRINTS_TEXT for a in args)
+    if program == "git":
+        return args[:1] == ["ls-files"] and not any(a.startswith("--format") for a in args)
+    table = {"rg": RG, "grep": GREP, "egrep": GREP, "fgrep": GREP}.get(program)
+    if table is None:
+        return False
+    parsed = _parsed(program, args, table)
+    if parsed is None or not parsed.has(*_PATH_LISTS):
+        return False
+    return program != "rg" or not parsed.has("-r", "--replace")
+
+
+def _keeps_lines(argv: tuple[str, ...]) -> bool:
+    """Whether ``argv`` passes whole lines of its input on (it picks, orders, counts)."""
+    program, args = argv[0], list(argv[1:])
+    if program in ("sort", "uniq"):
+        return True
+    if program == "tail" and any(re.fullmatch(r"[+-][0-9]*[bc]f?", a) for a in args):
+        return False  # an obsolete form counting bytes
+    table = {"head": HEAD, "tail": TAIL, "grep": GREP, "egrep": GREP, "fgrep": GREP}.get(program)
+    parsed = None if table is None else _parsed(program, args, table)
+    if parsed is None:
+        return False
+    return not parsed.has("-c", "--bytes", "-o", "--only-matching", "-b", "--byte-offset")
+
+
+def _parsed(program: str, args: list[str], table: OptionTable) -> Parsed | None:
+    try:
+        return parse(program, args, table)
+    except Denied:
+        return None
+
+
+def _check_feeders(call: Call) -> None:
+    if not call.feeders:
+        raise Denied(f"`xargs` reads words from input the filter cannot see; {_FEEDING}")
+    producer, *filters = call.feeders
+    if not _prints_paths(producer, call) or not all(_keeps_lines(f) for f in filters):
+        raise Denied(f"`{shown(' '.join(producer[:2]))} | … xargs`: {_FEEDING}")
+
+
 def _check_xargs(call: Call, rules: Mapping[str, Rule]) -> None:
     parsed = parse(call.program, call.args, XARGS)
-    for value in parsed.values("-a", "--arg-file"):
-        check_path(call.place, value)
+    if parsed.has("-a", "--arg-file"):
+        raise Denied(
+            "`xargs -a FILE` makes file names of a file's text, which the filter cannot see"
+        )
     if not parsed.operands:
         raise Denied("`xargs` without a command runs `echo`; name the command")
     program, *args = parsed.operands
@@ -110,6 +172,7 @@ def _check_xargs(call: Call, rules: Mapping[str, Rule]) -> None:
             f"`xargs {program}`: xargs adds words from its input, which could turn into "
             f"options of `{program}`; only simple readers (grep, cat, wc, ls…) may follow xargs"
         )
+    _check_feeders(call)
     rules[program](Call(program, args, call.place))
 
 

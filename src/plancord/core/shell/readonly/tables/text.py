@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 from typing import Final
 
 from plancord.core.shell.readonly.commands import Call, Rule, table_rule
@@ -162,16 +163,6 @@ OD: Final = OptionTable(
     long_values="address-radix skip-bytes read-bytes format endian",
     long_optional="strings width",
 )
-CHECKSUM: Final = OptionTable(
-    source=f"md5sum(1) and sha*sum(1), {COREUTILS}",
-    flags="btz",
-    long_flags="binary text tag zero help version",
-    known="check ignore-missing quiet status strict warn",
-    reasons={
-        "-c": "reads file names from a list the filter cannot check",
-        "--check": "reads file names from a list the filter cannot check",
-    },
-)
 CMP: Final = OptionTable(
     source="cmp(1), GNU diffutils 3.8",
     flags="blsv",
@@ -235,7 +226,10 @@ _NUMBER: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]
 
 
 def _check_seq(call: Call) -> None:
-    """``seq`` must end soon: finite numbers, at most ``MAX_SEQ_NUMBERS`` of them."""
+    """``seq`` must end soon: at most ``MAX_SEQ_NUMBERS`` numbers, counted in exact
+    arithmetic from the decimal text (a float rounds ``1.0000000000000001e30`` to ``1e30``),
+    and a step seq's ``long double`` can add: a step below the precision of the bounds
+    leaves ``first + i * step`` unchanged for billions of steps."""
     args = list(call.args)
     # seq reads a leading negative number as an operand, not an option
     split = next((i for i, a in enumerate(args) if _NUMBER.fullmatch(a)), len(args))
@@ -243,17 +237,31 @@ def _check_seq(call: Call) -> None:
     numbers = [*parsed.operands, *args[split:]]
     if not 1 <= len(numbers) <= 3 or not all(_NUMBER.fullmatch(n) for n in numbers):
         raise Denied("`seq` takes one to three plain numbers")
-    values = [float(n) for n in numbers]
-    first, step, last = 1.0, 1.0, values[-1]
+    if any(len(n) > 64 or abs(int(n.lower().partition("e")[2] or 0)) > 4000 for n in numbers):
+        raise Denied("`seq` bounds this large are refused")
+    values = [Fraction(n) for n in numbers]
+    first, step, last = Fraction(1), Fraction(1), values[-1]
     if len(values) > 1:
         first = values[0]
     if len(values) == 3:
         step = values[1]
-    if not all(math.isfinite(v) for v in (first, step, last)) or step == 0:
-        raise Denied("`seq` with an infinite range or a zero step never ends")
-    count = (last - first) / step
+    if step == 0:
+        raise Denied("`seq` with a zero step never ends")
+    count = max(math.floor((last - first) / step) + 1, 0)
     if count > MAX_SEQ_NUMBERS:
         raise Denied(f"`seq` would print over {MAX_SEQ_NUMBERS:,} numbers")
+    largest = max(abs(first), abs(last))
+    exact = all(n.isdigit() for n in numbers) and largest < _LONG_DOUBLE_EXACT
+    if not exact and abs(step) * _LONG_DOUBLE_EXACT < largest:
+        raise Denied(
+            "`seq`'s step is below the precision of its bounds, so the count cannot be "
+            "trusted to end"
+        )
+
+
+_LONG_DOUBLE_EXACT: Final = 2**52
+"""Integers up to here are exact even in a double; a step smaller than the bounds over this
+may vanish when added (seq uses ``long double``; the double's precision is the safe side)."""
 
 
 _XXD_FLAGS: Final = names(
@@ -265,28 +273,53 @@ _XXD_ATTACHED: Final = re.compile(r"-(?:c|g|l|o|s)[+-]?(?:0[xX][0-9a-fA-F]+|[0-9
 
 
 def _check_xxd(call: Call) -> None:
-    """xxd (vim 9.0) parses single-dash long names itself; a second operand is written to."""
-    operands: list[str] = []
+    """xxd (vim 9.0) reads options only until its first operand (``xxd IN -l5`` writes a
+    file named ``-l5``), takes ``--name`` for ``-name``, and writes a second operand."""
     args = call.args
     i = 0
-    while i < len(args):
+    while i < len(args) and args[i].startswith("-") and args[i] != "-":
         word = args[i]
         i += 1
         if word == "--":
-            operands.extend(args[i:])
             break
-        if not word.startswith("-") or word == "-":
-            operands.append(word)
-        elif word in _XXD_VALUES:
+        option = word[1:] if word.startswith("--") else word
+        if option in _XXD_VALUES:
             if i >= len(args):
                 raise Denied(f"`xxd {word}` needs a value")
             i += 1
-        elif word not in _XXD_FLAGS and not _XXD_ATTACHED.fullmatch(word):
+        elif option not in _XXD_FLAGS and not _XXD_ATTACHED.fullmatch(option):
             raise Denied(f"`xxd {shown(word)}` is not an option plan mode knows to be read-only")
+    operands = args[i:]
     if len(operands) > 1:
-        raise Denied("`xxd IN OUT` writes to OUT")
+        raise Denied(
+            f"`xxd IN OUT` writes to OUT (`{shown(operands[1])}`): xxd stops reading options "
+            "at its first file name"
+        )
     for operand in operands:
         check_path(call.place, operand)
+
+
+_TAIL_OBSOLETE: Final = re.compile(r"[+-][0-9]*[bcl]?f?")
+
+
+def _check_tail(call: Call) -> None:
+    """tail's obsolete forms come first, as coreutils parses them: with one option word and
+    at most one file, ``+N[bcl][f]`` and ``-N[bcl][f]`` count from the start or the end,
+    and a final ``f`` follows the file forever (``tail +1f log``)."""
+    args = call.args
+    one_file = (
+        len(args) == 1
+        or (len(args) == 2 and not args[1].startswith("-"))
+        or (len(args) == 2 and args[1] == "-")
+    )
+    first = args[0] if args else ""
+    if one_file and _TAIL_OBSOLETE.fullmatch(first) and first not in ("-", "-c"):
+        if first.endswith("f"):
+            raise Denied(f"`tail {shown(first)}` {_NEVER_ENDS}")
+        for path in args[1:]:
+            check_path(call.place, path)
+        return
+    table_rule(TAIL)(call)
 
 
 def _check_echo(call: Call) -> None:
@@ -303,7 +336,7 @@ def _check_printf(call: Call) -> None:
 RULES: Final[dict[str, Rule]] = {
     "cat": table_rule(CAT),
     "head": table_rule(HEAD),
-    "tail": table_rule(TAIL),
+    "tail": _check_tail,
     "wc": table_rule(WC),
     "sort": table_rule(SORT, path_options=("--random-source",)),
     "uniq": table_rule(UNIQ, max_operands=1),
@@ -325,10 +358,6 @@ RULES: Final[dict[str, Rule]] = {
     "column": table_rule(COLUMN),
     "strings": table_rule(STRINGS),
     "hexdump": table_rule(HEXDUMP),
-    **dict.fromkeys(
-        ("md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum"),
-        table_rule(CHECKSUM),
-    ),
     "seq": _check_seq,
     "xxd": _check_xxd,
     "echo": _check_echo,

@@ -1,0 +1,107 @@
+"""``for`` loops over a literal or glob list, unrolled into the commands bash would run.
+
+``for f in src/*.py; do head -3 "$f"; done`` is judged as ``head -3 src/a.py; head -3
+src/b.py``: the list is expanded as bash expands it (in the directory the loop runs in), and
+each use of the variable in the body takes each value in turn. A quoted use (``"$f"``) is
+exactly the value; an unquoted use (``$f``) is too when bash would neither split nor glob
+it (no blank, no glob character, no backslash, not empty), and is refused otherwise. What
+runs is the unrolled structure, rendered with every word quoted: bash never sees the loop.
+
+A loop is unrolled only as a whole element of its command line (``;`` or a line break around
+it, never ``&&``, ``||`` or a pipe), so that running its iterations one after another with
+``;`` is what bash does; it may not nest. At most ``MAX_LOOP_VALUES`` values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from plancord.core.shell.readonly.expansion import GlobBudget, check_braces, expand
+from plancord.core.shell.readonly.raw import (
+    LOOP_VALUE,
+    RawCommand,
+    RawLoop,
+    RawRedirect,
+    RawScript,
+    Word,
+)
+from plancord.core.shell.readonly.verdict import Denied, shown
+
+MAX_LOOP_VALUES: Final = 256
+"""A ``for`` loop over more values than this is refused rather than unrolled."""
+
+_SPLIT_OR_GLOB: Final = frozenset(" \t\n*?[\\")
+
+
+@dataclass(slots=True)
+class FlatScript:
+    """A command line with no loops left: pipelines of commands and their connectors."""
+
+    pipelines: list[list[RawCommand]] = field(default_factory=list)
+    connectors: list[str] = field(default_factory=list)
+
+
+def unroll(raw: RawScript, cwd: Path, budget: GlobBudget) -> FlatScript:
+    """``raw`` with every loop replaced by its iterations, joined by ``;``."""
+    result = FlatScript()
+    for index, element in enumerate(raw.pipelines):
+        if index:
+            result.connectors.append(raw.connectors[index - 1])
+        if not isinstance(element, RawLoop):
+            result.pipelines.append(element)
+            continue
+        iterations = _values(element, cwd, budget)
+        if not iterations:
+            raise Denied(f"the `for {element.name}` loop runs over no words, so it runs nothing")
+        for number, value in enumerate(iterations):
+            if number:
+                result.connectors.append(";")
+            body = element.body
+            for position, pipeline in enumerate(body.pipelines):
+                if position:
+                    result.connectors.append(body.connectors[position - 1])
+                assert not isinstance(pipeline, RawLoop)  # the reader refuses nested loops
+                result.pipelines.append([_substitute(c, value, element.name) for c in pipeline])
+    return result
+
+
+def _values(loop: RawLoop, cwd: Path, budget: GlobBudget) -> list[str]:
+    values: list[str] = []
+    for word in loop.words:
+        check_braces(word)
+        values.extend(expand(word, cwd, budget))
+        if len(values) > MAX_LOOP_VALUES:
+            raise Denied(
+                f"the `for {loop.name}` loop runs over more than {MAX_LOOP_VALUES} words; "
+                "plan mode unrolls at most that many"
+            )
+    return values
+
+
+def _substitute(command: RawCommand, value: str, name: str) -> RawCommand:
+    return RawCommand(
+        [_word(word, value, name) for word in command.words],
+        [RawRedirect(r.fd, r.op, _word(r.target, value, name)) for r in command.redirects],
+    )
+
+
+def _word(word: Word, value: str, name: str) -> Word:
+    if LOOP_VALUE not in word.text:
+        return word
+    text: list[str] = []
+    quoted: list[bool] = []
+    for char, was_quoted in zip(word.text, word.quoted, strict=True):
+        if char != LOOP_VALUE:
+            text.append(char)
+            quoted.append(was_quoted)
+            continue
+        if not was_quoted and (not value or _SPLIT_OR_GLOB & set(value)):
+            raise Denied(
+                f"`${name}` is unquoted and its value `{shown(value)}` would be split or "
+                f'globbed by bash; write `"${name}"`'
+            )
+        text.extend(value)
+        quoted.extend([True] * len(value))
+    return Word("".join(text), tuple(quoted), word.source)

@@ -1,0 +1,58 @@
+"""What the reader makes of a command line, before anything is expanded or judged: words
+(with which characters were quoted), redirections, commands, pipelines and connectors, and
+``for`` loops still to unroll."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """A word after quote removal, with which characters were quoted (or escaped)."""
+
+    text: str
+    quoted: tuple[bool, ...]
+    source: str
+
+    def unquoted(self, index: int) -> bool:
+        return not self.quoted[index]
+
+    @property
+    def fully_quoted(self) -> bool:
+        return all(self.quoted)
+
+
+@dataclass(slots=True)
+class RawRedirect:
+    fd: int | None
+    op: str
+    target: Word
+
+
+@dataclass(slots=True)
+class RawCommand:
+    words: list[Word] = field(default_factory=list)
+    redirects: list[RawRedirect] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class RawScript:
+    pipelines: list[list[RawCommand] | RawLoop] = field(default_factory=list)
+    connectors: list[str] = field(default_factory=list)
+
+
+LOOP_VALUE: Final = "\0"
+"""Stands in a loop body's word for a use of the loop variable (``$f``, ``${f}``, ``"$f"``);
+its quoted flag says whether the use was quoted. Input never holds it: NUL is refused."""
+
+
+@dataclass(slots=True)
+class RawLoop:
+    """``for NAME in WORDS; do BODY; done``, a whole element of its list (``;`` or a line
+    break before and after it): unrolled when judged, once for each word of the list."""
+
+    name: str
+    words: list[Word]
+    body: RawScript

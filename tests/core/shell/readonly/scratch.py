@@ -1,0 +1,196 @@
+"""The scratch repository the corpus tests run commands in, and how harm is observed.
+
+A command is run for real with bash, *without* the filter, in a copy of a small repository
+(text files, a log, a nested bare repository whose configuration names a program, a linked
+worktree's git directory pointing at it through ``commondir``). ``harm`` names what it did:
+a file written or deleted, a connection opened, a secret printed, a process that does not end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+SECRET = "corpus-secret-SECRET-7e57"
+MARKER = "PWNED"
+NEVER_ENDS_SECONDS = 3.0
+"""Long enough for a slow, loaded machine to finish what does end."""
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=c@example.com", "-c", "user.name=corpus", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env=clean_env(),
+    )
+
+
+def clean_env() -> dict[str, str]:
+    keep = ("PATH", "HOME", "LANG")
+    return {k: v for k, v in os.environ.items() if k in keep} | {"LC_ALL": "C"}
+
+
+def build_template(root: Path) -> Path:
+    """The repository every case starts from (copied per case by ``copy_template``)."""
+    repo = root / "repo"
+    repo.mkdir()
+    (repo / "notes.txt").write_text("alpha\nbanana\nx marks\n")
+    (repo / "data.txt").write_text(
+        "".join(f"line {i:06d} {i * 7919 % 1000}\n" for i in range(2000))
+    )
+    (repo / "app.log").write_text("started\n")
+    (repo / "x").write_text("delete me\n")
+    (repo / "scratch").mkdir()
+    (repo / "scratch" / ".keep").write_text("")
+    (repo / "src").mkdir()
+    (repo / "src" / "run.sh").write_text(f"touch {MARKER}\n")
+    (repo / "src" / "main.py").write_text("print('main')  # TODO\n")
+    (repo / "package.json").write_text('{"name": "corpus", "env": "dev", "scripts": {}}\n')
+    (repo / "paths.txt").write_text("/proc/self/environ\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "c@example.com")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "one")
+    (repo / "notes.txt").write_text("alpha\nbanana\nx marks\nmore\n")
+    git(repo, "commit", "-qam", "two")
+    git(repo, "tag", "v1")
+    (repo / "notes.txt").write_text("alpha\nbanana\nx marks\nmore\nuncommitted\n")
+    # a checked-in bare repository whose configuration names a program
+    lib = root / "lib"
+    lib.mkdir()
+    (lib / "a").write_text("one\n")
+    git(lib, "init", "-q")
+    git(lib, "add", ".")
+    git(lib, "commit", "-qm", "one")
+    (lib / "a").write_text("two\n")
+    git(lib, "commit", "-qam", "two")
+    (repo / "vendor").mkdir()
+    git(root, "clone", "-q", "--bare", str(lib), str(repo / "vendor" / "lib.git"))
+    with (repo / "vendor" / "lib.git" / "config").open("a") as config:
+        config.write(f"[diff]\n\texternal = touch {repo / MARKER}\n")
+    # a linked worktree's git directory: no objects of its own, found through `commondir`
+    linked = repo / "vendor" / "wt"
+    linked.mkdir()
+    head = (repo / "vendor" / "lib.git" / "HEAD").read_text()
+    (linked / "HEAD").write_text(head)
+    (linked / "commondir").write_text("../lib.git\n")
+    return repo
+
+
+def copy_template(template: Path, repo: Path) -> Path:
+    """A fresh copy of the template whose configuration names the copy's own marker."""
+    shutil.copytree(template, repo, symlinks=True)
+    config = repo / "vendor" / "lib.git" / "config"
+    config.write_text(config.read_text().replace(str(template / MARKER), str(repo / MARKER)))
+    return repo
+
+
+@dataclass
+class Listener:
+    port: int
+    connections: int = 0
+
+
+def listening() -> Iterator[Listener]:
+    """A TCP listener on 127.0.0.1 counting connections, for as long as the iterator lives."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.2)
+    state = Listener(server.getsockname()[1])
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            state.connections += 1
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield state
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def snapshot(repo: Path) -> dict[str, str]:
+    seen: dict[str, str] = {}
+    for path in sorted(repo.rglob("*")):
+        relative = path.relative_to(repo)
+        if relative.parts[0] == ".git" or relative.parts[:3] == ("vendor", "lib.git", "objects"):
+            continue
+        if path.is_dir():
+            seen[str(relative)] = f"dir {path.stat().st_mtime_ns}"
+        else:
+            seen[str(relative)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return seen
+
+
+@dataclass(frozen=True)
+class Run:
+    """What running a command did: the harm (or None), its exit status and its output."""
+
+    harm: str | None
+    returncode: int | None
+    output: bytes
+
+
+def run(command: str, repo: Path, listener: Listener | None = None) -> Run:
+    """Run ``command`` with bash, unfiltered, and observe what it did."""
+    before = snapshot(repo)
+    env = clean_env() | {"CORPUS_TOKEN": SECRET}
+    process = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        output, _ = process.communicate(timeout=NEVER_ENDS_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        return Run("never-ends", None, output)
+    if listener is not None and not listener.connections:
+        time.sleep(0.3)  # the listener's thread may not have counted an accepted connection yet
+    harm = None
+    if SECRET.encode() in output:
+        harm = "secret"
+    elif listener is not None and listener.connections:
+        harm = "connects"
+    elif snapshot(repo) != before:
+        harm = "writes"
+    return Run(harm, process.returncode, output)
+
+
+def require_program(command: str) -> None:
+    """Skip the test when the program the command starts with is not installed here
+    (``tree`` and ``mawk`` are not on every system)."""
+    import pytest
+
+    program = command.split()[0]
+    if program in ("tree", "mawk", "gawk", "xxd", "jq") and shutil.which(program) is None:
+        pytest.skip(f"`{program}` is not installed")
+
+
+def harm(command: str, repo: Path, listener: Listener | None = None) -> str | None:
+    """Run ``command`` with bash, unfiltered; name the harm it did, or None."""
+    return run(command, repo, listener).harm
