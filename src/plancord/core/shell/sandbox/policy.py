@@ -232,3 +232,18 @@ class SandboxSettings:
             layer=self.layer,
             shared=self.shared,
         )
+
+    def read_only_policy(self, workspace: Path, *, inner_wall: bool) -> SandboxPolicy:
+        """The policy for a process that runs without a human's Allow because it only reads
+        (a read-only tool, a command the filter judged read-only): the workspace read-only
+        and no network, in every phase and whatever the agent's network setting, so a wrong
+        judgement can neither write nor send."""
+        return SandboxPolicy(
+            workspace=workspace,
+            writable=False,
+            network=False,
+            inner_wall=inner_wall,
+            limits=self.limits,
+            layer=self.layer,
+            shared=self.shared,
+        )
