@@ -4,9 +4,9 @@ change the repository are in ``git_write``).
 Git runs with an argument vector (never through a shell) inside the agent's sandbox
 (``plancord.core.shell.sandbox``), like every process an agent causes: it sees only the
 workspace (read-only for the tools that only look, and while planning), has no network unless
-the operator allowed it (never for the tools that only look), starts
-with the sandbox's environment (no secrets, no pager, no prompt, no discovery above the
-workspace) and with every program-running config key a repository could set switched off.
+the operator allowed it (never for the tools that only look), starts with the sandbox's
+environment (no secrets, no pager, no prompt, no discovery above the workspace) and sees only
+the allow-listed keys of the repository's config, as git itself read them (``git_config``).
 Diffs never run an external diff or a textconv. Branch and remote names from the model are
 checked (``git check-ref-format``, no leading ``-`` or ``+``) so none can be read as an
 option or a force-push refspec.
