@@ -14,14 +14,25 @@ import dataclasses
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from plancord.core.shell.sandbox import git_config
 from plancord.core.shell.sandbox.layers import SandboxUnavailable
 from plancord.core.shell.sandbox.policy import Layer, SandboxPolicy
 
-if TYPE_CHECKING:
-    from plancord.core.shell.sandbox.runner import ProcessResult
+
+class Reading(Protocol):
+    """What ``read`` returns: the runner's ``ProcessResult`` is one."""
+
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def stdout(self) -> str: ...
+    @property
+    def stderr(self) -> str: ...
+    @property
+    def truncated(self) -> bool: ...
+
 
 #: How long git may take to read a repository's config, and how much it may print.
 READ_SECONDS = 20.0
@@ -29,7 +40,7 @@ READ_BYTES = 16 * 1024**2
 
 
 def covers(
-    policy: SandboxPolicy, layer: Layer, read: Callable[[SandboxPolicy], ProcessResult]
+    policy: SandboxPolicy, layer: Layer, read: Callable[[SandboxPolicy], Reading]
 ) -> tuple[tuple[tuple[str, str], ...], str | None]:
     """What to bind over the repository's config so git sees only allow-listed keys, and
     the directory holding it; nothing when git's own reading holds nothing else.
