@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import selectors
 import shutil
 import signal
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,12 @@ from plancord.core.shell.readonly import classify
 SECRET = "corpus-secret-SECRET-7e57"
 MARKER = "PWNED"
 NEVER_ENDS_SECONDS = 1.5
+#: Each command runs under this address-space bound, and at most this much of its output is
+#: kept: ``grep x /dev/zero`` otherwise grows past 3 GB, and ``cat /dev/zero`` fills the
+#: test's own memory through the pipe. A command the bound stops ran without end.
+MEMORY_BOUND_BYTES = 512 * 1024**2
+OUTPUT_BOUND_BYTES = 1024**2
+OUT_OF_MEMORY = (b"memory exhausted", b"Cannot allocate memory", b"MemoryError")
 
 # -- the families -------------------------------------------------------------------------
 # harm: "writes" (a file created, changed or deleted, or a directory written to),
@@ -247,12 +255,36 @@ def _snapshot(repo: Path) -> dict[str, str]:
     return seen
 
 
+def _bounded_output(process: subprocess.Popen[bytes]) -> tuple[bytes, bool]:
+    """The first OUTPUT_BOUND_BYTES of the output (the rest is read and dropped), and whether
+    the command ended within NEVER_ENDS_SECONDS."""
+    assert process.stdout is not None
+    deadline = time.monotonic() + NEVER_ENDS_SECONDS
+    kept = bytearray()
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0:
+            if not selector.select(left):
+                continue
+            data = os.read(process.stdout.fileno(), 65536)
+            if not data:
+                break
+            kept += data[: max(OUTPUT_BOUND_BYTES - len(kept), 0)]
+    try:
+        process.wait(max(deadline - time.monotonic(), 0.01))
+    except subprocess.TimeoutExpired:
+        return bytes(kept), False
+    finally:
+        process.stdout.close()
+    return bytes(kept), True
+
+
 def _harm(command: str, repo: Path, listener: Listener) -> str | None:
     """Run ``command`` with bash, unfiltered; name the harm it did, or None."""
     before = _snapshot(repo)
     env = _clean_env() | {"CORPUS_TOKEN": SECRET}
     process = subprocess.Popen(
-        ["bash", "-c", command],
+        ["prlimit", f"--as={MEMORY_BOUND_BYTES}", "--", "bash", "-c", command],
         cwd=repo,
         env=env,
         stdout=subprocess.PIPE,
@@ -260,11 +292,12 @@ def _harm(command: str, repo: Path, listener: Listener) -> str | None:
         stdin=subprocess.DEVNULL,
         start_new_session=True,
     )
-    try:
-        output, _ = process.communicate(timeout=NEVER_ENDS_SECONDS)
-    except subprocess.TimeoutExpired:
+    output, ended = _bounded_output(process)
+    if not ended:
         os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+        process.wait()
+        return "never-ends"
+    if any(sign in output for sign in OUT_OF_MEMORY):
         return "never-ends"
     if SECRET.encode() in output:
         return "secret"
