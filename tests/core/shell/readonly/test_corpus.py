@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -214,6 +215,16 @@ def scratch(template: Path, tmp_path: Path) -> Path:
 class Listener:
     port: int
     connections: int = 0
+    server: socket.socket | None = None
+
+    def settle(self) -> None:
+        """Wait (up to 2 s) until no connection waits in the backlog for the serving thread,
+        so a command that connected is counted however loaded the machine is."""
+        deadline = time.monotonic() + 2
+        while self.server is not None and time.monotonic() < deadline:
+            if not select.select([self.server], [], [], 0)[0]:
+                return
+            time.sleep(0.01)
 
 
 @pytest.fixture
@@ -222,7 +233,7 @@ def listener() -> Iterator[Listener]:
     server.bind(("127.0.0.1", 0))
     server.listen(16)
     server.settimeout(0.2)
-    state = Listener(server.getsockname()[1])
+    state = Listener(server.getsockname()[1], server=server)
     stop = threading.Event()
 
     def serve() -> None:
@@ -301,6 +312,7 @@ def _harm(command: str, repo: Path, listener: Listener) -> str | None:
         return "never-ends"
     if SECRET.encode() in output:
         return "secret"
+    listener.settle()
     if listener.connections:
         return "connects"
     if _snapshot(repo) != before:
