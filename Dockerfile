@@ -1,8 +1,9 @@
 # plancord in a container: the Discord bot with git and ripgrep, its state in the /data volume.
 #
 #   docker build -t plancord .
-#   docker run -d --name plancord -e DISCORD_TOKEN -e ANTHROPIC_API_KEY \
-#       -v plancord-data:/data plancord
+#   docker run -d --name plancord --security-opt seccomp=seccomp-bubblewrap.json \
+#       --security-opt apparmor=unconfined --security-opt systempaths=unconfined \
+#       -e DISCORD_TOKEN -e ANTHROPIC_API_KEY -v plancord-data:/data plancord
 #
 # The baked /etc/plancord/config.yaml sets only data_dir: /data. For your own settings mount a
 # file over it, keeping data_dir: /data:
@@ -12,9 +13,10 @@
 #   docker exec plancord plancord doctor
 #   docker exec plancord plancord plan status --agent NAME
 # Agent commands run in bubblewrap, which needs user namespaces; Docker's default seccomp
-# profile forbids them, so there the Landlock fallback is used (Linux 5.13 or later with
-# lsm=landlock). plancord doctor reports the layer, and the health check fails when neither
-# works unless the config sets sandbox.layer: off.
+# profile forbids them, hence the shipped profile and the two other options above (why each:
+# docs/docker-sandbox.md; compose.example.yaml uses the same). Without them the weaker
+# Landlock fallback is used (Linux 5.13 or later). plancord doctor reports the layer, and the
+# health check fails when neither works unless the config sets sandbox.layer: off.
 
 FROM python:3.11-slim
 

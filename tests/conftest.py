@@ -16,6 +16,7 @@ from plancord.core.agents import AgentRecord
 from plancord.core.ports import PlanningChange, StaticSettings
 from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
+from plancord.core.shell.sandbox import landlock_abi
 from plancord.storage.backend import Backend
 from plancord.storage.engines import open_database
 from plancord.storage.store import SqlStore
@@ -25,6 +26,18 @@ from tests.world import Worlds
 # CI sets this: there, a machine without PostgreSQL fails the run instead of skipping.
 REQUIRE_POSTGRES = os.environ.get("PLANCORD_REQUIRE_POSTGRES") == "1"
 _postgres_missing: list[str] = []
+# CI sets this too: there, a kernel without Landlock fails the run, instead of the plan-mode
+# tests quietly running with the read-only wall off (``shell_sandbox: off``) or skipping.
+REQUIRE_LANDLOCK = os.environ.get("PLANCORD_REQUIRE_LANDLOCK") == "1"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if REQUIRE_LANDLOCK and landlock_abi() == 0:
+        pytest.exit(
+            "PLANCORD_REQUIRE_LANDLOCK=1, but this kernel has no Landlock: the plan-mode "
+            "tests would run without their read-only wall",
+            returncode=1,
+        )
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

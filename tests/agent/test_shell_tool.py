@@ -49,7 +49,7 @@ async def test_sandboxed_ls_runs(make_ctx: MakeCtx, workspace: Path) -> None:
     (workspace / "visible.txt").write_text("")
     result = await call(BASH, make_ctx(sandbox=True, phase=Phase.GATHERING), command="ls")
     assert not result.is_error
-    assert result.content == ("visible.txt\n[exit code 0] [ran in the read-only plan-mode sandbox]")
+    assert result.content == ("visible.txt\n[exit code 0] [ran in the read-only sandbox]")
 
 
 @needs_landlock
@@ -57,7 +57,7 @@ async def test_the_sandbox_blocks_writes(make_ctx: MakeCtx, workspace: Path) -> 
     result = await call(BASH, make_ctx(sandbox=True, phase=Phase.GATHERING), command="echo x > f")
     assert not (workspace / "f").exists()
     assert "[exit code 0]" not in result.content
-    assert "[ran in the read-only plan-mode sandbox]" in result.content
+    assert "[ran in the read-only sandbox]" in result.content
 
 
 async def test_a_missing_sandbox_is_an_error_result(

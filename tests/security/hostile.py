@@ -73,6 +73,15 @@ class Hostile:
                     seen.append(content if isinstance(content, str) else str(content))
         return seen
 
+    def ran(self, count: int) -> list[str]:
+        """The ``count`` tool results, each from a call that ran: a wall that refused every
+        command (``Not run: …``) would make the attack tests pass without showing anything."""
+        results = self.tool_results()
+        assert len(results) == count, results
+        refused = [result for result in results if result.startswith("Not run")]
+        assert refused == [], refused
+        return results
+
     def channel_texts(self) -> list[str]:
         texts: list[str] = []
         for channel in self.guild.channels.values():

@@ -8,16 +8,21 @@ the bot's user, the database could be rewritten, and ``setsid`` children outlive
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 import os
 import socket
+import subprocess
 from pathlib import Path
 from typing import Any
 
 from plancord.core.planning import Phase
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.security.hostile import (
+    FILE_SECRET,
     OTHER_SECRET,
+    SECRETS,
     Hostile,
     host_environment_entries,
     instructed,
@@ -28,6 +33,17 @@ BASH = "bash_execute"
 
 def bash(command: str) -> Any:
     return tool_turn(ToolCall(BASH, {"command": command}))
+
+
+def _on_the_host(commands: list[str], cwd: Path | None = None) -> str:
+    """Everything ``commands`` print when bash runs them on the host, without any wall."""
+    output = []
+    for command in commands:
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=cwd, capture_output=True, text=True, check=False
+        )
+        output += [done.stdout, done.stderr]
+    return "\n".join(output)
 
 
 async def test_the_bots_environment_and_secret_files_never_reach_the_model(
@@ -51,9 +67,11 @@ async def test_the_bots_environment_and_secret_files_never_reach_the_model(
     scene.world.server.add_turns(*[*(bash(c.format(**where)) for c in commands), text_turn("done")])
     await scene.ana.send(scene.channel, "look around")
 
-    results = scene.tool_results()
-    assert len(results) == len(commands)
+    results = scene.ran(len(commands))
     assert scene.leaks() == []
+    # Positive control: the same commands, run by bash on the host, read every secret.
+    unwalled = await asyncio.to_thread(_on_the_host, [c.format(**where) for c in commands])
+    assert [secret for secret in SECRETS if secret not in unwalled] == []
     host_entries = host_environment_entries()
     assert host_entries
     assert [entry for entry in host_entries if any(entry in text for text in results)] == []
@@ -95,8 +113,12 @@ async def test_a_repository_named_program_never_runs(hostile: Any) -> None:
     )
     await scene.ana.send(scene.channel, "set things up")
 
-    assert len(scene.tool_results()) == 14
+    results = scene.ran(14)
+    assert "[exit code 0]" in results[-1]
     assert not marker.exists()
+    # Positive control: plain git on the host, in the same repository, runs the filter.
+    await asyncio.to_thread(_on_the_host, ["git diff HEAD"], cwd=scene.workspace)
+    assert marker.exists()
 
 
 async def test_the_database_is_out_of_reach(hostile: Any) -> None:
@@ -109,14 +131,23 @@ async def test_the_database_is_out_of_reach(hostile: Any) -> None:
         "db.execute(\"UPDATE agents SET permission_profile = '{}'\"); db.commit()"
     )
     before = await scene.app.store.list_audit("ada")
+    program = base64.b64encode(forge.encode()).decode()
     scene.world.server.add_turns(
-        *[bash(f'python3 -c "{forge}"'), bash(f"ls -la {scene.data_dir}"), text_turn("done")]
+        *[
+            bash(f"echo {program} | base64 -d | python3"),
+            bash(f"ls -la {scene.data_dir}"),
+            text_turn("done"),
+        ]
     )
     await scene.ana.send(scene.channel, "tidy up")
 
-    forged, listed = scene.tool_results()
+    forged, listed = scene.ran(2)
     assert "[exit code 0]" not in forged
+    assert "unable to open database" in forged or "OperationalError" in forged, forged
     assert "plancord.db" not in listed
+    assert "[exit code 0]" in listed, listed
+    # Positive control: the same listing on the host shows the database.
+    assert "plancord.db" in await asyncio.to_thread(_on_the_host, [f"ls -la {scene.data_dir}"])
     after = await scene.app.store.list_audit("ada")
     assert [a.action for a in after[: len(before)]] == [a.action for a in before]
     assert (await scene.app.store.get_agent("other")).permission_profile != {}
@@ -139,7 +170,8 @@ async def test_plan_mode_git_tools_run_no_repository_program(hostile: Any, tmp_p
     await scene.ana.slash(scene.channel, "plan start", task="look around")
 
     assert (await scene.app.store.load_state("ada")).phase is Phase.GATHERING
-    assert len(scene.tool_results()) == 4
+    results = scene.ran(4)
+    assert results[0].startswith("## "), results[0]
     assert not marker.exists()
     assert (scene.workspace / ".git" / "index").read_bytes() == index
 
@@ -157,9 +189,14 @@ async def test_plan_mode_reads_nothing_outside_the_workspace(hostile: Any) -> No
     scene.world.server.add_turns(*[*(bash(c) for c in commands), text_turn("exploring")])
     await scene.ana.slash(scene.channel, "plan start", task="look around")
 
-    assert len(scene.tool_results()) == len(commands)
+    results = scene.ran(len(commands))
     assert scene.leaks() == []
-    assert all(OTHER_SECRET not in text for text in scene.tool_results())
+    assert all(OTHER_SECRET not in text for text in results)
+    assert all("[exit code 0]" not in text for text in results), results
+    # Positive control: on the host the same reads leak the other agent's notes and the file.
+    unwalled = await asyncio.to_thread(_on_the_host, commands)
+    assert OTHER_SECRET in unwalled
+    assert FILE_SECRET in unwalled
 
 
 def _processes_running(needle: str) -> list[int]:
@@ -186,7 +223,7 @@ async def test_nothing_the_command_starts_outlives_the_call(hostile: Any) -> Non
     scene.world.server.add_turns(*[bash(command), text_turn("done")])
     await scene.ana.send(scene.channel, "start a daemon")
 
-    assert "started" in scene.tool_results()[0]
+    assert "started" in scene.ran(1)[0]
     assert _processes_running("314.") == []
 
 
@@ -208,9 +245,11 @@ async def test_the_network_is_off(hostile: Any) -> None:
         )
         await scene.ana.send(scene.channel, "call home")
 
-        results = scene.tool_results()
+        results = scene.ran(2)
         assert all("connected" not in r for r in results)
         assert all("[exit code 0]" not in r for r in results)
+        refusals = ("Connection refused", "Network is unreachable")
+        assert all(any(why in r for why in refusals) for r in results), results
         try:
             server.accept()
             raise AssertionError("the sandboxed command reached the host's listener")
@@ -226,8 +265,7 @@ async def test_a_memory_hog_stops_at_the_limit(hostile: Any) -> None:
         config={"sandbox": {"memory_mb": 256}, "shell": {"timeout_seconds": 60}},
     )
 
-    results = scene.tool_results()
-    assert len(results) == 2
+    results = scene.ran(2)
     for result in results:
         assert "timed out" not in result
         assert "[exit code 0]" not in result

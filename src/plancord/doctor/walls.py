@@ -95,9 +95,11 @@ def check_agent_sandbox(config: Config | None) -> Check:
     return warned(
         "agent sandbox",
         f"Landlock fallback only ({bubblewrap_problem()}): reads and writes are confined and "
-        "TCP is off, but UDP and unix sockets are not, and agent processes share the bot's "
-        "pid and network namespaces",
-        "install bubblewrap and allow unprivileged user namespaces",
+        "TCP, UDP and unix sockets are off (a seccomp filter), but agent processes share the "
+        "bot's pid and network namespaces (an agent allowed the network gets the host's), "
+        "and git refuses a repository whose config holds keys outside the allow-list",
+        "install bubblewrap and allow unprivileged user namespaces; in Docker, run with "
+        "seccomp-bubblewrap.json (docs/docker-sandbox.md)",
     )
 
 

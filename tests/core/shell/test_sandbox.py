@@ -18,10 +18,12 @@ from pathlib import Path
 import pytest
 
 from plancord.core.shell.sandbox import (
+    Layer,
     LayerChoice,
     ProcessResult,
     SandboxPolicy,
     SandboxUnavailable,
+    choose_layer,
     landlock_abi,
     runner,
     sandbox_run,
@@ -576,7 +578,9 @@ def test_sandbox_run_without_landlock(
 
 
 async def test_repository_config_cannot_make_git_run_programs(tmp_path: Path) -> None:
-    """A hostile .git/config (fsmonitor, pager) runs nothing, sandbox or not."""
+    """A hostile .git/config (fsmonitor, pager) runs nothing: under bubblewrap git sees
+    only the allow-listed view; with the sandbox off, where nothing can hide the file,
+    the run is refused, naming the keys."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     marker = tmp_path / "ran"
@@ -595,11 +599,19 @@ async def test_repository_config_cannot_make_git_run_programs(tmp_path: Path) ->
     assert setup.exit_code == 0, setup.output
     hook = f"sh -c 'echo ran >> {marker}'"
     for key in ("core.fsmonitor", "core.pager"):
-        configured = await run_shell(f'git config {key} "{hook}"', workspace, sandbox=False)
-        assert configured.exit_code == 0, configured.output
+        await asyncio.to_thread(
+            subprocess.run, ["git", "config", key, hook], cwd=workspace, check=True
+        )
     for command in ("git status", "git diff", "git log -p"):
-        result = await run_shell(command, workspace, sandbox=False)
-        assert result.exit_code == 0, (command, result.output)
-    diff = await run_shell("git diff", workspace, sandbox=False)
-    assert "+b" in diff.output
+        with pytest.raises(SandboxUnavailable, match=r"core\.fsmonitor, core\.pager"):
+            await run_shell(command, workspace, sandbox=False)
+    if choose_layer(LayerChoice.AUTO) is Layer.BUBBLEWRAP:
+        policy = SandboxPolicy(workspace=workspace, writable=True)
+        for command in ("git status", "git diff", "git log -p"):
+            result = await runner.run_sandboxed(
+                ["bash", "-c", command], policy, timeout=60, merge_stderr=True
+            )
+            assert result.exit_code == 0, (command, result.output)
+        diff = await runner.run_sandboxed(["git", "diff"], policy, timeout=60)
+        assert "+b" in diff.stdout
     assert not marker.exists()

@@ -87,6 +87,13 @@ class ToolContext:
             inner_wall=self.sandbox,
         )
 
+    @property
+    def read_only_policy(self) -> SandboxPolicy:
+        """The sandbox of a process that runs because it only reads (a read-only tool, a
+        command the filter judged read-only): the workspace read-only and no network in every
+        phase, with the Landlock inner wall when ``sandbox``."""
+        return self.sandbox_settings.read_only_policy(self.workspace, inner_wall=self.sandbox)
+
 
 class Tool(ABC, Generic[InputT]):
     name: ClassVar[str]

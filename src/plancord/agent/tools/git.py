@@ -3,9 +3,10 @@ change the repository are in ``git_write``).
 
 Git runs with an argument vector (never through a shell) inside the agent's sandbox
 (``plancord.core.shell.sandbox``), like every process an agent causes: it sees only the
-workspace (read-only while planning), has no network unless the operator allowed it, starts
-with the sandbox's environment (no secrets, no pager, no prompt, no discovery above the
-workspace) and with every program-running config key a repository could set switched off.
+workspace (read-only for the tools that only look, and while planning), has no network unless
+the operator allowed it (never for the tools that only look), starts with the sandbox's
+environment (no secrets, no pager, no prompt, no discovery above the workspace) and sees only
+the allow-listed keys of the repository's config, as git itself read them (``git_config``).
 Diffs never run an external diff or a textconv. Branch and remote names from the model are
 checked (``git check-ref-format``, no leading ``-`` or ``+``) so none can be read as an
 option or a force-push refspec.
@@ -158,7 +159,7 @@ class GitStatusTool(Tool[GitStatusInput]):
         return "status"
 
     async def run(self, args: GitStatusInput, ctx: ToolContext) -> ToolResult:
-        output = await run_git(ctx.policy, "status", "--porcelain=v1", "--branch")
+        output = await run_git(ctx.read_only_policy, "status", "--porcelain=v1", "--branch")
         if not output.ok:
             return git_failure("git status", output)
         text = output.stdout.rstrip("\n")
@@ -203,7 +204,7 @@ class GitDiffTool(Tool[GitDiffInput]):
             if isinstance(paths, ToolResult):
                 return paths
             argv += ["--", *paths]
-        output = await run_git(ctx.policy, *argv)
+        output = await run_git(ctx.read_only_policy, *argv)
         if not output.ok:
             return git_failure("git diff", output)
         if not output.stdout.strip():
@@ -253,7 +254,7 @@ class GitLogTool(Tool[GitLogInput]):
             if isinstance(paths, ToolResult):
                 return paths
             argv += ["--", *paths]
-        output = await run_git(ctx.policy, *argv)
+        output = await run_git(ctx.read_only_policy, *argv)
         if not output.ok:
             if "does not have any commits yet" in output.stderr:
                 return ToolResult("No commits yet on this branch.")

@@ -110,7 +110,7 @@ class GrepTool(Tool[GrepInput]):
                 "The grep tool needs ripgrep, which is not installed on this host (ask the "
                 "operator: apt-get install ripgrep). bash_execute's grep works meanwhile."
             )
-        outcome = await _grep_ripgrep(ctx.policy, shown, args)
+        outcome = await _grep_ripgrep(ctx.read_only_policy, shown, args)
         if outcome.error is not None:
             return ToolResult.error(outcome.error)
         if outcome.lines:

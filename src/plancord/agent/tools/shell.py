@@ -1,11 +1,17 @@
 """``bash_execute``: the agent's shell, wired to the read-only classifier and the sandbox.
 
 The tool is ``mutating`` because a shell can do anything. It reports the classifier's verdict
-(``shell_verdict``) so the gate can still let read-only commands run in plan mode; a command
-the filter allowed runs as the filter's re-rendered script, never as the model's text. It
-runs every command through ``run_shell`` inside the agent's sandbox (``ctx.policy``): the
-workspace read-only while planning, with the Landlock inner wall when the gate asked for it
-(``ctx.sandbox``). The model may shorten the operator's timeout, never extend it.
+(``shell_verdict``) so the gate can let read-only commands run without asking; a command the
+filter allowed runs as the filter's re-rendered script, never as the model's text.
+
+The filter decides whether to ask; the sandbox decides what can happen. A command the filter
+judged read-only runs without a human's Allow, so it runs in the read-only sandbox
+(``ctx.read_only_policy``: the workspace read-only, no network) in every phase, and a wrong
+judgement can neither write nor send. When such a command fails for want of write access the
+result says so, and that the model may call again with ``write: true``: the call is then not
+judged read-only, so the gate asks a human (and plan mode refuses it). Every other command
+runs in the agent's own sandbox (``ctx.policy``). The model may shorten the operator's
+timeout, never extend it.
 """
 
 from __future__ import annotations
@@ -41,6 +47,14 @@ class BashExecuteInput(BaseModel):
             "limit (60 s unless configured otherwise), which is also the default."
         ),
     )
+    write: bool = Field(
+        default=False,
+        description=(
+            "Set to true when the command must change files or use the network. A command "
+            "that only reads runs without asking, in a read-only sandbox without network; "
+            "with write=true a human is asked first (never possible in plan mode)."
+        ),
+    )
 
 
 class BashExecuteTool(Tool[BashExecuteInput]):
@@ -64,6 +78,8 @@ class BashExecuteTool(Tool[BashExecuteInput]):
         return args.command
 
     def shell_verdict(self, args: BashExecuteInput, workspace: Path) -> Verdict:
+        if args.write:
+            return Verdict(False, "the call asks to write (`write: true`)")
         return classify(args.command, workspace)
 
     async def run(self, args: BashExecuteInput, ctx: ToolContext) -> ToolResult:
@@ -71,10 +87,12 @@ class BashExecuteTool(Tool[BashExecuteInput]):
         timeout = min(args.timeout_seconds or limit, limit)
         # What the filter judged is what runs: its re-rendered script, never the text again.
         judged = ctx.verdict.script if ctx.verdict is not None and ctx.verdict.allowed else None
+        # Judged read-only, it runs unasked: the sandbox, not the judgement, keeps it so.
+        policy = ctx.read_only_policy if judged is not None else ctx.policy
         try:
             result = await run_shell(
                 judged or args.command,
-                ctx.policy,
+                policy,
                 timeout=timeout,
                 max_output=ctx.shell.max_output_bytes,
             )
@@ -85,13 +103,31 @@ class BashExecuteTool(Tool[BashExecuteInput]):
         return format_shell_result(result, timeout)
 
 
+#: What a program prints when the read-only sandbox refused a write: bubblewrap's read-only
+#: bind gives EROFS, Landlock gives EACCES.
+WRITE_REFUSALS = ("Read-only file system", "Permission denied")
+
+WRITE_REFUSED = (
+    "[read-only sandbox: a write was refused. The command was judged read-only, so it ran "
+    "without asking, with the workspace read-only and no network. If it must write, call "
+    "bash_execute again with write=true to ask a human.]"
+)
+
+
 def format_shell_result(result: ProcessResult, timeout: float) -> ToolResult:
-    """The output followed by one status line; a timeout is an error, a non-zero exit is not."""
+    """The output followed by one status line; a timeout is an error, a non-zero exit is not.
+
+    A read-only run that failed saying a write was refused ends with :data:`WRITE_REFUSED`
+    and is an error, so the model knows to ask instead of retrying the same call.
+    """
     output = result.output.rstrip("\n") or "(no output)"
     if result.timed_out:
         status = f"[timed out after {timeout:g} s; the command and its children were killed]"
     else:
         status = f"[exit code {result.exit_code}]"
     if result.read_only:
-        status += " [ran in the read-only plan-mode sandbox]"
+        status += " [ran in the read-only sandbox]"
+        refused = any(marker in result.output for marker in WRITE_REFUSALS)
+        if result.exit_code != 0 and refused:
+            return ToolResult(f"{output}\n{status}\n{WRITE_REFUSED}", is_error=True)
     return ToolResult(f"{output}\n{status}", is_error=result.timed_out)

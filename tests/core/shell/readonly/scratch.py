@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import select
+import selectors
 import shutil
 import signal
 import socket
@@ -24,6 +26,17 @@ SECRET = "corpus-secret-SECRET-7e57"
 MARKER = "PWNED"
 NEVER_ENDS_SECONDS = 3.0
 """Long enough for a slow, loaded machine to finish what does end."""
+#: Each command runs under this address-space bound, and at most this much of its output is
+#: kept: ``grep x /dev/zero`` otherwise grows past 3 GB, and ``cat /dev/zero`` fills the
+#: test's own memory through the pipe. A command the bound stops ran without end.
+MEMORY_BOUND_BYTES = 512 * 1024**2
+OUTPUT_BOUND_BYTES = 1024**2
+OUT_OF_MEMORY = (
+    b"memory exhausted",
+    b"Cannot allocate memory",
+    b"MemoryError",
+    b"Out of memory",
+)
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -100,6 +113,17 @@ def copy_template(template: Path, repo: Path) -> Path:
 class Listener:
     port: int
     connections: int = 0
+    server: socket.socket | None = None
+
+    def settle(self) -> None:
+        """Wait (up to 2 s) until no connection waits in the backlog for the serving thread,
+        so a command that connected is counted however loaded the machine is."""
+        deadline = time.monotonic() + 2
+        while self.server is not None and time.monotonic() < deadline:
+            if not select.select([self.server], [], [], 0)[0]:
+                break
+            time.sleep(0.01)
+        time.sleep(0.05)  # an accepted connection is counted just after accept returns
 
 
 def listening() -> Iterator[Listener]:
@@ -108,7 +132,7 @@ def listening() -> Iterator[Listener]:
     server.bind(("127.0.0.1", 0))
     server.listen(16)
     server.settimeout(0.2)
-    state = Listener(server.getsockname()[1])
+    state = Listener(server.getsockname()[1], server=server)
     stop = threading.Event()
 
     def serve() -> None:
@@ -150,12 +174,36 @@ class Run:
     output: bytes
 
 
+def bounded_output(process: subprocess.Popen[bytes]) -> tuple[bytes, bool]:
+    """The first OUTPUT_BOUND_BYTES of the output (the rest is read and dropped), and whether
+    the command ended within NEVER_ENDS_SECONDS."""
+    assert process.stdout is not None
+    deadline = time.monotonic() + NEVER_ENDS_SECONDS
+    kept = bytearray()
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0:
+            if not selector.select(left):
+                continue
+            data = os.read(process.stdout.fileno(), 65536)
+            if not data:
+                break
+            kept += data[: max(OUTPUT_BOUND_BYTES - len(kept), 0)]
+    try:
+        process.wait(max(deadline - time.monotonic(), 0.01))
+    except subprocess.TimeoutExpired:
+        return bytes(kept), False
+    finally:
+        process.stdout.close()
+    return bytes(kept), True
+
+
 def run(command: str, repo: Path, listener: Listener | None = None) -> Run:
     """Run ``command`` with bash, unfiltered, and observe what it did."""
     before = snapshot(repo)
     env = clean_env() | {"CORPUS_TOKEN": SECRET}
     process = subprocess.Popen(
-        ["bash", "-c", command],
+        ["prlimit", f"--as={MEMORY_BOUND_BYTES}", "--", "bash", "-c", command],
         cwd=repo,
         env=env,
         stdout=subprocess.PIPE,
@@ -163,14 +211,15 @@ def run(command: str, repo: Path, listener: Listener | None = None) -> Run:
         stdin=subprocess.DEVNULL,
         start_new_session=True,
     )
-    try:
-        output, _ = process.communicate(timeout=NEVER_ENDS_SECONDS)
-    except subprocess.TimeoutExpired:
+    output, ended = bounded_output(process)
+    if not ended:
         os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
+        process.wait()
         return Run("never-ends", None, output)
-    if listener is not None and not listener.connections:
-        time.sleep(0.3)  # the listener's thread may not have counted an accepted connection yet
+    if any(sign in output for sign in OUT_OF_MEMORY):
+        return Run("never-ends", process.returncode, output)
+    if listener is not None:
+        listener.settle()
     harm = None
     if SECRET.encode() in output:
         harm = "secret"

@@ -1,204 +1,255 @@
-"""Git settings that keep a repository's own config from making git run a program.
+"""The only git configuration a sandboxed process sees: an allow-list of keys that run nothing.
 
-Why this exists: a repository's ``.git/config`` is written by whoever wrote the repository,
-and git runs programs it names: hooks, an fsmonitor, a pager, an external diff, textconv and
-filter drivers, merge drivers, an ssh command, credential helpers, upload/receive-pack for a
-remote. Every git that an agent causes runs inside the sandbox, so such a program could not
-reach the host anyway; it must not run at all, because it would do what the agent was not
-allowed to (a ``git status`` the profile runs without asking could write files).
+Why this exists: a repository's config is written by whoever wrote the repository, and git
+runs programs it names (hooks paths, an fsmonitor, pagers, diff and merge drivers, filters,
+signing programs, an ssh command, upload/receive-pack, …), and grows new ones. A process
+that runs without a human's Allow (``git status`` from a read-only tool) must run none of
+them. A deny-list of such keys, or a parser of our own deciding which keys the repository
+declares, misses what git obeys (two headers on one line, an include through
+``/proc/self/cwd``, a config past a size limit, …). So:
 
-Settings given through ``GIT_CONFIG_COUNT`` count as command-line config, which beats every
-config file and is the only place ``safe.bareRepository`` is honoured from, so a repository
-cannot override them. Two kinds:
+* git itself reads the repository's config (``git config --list --includes --show-scope
+  -z``, in the sandbox, read-only): :data:`READ_COMMAND`, parsed by :func:`parse_listing`;
+* only the entries whose key is on the allow-list (:func:`is_allowed`: repository format,
+  checkout and index keys, ``extensions.*``, remotes' urls and refspecs, branch tracking,
+  identity, …) are kept, and :func:`render` writes them as a config file;
+* when git's reading holds anything else, that file is what the sandbox shows at the
+  repository's config path (bubblewrap binds it over the real one), so git sees nothing
+  outside the allow-list; where no mount can hide the real file (the Landlock fallback, the
+  sandbox turned off) the run is refused instead, naming the keys;
+* system and global config are off (``environment``), and the few settings git honours
+  only from its command line are set there (:data:`COMMAND_LINE_SETTINGS`).
 
-* fixed keys (:data:`FIXED_OVERRIDES`) for programs whose key has a fixed name;
-* ``diff.external``, when the repository sets it, is set to the empty string (an external
-  diff then fails instead of running; setting it always would break every diff);
-* ``remote.<name>.uploadpack``/``receivepack`` and ``core.gitProxy`` take the *first* of
-  several values, so a later setting cannot replace the repository's: when the repository
-  sets one, the transport that would run it is switched off instead (``protocol.file.allow``
-  or ``protocol.git.allow`` = ``never``), and git fails rather than run the program;
-* keys named after a driver or remote the repository declares (``filter.<name>.clean``,
-  ``diff.<name>.textconv``, ``remote.<name>.uploadpack``, ...): their names are read from
-  the repository's config files (:func:`declared_names`) before each run, and each program
-  key is set to the empty string (git then runs no filter and no textconv, and an external
-  diff fails instead of running) or to git's own program.
+A ``.git`` file or a ``commondir`` would send git to a config elsewhere: :func:`locate`
+refuses both unless they lead to the git directory plancord made itself for the workspace
+(``SandboxPolicy.git_dir``).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
-#: Program-running keys with fixed names, and the value that switches each off.
-FIXED_OVERRIDES: tuple[tuple[str, str], ...] = (
+#: How git is asked for its own reading of the repository's config.
+READ_COMMAND = ("git", "config", "--list", "--includes", "--show-scope", "-z")
+
+#: Settings git honours only from its command line (``GIT_CONFIG_COUNT``), for every run.
+#: None names a program a repository chose: bare repositories only when named explicitly,
+#: no hooks (hooks are files in the git directory, not config keys), no ``ext::`` transport
+#: (a remote url is allow-listed, and that transport runs a command), paths printed as is.
+COMMAND_LINE_SETTINGS: tuple[tuple[str, str], ...] = (
     ("safe.bareRepository", "explicit"),
-    ("core.fsmonitor", "false"),
     ("core.hooksPath", "/dev/null"),
-    ("core.pager", "cat"),
-    ("core.editor", ":"),
-    ("sequence.editor", ":"),
-    ("core.askPass", ""),
-    ("core.sshCommand", "ssh"),
-    ("core.gitProxy", ""),
-    ("credential.helper", ""),
-    ("diff.guitool", ""),
-    ("merge.tool", ""),
-    ("gpg.program", "gpg"),
-    ("commit.gpgSign", "false"),
-    ("tag.gpgSign", "false"),
-    ("log.showSignature", "false"),
     ("protocol.ext.allow", "never"),
     ("core.quotePath", "false"),
 )
 
-#: For each section that names a program per subsection: the keys that run one, and the
-#: value that neutralises each.
-_DRIVER_KEYS: dict[str, tuple[tuple[str, str], ...]] = {
-    "filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
-    "diff": (("command", ""), ("textconv", "")),
-    "merge": (("driver", ""),),
-    "remote": (
-        ("uploadpack", "git-upload-pack"),
-        ("receivepack", "git-receive-pack"),
-        ("proxy", ""),
+#: Keys without a subsection that run nothing, as git prints them (lower case).
+ALLOWED_KEYS = frozenset(
+    {
+        "core.repositoryformatversion",
+        "core.bare",
+        "core.filemode",
+        "core.symlinks",
+        "core.ignorecase",
+        "core.precomposeunicode",
+        "core.logallrefupdates",
+        "core.autocrlf",
+        "core.eol",
+        "core.safecrlf",
+        "core.checkstat",
+        "core.trustctime",
+        "core.abbrev",
+        "core.compression",
+        "core.loosecompression",
+        "core.bigfilethreshold",
+        "core.sparsecheckout",
+        "core.sparsecheckoutcone",
+        "core.commentchar",
+        "core.whitespace",
+        "core.warnambiguousrefs",
+        "core.untrackedcache",
+        "core.splitindex",
+        "core.preloadindex",
+        "core.protecthfs",
+        "core.protectntfs",
+        "core.checkroundtripencoding",
+        "core.multipackindex",
+        "core.commitgraph",
+        "index.version",
+        "index.skiphash",
+        "user.name",
+        "user.email",
+        "user.useconfigonly",
+        "author.name",
+        "author.email",
+        "committer.name",
+        "committer.email",
+        "init.defaultbranch",
+        "i18n.commitencoding",
+        "i18n.logoutputencoding",
+        "pull.rebase",
+        "pull.ff",
+        "merge.ff",
+        "merge.conflictstyle",
+        "fetch.prune",
+        "push.default",
+        "push.autosetupremote",
+        "branch.autosetupmerge",
+        "branch.autosetuprebase",
+        "status.showuntrackedfiles",
+        "diff.renames",
+        "diff.algorithm",
+    }
+)
+
+#: Sections whose every key without a subsection runs nothing.
+ALLOWED_SECTIONS = frozenset({"extensions"})
+
+#: Per-name keys that run nothing: ``remote.<name>.url``, ``branch.<name>.merge``, …
+ALLOWED_NAMED_KEYS: dict[str, frozenset[str]] = {
+    "remote": frozenset(
+        {"url", "pushurl", "fetch", "push", "mirror", "tagopt", "prune", "promisor"}
     ),
-    "difftool": (("cmd", ""), ("path", "")),
-    "mergetool": (("cmd", ""), ("path", "")),
+    "branch": frozenset({"remote", "pushremote", "merge", "rebase", "description"}),
 }
 
-_SECTION = re.compile(
-    r"""^\s*\[\s*(?P<section>[A-Za-z0-9.-]+)\s*(?:"(?P<sub>(?:[^"\\\n]|\\.)*)")?\s*\]""",
-    re.MULTILINE,
-)
-_KEY = re.compile(r"^\s*(?P<key>[A-Za-z][A-Za-z0-9-]*)\s*(?:=|$|[;#])")
-_INCLUDE = re.compile(r"^\s*path\s*=\s*(?P<path>.+?)\s*$", re.MULTILINE | re.IGNORECASE)
-_MAX_CONFIG_BYTES = 1024 * 1024
-_MAX_INCLUDES = 20
+#: Scopes of git's reading that belong to the repository (system, global and the command
+#: line are off or plancord's own).
+_REPOSITORY_SCOPES = frozenset({"local", "worktree"})
 
 
-def _read(path: Path) -> str:
-    try:
-        with path.open("rb") as handle:
-            text = handle.read(_MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    return text.removeprefix("\ufeff")
+class ForeignRepository(Exception):
+    """The workspace's git directory or config is not one plancord can vouch for."""
 
 
-def _entries(text: str) -> Iterator[tuple[str, str | None, str | None]]:
-    """(section, subsection, key) for every header (key None) and every key line.
+def is_allowed(key: str) -> bool:
+    """Whether ``key`` (``section.key`` or ``section.name.key``, as git prints it) is on the
+    allow-list of keys that run nothing."""
+    section, _, rest = key.partition(".")
+    if "." not in rest:
+        return key in ALLOWED_KEYS or (section in ALLOWED_SECTIONS and bool(rest))
+    name = rest.rpartition(".")[2]
+    return name in ALLOWED_NAMED_KEYS.get(section, frozenset())
 
-    The old ``[section.sub]`` spelling counts, and so does a key on its header's line.
+
+def parse_listing(raw: bytes) -> list[tuple[str, str | None]]:
+    """The repository's entries, in git's order, from ``READ_COMMAND``'s output.
+
+    Each record is ``scope NUL key [LF value] NUL``; a key without ``LF`` has no value (a
+    bare boolean). Raises ValueError on anything else, so a misread never passes.
     """
-    section: str | None = None
-    sub: str | None = None
-    for line in text.splitlines():
-        header = _SECTION.match(line)
-        if header is not None:
-            raw, quoted = header["section"], header["sub"]
-            if quoted is not None:
-                section, sub = raw.lower(), re.sub(r"\\(.)", r"\1", quoted)
-            elif "." in raw:
-                head, _, rest = raw.partition(".")
-                section, sub = head.lower(), rest.lower()
-            else:
-                section, sub = raw.lower(), None
-            yield section, sub, None
-            line = line[header.end() :]
-        key = _KEY.match(line)
-        if key is not None and section is not None:
-            yield section, sub, key["key"].lower()
+    fields = raw.split(b"\0")
+    if fields and fields[-1] == b"":
+        fields.pop()
+    if len(fields) % 2:
+        raise ValueError("git's config listing ends inside a record")
+    entries: list[tuple[str, str | None]] = []
+    for scope, record in zip(fields[0::2], fields[1::2], strict=True):
+        key, newline, value = record.decode("utf-8", "surrogateescape").partition("\n")
+        if not key or "." not in key:
+            raise ValueError(f"git's config listing holds an unreadable key {key!r}")
+        if scope.decode("ascii", "replace") in _REPOSITORY_SCOPES:
+            entries.append((key, value if newline else None))
+    return entries
 
 
-def _config_files(git_dir: Path, workspace: Path) -> Iterator[tuple[Path, str]]:
-    """The repository's config, its worktree config and what they include, bounded.
+def _quoted(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\n").replace("\t", "\\t").replace("\b", "\\b") + '"'
 
-    Only includes inside the workspace are followed: the sandbox sees nothing else, so git
-    inside it cannot read any other file either.
-    """
-    queue = [git_dir / "config", git_dir / "config.worktree"]
-    seen: set[Path] = set()
-    while queue and len(seen) < _MAX_INCLUDES:
-        path = queue.pop(0)
-        if path in seen:
-            continue
-        seen.add(path)
-        text = _read(path)
-        yield path, text
-        for match in _INCLUDE.finditer(text):
-            target = match["path"].strip().strip('"')
-            if target.startswith("~"):
-                continue
-            included = (path.parent / target).resolve()
-            if included.is_relative_to(workspace):
-                queue.append(included)
+
+def render(entries: Iterable[tuple[str, str | None]]) -> str:
+    """A config file holding ``entries`` in order: git reads back exactly these."""
+    lines: list[str] = []
+    for key, value in entries:
+        section, _, rest = key.partition(".")
+        middle, _, name = rest.rpartition(".")
+        if "\n" in middle or "\0" in key:
+            raise ValueError(f"cannot write the config key {key!r}")
+        header = f"[{section} {_quoted(middle)}]" if middle else f"[{section}]"
+        lines.append(header)
+        lines.append(f"\t{name}" if value is None else f"\t{name} = {_quoted(value)}")
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 @dataclass(frozen=True, slots=True)
-class Declared:
-    """What a repository's config declares that the overrides must answer.
+class Repository:
+    """Where git finds the workspace's config: ``config`` (in the common directory) and,
+    when it exists, the worktree's own ``config.worktree``."""
 
-    ``names``: driver and remote names, by section. ``external_diff``: it sets
-    ``diff.external``. ``blocked_protocols``: transports to switch off because the config
-    names a program for them that a later setting cannot replace (``remote.<name>.
-    uploadpack`` and ``receivepack`` run locally for a local remote, the first of several
-    wins; likewise ``core.gitProxy`` for ``git://``).
+    config: Path
+    worktree_config: Path | None
+
+
+def locate(workspace: Path, git_dir: Path | None = None) -> Repository | None:
+    """The workspace's repository, or None when it has no ``.git``.
+
+    Raises :class:`ForeignRepository` for a ``.git`` file, or a ``commondir``, unless it
+    leads to ``git_dir``, the git directory plancord made for this workspace.
     """
-
-    names: dict[str, set[str]] = field(default_factory=dict)
-    external_diff: bool = False
-    blocked_protocols: frozenset[str] = frozenset()
-
-
-def declared_names(workspace: Path) -> Declared:
-    """What the workspace's repository config declares (:class:`Declared`).
-
-    Reads ``.git/config`` (or the config of the directory a ``.git`` file points to),
-    ``config.worktree`` and the files they include. Over-approximates on purpose: every
-    header counts, conditional includes are followed whatever their condition.
-    """
-    git_dir = workspace / ".git"
-    if git_dir.is_file():
-        pointer = _read(git_dir).strip()
-        if pointer.startswith("gitdir:"):
-            git_dir = (workspace / pointer.removeprefix("gitdir:").strip()).resolve()
-    names: dict[str, set[str]] = {}
-    external_diff = False
-    blocked: set[str] = set()
-    root = workspace.resolve()
-    if not git_dir.resolve().is_relative_to(root):
-        return Declared()
-    for _, text in _config_files(git_dir, root):
-        for section, sub, key in _entries(text):
-            if sub is not None and section in _DRIVER_KEYS:
-                names.setdefault(section, set()).add(sub)
-            if (section, sub, key) == ("diff", None, "external"):
-                external_diff = True
-            elif section == "remote" and key in ("uploadpack", "receivepack"):
-                blocked.add("file")
-            elif (section, key) == ("core", "gitproxy"):
-                blocked.add("git")
-    return Declared(names, external_diff, frozenset(blocked))
-
-
-def overrides(workspace: Path) -> list[tuple[str, str]]:
-    """The fixed overrides and one per program key of each name the repository declares."""
-    declared = declared_names(workspace)
-    result = list(FIXED_OVERRIDES)
-    if declared.external_diff:
-        result.append(("diff.external", ""))
-    result += [(f"protocol.{name}.allow", "never") for name in sorted(declared.blocked_protocols)]
-    for section, subs in sorted(declared.names.items()):
-        for sub in sorted(subs):
-            result += [(f"{section}.{sub}.{key}", value) for key, value in _DRIVER_KEYS[section]]
-    return result
+    dot_git = workspace / ".git"
+    if dot_git.is_symlink():
+        raise ForeignRepository(
+            "the workspace's .git is a symbolic link; plancord runs git only on a .git "
+            "directory inside the workspace"
+        )
+    if dot_git.is_file():
+        pointer = dot_git.read_text(errors="replace").strip()
+        target = Path(pointer.removeprefix("gitdir:").strip())
+        resolved = (workspace / target).resolve()
+        if git_dir is None or not pointer.startswith("gitdir:") or resolved != git_dir.resolve():
+            raise ForeignRepository(
+                "the workspace's .git is a file pointing to another git directory "
+                f"({pointer[:200]!r}), not a worktree plancord made; plancord runs git only "
+                "on the workspace's own .git directory"
+            )
+        directory = resolved
+    elif dot_git.is_dir():
+        directory = dot_git
+    else:
+        return None
+    common = directory
+    commondir = directory / "commondir"
+    if commondir.exists():
+        if git_dir is None or directory.resolve() != git_dir.resolve():
+            raise ForeignRepository(
+                "the workspace's git directory has a commondir file, which sends git to "
+                "another repository's config; plancord runs git only on a repository it "
+                "can vouch for"
+            )
+        common = (directory / commondir.read_text(errors="replace").strip()).resolve()
+    worktree_config = directory / "config.worktree"
+    return Repository(
+        config=common / "config",
+        worktree_config=worktree_config if worktree_config.exists() else None,
+    )
 
 
-def config_environment(pairs: list[tuple[str, str]]) -> dict[str, str]:
+@dataclass(frozen=True, slots=True)
+class ConfigView:
+    """What git's reading held: the allow-listed entries and the keys that were dropped."""
+
+    kept: list[tuple[str, str | None]]
+    dropped: list[str]
+
+    @property
+    def needed(self) -> bool:
+        """Whether the real config holds anything git must not see."""
+        return bool(self.dropped)
+
+
+def filtered(entries: list[tuple[str, str | None]]) -> ConfigView:
+    """Split git's reading into the allow-listed entries and the dropped keys."""
+    kept = [(key, value) for key, value in entries if is_allowed(key)]
+    dropped = sorted({key for key, _ in entries if not is_allowed(key)})
+    return ConfigView(kept, dropped)
+
+
+def config_environment(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
     """``GIT_CONFIG_COUNT`` and its ``KEY_n``/``VALUE_n`` variables for ``pairs``."""
+    pairs = list(pairs)
     environment = {"GIT_CONFIG_COUNT": str(len(pairs))}
     for index, (key, value) in enumerate(pairs):
         environment[f"GIT_CONFIG_KEY_{index}"] = key

@@ -24,8 +24,9 @@ What each Landlock ABI adds (the highest the kernel offers is used, up to 7):
 * ABI 6+: scoped: no connecting to abstract unix sockets and no signals to processes
   outside the sandbox (the bot, other commands).
 
-What Landlock does not stop, so the fallback does not either: UDP and other non-TCP
-sockets, unix sockets that have a path and lie beneath a readable directory, metadata
+What Landlock does not stop: UDP and other non-TCP sockets and unix sockets that have a
+path; in ``confine`` mode without ``--net`` the ``socket_filter`` seccomp filter refuses
+unix sockets and every non-stream inet socket. Nor, so the fallback does not either: metadata
 changes (``chmod``, ``touch`` of times), reading the *names* in directories it cannot read
 (``stat`` of a known path), and anything a process may do by its capabilities when the bot
 runs as root. bubblewrap's namespaces stop those; this is why it comes first.
@@ -47,6 +48,7 @@ import ctypes
 import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 _CREATE_RULESET_VERSION = 1 << 0
@@ -325,11 +327,31 @@ def _exit_code(status: int) -> int:
     return 128 - code if code < 0 else code
 
 
-def _jail_and_exec(rules: list[tuple[str, int]], allow_tcp: bool, command: list[str]) -> NoReturn:
+def _socket_filter() -> Callable[[], None]:
+    """``socket_filter.install``, loaded from beside this file before Landlock hides it
+    (the trampoline imports nothing else)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "socket_filter.py")
+    spec = importlib.util.spec_from_file_location("plancord_socket_filter", path)
+    if spec is None or spec.loader is None:
+        raise OSError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    install: Callable[[], None] = module.install
+    return install
+
+
+def _jail_and_exec(
+    rules: list[tuple[str, int]], allow_tcp: bool, command: list[str], *, sockets: bool = True
+) -> NoReturn:
     try:
+        filter_sockets = None if sockets else _socket_filter()
         restrict_self(landlock_abi(), rules, allow_tcp=allow_tcp)
+        if filter_sockets is not None:
+            filter_sockets()
     except OSError as exc:
-        print(f"plancord sandbox: could not apply Landlock: {exc}", file=sys.stderr)
+        print(f"plancord sandbox: could not apply Landlock or its filter: {exc}", file=sys.stderr)
         os._exit(EXIT_CANNOT_RUN)
     _reset_signals()
     _exec(command)
@@ -355,7 +377,8 @@ def _supervise(rules: list[tuple[str, int]], allow_tcp: bool, command: list[str]
     pid = os.fork()
     if pid == 0:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        _jail_and_exec(rules, allow_tcp, command)
+        # No network namespace here: without the network, no unix or UDP sockets either.
+        _jail_and_exec(rules, allow_tcp, command, sockets=allow_tcp)
     _, status = os.waitpid(pid, 0)
     _kill_descendants()
     os._exit(_exit_code(status))

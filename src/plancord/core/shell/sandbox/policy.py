@@ -17,7 +17,9 @@ The bubblewrap view, in mount order (later mounts win):
 5. a private ``/tmp`` (a tmpfs of bounded size), which is also ``HOME``;
 6. for the inner Landlock wall: the Python install and the trampoline, read-only;
 7. the directories the operator shares with every agent, if any, and the agent's own
-   workspace, each at its own path, read-only while planning, writable otherwise.
+   workspace, each at its own path, read-only while planning, writable otherwise;
+8. over the repository's config, when it holds keys git must not see, the allow-listed view
+   of it (``git_config``), read-only, so git inside sees only that.
 
 Nothing else of the host exists inside: not the data directory with the database, not other
 agents' workspaces, not the bot's home. The command then runs under ``prlimit`` (inside the
@@ -117,6 +119,8 @@ class SandboxPolicy:
     runtime decides). ``inner_wall``: the Landlock read-only trampoline runs inside too.
     ``shared``: directories the operator shares with every agent (a local git remote, a
     cache), mounted like the workspace: read-only while planning, writable otherwise.
+    ``git_dir``: the git directory plancord made for this workspace (a worktree it created),
+    the only place a ``.git`` file or a ``commondir`` may lead; None refuses both.
     """
 
     workspace: Path
@@ -126,6 +130,7 @@ class SandboxPolicy:
     limits: Limits = Limits()
     layer: LayerChoice = LayerChoice.AUTO
     shared: tuple[Path, ...] = ()
+    git_dir: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +145,18 @@ class HostLayout:
     trampoline: str
 
 
-def bwrap_argv(policy: SandboxPolicy, host: HostLayout, command: list[str]) -> list[str]:
-    """bubblewrap's argv for ``command`` under ``policy``; pure, so tests can compare it."""
+def bwrap_argv(
+    policy: SandboxPolicy,
+    host: HostLayout,
+    command: list[str],
+    *,
+    covers: tuple[tuple[str, str], ...] = (),
+) -> list[str]:
+    """bubblewrap's argv for ``command`` under ``policy``; pure, so tests can compare it.
+
+    ``covers``: (host file, path inside) pairs bound read-only after the workspace, so they
+    win over what the workspace holds there (the repository's config view).
+    """
     workspace = str(policy.workspace)
     argv = [
         "bwrap",
@@ -170,6 +185,8 @@ def bwrap_argv(policy: SandboxPolicy, host: HostLayout, command: list[str]) -> l
     for shared in policy.shared:
         argv += [bind, str(shared), str(shared)]
     argv += [bind, workspace, workspace]
+    for source, target in covers:
+        argv += ["--ro-bind", source, target]
     argv += ["--chdir", workspace, "--"]
     argv += policy.limits.prlimit_argv()
     if policy.inner_wall:
@@ -228,6 +245,21 @@ class SandboxSettings:
             writable=not planning,
             network=not planning and agent in self.network_agents,
             inner_wall=planning and inner_wall,
+            limits=self.limits,
+            layer=self.layer,
+            shared=self.shared,
+        )
+
+    def read_only_policy(self, workspace: Path, *, inner_wall: bool) -> SandboxPolicy:
+        """The policy for a process that runs without a human's Allow because it only reads
+        (a read-only tool, a command the filter judged read-only): the workspace read-only
+        and no network, in every phase and whatever the agent's network setting, so a wrong
+        judgement can neither write nor send."""
+        return SandboxPolicy(
+            workspace=workspace,
+            writable=False,
+            network=False,
+            inner_wall=inner_wall,
             limits=self.limits,
             layer=self.layer,
             shared=self.shared,

@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plancord.core.shell.sandbox import landlock
+from plancord.core.shell.sandbox import config_view, git_config, landlock
 from plancord.core.shell.sandbox.environment import sandbox_environment
 from plancord.core.shell.sandbox.layers import (
     NO_LANDLOCK,
@@ -119,14 +119,40 @@ class _Spawn:
     cwd: Path
     layer: Layer
     private_tmp: str | None
+    view_dir: str | None = None
+
+    def clean_up(self) -> None:
+        for directory in (self.private_tmp, self.view_dir):
+            if directory is not None:
+                shutil.rmtree(directory, ignore_errors=True)
+
+
+def _read_config(policy: SandboxPolicy) -> ProcessResult:
+    """git's own reading of the repository's config, read-only in the sandbox, with the
+    repository's config as it is (``git config`` runs no program)."""
+    spawn = _prepare(git_config.READ_COMMAND, policy, None, view=False)
+    return _run_blocking(
+        spawn,
+        timeout=config_view.READ_SECONDS,
+        max_output=config_view.READ_BYTES,
+        merge_stderr=False,
+        cancel=threading.Event(),
+        read_only=True,
+    )
 
 
 def _prepare(
     command: Sequence[str],
     policy: SandboxPolicy,
     extra_env: Mapping[str, str] | None,
+    *,
+    view: bool = True,
 ) -> _Spawn:
-    """The argv and environment of one run; raises SandboxUnavailable or OSError."""
+    """The argv and environment of one run; raises SandboxUnavailable or OSError.
+
+    ``view``: show git only the allow-listed view of the repository's config (off only for
+    git's own reading of it).
+    """
     if not policy.workspace.is_dir():
         raise FileNotFoundError(2, "the workspace is not a directory", str(policy.workspace))
     policy = dataclasses.replace(policy, workspace=policy.workspace.resolve())
@@ -137,9 +163,11 @@ def _prepare(
             "`shell_sandbox: off` in the plan-mode settings to plan without it"
         )
     host = host_layout()
+    covers, view_dir = config_view.covers(policy, layer, _read_config) if view else ((), None)
     if layer is Layer.BUBBLEWRAP:
         env = sandbox_environment(policy.workspace, SANDBOX_TMP, extra_env)
-        return _Spawn(bwrap_argv(policy, host, list(command)), env, policy.workspace, layer, None)
+        argv = bwrap_argv(policy, host, list(command), covers=covers)
+        return _Spawn(argv, env, policy.workspace, layer, None, view_dir)
     private_tmp = tempfile.mkdtemp(prefix="plancord-sandbox-")
     env = sandbox_environment(policy.workspace, private_tmp, extra_env)
     if layer is Layer.LANDLOCK:
@@ -227,8 +255,7 @@ def _run_blocking(
                 if stream is not None:
                     stream.close()
             process.wait()
-            if spawn.private_tmp is not None:
-                shutil.rmtree(spawn.private_tmp, ignore_errors=True)
+            spawn.clean_up()
     stdout, cut_out = out.text()
     stderr, cut_err = err.text()
     return ProcessResult(
@@ -263,8 +290,7 @@ def _run_in_thread(
             read_only=not policy.writable or policy.inner_wall,
         )
     except BaseException:
-        if spawn.private_tmp is not None:
-            shutil.rmtree(spawn.private_tmp, ignore_errors=True)
+        spawn.clean_up()
         raise
 
 
@@ -348,6 +374,5 @@ def sandbox_run(workspace: Path, argv: Sequence[str], policy: SandboxPolicy | No
     try:
         completed = subprocess.run(spawn.argv, cwd=spawn.cwd, env=spawn.env, check=False)
     finally:
-        if spawn.private_tmp is not None:
-            shutil.rmtree(spawn.private_tmp, ignore_errors=True)
+        spawn.clean_up()
     return _exit_status(completed.returncode)
