@@ -53,6 +53,7 @@ from plancord.core.planning import (
 from plancord.core.planning_results import EnterOutcome, PlanningStatus
 from plancord.core.ports import (
     Clock,
+    MemberDirectory,
     PlanningChange,
     PlanningListener,
     PlanStore,
@@ -76,13 +77,14 @@ class PlanningService:
         settings: SettingsProvider,
         notifiers: Sequence[PlanningListener] = (),
         probe: WorkspaceProbe | None = None,
+        members: MemberDirectory | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.settings = settings
         self.probe = probe
         self._runner = TransitionRunner(store, clock, notifiers)
-        votes = ApprovalVotes(store, clock, self._runner)
+        votes = ApprovalVotes(store, clock, self._runner, members)
         self._decisions = Decisions(store, clock, settings, self._runner, votes, probe)
         self._deadlines = Deadlines(store, clock, settings, self._runner)
         self._submissions = Submissions(

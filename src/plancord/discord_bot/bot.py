@@ -19,6 +19,7 @@ from plancord.core.errors import PlancordError
 from plancord.core.ports import Clock, ModelClient
 from plancord.core.roles import RoleNames
 from plancord.discord_bot.client import PlancordClient
+from plancord.discord_bot.members import DiscordMembers
 from plancord.discord_bot.notifier import DiscordNotifier
 from plancord.gc_tuning import GcTuning
 
@@ -58,6 +59,7 @@ class PlancordBot(PlancordClient):
         self._app = await App.open(
             self.config,
             notifier=self.notifier,
+            members=DiscordMembers(self),
             model=self.model_factory(),
             clock=self.clock,
             scheduler_max_sleep=self.scheduler_max_sleep,
