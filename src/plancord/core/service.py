@@ -9,7 +9,8 @@ The service itself enters plan mode, records step progress, completes and cancel
 the rest to the collaborators it builds, each given only what it uses: a
 ``TransitionRunner`` that commits and notifies, ``Submissions`` of new revisions,
 ``Decisions`` on a submitted revision (with ``ApprovalVotes`` when several people must
-approve) and ``Deadlines`` for timeouts. ``EnterOutcome`` and ``PlanningStatus`` live in
+approve, which reads voters again through the ``MemberDirectory`` it is given) and
+``Deadlines`` for timeouts. ``EnterOutcome`` and ``PlanningStatus`` live in
 ``plancord.core.planning_results`` and are re-exported here for the callers that import them.
 """
 
