@@ -57,11 +57,10 @@ from _model_server import LATENCY, PLANNER_TAG
 
 # isort: split
 
-from tests.discord_bot.conftest import SimClock, make_bot
-
 from plancord.config import Config
 from plancord.core.planning import Actor, Phase
 from plancord.gc_tuning import GcTuning
+from plancord.testing.sim import SimClock, make_bot
 
 MODEL = "claude-fake-test-model"
 LOADS = (0, 50, 200)

@@ -20,6 +20,7 @@ from plancord.storage.backend import Backend
 from plancord.storage.engines import open_database
 from plancord.storage.store import SqlStore
 from plancord.testing.postgres_server import PostgresServer, PostgresUnavailable
+from tests.world import Worlds
 
 # CI sets this: there, a machine without PostgreSQL fails the run instead of skipping.
 REQUIRE_POSTGRES = os.environ.get("PLANCORD_REQUIRE_POSTGRES") == "1"
@@ -160,3 +161,11 @@ def agent_record(name: str = "ada", channel_id: int | None = 1001) -> AgentRecor
 async def agent(store: SqlStore) -> str:
     await store.create_agent(agent_record())
     return "ada"
+
+
+@pytest.fixture
+async def worlds(tmp_path: Path) -> AsyncIterator[Worlds]:
+    """The SimCord worlds of one test (``tests.world``), closed and checked at its end."""
+    built = Worlds(tmp_path / "data")
+    yield built
+    await built.close()

@@ -104,6 +104,10 @@ def test_the_contracts_hold() -> None:
         ("storage/db.py", "import plancord.agent.manager", "Layers"),
         ("core/plan.py", "import plancord.storage.store", "The domain core"),
         ("agent/runtime.py", "import plancord.testing.sim", "The simulated world"),
+        ("discord_bot/shared/client.py", "import plancord.discord_bot.cogs.plan", "Discord edge"),
+        ("discord_bot/cogs/plan.py", "import plancord.discord_bot.notifier", "Discord edge"),
+        ("discord_bot/plan_card/message.py", "import plancord.discord_bot.asks.live", "peers"),
+        ("discord_bot/asks/live.py", "import plancord.discord_bot.plan_card.edits", "peers"),
     ],
 )
 def test_each_contract_breaks_when_its_rule_is_broken(

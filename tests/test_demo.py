@@ -3,6 +3,7 @@ prints nothing on stderr and leaves no temporary directory behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -38,7 +39,11 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
         "🟡 Step 2 · medium risk",
         "· requested by ana",
         "🔒 only bob sees: Only the requester (ana) or server administrators can approve",
-        "🔒 only ana sees: Approved plan v1",
+        "ana clicks Edit: say which commit message you will use",
+        "🔒 only ana sees: Sent plan v1 back to ada with your feedback.",
+        "Changes since v1: 1 step reworded",
+        "└─ v2 ·",
+        "🔒 only ana sees: Approved plan v2",
         "✅ step 1 done",
         "✅ 2. Commit it",
         "greet.py | 2 ++",
@@ -60,3 +65,38 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
     assert "Traceback" not in out
     assert "\x1b[" not in out
     assert list(tmp_path.iterdir()) == []
+
+
+def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    env.pop("DISCORD_TOKEN", None)
+    env.pop("ANTHROPIC_API_KEY", None)
+
+    def plancord(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "plancord.cli", *args],
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+            timeout=60,
+            check=False,
+        )
+
+    done = plancord("demo", "--keep", str(kept))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"PLANCORD_DATA_DIR={kept} plancord agents list" in done.stdout
+    assert kept.stat().st_mode & 0o777 == 0o700
+    assert (kept / "plancord.db").stat().st_mode & 0o777 == 0o600
+    assert (kept / "agents" / "ada" / "workspace" / "greet.py").is_file()
+
+    listed = plancord("agents", "list", "--json", PLANCORD_DATA_DIR=str(kept))
+    assert listed.returncode == 0, listed.stderr
+    assert [(a["name"], a["phase"]) for a in json.loads(listed.stdout)] == [("ada", "inactive")]
+    status = plancord("plan", "status", "--agent", "ada", PLANCORD_DATA_DIR=str(kept))
+    assert status.returncode == 0, status.stderr
+    assert status.stdout.startswith("agent ada: inactive")
+    diff = plancord("plan", "diff", "--agent", "ada", PLANCORD_DATA_DIR=str(kept))
+    assert diff.returncode == 0, diff.stderr
+    assert diff.stdout.startswith("# Changes from v1 to v2")
+    assert "say which commit message you will use" in diff.stdout

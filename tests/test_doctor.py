@@ -35,10 +35,19 @@ def set_version(db: Path, version: int) -> None:
 
 
 def checks(
-    config: Path | None, *, environ: dict[str, str] | None = None, abi: int = 6
+    config: Path | None,
+    *,
+    environ: dict[str, str] | None = None,
+    abi: int = 6,
+    euid: int = 1000,
 ) -> list[Check]:
     return list(
-        diagnose(config, environ=TOKENS if environ is None else environ, landlock=lambda: abi)
+        diagnose(
+            config,
+            environ=TOKENS if environ is None else environ,
+            landlock=lambda: abi,
+            euid=euid,
+        )
     )
 
 
@@ -88,7 +97,8 @@ def test_cli_exit_status_and_line_format(
     monkeypatch.setattr(doctor, "landlock_abi", lambda: 3)
     assert cli.main(["doctor", "--config", str(ready)]) == 0
     out = capsys.readouterr().out
-    assert all(line.startswith(("ok  ", "warn ripgrep")) for line in out.splitlines()), out
+    warnings_here = ("warn ripgrep", "warn user: running as root")
+    assert all(line.startswith(("ok  ", *warnings_here)) for line in out.splitlines()), out
     assert "ok  DISCORD_TOKEN: set" in out
     assert "Landlock ABI 3" in out
 
@@ -120,7 +130,8 @@ def test_no_config_file_means_the_defaults(tmp_path: Path, monkeypatch: pytest.M
     found = checks(None)
     assert found[0].line() == "ok  config: no ./config.yaml, using the built-in defaults"
     assert by_what(found, "data directory").what == (
-        f"data directory {tmp_path / 'data'} does not exist yet; plancord creates it"
+        f"data directory {tmp_path / 'data'} does not exist yet; plancord creates it, "
+        "private (0700)"
     )
 
 
@@ -300,7 +311,7 @@ def test_as_a_subprocess_it_is_quick_and_prints_no_secret(ready: Path, tmp_path:
         assert secret not in result.stdout + result.stderr
     assert result.stderr == ""
     lines = result.stdout.splitlines()
-    assert len(lines) == 10
+    assert len(lines) == (11 if os.geteuid() == 0 else 10)
     assert all(line.startswith(("ok  ", "warn ", "FAIL ")) for line in lines)
     assert result.returncode == (1 if any(line.startswith("FAIL") for line in lines) else 0)
     assert elapsed < 10
@@ -368,3 +379,39 @@ def test_an_unreachable_postgres_database_fails(postgres_server: PostgresServer)
     )
     check = doctor.check_database_server(url, len(discover()))
     assert check.status is Status.FAIL and "cannot be reached" in check.line()
+
+
+def test_running_as_root_is_a_warning(ready: Path) -> None:
+    as_root = by_what(checks(ready, euid=0), "user")
+    assert as_root.status is Status.WARN
+    assert "process limit does not bind" in as_root.problem
+    assert not [c for c in checks(ready, euid=1000) if c.what == "user"]
+
+
+def test_the_shell_sandbox_switched_off_is_a_warning_that_names_where(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "agents:\n  ada:\n    plan_mode:\n      shell_sandbox: 'off'\n")
+    check = by_what(checks(config), "plan-mode shell sandbox")
+    assert check.status is Status.WARN
+    assert "agents.ada.plan_mode" in check.problem
+    assert not [c for c in checks(write_config(tmp_path)) if c.what.startswith("plan-mode shell")]
+
+
+def test_a_data_dir_others_can_read_is_a_warning(ready: Path, tmp_path: Path) -> None:
+    (tmp_path / "state").chmod(0o755)
+    check = by_what(checks(ready), "data directory")
+    assert check.status is Status.WARN
+    assert "mode 0755" in check.problem
+    assert check.fix == f"chmod 700 {tmp_path / 'state'}"
+
+
+def test_an_empty_or_unreadable_secret_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    empty = tmp_path / "token"
+    empty.write_text("\n")
+    found = checks(None, environ={"DISCORD_TOKEN_FILE": str(empty), "ANTHROPIC_API_KEY": "k"})
+    assert by_what(found, "DISCORD_TOKEN_FILE").line() == (
+        f"FAIL DISCORD_TOKEN_FILE: {empty} is empty; put the secret in it"
+        " — fix the variable or the file it names"
+    )
+    missing = tmp_path / "nope"
+    found = checks(None, environ={"ANTHROPIC_API_KEY_FILE": str(missing)})
+    assert str(missing) in by_what(found, "ANTHROPIC_API_KEY_FILE").problem

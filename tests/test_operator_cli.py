@@ -394,3 +394,19 @@ def test_help_states_what_a_running_bot_sees(world: World) -> None:
 
 def test_approval_modes_match_the_domain() -> None:
     assert tuple(mode.value for mode in ApprovalMode) == APPROVAL_MODES
+
+
+def test_diff_of_the_current_plan_and_of_the_last_one_after_it_ended(world: World) -> None:
+    world.submit("ada")
+    world.resubmit("ada")
+    current = ok(world.cli("plan", "diff", "--agent", "ada"))
+    assert current.startswith("# Changes from v1 to v2")
+    assert "**with a DB check**" in current
+    assert "check the database too" in current
+
+    ok(world.cli("plan", "cancel", "--agent", "ada"))
+    assert world.state("ada").phase is Phase.INACTIVE
+    assert ok(world.cli("plan", "diff", "--agent", "ada")) == current
+    assert ok(world.cli("plan", "diff", "--agent", "bob")) == (
+        "agent bob has no plan with two revisions to compare\n"
+    )

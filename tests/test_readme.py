@@ -1,11 +1,18 @@
-"""The README's two commands are the ones CI and users run."""
+"""The README's commands are the ones CI and users run, and every relative link in the README
+and docs/ leads to a file (and a heading) that exists."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def fenced_after(text: str, heading: str) -> str:
@@ -26,3 +33,60 @@ def test_the_readme_run_command_starts_the_bot() -> None:
     command = fenced_after(readme, "Run the bot")
     assert command.endswith("plancord run")
     assert "pip install" in command
+
+
+def test_the_readme_is_a_front_door() -> None:
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 250
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors for the page's headings: lower case, punctuation dropped, spaces to -."""
+    headings = re.findall(r"^#{1,6} (.+)$", page.read_text(), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def relative_links(page: Path) -> list[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+    return [t for t in LINK.findall(text) if not re.match(r"[a-z]+:", t)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_relative_link_leads_somewhere(page: Path) -> None:
+    broken = []
+    for target in relative_links(page):
+        file, _, anchor = target.partition("#")
+        path = (page.parent / file).resolve() if file else page
+        missing_anchor = bool(anchor) and path.suffix == ".md" and anchor not in anchors(path)
+        if not path.exists() or missing_anchor:
+            broken.append(target)
+    assert broken == []
+
+
+def test_every_docs_page_is_linked_from_the_readme() -> None:
+    linked = {(ROOT / t.partition("#")[0]).resolve() for t in relative_links(ROOT / "README.md")}
+    assert [p.name for p in PAGES[1:] if p.resolve() not in linked] == []
+
+
+def readme_commands() -> list[list[str]]:
+    """Every ``plancord …`` command the README shows, as argv after ``plancord``."""
+    text = (ROOT / "README.md").read_text()
+    found = re.findall(r"`(?:\.venv/bin/)?plancord ([a-z][a-z-]*(?: [a-z][a-z-]*)?)", text)
+    found += re.findall(r"\.venv/bin/plancord ([a-z][a-z-]*(?: [a-z][a-z-]*)?)", text)
+    commands = {tuple(c.split()) for c in found}
+    return sorted([list(c) for c in commands])
+
+
+def test_the_readme_commands_exist() -> None:
+    commands = readme_commands()
+    assert ["plan", "diff"] in commands
+    assert ["demo"] in commands and ["agents", "list"] in commands
+    for argv in commands:
+        words = [w for w in argv if w not in {"--agent", "web", "ada"}]
+        done = subprocess.run(
+            [sys.executable, "-m", "plancord.cli", *words, "--help"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, (argv, done.stderr)

@@ -82,3 +82,4 @@ def test_run_that_cannot_reach_discord_says_so_in_one_line(tmp_path: Path) -> No
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("plancord: "), done.stderr[-2000:]
     assert "Traceback" not in done.stderr
+    assert "voice will NOT be supported" not in done.stderr

@@ -11,18 +11,23 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import plancord
 from plancord.cli_operator import add_operator_commands
 
-if TYPE_CHECKING:
-    pass
-
 
 def _cmd_check_bash(args: argparse.Namespace) -> int:
-    """Judge commands as run in ``--workspace``; exit 1 when any is denied."""
+    """Judge commands as run in ``--workspace``; exit 1 when any is denied, 2 on a usage error."""
     from plancord.core.shell.readonly import classify
+
+    if not Path(args.workspace).is_dir():
+        print(
+            f"plancord check-bash: --workspace {args.workspace} is not a directory; give the "
+            "folder the commands would run in",
+            file=sys.stderr,
+        )
+        return 2
 
     commands: list[str] = (
         [args.command] if args.command is not None else sys.stdin.read().splitlines()
@@ -70,15 +75,32 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
     from plancord.core.errors import PlancordError
+    from plancord.startup import data_dir_fix, data_dir_problem, make_private_dir
     from plancord.storage.engines import migrate_database
 
     where = config.database_label
     if args.source is not None:
         return _copy_into(config.database_target, where, args.source)
+    problem = data_dir_problem(config)
+    if problem is not None:
+        print(
+            f"plancord: cannot use the data directory {config.data_dir}: {problem}; "
+            f"{data_dir_fix(problem)}",
+            file=sys.stderr,
+        )
+        return 2
     try:
+        make_private_dir(config.data_dir)
         before, after = asyncio.run(migrate_database(config.database_target))
     except PlancordError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(
+            f"plancord: cannot create the database {where}: {exc.strerror or exc}; "
+            "give the bot's user write access, or change data_dir",
+            file=sys.stderr,
+        )
         return 2
     if before == after:
         print(f"database {where} is up to date (version {after})")
@@ -124,9 +146,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
     from plancord.core.errors import PlancordError
-    from plancord.startup import data_dir_fix, data_dir_problem
+    from plancord.startup import data_dir_fix, data_dir_problem, make_private_dir
 
     problem = data_dir_problem(config)
+    if problem is None:
+        try:
+            make_private_dir(config.data_dir)
+        except OSError as exc:
+            problem = f"cannot be created ({exc.strerror or exc})"
     if problem is not None:
         print(
             f"plancord: cannot use the data directory {config.data_dir}: {problem}; "
@@ -136,8 +163,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 2
     harden(Secrets.environment_names())
     configure_logging(config.log_level)
+    import discord
+
     from plancord.discord_bot.bot import make_bot
     from plancord.llm.anthropic_client import AnthropicModelClient
+
+    # The bot never joins a voice channel: no warning about voice libraries it does not use.
+    discord.VoiceClient.warn_nacl = False
+    discord.VoiceClient.warn_dave = False
 
     token = secrets.discord_token.get_secret_value() if secrets.discord_token else ""
     api_key = secrets.anthropic_api_key.get_secret_value() if secrets.anthropic_api_key else ""
@@ -152,8 +185,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
         ),
         handle_signals=True,
     )
-    import discord
-
     try:
         bot.run(token, log_handler=None)
     except discord.LoginFailure:
@@ -188,7 +219,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from plancord.demo import run_demo
 
-    return run_demo()
+    return run_demo(keep=args.keep)
 
 
 def configure_logging(level: str) -> None:
@@ -210,21 +241,84 @@ def installed_version() -> str:
         return plancord.__version__
 
 
+CONFIG_HELP = (
+    "YAML config file (default: ./config.yaml when it exists, else built-in defaults); "
+    "before or after the command"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The ``plancord`` parser: the three commands a newcomer needs first, then the rest.
+
+    ``--config`` is accepted before the command (``plancord --config c.yaml doctor``) and
+    after it; given after, it wins.
+    """
     parser = argparse.ArgumentParser(
-        prog="plancord", description="AI coding agents on Discord that plan before they act."
+        prog="plancord",
+        description="AI coding agents on Discord that plan before they act.",
+        epilog="Start with 'plancord demo'. 'plancord COMMAND --help' describes each command.",
     )
     parser.add_argument("--version", action="version", version=f"plancord {installed_version()}")
-    sub = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    parser.add_argument("--config", type=Path, default=None, help=CONFIG_HELP)
+    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND")
+    # Given after the command, --config overrides the one before it; absent, it leaves it be.
+    config_after: dict[str, Any] = {"type": Path, "default": argparse.SUPPRESS, "help": CONFIG_HELP}
 
-    config_help = "YAML config file (default: ./config.yaml when it exists, else built-in defaults)"
+    demo = sub.add_parser(
+        "demo",
+        help="watch the whole plan-mode story offline: no token, no API key, a few seconds",
+        description=(
+            "Run the real bot against a simulated Discord, with a scripted agent playing the "
+            "model, in a temporary directory that is removed afterwards; print what the "
+            "channel saw: /plan start, read-only exploration, a refused write, the plan, an "
+            "unauthorised click, an Edit and the revised plan, the approval, progress, the "
+            "commit."
+        ),
+    )
+    demo.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        default=None,
+        help="keep the demo's database and workspace in DIR (new or empty) instead of "
+        "removing them; then try PLANCORD_DATA_DIR=DIR plancord agents list",
+    )
+    demo.set_defaults(func=_cmd_demo)
 
-    run = sub.add_parser("run", help="run the Discord bot")
-    run.add_argument("--config", type=Path, default=None, help=config_help)
+    doctor = sub.add_parser(
+        "doctor",
+        help="check config, data directory, database, git, ripgrep, sandbox and tokens",
+        description=(
+            "Check that this host can run plancord: one line per check, 'ok', 'warn' or "
+            "'FAIL' with how to fix it. Exit status 0 when nothing failed, 1 otherwise. "
+            "Local and quick (no network), so it also serves as a container health check."
+        ),
+    )
+    doctor.add_argument("--config", **config_after)
+    doctor.set_defaults(func=_cmd_doctor)
+
+    run = sub.add_parser(
+        "run",
+        help="run the Discord bot",
+        description=(
+            "Run the Discord bot. DISCORD_TOKEN and ANTHROPIC_API_KEY come from the "
+            "environment (or files named by DISCORD_TOKEN_FILE and ANTHROPIC_API_KEY_FILE), "
+            "never from the config file. The database is created or migrated at start."
+        ),
+    )
+    run.add_argument("--config", **config_after)
     run.set_defaults(func=_cmd_run)
 
-    migrate = sub.add_parser("migrate", help="create or upgrade the database")
-    migrate.add_argument("--config", type=Path, default=None, help=config_help)
+    migrate = sub.add_parser(
+        "migrate",
+        help="create or upgrade the database",
+        description=(
+            "Create the database or bring it to this plancord's schema, SQLite or PostgreSQL "
+            "(plancord run also does this at start). With --from, copy an existing SQLite "
+            "database into the configured, empty PostgreSQL one."
+        ),
+    )
+    migrate.add_argument("--config", **config_after)
     migrate.add_argument(
         "--from",
         dest="source",
@@ -234,10 +328,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     migrate.set_defaults(func=_cmd_migrate)
 
+    add_operator_commands(sub, config_after)
+
     check = sub.add_parser(
         "check-bash",
         help="classify shell commands as read-only (allowed) or not (denied); exit 1 if any "
         "is denied",
+        description=(
+            "Judge shell commands as plan mode's read-only filter does: allowed (with the "
+            "exact script that would run) or denied (with the reason). Exit 0 when every "
+            "command is allowed, 1 when any is denied, 2 on a usage error."
+        ),
     )
     check.add_argument("command", nargs="?", help="one command; without it, one per line on stdin")
     check.add_argument("--json", action="store_true", help="print one JSON object per command")
@@ -248,42 +349,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.set_defaults(func=_cmd_check_bash)
 
-    sandbox = sub.add_parser("sandbox-run", help="run a command inside the plan-mode sandbox")
+    sandbox = sub.add_parser(
+        "sandbox-run",
+        help="run a command inside the plan-mode sandbox",
+        description=(
+            "Run CMD inside the plan-mode sandbox (no read-only filter) and exit with its "
+            "status: for operators checking what their kernel enforces."
+        ),
+    )
     sandbox.add_argument("--workspace", required=True, help="directory the command runs in")
     sandbox.add_argument("argv", nargs=argparse.REMAINDER, help="-- CMD [ARGS...]")
     sandbox.set_defaults(func=_cmd_sandbox_run)
-
-    doctor = sub.add_parser(
-        "doctor",
-        help="check config, data directory, database, git, ripgrep, Landlock and tokens",
-        description=(
-            "Check that this host can run plancord: one line per check, 'ok', 'warn' or "
-            "'FAIL' with how to fix it. Exit status 0 when nothing failed, 1 otherwise. "
-            "Local and quick (no network), so it also serves as a container health check."
-        ),
-    )
-    doctor.add_argument("--config", type=Path, default=None, help=config_help)
-    doctor.set_defaults(func=_cmd_doctor)
-
-    demo = sub.add_parser(
-        "demo",
-        help="watch the whole plan-mode story offline: no token, no API key, a few seconds",
-        description=(
-            "Run the real bot against a simulated Discord, with a scripted agent playing the "
-            "model, in a temporary directory that is removed afterwards; print what the "
-            "channel saw: /plan start, read-only exploration, a refused write, the plan, an "
-            "unauthorised click, the approval, progress, the commit."
-        ),
-    )
-    demo.set_defaults(func=_cmd_demo)
-
-    add_operator_commands(sub, config_help)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.cmd is None:
+        parser.print_help()
+        return 0
     try:
         result: int = args.func(args)
     except BrokenPipeError:

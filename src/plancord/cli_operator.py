@@ -8,8 +8,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from plancord.operator import OperatorServices
@@ -140,8 +139,10 @@ def _revision(text: str) -> int:
 
 
 def add_operator_commands(
-    sub: argparse._SubParsersAction[argparse.ArgumentParser], config_help: str
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], config_option: dict[str, Any]
 ) -> None:
+    """``plan …`` and ``agents …`` under ``sub``; ``config_option`` is how each takes
+    ``--config`` (the keyword arguments of ``add_argument``)."""
     formatter = argparse.RawDescriptionHelpFormatter
 
     def command(
@@ -158,7 +159,7 @@ def add_operator_commands(
             description=f"{help_text}.\n\n{OPERATOR_NOTE}",
             formatter_class=formatter,
         )
-        parser.add_argument("--config", type=Path, default=None, help=config_help)
+        parser.add_argument("--config", **config_option)
         if agent:
             parser.add_argument("--agent", required=True, metavar="NAME", help="the agent")
         parser.set_defaults(func=func)

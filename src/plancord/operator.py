@@ -158,19 +158,33 @@ async def _decision_ref(
 async def plan_diff(
     services: OperatorServices, agent: str, first: int | None, second: int | None
 ) -> str:
-    """The full diff between two revisions of the agent's plan (default: the last two)."""
-    state = await services.store.load_state(agent)
-    if state.plan_id is None or state.revision < 2:
+    """The full diff between two revisions of the agent's plan (default: the last two); the
+    current plan, else the last one it had (a plan that completed, was cancelled or rejected)."""
+    latest = await _latest_plan(services, agent)
+    if latest is None or latest[1] < 2:
         return f"agent {agent} has no plan with two revisions to compare"
-    newer = second or state.revision
+    plan_id, revision = latest
+    newer = second or revision
     older = first or newer - 1
-    changes = await revision_changes(services.store, state.plan_id, older, newer)
+    changes = await revision_changes(services.store, plan_id, older, newer)
     if changes is None:
         raise OperatorError(
-            f"give two revisions of plan {state.plan_id}, the older first, "
-            f"between 1 and {state.revision}"
+            f"give two revisions of plan {plan_id}, the older first, between 1 and {revision}"
         )
     return changes.to_markdown().rstrip("\n")
+
+
+async def _latest_plan(services: OperatorServices, agent: str) -> tuple[str, int] | None:
+    """``(plan id, newest revision)`` of the agent's current plan, else of the last plan its
+    audit log names; None when it never had one."""
+    state = await services.store.load_state(agent)
+    if state.plan_id is not None and state.revision > 0:
+        return state.plan_id, state.revision
+    for entry in reversed(await services.store.list_audit(agent)):
+        if entry.plan_id is not None:
+            revisions = await services.store.list_revisions(entry.plan_id)
+            return (entry.plan_id, revisions[-1].revision) if revisions else None
+    return None
 
 
 async def plan_approve(

@@ -3,6 +3,9 @@
 ``plancord run`` checks the data directory first: a bot that logs in and then cannot open its
 database fails with a traceback after a minute of reconnecting, and a new user reads neither.
 ``plancord doctor`` runs the same check, so it never calls fine what ``run`` would refuse.
+
+The data directory holds the conversations, plans and workspaces: plancord creates it
+readable by its own user only (0700), and the SQLite store creates its file 0600.
 """
 
 from __future__ import annotations
@@ -56,3 +59,27 @@ def data_dir_fix(problem: str) -> str:
     if "cannot be created" in problem:
         return "create it and give the bot's user write access, or change data_dir"
     return "give the bot's user write access, or change data_dir"
+
+
+#: The data directory's mode when plancord creates it: the bot's user only.
+PRIVATE_DIR_MODE = 0o700
+
+
+def make_private_dir(path: Path) -> None:
+    """Create ``path`` (and missing parents) if absent, the directory itself 0700 whatever
+    the umask. An existing directory is left as it is: ``doctor`` warns when others can read
+    it. ``OSError`` when it cannot be created."""
+    if path.is_dir():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=PRIVATE_DIR_MODE)
+    path.chmod(PRIVATE_DIR_MODE)
+
+
+def exposed_to_others(path: Path) -> str | None:
+    """``path``'s mode in octal when its group or others may read, write or enter it."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        return None
+    return f"{mode:04o}" if mode & 0o077 else None

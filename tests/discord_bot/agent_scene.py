@@ -1,6 +1,7 @@
 """A server for the agent-side Discord tests: a category with a lobby channel, a maintainer
 who may manage channels (ana), a member who may not (bob), and helpers to create an agent
-through ``/agent create`` and read what the channels show and what the store holds."""
+through ``/agent create`` and read what the channels show and what the store holds. The
+``scene_factory`` fixture (``conftest.py``) builds it."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ import pytest
 
 from plancord.app import App
 from plancord.storage.db import Database
-from tests.discord_bot.conftest import World
-from tests.fakes.anthropic_server import FakeAnthropicServer, Script
+from plancord.testing.sim import World
+from tests.fakes.anthropic_server import FakeAnthropicServer
 
 MANAGE_CHANNELS = discord.Permissions(manage_channels=True)
 
@@ -80,24 +81,3 @@ def collect_after_opening(monkeypatch: pytest.MonkeyPatch) -> None:
         return db
 
     monkeypatch.setattr(Database, "open", classmethod(open_and_collect))
-
-
-@pytest.fixture
-def scene_factory(
-    world_factory: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
-) -> SceneFactory:
-    """``scene = await scene_factory(script, plan_mode={...})``."""
-    collect_after_opening(monkeypatch)
-
-    async def make(script: Script = (), *, plan_mode: dict[str, Any] | None = None) -> Scene:
-        world: World = await world_factory(script, plan_mode=plan_mode)
-        env = world.env
-        guild = env.create_guild()
-        category = guild.create_category("agents")
-        lobby = guild.create_text_channel("lobby", category=category)
-        maintainers = guild.create_role("Maintainers", permissions=MANAGE_CHANNELS)
-        ana = guild.add_member(env.create_user("ana"), roles=[maintainers])
-        bob = guild.add_member(env.create_user("bob"))
-        return Scene(world, guild, category, lobby, ana, bob)
-
-    return make

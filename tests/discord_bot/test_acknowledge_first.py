@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from plancord.core.planning import Actor, Phase
-from plancord.discord_bot.common import NO_AGENT
-from plancord.discord_bot.views import plan_buttons
-from tests.discord_bot.conftest import PlanScene, buttons, private_answer
-from tests.discord_bot.test_plan_flow import ALL_BUTTONS, PLAN_V2, submitted
+from plancord.discord_bot.plan_card.buttons import plan_buttons
+from plancord.discord_bot.shared.common import NO_AGENT
+from tests.discord_bot.plans import ALL_BUTTONS, PLAN_V2, submitted
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.world import PlanScene, buttons, private_answer
 
 EPHEMERAL = 1 << 6
 CALLBACKS = {4: "reply", 5: "defer", 9: "modal"}

@@ -9,9 +9,9 @@ from typing import Any
 import discord
 
 from plancord.core.planning import Phase
-from tests.discord_bot.conftest import PlanScene
-from tests.discord_bot.test_plan_flow import PLAN, submitted_plan
+from tests.discord_bot.plans import PLAN, submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.world import PlanScene
 
 FOUR_EYES = {"approval": "approver"}
 

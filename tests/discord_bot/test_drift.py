@@ -10,7 +10,7 @@ import pytest
 from plancord.core.drift import drift
 from plancord.core.plan import Plan, PlanStep
 from plancord.core.planning import Phase
-from tests.discord_bot.test_plan_flow import submitted_plan
+from tests.discord_bot.plans import submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 
 PLAN = {

@@ -10,10 +10,8 @@ from collections.abc import Awaitable, Callable
 
 from plancord.core.planning import Actor, Phase
 from plancord.testing.anthropic_server import JsonObject, Turn
-from tests.discord_bot.agent_scene import Scene, SceneFactory, scene_factory
+from tests.discord_bot.agent_scene import Scene, SceneFactory
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
-
-__all__ = ["scene_factory"]
 
 Hook = Callable[[], Awaitable[None]]
 

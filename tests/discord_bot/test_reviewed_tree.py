@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from plancord.core.planning import Phase
-from tests.discord_bot.test_plan_flow import PLAN, PLAN_V2, submitted_plan
+from tests.discord_bot.plans import PLAN, PLAN_V2, submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 
 

@@ -8,9 +8,7 @@ import asyncio
 import os
 import signal
 
-from tests.discord_bot.agent_scene import Scene, SceneFactory, scene_factory
-
-__all__ = ["scene_factory"]
+from tests.discord_bot.agent_scene import Scene, SceneFactory
 
 
 async def test_sigterm_closes_the_bot_and_its_app(scene_factory: SceneFactory) -> None:

@@ -8,9 +8,9 @@ from typing import Any
 
 from simcord.builders import ChannelHandle
 
-from tests.discord_bot.conftest import PlanScene
-from tests.discord_bot.test_plan_flow import PLAN, submitted_plan
+from tests.discord_bot.plans import PLAN, submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.world import PlanScene
 
 EVERYONE = {"access": {"everyone": True}}
 

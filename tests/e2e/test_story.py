@@ -9,8 +9,8 @@ from typing import Any
 from plancord.core.planning import Phase
 from plancord.demo import GREET, PLAN, TASK, demo_script, executing_turns, exploring_turns
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
-from tests.discord_bot.conftest import PlanScene, buttons
-from tests.e2e.conftest import git_subjects, workspace_of
+from tests.e2e.workspace import git_subjects, workspace_of
+from tests.world import PlanScene, buttons
 
 SEEDED = ["Add app.py", "Initial commit"]
 PLAN_V2 = {

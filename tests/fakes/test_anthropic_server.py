@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -27,63 +26,25 @@ from tests.fakes.anthropic_server import (
     text_turn,
     tool_turn,
 )
+from tests.fakes.bodies import (
+    EPHEMERAL,
+    GLOB,
+    MODEL,
+    SYSTEM,
+    VIEW,
+    Body,
+    assistant,
+    base_body,
+    cached_body,
+    post,
+    text,
+    tool_result,
+    tool_use,
+    usage_of,
+    user,
+)
 
 fake_anthropic = anthropic_server.fake_anthropic
-
-MODEL = "claude-fake-test-model"
-VIEW = {
-    "name": "view",
-    "description": "Show a file of the workspace.",
-    "input_schema": {
-        "type": "object",
-        "properties": {"path": {"type": "string"}},
-        "required": ["path"],
-    },
-}
-GLOB = {
-    "name": "glob",
-    "description": "List files matching a pattern.",
-    "input_schema": {"type": "object", "properties": {"pattern": {"type": "string"}}},
-}
-SYSTEM = "You are a careful coding agent. Plan before you act."
-EPHEMERAL = {"type": "ephemeral"}
-
-Body = dict[str, Any]
-
-
-def user(*blocks: Any) -> Body:
-    return {"role": "user", "content": list(blocks)}
-
-
-def assistant(*blocks: Any) -> Body:
-    return {"role": "assistant", "content": list(blocks)}
-
-
-def text(value: str, **extra: Any) -> Body:
-    return {"type": "text", "text": value, **extra}
-
-
-def tool_use(tool_use_id: str, name: str = "view", **tool_input: Any) -> Body:
-    return {"type": "tool_use", "id": tool_use_id, "name": name, "input": tool_input}
-
-
-def tool_result(tool_use_id: str, content: Any = "ok", **extra: Any) -> Body:
-    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content, **extra}
-
-
-def base_body() -> Body:
-    return {
-        "model": MODEL,
-        "max_tokens": 256,
-        "system": SYSTEM,
-        "tools": [copy.deepcopy(VIEW), copy.deepcopy(GLOB)],
-        "messages": [user(text("What does README.md say?"))],
-    }
-
-
-async def post(client: AsyncAnthropic, body: Body) -> Message:
-    """Send `body` verbatim, so requests the SDK's signature would not build can be sent."""
-    return await client.post("/v1/messages", body=body, cast_to=Message)
 
 
 @pytest.fixture
@@ -623,23 +584,6 @@ async def test_error_turns_are_retried_by_the_sdk_then_succeed() -> None:
     assert len(server.requests) == 3
     assert server.requests[0] == server.requests[2]
     assert len(server.usages) == 1
-
-
-def cached_body(*messages: Body) -> Body:
-    """Tools and system behind one breakpoint, then the conversation."""
-    body = base_body()
-    body["system"] = [text(SYSTEM * 4, cache_control=EPHEMERAL)]
-    if messages:
-        body["messages"] = list(messages)
-    return body
-
-
-def usage_of(message: Message) -> tuple[int, int, int]:
-    """(input, cache write, cache read) tokens, as the SDK parsed them."""
-    usage = message.usage
-    assert usage.cache_creation_input_tokens is not None
-    assert usage.cache_read_input_tokens is not None
-    return usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens
 
 
 async def test_second_call_with_the_same_prefix_reads_the_cache() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.fakes.anthropic_server import FakeAnthropicServer, text_turn
-from tests.fakes.test_anthropic_server import EPHEMERAL, SYSTEM, cached_body, text, usage_of
+from tests.fakes.bodies import EPHEMERAL, SYSTEM, cached_body, text, usage_of
 
 
 class ManualClock:

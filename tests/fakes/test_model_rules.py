@@ -9,7 +9,7 @@ import pytest
 
 from plancord.llm.models import ModelLimits
 from tests.fakes.anthropic_server import FakeAnthropicServer, ToolCall, text_turn, tool_turn
-from tests.fakes.test_anthropic_server import base_body, post
+from tests.fakes.bodies import base_body, post
 
 
 async def test_an_unknown_model_id_is_not_found() -> None:

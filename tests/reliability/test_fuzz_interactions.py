@@ -42,7 +42,7 @@ from simcord.actors import _component_interaction
 
 from plancord.config import Config
 from plancord.core.planning import Actor, Phase
-from tests.discord_bot.conftest import MODEL, SimClock, make_bot
+from plancord.testing.sim import MODEL, SimClock, make_bot
 from tests.fakes.anthropic_server import FakeAnthropicServer, ToolCall, tool_turn
 
 PLAN = {
@@ -126,7 +126,7 @@ async def build(root: Path, runner: asyncio.Runner) -> World:
     cat = await app.planning.current_revision("cat")
     assert ada is not None and ada.revision == 2
     assert cat is not None and cat.revision == 1
-    [ask_id] = list(env.bot.notifier.asks._live)
+    [ask_id] = list(env.bot.notifier.asks.live.ids())
     env.raise_errors()
     return World(
         runner,
@@ -204,7 +204,7 @@ def observed(world: World) -> tuple[Any, ...]:
         database(world),
         channel_calls,
         len(world.server.requests),
-        sorted(world.env.bot.notifier.asks._live),
+        sorted(world.env.bot.notifier.asks.live.ids()),
         {
             name: world.env.backend.get_message(m.channel.id, m.id).components
             for name, m in world.messages.items()

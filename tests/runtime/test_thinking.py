@@ -20,7 +20,7 @@ from tests.fakes.anthropic_server import (
     ToolCall,
     text_turn,
 )
-from tests.fakes.test_anthropic_server import assistant, base_body, text, user
+from tests.fakes.bodies import assistant, base_body, text, user
 from tests.runtime.conftest import MODEL, Harness
 
 

@@ -1,16 +1,10 @@
-"""A hostile world: the real bot under SimCord with a scripted (attacker-steered) model.
-
-``ada`` is the agent under attack, bound to ``#ada``; ``other`` is a second agent whose
-workspace holds a secret; a Docker-style secret file and the database sit beside them on
-the host; the bot's environment holds fake tokens. :meth:`Hostile.leaks` says which of
-those secrets show up anywhere an attacker could read them: a channel, a tool result the
-model got, the database's bytes.
+"""The ``hostile`` fixture: the world of ``hostile.py`` built on ``tests.world``, so it is
+closed and checked like every other world (no SimCord error, no request the fake refused).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,95 +14,23 @@ import pytest
 from plancord.core.planning import Actor
 from plancord.demo import host_plan_mode, seed_workspace
 from plancord.testing.anthropic_server import Script
-from plancord.testing.sim import World, start_world
-
-FAKE_DISCORD_TOKEN = "MTIz.fake-discord-token.SECRET-d1sc0rd"
-FAKE_API_KEY = "sk-ant-fake-api-key-SECRET-4nthr0p1c"
-OTHER_SECRET = "other-agent-private-notes-SECRET-0th3r"
-FILE_SECRET = "docker-secret-file-SECRET-f1l3"
-SECRETS = (FAKE_DISCORD_TOKEN, FAKE_API_KEY, OTHER_SECRET, FILE_SECRET)
-
-#: Variables the sandbox sets itself; any other entry of the bot's original environment
-#: that reaches a tool result leaked from the host.
-_SANDBOX_OWN = {b"PATH", b"HOME", b"LANG", b"LC_ALL", b"TERM", b"PAGER", b"TMPDIR", b"PWD"}
-
-
-def host_environment_entries() -> list[str]:
-    """Distinctive ``NAME=value`` entries of this process's original environment block."""
-    raw = Path("/proc/self/environ").read_bytes().split(b"\0")
-    entries = []
-    for entry in raw:
-        name, _, value = entry.partition(b"=")
-        if name and name not in _SANDBOX_OWN and len(value) >= 6:
-            entries.append(entry.decode(errors="replace"))
-    return entries
-
-
-@dataclass
-class Hostile:
-    world: World
-    guild: Any
-    channel: Any
-    ana: Any
-    data_dir: Path
-    secret_file: Path
-
-    @property
-    def app(self) -> Any:
-        return self.world.bot.app
-
-    @property
-    def workspace(self) -> Path:
-        path: Path = self.app.manager.workspace_of("ada")
-        return path
-
-    def tool_results(self) -> list[str]:
-        """Every tool_result's content the bot sent the model, in order (the newest request
-        of a conversation holds them all)."""
-        if not self.world.server.requests:
-            return []
-        seen: list[str] = []
-        for message in self.world.server.requests[-1]["messages"]:
-            if message["role"] != "user" or not isinstance(message["content"], list):
-                continue
-            for block in message["content"]:
-                if block.get("type") == "tool_result":
-                    content = block.get("content")
-                    seen.append(content if isinstance(content, str) else str(content))
-        return seen
-
-    def channel_texts(self) -> list[str]:
-        texts: list[str] = []
-        for channel in self.guild.channels.values():
-            if not hasattr(channel, "history"):
-                continue
-            for message in channel.history():
-                texts.append(message.content or "")
-                texts += [str(embed.to_dict()) for embed in message.embeds]
-        return texts
-
-    def database_bytes(self) -> bytes:
-        return b"".join(p.read_bytes() for p in sorted(self.data_dir.glob("plancord.db*")))
-
-    def leaks(self, *extra: str) -> list[str]:
-        """Each secret (and each of ``extra``) found where an attacker could read it."""
-        visible = "\n".join([*self.tool_results(), *self.channel_texts()])
-        stored = self.database_bytes()
-        return [
-            secret
-            for secret in (*SECRETS, *extra)
-            if secret in visible or secret.encode() in stored
-        ]
+from tests.security.hostile import (
+    FAKE_API_KEY,
+    FAKE_DISCORD_TOKEN,
+    FILE_SECRET,
+    OTHER_SECRET,
+    Hostile,
+)
+from tests.world import Worlds
 
 
 @pytest.fixture
 async def hostile(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Callable[..., Any]]:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worlds: Worlds
+) -> Callable[..., Any]:
     """``scene = await hostile(script, profile=..., plan_mode=..., config=...)``."""
     monkeypatch.setenv("DISCORD_TOKEN", FAKE_DISCORD_TOKEN)
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_API_KEY)
-    worlds: list[World] = []
 
     async def make(
         script: Script,
@@ -120,11 +42,9 @@ async def hostile(
         secret_file = tmp_path / "run-secrets" / "discord_token"
         secret_file.parent.mkdir()
         secret_file.write_text(FILE_SECRET)
-        data_dir = tmp_path / "data"
-        world = await start_world(
-            data_dir, script, plan_mode=host_plan_mode(**(plan_mode or {})), config=config
+        world = await worlds.start(
+            script, plan_mode=host_plan_mode(**(plan_mode or {})), config=config
         )
-        worlds.append(world)
         env = world.env
         guild = env.create_guild("hostile")
         channel = guild.create_text_channel("ada")
@@ -139,10 +59,6 @@ async def hostile(
             )
         await seed_workspace(app.manager.workspace_of("ada"))
         (app.manager.workspace_of("other") / "notes.txt").write_text(OTHER_SECRET)
-        return Hostile(world, guild, channel, ana, data_dir, secret_file)
+        return Hostile(world, guild, channel, ana, worlds.data_dir, secret_file)
 
-    yield make
-    for world in reversed(worlds):
-        await world.close()
-    for world in worlds:
-        world.env.raise_errors()
+    return make

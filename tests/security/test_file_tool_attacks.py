@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
-from tests.security.conftest import Hostile
+from tests.security.hostile import Hostile
 
 OUTSIDE_SECRET = "outside-the-workspace-SECRET-l1nk"
 

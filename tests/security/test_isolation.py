@@ -16,28 +16,18 @@ from typing import Any
 
 from plancord.core.planning import Phase
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
-from tests.security.conftest import OTHER_SECRET, Hostile, host_environment_entries
+from tests.security.hostile import (
+    OTHER_SECRET,
+    Hostile,
+    host_environment_entries,
+    instructed,
+)
 
 BASH = "bash_execute"
 
 
 def bash(command: str) -> Any:
     return tool_turn(ToolCall(BASH, {"command": command}))
-
-
-async def instructed(hostile: Any, script: list[Any], **options: Any) -> Hostile:
-    """ana asks ``ada`` for something; the attacker-steered model plays ``script``."""
-    scene: Hostile = await hostile([*script, text_turn("done")], **options)
-    await scene.ana.send(scene.channel, "please look into it")
-    return scene
-
-
-async def planning(hostile: Any, script: list[Any], **options: Any) -> Hostile:
-    """ana puts ``ada`` in plan mode; the model explores with ``script``."""
-    scene: Hostile = await hostile([*script, text_turn("still exploring")], **options)
-    await scene.ana.slash(scene.channel, "plan start", task="look around")
-    assert (await scene.app.store.load_state("ada")).phase is Phase.GATHERING
-    return scene
 
 
 async def test_the_bots_environment_and_secret_files_never_reach_the_model(

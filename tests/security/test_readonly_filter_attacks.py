@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
-from tests.security.conftest import Hostile
-from tests.security.test_isolation import planning
+from tests.security.hostile import Hostile, planning
 
 HOSTILE = [
     "sed s/a/b/ notes.txt$IFS-i",  # $IFS splits the word: sed -i

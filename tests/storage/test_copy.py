@@ -15,7 +15,7 @@ from plancord.storage.migrations import discover
 from plancord.storage.store import SqlStore
 from plancord.testing.postgres_server import PostgresServer
 from tests.conftest import ManualClock, agent_record
-from tests.storage.test_migrations import run_cli
+from tests.storage.cli import run_cli
 
 ANA = Actor.user(42, "ana")
 PLAN = {

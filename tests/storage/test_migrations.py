@@ -1,8 +1,6 @@
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from plancord.storage.migrations import (
     discover,
     schema_version,
 )
+from tests.storage.cli import run_cli
 
 TABLES = {"agents", "planning_state", "plan_revisions", "audit_log"}
 
@@ -107,17 +106,6 @@ def test_the_audit_log_is_append_only(tmp_path: Path) -> None:
             conn.execute("UPDATE audit_log SET action = 'z'")
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             conn.execute("DELETE FROM audit_log")
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "plancord.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_plancord_migrate_command(tmp_path: Path) -> None:

@@ -203,7 +203,8 @@ class Secrets(BaseModel):
         """Read ``DISCORD_TOKEN`` and ``ANTHROPIC_API_KEY``; blank values count as unset.
 
         ``NAME_FILE`` (the Docker secrets convention) names a file holding the value
-        instead; setting both is a ConfigError, and so is a file that cannot be read.
+        instead; setting both is a ConfigError, and so is a file that cannot be read or is
+        empty.
         """
         values: dict[str, str | None] = {}
         for env_name, field in _ENV_FIELDS.items():
@@ -222,6 +223,11 @@ class Secrets(BaseModel):
                         f"{env_name}_FILE: cannot read {file_name}: {problem}",
                         key=f"{env_name}_FILE",
                     ) from None
+                if not raw:
+                    raise ConfigError(
+                        f"{env_name}_FILE: {file_name} is empty; put the secret in it",
+                        key=f"{env_name}_FILE",
+                    )
             values[field] = raw or None
         return cls.model_validate(values)
 

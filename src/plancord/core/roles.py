@@ -1,11 +1,13 @@
-"""Roles by id: names in the config are resolved once, at startup, to exactly one role id.
+"""Roles by id: names in the config follow the server, each to exactly one role id.
 
-Matching roles by name at decision time would let anyone who can create or rename a role
-make themselves an approver. So members are compared by role *id* only, and a role *name*
-written in the config (``approver_roles: [Maintainers]``, ``access.roles``) is resolved once
-when the bot sees its servers: a name matching exactly one role becomes that role's id; a
-name matching none or several is a configuration error, reported in one readable line, and
-grants nothing. Renaming a role afterwards changes nothing.
+Members are compared by role *id* only, at decision time. A role *name* written in the config
+(``approver_roles: [Maintainers]``, ``access.roles``) is resolved to an id when the bot sees
+its servers and again whenever they change (it joins a server; a role is created, renamed or
+deleted), so a role made after deployment works without a restart. A name matching exactly
+one role becomes that role's id; a name matching none or several is a configuration error,
+reported once in one readable line, and grants nothing: a second role taking an approver
+role's name makes the name grant nothing rather than let the newcomer in. Whoever may
+create or rename roles can therefore steer what a name means; an id in the config pins it.
 """
 
 from __future__ import annotations
@@ -50,6 +52,24 @@ class RoleNames:
                     "write the id of the one you mean"
                 )
         return cls(ids, tuple(problems))
+
+    def problems_since(self, before: RoleNames) -> list[str]:
+        """This resolution's problems that ``before`` did not have: each is reported once."""
+        return [problem for problem in self.problems if problem not in before.problems]
+
+    def changes_since(self, before: RoleNames) -> list[str]:
+        """One line for every name whose role differs from ``before``'s (the first
+        resolution reports every resolved name)."""
+        lines: list[str] = []
+        for name in sorted(set(self.ids) | set(before.ids)):
+            now, was = self.ids.get(name), before.ids.get(name)
+            if now == was:
+                continue
+            if now is None:
+                lines.append(f"config: the role name {name!r} no longer grants anything")
+            else:
+                lines.append(f"config: the role name {name!r} now means role {now}")
+        return lines
 
     def apply(self, settings: PlanModeSettings) -> PlanModeSettings:
         """``settings`` with every role name replaced by its id; unresolved names dropped."""

@@ -40,6 +40,19 @@ PLAN: dict[str, Any] = {
     "questions": [],
     "context_notes": "app.py has no greeting yet; the README asks for hello by name.",
 }
+#: What ana asks for when she sends v1 back with Edit, and the revision that answers it.
+FEEDBACK = "say which commit message you will use"
+PLAN_V2: dict[str, Any] = {
+    **PLAN,
+    "steps": [
+        PLAN["steps"][0],
+        {
+            "description": "Commit it as 'Add greeting module'",
+            "tools": ["git_commit"],
+            "risk": "medium",
+        },
+    ],
+}
 QUIET_LOGGERS = ("discord", "simcord", "plancord", "aiohttp", "anthropic", "httpx", "asyncio")
 
 
@@ -75,8 +88,15 @@ def executing_turns(revision: int = 1) -> list[Reply]:
 
 
 def demo_script() -> list[Turn]:
-    """Every model turn of the demo, in order."""
+    """The plan cycle without an edit: explore, submit v1, execute it once approved."""
     return [*exploring_turns(), *executing_turns()]
+
+
+def story_script() -> list[Turn]:
+    """Every model turn of ``plancord demo``: v1, the revision v2 that answers ana's Edit,
+    and its execution."""
+    revise = tool_turn(ToolCall("submit_plan", {"plan": PLAN_V2}), text="Revised.")
+    return [*exploring_turns(), revise, *executing_turns(2)]
 
 
 def host_plan_mode(**overrides: Any) -> dict[str, Any]:
@@ -123,7 +143,7 @@ async def tell_story(data_dir: Path, out: TextIO) -> int:
     from plancord.testing.sim import start_world
 
     sandboxed = landlock_abi() > 0
-    world = await start_world(data_dir, demo_script(), plan_mode=host_plan_mode())
+    world = await start_world(data_dir, story_script(), plan_mode=host_plan_mode())
     try:
         env = world.env
         guild = env.create_guild("plancord demo")
@@ -173,7 +193,21 @@ async def tell_story(data_dir: Path, out: TextIO) -> int:
         narrator.interaction("bob", refused)
         narrator.channel_news()
 
-        beat("ana clicks Approve")
+        beat(f"ana clicks Edit: {FEEDBACK}")
+        shown = await ana.click(plan_message, label="Edit")
+        sent = await ana.submit_modal(shown, {"feedback": FEEDBACK, "step": "2"})
+        narrator.interaction("ana", sent)
+        beat(f"{AGENT} revises its plan")
+        narrator.agent_work()
+        beat(f"#{AGENT}")
+        narrator.channel_news()
+        plan_message = [
+            m
+            for m in channel.history()
+            if m.embeds and (m.embeds[0].title or "").startswith("Plan:")
+        ][-1]
+
+        beat("ana clicks Approve on v2")
         approved = await ana.click(plan_message, label="Approve")
         narrator.interaction("ana", approved)
         beat(f"{AGENT} executes the approved plan")
@@ -208,7 +242,7 @@ async def tell_story(data_dir: Path, out: TextIO) -> int:
             say(f"❌ the demo did not finish as expected ({len(errors)} bot error(s))")
             return 1
         say()
-        say("🎉 complete: planned, approved by the requester, executed and committed.")
+        say("🎉 complete: planned, revised, approved by the requester, executed and committed.")
         return 0
     finally:
         await world.close()
@@ -230,8 +264,29 @@ def quiet() -> Iterator[None]:
             logging.getLogger(name).setLevel(level)
 
 
-def run_demo(out: TextIO | None = None) -> int:
-    """Run the demo in a temporary directory, removed afterwards; the exit status."""
+def run_demo(out: TextIO | None = None, keep: Path | None = None) -> int:
+    """Run the demo in a temporary directory, removed afterwards, or in ``keep`` (new or
+    empty), left there as a data directory the operator commands can read; the exit status."""
     stream = out or sys.stdout
-    with quiet(), tempfile.TemporaryDirectory(prefix="plancord-demo-") as temp:
-        return asyncio.run(tell_story(Path(temp) / "data", stream))
+    if keep is None:
+        with quiet(), tempfile.TemporaryDirectory(prefix="plancord-demo-") as temp:
+            return asyncio.run(tell_story(Path(temp) / "data", stream))
+    keep = keep.expanduser().absolute()
+    if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+        print(
+            f"plancord demo: --keep {keep} is not a new or empty directory; name another",
+            file=sys.stderr,
+        )
+        return 2
+    with quiet():
+        status = asyncio.run(tell_story(keep, stream))
+    print(
+        f"\nkept in {keep}: the database (plancord.db) and the agent's workspace "
+        f"(agents/{AGENT}/workspace). Try:\n"
+        f"  PLANCORD_DATA_DIR={keep} plancord agents list\n"
+        f"  PLANCORD_DATA_DIR={keep} plancord plan status --agent {AGENT}\n"
+        f"  PLANCORD_DATA_DIR={keep} plancord plan diff --agent {AGENT}\n"
+        f"  git -C {keep}/agents/{AGENT}/workspace log --stat",
+        file=stream,
+    )
+    return status

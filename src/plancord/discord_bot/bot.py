@@ -15,12 +15,11 @@ from discord.ext import commands
 
 from plancord.app import App
 from plancord.config import Config
-from plancord.core.errors import PlancordError
 from plancord.core.ports import Clock, ModelClient
 from plancord.core.roles import RoleNames
-from plancord.discord_bot.client import PlancordClient
-from plancord.discord_bot.members import DiscordMembers
 from plancord.discord_bot.notifier import DiscordNotifier
+from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.members import DiscordMembers
 from plancord.gc_tuning import GcTuning
 
 log = logging.getLogger(__name__)
@@ -42,19 +41,24 @@ class PlancordBot(PlancordClient):
         self.clock = clock
         self.scheduler_max_sleep = scheduler_max_sleep
         self.notifier = DiscordNotifier(self)
+        self.attach(
+            asks=self.notifier.asks,
+            plan_questions=self.notifier.plan_answers,
+            explainer=self.notifier.plans,
+        )
         self.tune_gc = tune_gc
         self.gc_tuning: GcTuning | None = None
         self.handle_signals = handle_signals
         self._closing: asyncio.Task[None] | None = None
 
     async def setup_hook(self) -> None:
+        from plancord.discord_bot.asks.permission_card import ASK_BUTTONS
+        from plancord.discord_bot.asks.question_card import QUESTION_CONTROLS
         from plancord.discord_bot.cogs.agents import AgentCog
         from plancord.discord_bot.cogs.messages import MessageCog
         from plancord.discord_bot.cogs.plan import PlanCog
-        from plancord.discord_bot.permission_card import ASK_BUTTONS
-        from plancord.discord_bot.plan_answer_card import PlanAnswerSelect
-        from plancord.discord_bot.question_card import QUESTION_CONTROLS
-        from plancord.discord_bot.views import PLAN_BUTTONS
+        from plancord.discord_bot.plan_card.answer_menu import PlanAnswerSelect
+        from plancord.discord_bot.plan_card.buttons import PLAN_BUTTONS
 
         self._app = await App.open(
             self.config,
@@ -65,9 +69,9 @@ class PlancordBot(PlancordClient):
             scheduler_max_sleep=self.scheduler_max_sleep,
         )
         self._app.runtime.turn_origin = self._turn_origin
-        await self.add_cog(PlanCog(self, self.notifier))
-        await self.add_cog(AgentCog(self, self.notifier))
-        await self.add_cog(MessageCog(self, self.notifier))
+        await self.add_cog(PlanCog(self, self.notifier.io))
+        await self.add_cog(AgentCog(self, self.notifier.io))
+        await self.add_cog(MessageCog(self, self.notifier.io, self.notifier.asks))
         self.add_dynamic_items(*PLAN_BUTTONS, PlanAnswerSelect, *ASK_BUTTONS, *QUESTION_CONTROLS)
         await self.sync_commands()
         self.start_deadlines()
@@ -81,32 +85,6 @@ class PlancordBot(PlancordClient):
             self.gc_tuning.after_startup()
             self.gc_tuning.start()
 
-    async def explain(self, exc: PlancordError) -> str:
-        return await self.notifier.plans.explain(exc)
-
-    async def decide_ask(self, interaction: discord.Interaction, ask_id: str, allow: bool) -> None:
-        await self.notifier.asks.decide(interaction, ask_id, allow)
-
-    async def answer_ask(
-        self, interaction: discord.Interaction, ask_id: str, choice: int | None
-    ) -> None:
-        await self.notifier.asks.answer(interaction, ask_id, choice)
-
-    async def answer_ask_text(
-        self, interaction: discord.Interaction, ask_id: str, text: str
-    ) -> None:
-        await self.notifier.asks.answer_text(interaction, ask_id, text)
-
-    async def answer_plan_question(
-        self,
-        interaction: discord.Interaction,
-        plan_id: str,
-        revision: int,
-        question: int,
-        choice: int,
-    ) -> None:
-        await self.notifier.plans.answer(interaction, plan_id, revision, question, choice)
-
     def _turn_origin(self, agent: str, origin: object) -> None:
         if isinstance(origin, discord.abc.Messageable):
             self.notifier.io.note_origin(agent, origin)
@@ -114,14 +92,32 @@ class PlancordBot(PlancordClient):
     async def on_ready(self) -> None:
         await self.resolve_role_names()
 
+    # The config's role names follow the servers (plancord.core.roles): re-resolved whenever
+    # the bot joins a server or a role is created, renamed or deleted.
+    async def on_guild_join(self, guild: discord.Guild) -> None:
+        await self.resolve_role_names()
+
+    async def on_guild_role_create(self, role: discord.Role) -> None:
+        await self.resolve_role_names()
+
+    async def on_guild_role_update(self, before: discord.Role, after: discord.Role) -> None:
+        await self.resolve_role_names()
+
+    async def on_guild_role_delete(self, role: discord.Role) -> None:
+        await self.resolve_role_names()
+
     async def resolve_role_names(self) -> None:
-        """Resolve the config's role names to role ids once, now that the servers are known;
-        a name matching no role or several is logged as a config error and grants nothing."""
+        """Resolve the config's role names to role ids against the servers as they are now;
+        a name matching no role or several is logged once as a config error and grants
+        nothing."""
         names = await self.app.settings.role_names_used()
         roles = [(str(role.id), role.name) for guild in self.guilds for role in guild.roles]
         resolved = RoleNames.resolve(names, roles)
-        for problem in resolved.problems:
+        before = self.app.settings.role_names
+        for problem in resolved.problems_since(before):
             log.error("%s", problem)
+        for change in resolved.changes_since(before):
+            log.info("%s", change)
         self.app.settings.resolve_roles(resolved)
 
     def install_signal_handlers(self) -> None:

@@ -1,25 +1,36 @@
-"""The ``Notifier`` port on Discord.
+"""The ``Notifier`` port on Discord, and where the edge's parts are built.
 
-Two parts share the work: ``PlanMessages`` renders plan-mode changes (the plan embed with its
-buttons, decisions, supersession, timeouts, execution progress), and ``ChannelIO`` carries the
-conversation (agent text, tool activity, questions and permission requests).
+The plan card (``plan_card``: the plan message, its answers, its restore) and the asks
+(``asks``: questions and permission requests) never import each other; this is the one
+place that holds both, with the channel I/O they share (``shared.channel_io``: agent text,
+tool activity, typing). The bot hands each cog the parts it uses.
 """
 
 from __future__ import annotations
 
 from plancord.core.ports import PermissionRequest, PlanningChange, Question
-from plancord.discord_bot.asks import Asks
-from plancord.discord_bot.channel_io import ChannelIO
-from plancord.discord_bot.client import PlancordClient
-from plancord.discord_bot.plan_messages import PlanMessages
+from plancord.discord_bot.asks.asks import Asks
+from plancord.discord_bot.asks.live import LiveAsks
+from plancord.discord_bot.asks.permissions import Permissions
+from plancord.discord_bot.asks.questions import Questions
+from plancord.discord_bot.plan_card.answers import PlanAnswering
+from plancord.discord_bot.plan_card.changes import PlanMessages
+from plancord.discord_bot.plan_card.message import PlanCards
+from plancord.discord_bot.plan_card.restore import PlanRestore
+from plancord.discord_bot.shared.channel_io import ChannelIO
+from plancord.discord_bot.shared.client import PlancordClient
 
 
 class DiscordNotifier:
     def __init__(self, bot: PlancordClient) -> None:
         self.bot = bot
-        self.plans = PlanMessages(bot)
         self.io = ChannelIO(bot)
-        self.asks = Asks(bot, self.io)
+        cards = PlanCards(bot)
+        self.plans = PlanMessages(bot, cards)
+        self.plan_answers = PlanAnswering(bot, cards)
+        self.plan_restore = PlanRestore(bot, cards)
+        live = LiveAsks(bot)
+        self.asks = Asks(bot, live, Questions(bot, self.io, live), Permissions(bot, self.io, live))
         self.io.question_waiting = self.asks.waiting
 
     async def planning_changed(self, change: PlanningChange) -> None:
@@ -39,5 +50,5 @@ class DiscordNotifier:
 
     async def restore(self) -> None:
         """After a (re)start: re-attach pending plan messages and asks."""
-        await self.plans.restore()
+        await self.plan_restore.restore()
         await self.asks.restore()

@@ -13,6 +13,7 @@ nothing is half-written.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import suppress
@@ -55,6 +56,19 @@ def storage_error(exc: sqlite3.Error, path: Path) -> StorageError:
     return StorageError(message, kind)
 
 
+def _create_private(path: Path) -> None:
+    """Create the database file empty and 0600 (its folder 0700) when it does not exist yet,
+    so SQLite, which gives its ``-wal`` and ``-shm`` files the database's mode, keeps the
+    conversations and plans readable by the bot's user alone."""
+    if path.exists():
+        return
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.chmod(0o700)
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 class Database:
     """An open SQLite plancord database (``backend.Backend``). Use
     ``async with await Database.open(path)`` or ``close()``.
@@ -88,7 +102,7 @@ class Database:
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     ) -> Database:
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _create_private(path)
         both = (
             f"PRAGMA busy_timeout = {int(busy_timeout_ms)}",
             "PRAGMA foreign_keys = ON",

@@ -20,11 +20,10 @@ from plancord.core.access import describe_access
 from plancord.core.agents import AgentRecord, check_agent_name
 from plancord.core.errors import PlancordError
 from plancord.core.permissions import PermissionProfile
-from plancord.discord_bot.channel_io import split_message
-from plancord.discord_bot.client import PlancordClient
-from plancord.discord_bot.common import NO_AGENT, actor_from, agent_for, reply_error
-from plancord.discord_bot.confirm import ConfirmView
-from plancord.discord_bot.notifier import DiscordNotifier
+from plancord.discord_bot.shared.channel_io import ChannelIO, split_message
+from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.common import NO_AGENT, actor_from, agent_for, reply_error
+from plancord.discord_bot.shared.confirm import ConfirmView
 
 if TYPE_CHECKING:
     from plancord.app import App
@@ -88,9 +87,9 @@ def in_guild(record: AgentRecord, guild_id: int | None) -> bool:
 
 @app_commands.guild_only()
 class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage plancord agents"):
-    def __init__(self, bot: PlancordClient, notifier: DiscordNotifier) -> None:
+    def __init__(self, bot: PlancordClient, io: ChannelIO) -> None:
         self.bot = bot
-        self.notifier = notifier
+        self.io = io
         super().__init__()
 
     @property
@@ -163,7 +162,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
                 await _delete_quietly(created)
             await reply_error(interaction, str(exc))
             return
-        self.notifier.io.forget(name)
+        self.io.forget(name)
         workspace = self.manager.workspace_of(name)
         access = (await self.app.settings.plan_mode_for(record.name)).access
         who = describe_access(record, access)
@@ -347,7 +346,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
             workspace = await self.manager.remove(record.name, actor=actor_from(interaction.user))
         except PlancordError as exc:
             return f"Not removed: {exc}"
-        self.notifier.io.forget(record.name)
+        self.io.forget(record.name)
         kept = f"The workspace is kept at `{workspace}`."
         if record.channel_id is not None:
             kept += f" The channel {channel_mention(record)} is kept too; delete it if unused."

@@ -17,10 +17,11 @@ from plancord.core.access import Access, describe_access, may_instruct
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import PlancordError
 from plancord.core.planning import AuditAction, AuditEntry
-from plancord.discord_bot.attachments import read_attachments
-from plancord.discord_bot.client import PlancordClient
-from plancord.discord_bot.common import actor_from, agent_for
-from plancord.discord_bot.notifier import DiscordNotifier
+from plancord.discord_bot.asks.asks import Asks
+from plancord.discord_bot.shared.attachments import read_attachments
+from plancord.discord_bot.shared.channel_io import ChannelIO
+from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.common import actor_from, agent_for
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +44,10 @@ TOLD_LIMIT = 10_000
 
 
 class MessageCog(commands.Cog):
-    def __init__(self, bot: PlancordClient, notifier: DiscordNotifier) -> None:
+    def __init__(self, bot: PlancordClient, io: ChannelIO, asks: Asks) -> None:
         self.bot = bot
-        self.notifier = notifier
+        self.io = io
+        self.asks = asks
         self._told: OrderedDict[tuple[str, int], None] = OrderedDict()
 
     @commands.Cog.listener()
@@ -56,13 +58,12 @@ class MessageCog(commands.Cog):
         record = await agent_for(app, message.channel)
         if record is None:
             return
-        notifier = self.notifier
         author = actor_from(message.author)
         settings = await app.settings.plan_mode_for(record.name)
         if not may_instruct(author, record, settings.access):
             await self._refuse(message, record, settings.access)
             return
-        if notifier.asks.take_answer(message):
+        if self.asks.take_answer(message):
             return
         text = message.clean_content
         if message.attachments:
@@ -73,7 +74,7 @@ class MessageCog(commands.Cog):
             if not text:
                 return
         runtime = app.runtime
-        running_at = notifier.io.origin_of(record.name) if runtime.is_busy(record.name) else None
+        running_at = self.io.origin_of(record.name) if runtime.is_busy(record.name) else None
         if running_at is not None and getattr(running_at, "id", None) != message.channel.id:
             # A turn runs elsewhere: its output stays there, and this message gets a turn of
             # its own when that one ends, answered here.
@@ -85,7 +86,7 @@ class MessageCog(commands.Cog):
             )
             return
         if not runtime.is_busy(record.name):
-            notifier.io.note_origin(record.name, message.channel)
+            self.io.note_origin(record.name, message.channel)
         try:
             await runtime.handle_message(record.name, text, author)
         except PlancordError as exc:
@@ -96,7 +97,7 @@ class MessageCog(commands.Cog):
             except discord.HTTPException as send_exc:
                 log.warning("could not report an error to %s: %s", message.channel.id, send_exc)
             return
-        notifier.io.watch_turn(record.name)
+        self.io.watch_turn(record.name)
 
     async def _refuse(self, message: discord.Message, record: AgentRecord, access: Access) -> None:
         """Ignore a member who may not instruct the agent; tell them why once, quietly, and

@@ -22,9 +22,12 @@ from plancord.core.agents import AgentRecord
 from plancord.core.errors import InvalidTransition
 from plancord.core.plan_diff import revision_changes
 from plancord.core.planning import ApprovalMode, PlanEvent, PlanRevision, next_phase
-from plancord.discord_bot import views
-from plancord.discord_bot.client import PlancordClient
-from plancord.discord_bot.common import (
+from plancord.discord_bot.plan_card import buttons
+from plancord.discord_bot.plan_card.buttons import FEEDBACK_LIMIT, REASON_LIMIT, explained_refusals
+from plancord.discord_bot.plan_card.status import render_status
+from plancord.discord_bot.shared.channel_io import ChannelIO
+from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.common import (
     NO_AGENT,
     Reply,
     actor_from,
@@ -32,9 +35,6 @@ from plancord.discord_bot.common import (
     reply_error,
     reply_privately,
 )
-from plancord.discord_bot.embeds import render_status
-from plancord.discord_bot.notifier import DiscordNotifier
-from plancord.discord_bot.views import FEEDBACK_LIMIT, REASON_LIMIT, explained_refusals
 
 NO_MENTIONS = discord.AllowedMentions.none()
 DIFF_MESSAGE_LIMIT = 1900
@@ -47,9 +47,9 @@ MODES = [
 
 @app_commands.guild_only()
 class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan first, then act"):
-    def __init__(self, bot: PlancordClient, notifier: DiscordNotifier) -> None:
+    def __init__(self, bot: PlancordClient, io: ChannelIO) -> None:
         self.bot = bot
-        self.notifier = notifier
+        self.io = io
         super().__init__()
 
     async def _agent(
@@ -98,7 +98,7 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
             if not self.bot.app.runtime.is_busy(record.name) and isinstance(
                 interaction.channel, discord.abc.Messageable
             ):
-                self.notifier.io.note_origin(record.name, interaction.channel)
+                self.io.note_origin(record.name, interaction.channel)
             if await self.bot.app.runtime.start_planning(record.name, task, actor):
                 what = f": {task}" if task else ""
                 await interaction.followup.send(
@@ -183,7 +183,7 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
             return
         async with explained_refusals(interaction):
             revision = await self._current(record.name, PlanEvent.APPROVE)
-            await views.approve(interaction, revision, ApprovalMode(mode or ApprovalMode.NORMAL))
+            await buttons.approve(interaction, revision, ApprovalMode(mode or ApprovalMode.NORMAL))
 
     @app_commands.command(name="edit", description="Send the plan back with what should change")
     @app_commands.describe(feedback="What should change", step="Which step it is about")
@@ -199,7 +199,7 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
             return
         async with explained_refusals(interaction):
             revision = await self._current(record.name, PlanEvent.REQUEST_CHANGES)
-            await views.request_changes(interaction, revision, feedback, step)
+            await buttons.request_changes(interaction, revision, feedback, step)
 
     @app_commands.command(name="reject", description="Reject the plan; nothing is executed")
     @app_commands.describe(reason="Why (the agent and the channel see it)")
@@ -214,4 +214,4 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
             return
         async with explained_refusals(interaction):
             revision = await self._current(record.name, PlanEvent.REJECT)
-            await views.reject(interaction, revision, reason)
+            await buttons.reject(interaction, revision, reason)

@@ -1,0 +1,154 @@
+"""What questions and permission requests share: the live asks this process waits on
+(``LiveAsks``), their rows in ``pending_asks``, the one wait for a resolution, and how a
+click is refused.
+
+The waiting side parks on ``Client.wait_for`` for a resolution event, and the one place that
+decides pops the live ask before dispatching it, so a double click or a racing answer acts
+once.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import discord
+
+from plancord.core.planning import Actor
+from plancord.discord_bot.shared.client import PlancordClient
+from plancord.storage.pending_asks import AskKind, PendingAskStore, StoredAsk
+
+log = logging.getLogger(__name__)
+
+RESOLVED_EVENT = "plancord_ask_resolved"
+REMEMBERED_DECISIONS = 256
+NO_MENTIONS = discord.AllowedMentions.none()
+
+
+def new_ask_id() -> str:
+    return secrets.token_hex(8)
+
+
+@dataclass(slots=True)
+class LiveAsk:
+    """An ask a coroutine of this process is waiting on."""
+
+    id: str
+    agent: str
+    kind: AskKind
+    requested_by: str | None
+    channel_id: int
+    message_ids: list[int] = field(default_factory=list)
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    allowed: bool
+    actor: Actor
+
+
+class LiveAsks:
+    """The asks this process waits on, the outcomes of recent ones, and their stored rows.
+
+    Whoever settles an ask pops it first (``pop``): only the caller that got it back acts, so
+    a double click or a racing answer acts once."""
+
+    def __init__(self, bot: PlancordClient) -> None:
+        self.bot = bot
+        self._live: dict[str, LiveAsk] = {}
+        self._decided: dict[str, str] = {}
+
+    @property
+    def store(self) -> PendingAskStore:
+        return PendingAskStore(self.bot.app.db)
+
+    def waiting(self, agent: str) -> bool:
+        """True while the agent waits for a human's answer or decision."""
+        return any(ask.agent == agent for ask in self._live.values())
+
+    def ids(self) -> list[str]:
+        """The ids of the asks waiting now, oldest first."""
+        return list(self._live)
+
+    def of_kind(self, kind: AskKind) -> list[LiveAsk]:
+        return [ask for ask in self._live.values() if ask.kind == kind]
+
+    def get(self, ask_id: str) -> LiveAsk | None:
+        return self._live.get(ask_id)
+
+    def add(self, ask: LiveAsk) -> None:
+        self._live[ask.id] = ask
+
+    def pop(self, ask_id: str) -> LiveAsk | None:
+        """Take the ask out of the waiting ones; None when someone already did."""
+        return self._live.pop(ask_id, None)
+
+    def outcome(self, ask_id: str) -> str | None:
+        """How a recently settled ask ended, for a late click; None when nobody remembers."""
+        return self._decided.get(ask_id)
+
+    async def record(
+        self, ask_id: str, kind: AskKind, agent: str, payload: dict[str, Any], seconds: float
+    ) -> None:
+        now = self.bot.app.clock.now()
+        await self.store.add(
+            StoredAsk(
+                id=ask_id,
+                agent=agent,
+                kind=kind,
+                payload=payload,
+                created_at=now,
+                deadline=now + timedelta(seconds=seconds),
+            )
+        )
+
+    async def wait(self, ask_id: str, seconds: float) -> Any:
+        """The resolution dispatched for ``ask_id``; ``TimeoutError`` when none came in time."""
+        _, value = await self.bot.wait_for(
+            RESOLVED_EVENT, check=lambda resolved, _value: resolved == ask_id, timeout=seconds
+        )
+        return value
+
+    def resolve(self, ask_id: str, value: Any) -> None:
+        """Wake the coroutine waiting on ``ask_id`` with ``value``."""
+        self.bot.dispatch(RESOLVED_EVENT, ask_id, value)
+
+    def remember(self, ask_id: str, outcome: str) -> None:
+        """Keep recent outcomes so a late click hears who decided; old ones are dropped."""
+        self._decided[ask_id] = outcome
+        while len(self._decided) > REMEMBERED_DECISIONS:
+            del self._decided[next(iter(self._decided))]
+
+
+async def edit_quietly(
+    message: discord.Message | discord.PartialMessage,
+    *,
+    content: str | None = None,
+    embed: discord.Embed | None = None,
+    view: discord.ui.View | None = None,
+) -> None:
+    kwargs: dict[str, Any] = {"allowed_mentions": NO_MENTIONS}
+    if content is not None:
+        kwargs["content"] = content
+    if embed is not None:
+        kwargs["embed"] = embed
+    if view is not None:
+        kwargs["view"] = view
+    try:
+        await message.edit(**kwargs)
+    except discord.HTTPException as exc:
+        log.warning("could not edit message %s: %s", message.id, exc)
+
+
+async def refuse(interaction: discord.Interaction[discord.Client], text: str) -> None:
+    try:
+        if interaction.response.is_done():
+            await interaction.followup.send(text, ephemeral=True)
+        else:
+            await interaction.response.send_message(text, ephemeral=True)
+    except discord.HTTPException as exc:
+        log.warning("could not answer an interaction: %s", exc)

@@ -1,0 +1,249 @@
+"""``ask_user`` in the agent's channel: the question message, and the three ways it is
+answered — the asker's next message (or a reply to the question), a tap on one of the
+agent's choices, or "Other…" and a form.
+
+The answer goes back to the model with who gave it and when. A typed answer counts only from
+the member the agent asked (the channel's other chatter is not an answer); a tap or the form
+is open to anyone who may instruct the agent, and refused for everyone else. After a restart
+the question's row is expired like any ask (``Asks.restore``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import discord
+
+from plancord.core.access import may_instruct
+from plancord.core.choices import stamp
+from plancord.core.errors import PlancordError
+from plancord.core.ports import Question
+from plancord.discord_bot.asks.live import (
+    NO_MENTIONS,
+    LiveAsk,
+    LiveAsks,
+    edit_quietly,
+    new_ask_id,
+    refuse,
+)
+from plancord.discord_bot.asks.permission_card import duration_text, user_id_of
+from plancord.discord_bot.asks.question_card import (
+    OtherAnswer,
+    choices_of,
+    question_text,
+    question_view,
+    with_note,
+)
+from plancord.discord_bot.shared.channel_io import ChannelIO, send_chunks
+from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.common import actor_from
+from plancord.storage.pending_asks import StoredAsk
+
+log = logging.getLogger(__name__)
+
+
+class Questions:
+    """The agent's questions: put to the channel, answered once, expired after a restart."""
+
+    def __init__(self, bot: PlancordClient, io: ChannelIO, live: LiveAsks) -> None:
+        self.bot = bot
+        self.io = io
+        self.live = live
+
+    async def ask_user(self, question: Question) -> str | None:
+        destination = await self.io.destination(question.agent)
+        if destination is None:
+            return None
+        ask_id = new_ask_id()
+        choices = list(question.choices)
+        payload: dict[str, Any] = {"text": question.text, "requested_by": question.requested_by}
+        if choices:
+            payload["choices"] = choices
+        await self.live.record(
+            ask_id, "question", question.agent, payload, question.timeout_seconds
+        )
+        user_id = user_id_of(question.requested_by)
+        mention = f"<@{user_id}>" if user_id else ""
+        allowed = discord.AllowedMentions(
+            everyone=False,
+            roles=False,
+            replied_user=False,
+            users=[discord.Object(id=user_id)] if user_id else False,
+        )
+        content = question_text(question.agent, question.text, mention, choices=bool(choices))
+        view = question_view(ask_id, choices) if choices else None
+        messages = await send_chunks(destination, content, allowed_mentions=allowed, view=view)
+        if not messages or (view is not None and not messages[-1].components):
+            # Without its controls a question with choices cannot be answered as offered.
+            await self.live.store.delete(ask_id)
+            return None
+        shown = messages[-1]
+        self.live.add(
+            LiveAsk(
+                id=ask_id,
+                agent=question.agent,
+                kind="question",
+                requested_by=question.requested_by,
+                channel_id=shown.channel.id,
+                message_ids=[m.id for m in messages],
+                payload=payload,
+            )
+        )
+        try:
+            await self.live.store.set_message(ask_id, shown.channel.id, shown.id)
+            answer: str = await self.live.wait(ask_id, question.timeout_seconds)
+        except TimeoutError:
+            self.live.pop(ask_id)
+            self.live.remember(ask_id, "nobody answered in time")
+            await self.live.store.delete(ask_id)
+            note = (
+                f"-# ⌛ No answer within {duration_text(question.timeout_seconds)}; "
+                "the agent went on without one."
+            )
+            await edit_quietly(
+                shown,
+                content=with_note(shown.content, note),
+                view=question_view(ask_id, choices, disabled=True) if choices else None,
+            )
+            return None
+        except BaseException:
+            self.live.pop(ask_id)
+            raise
+        await self.live.store.delete(ask_id)
+        return answer
+
+    def take_answer(self, message: discord.Message) -> bool:
+        """Hand ``message`` to the question it answers; True when it was taken as an answer.
+
+        An answer is a reply to the question, or any message in the question's channel, from
+        the member the agent asked (anyone, when the agent could not say who that is).
+        """
+        reference = message.reference.message_id if message.reference else None
+        for ask in self.live.of_kind("question"):
+            if ask.requested_by is not None and str(message.author.id) != ask.requested_by:
+                continue
+            if reference in ask.message_ids or message.channel.id == ask.channel_id:
+                self.live.pop(ask.id)
+                who = message.author.display_name
+                self.live.remember(ask.id, f"{who} answered in the channel")
+                answer = self._for_model("answered", message.clean_content, who)
+                self.live.resolve(ask.id, answer)
+                return True
+        return False
+
+    def _for_model(self, verb: str, answer: str, who: str) -> str:
+        """The answer as the tool hands it to the model: what, who and when."""
+        how = "picked from your choices by" if verb == "chose" else "answered by"
+        return f"{answer}\n({how} {who} at {stamp(self.bot.app.clock.now())})"
+
+    # -- taps and the form -----------------------------------------------------------------
+
+    async def answer(
+        self, interaction: discord.Interaction[discord.Client], ask_id: str, index: int | None
+    ) -> None:
+        """A tap on a choice (``index``) or on "Other…" (``None``, which opens the form)."""
+        ask = await self._answerable(interaction, ask_id)
+        if ask is None:
+            return
+        if index is None:
+            try:
+                await interaction.response.send_modal(
+                    OtherAnswer(ask_id, str(ask.payload.get("text", "")))
+                )
+            except discord.HTTPException as exc:
+                log.warning("could not open the answer form for %s: %s", ask_id, exc)
+            return
+        choices = choices_of(ask.payload)
+        if not 0 <= index < len(choices):
+            await refuse(interaction, "That choice is not one this question offers.")
+            return
+        await self._settle(interaction, ask, "chose", choices[index], index)
+
+    async def answer_text(
+        self, interaction: discord.Interaction[discord.Client], ask_id: str, text: str
+    ) -> None:
+        """The "Other…" form, submitted."""
+        ask = await self._answerable(interaction, ask_id)
+        if ask is None:
+            return
+        if not text.strip():
+            await refuse(interaction, "An empty answer answers nothing; the question is open.")
+            return
+        await self._settle(interaction, ask, "answered", text.strip(), None)
+
+    async def _answerable(
+        self, interaction: discord.Interaction[discord.Client], ask_id: str
+    ) -> LiveAsk | None:
+        ask = self.live.get(ask_id)
+        if ask is None or ask.kind != "question":
+            earlier = self.live.outcome(ask_id)
+            await refuse(
+                interaction,
+                f"This question was already settled: {earlier}."
+                if earlier
+                else "This question expired: the agent is no longer waiting for it. "
+                "Send your answer as a normal message.",
+            )
+            return None
+        actor = actor_from(interaction.user)
+        app = self.bot.app
+        try:
+            record = await app.store.get_agent(ask.agent)
+            access = (await app.settings.plan_mode_for(ask.agent)).access
+        except PlancordError:
+            allowed = actor.is_admin
+        else:
+            allowed = may_instruct(actor, record, access)
+        if not allowed:
+            await refuse(
+                interaction,
+                f"Only members who may instruct **{ask.agent}** can answer its questions.",
+            )
+            return None
+        return ask
+
+    async def _settle(
+        self,
+        interaction: discord.Interaction[discord.Client],
+        ask: LiveAsk,
+        verb: str,
+        answer: str,
+        index: int | None,
+    ) -> None:
+        if self.live.pop(ask.id) is None:
+            await refuse(
+                interaction, f"This question was already settled: {self.live.outcome(ask.id)}."
+            )
+            return
+        user = interaction.user
+        when = self.bot.app.clock.now()
+        shown = f"**{answer}**" if index is not None else f"“{answer[:300]}”"
+        note = f"-# ✅ {user.mention} {verb} {shown} · <t:{int(when.timestamp())}:t>"
+        self.live.remember(ask.id, f"{user.display_name} {verb} {answer[:100]}")
+        self.live.resolve(ask.id, self._for_model(verb, answer, user.display_name))
+        message = interaction.message
+        content = with_note(message.content if message else "", note)
+        view = question_view(ask.id, choices_of(ask.payload), disabled=True, chosen=index)
+        try:
+            await interaction.response.edit_message(
+                content=content, view=view, allowed_mentions=NO_MENTIONS
+            )
+        except discord.HTTPException as exc:
+            log.warning("could not mark question %s answered: %s", ask.id, exc)
+
+    async def expire(self, ask: StoredAsk, message: discord.PartialMessage) -> None:
+        choices = choices_of(ask.payload)
+        note = (
+            "-# ⌛ This question expired: plancord restarted before an answer. "
+            "Send your answer as a normal message."
+        )
+        try:
+            content = (await message.fetch()).content
+        except discord.HTTPException:
+            content = question_text(ask.agent, str(ask.payload.get("text", "")), "")
+        await edit_quietly(
+            message,
+            content=with_note(content, note),
+            view=question_view(ask.id, choices, disabled=True) if choices else None,
+        )

@@ -1,0 +1,112 @@
+"""A plan's questions with choices, answered on the plan message: one select menu per such
+question under the Approve · Edit · Reject buttons. Each menu is a dynamic item whose custom
+id names the revision and the question, so it works after a restart; a pick is checked and
+kept by ``PlanAnswering``, and the message then shows it as the menu's selected option."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import discord
+
+from plancord.core.plan_answers import PlanAnswer
+from plancord.core.planning import PlanRevision
+from plancord.discord_bot.plan_card.buttons import PLAN_ID, REVISION, plan_buttons
+from plancord.discord_bot.shared.client import client_of
+
+MENU_ROWS = 4
+"""Discord allows five rows of components; the plan's buttons take the first."""
+PLACEHOLDER_LIMIT = 150
+
+
+def plan_view(
+    revision: PlanRevision,
+    *,
+    disabled: bool = False,
+    answers: Mapping[int, PlanAnswer] | None = None,
+) -> discord.ui.View:
+    """The plan's buttons and, while it waits, a menu for each of its first four questions
+    that offer choices (showing the pick so far); all off once decided."""
+    view = plan_buttons(revision.plan_id, revision.revision, disabled=disabled)
+    for row, index in enumerate(menu_questions(revision), start=1):
+        choices = revision.plan.choices_for(index)
+        answer = (answers or {}).get(index)
+        picked = choices.index(answer.answer) if answer and answer.answer in choices else None
+        view.add_item(
+            PlanAnswerSelect(
+                revision.plan_id,
+                revision.revision,
+                index,
+                question=revision.plan.questions[index],
+                choices=choices,
+                picked=picked,
+                disabled=disabled,
+                row=row,
+            )
+        )
+    return view
+
+
+def menu_questions(revision: PlanRevision) -> list[int]:
+    """The questions (0-based) that get a menu: those with choices, the first four."""
+    plan = revision.plan
+    with_choices = [i for i in range(len(plan.questions)) if plan.choices_for(i)]
+    return with_choices[:MENU_ROWS]
+
+
+class PlanAnswerSelect(
+    discord.ui.DynamicItem[discord.ui.Select[discord.ui.View]],
+    template=rf"plan:answer:{PLAN_ID}:{REVISION}:(?P<question>[0-9]{{1,2}})",
+):
+    """The choices of one open question; picking one answers it for the reviewers."""
+
+    def __init__(
+        self,
+        plan_id: str,
+        revision: int,
+        question_index: int,
+        *,
+        question: str = "",
+        choices: tuple[str, ...] = (),
+        picked: int | None = None,
+        disabled: bool = False,
+        row: int | None = None,
+    ) -> None:
+        options = [
+            discord.SelectOption(label=choice, value=str(n), default=picked == n)
+            for n, choice in enumerate(choices)
+        ] or [discord.SelectOption(label="…", value="0")]
+        placeholder = f"Q{question_index + 1}: {' '.join(question.split())}"
+        if len(placeholder) > PLACEHOLDER_LIMIT:
+            placeholder = placeholder[: PLACEHOLDER_LIMIT - 1] + "…"
+        super().__init__(
+            discord.ui.Select(
+                custom_id=f"plan:answer:{plan_id}:{revision}:{question_index}",
+                placeholder=placeholder,
+                options=options,
+                disabled=disabled,
+                row=row,
+            )
+        )
+        self.plan_id = plan_id
+        self.revision = revision
+        self.question_index = question_index
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[discord.Client],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> PlanAnswerSelect:
+        return cls(match["plan_id"], int(match["revision"]), int(match["question"]))
+
+    async def callback(self, interaction: discord.Interaction[discord.Client]) -> None:
+        values = self.item.values
+        choice = int(values[0]) if values and values[0].isdigit() else -1
+        await client_of(interaction).plan_questions.answer(
+            interaction, self.plan_id, self.revision, self.question_index, choice
+        )

@@ -1,0 +1,339 @@
+"""The plan message's buttons and the modals they open.
+
+Each button is a ``DynamicItem`` whose custom_id names only ``plan:<action>:<plan_id>:<rev>``;
+a click reloads the revision from the store and hands the decision to ``PlanningService``,
+which applies the one approver policy and the revision/sha binding. So buttons keep working
+after a restart, and a click on an old or already decided plan is refused with the reason
+rather than obeyed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Self
+
+import discord
+
+from plancord.core.errors import PlancordError
+from plancord.core.planning import ApprovalMode, Phase, PlanEvent, PlanRef, PlanRevision
+from plancord.discord_bot.shared.client import client_of
+from plancord.discord_bot.shared.common import Reply, actor_from, bound_channel_id, reply_error
+
+if TYPE_CHECKING:
+    from plancord.app import App
+
+PLAN_ID = r"(?P<plan_id>[0-9a-f]{1,32})"
+REVISION = r"(?P<revision>[1-9][0-9]{0,5})"
+MODAL_TIMEOUT_SECONDS = 15 * 60
+FEEDBACK_LIMIT = 2000
+REASON_LIMIT = 1000
+
+_APPROVE_ACTIONS = {
+    ApprovalMode.NORMAL: "approve",
+    ApprovalMode.FRESH_CONTEXT: "approve-fresh",
+    ApprovalMode.CONFIRM_EACH_EDIT: "approve-confirm",
+}
+_APPROVE_MODES = {action: mode for mode, action in _APPROVE_ACTIONS.items()}
+_APPROVE_LABELS = {
+    ApprovalMode.NORMAL: "Approve",
+    ApprovalMode.FRESH_CONTEXT: "Approve, fresh context",
+    ApprovalMode.CONFIRM_EACH_EDIT: "Approve, confirm each edit",
+}
+
+Button = discord.ui.Button[discord.ui.View]
+
+
+def custom_id(action: str, plan_id: str, revision: int) -> str:
+    return f"plan:{action}:{plan_id}:{revision}"
+
+
+def app_of(interaction: discord.Interaction) -> App:
+    return client_of(interaction).app
+
+
+@contextlib.asynccontextmanager
+async def explained_refusals(
+    interaction: discord.Interaction, reply: Reply = reply_error
+) -> AsyncIterator[None]:
+    """Any ``PlancordError`` inside the block becomes an ephemeral reply that explains it
+    (a stale plan's refusal also links to the current plan's message). ``reply`` sends it:
+    ``reply_error`` unless the interaction was deferred publicly."""
+    try:
+        yield
+    except PlancordError as exc:
+        await reply(interaction, await client_of(interaction).explain(exc))
+
+
+async def revision_for_click(
+    interaction: discord.Interaction, plan_id: str, revision: int
+) -> PlanRevision | None:
+    """The revision a button names, if the click came from that agent's channel; else refuse."""
+    app = app_of(interaction)
+    found = await app.store.get_revision(plan_id, revision)
+    if found is None:
+        await reply_error(interaction, f"Plan v{revision} no longer exists.")
+        return None
+    if interaction.guild is None:
+        await reply_error(interaction, "Plan buttons work only in the agent's channel.")
+        return None
+    agent = await app.store.find_agent_by_channel(bound_channel_id(interaction.channel) or 0)
+    if agent is None or agent.name != found.agent:
+        await reply_error(interaction, "This plan belongs to another channel; decide on it there.")
+        return None
+    return found
+
+
+async def may_open_modal(
+    interaction: discord.Interaction, revision: PlanRevision, event: PlanEvent
+) -> bool:
+    """Spare someone typing into a form whose submission would be refused: the revision must
+    still be the one waiting and the clicker an approver. The service decides both, and decides
+    again when the form is submitted."""
+    ref = PlanRef(agent=revision.agent, plan_id=revision.plan_id, revision=revision.revision)
+    async with explained_refusals(interaction):
+        await app_of(interaction).planning.check_decision(ref, actor_from(interaction.user), event)
+        return True
+    return False
+
+
+def confirmation(action: str, revision: PlanRevision) -> str:
+    return {
+        "approved": f"Approved plan v{revision.revision} ({revision.sha8}); "
+        f"**{revision.agent}** is carrying it out.",
+        "changes-requested": f"Sent plan v{revision.revision} back to **{revision.agent}** "
+        "with your feedback.",
+        "rejected": f"Rejected plan v{revision.revision}; nothing will be executed.",
+    }[action]
+
+
+async def approve(
+    interaction: discord.Interaction, revision: PlanRevision, mode: ApprovalMode
+) -> None:
+    ref = PlanRef(
+        agent=revision.agent,
+        plan_id=revision.plan_id,
+        revision=revision.revision,
+        sha256=revision.sha256,
+    )
+    async with explained_refusals(interaction):
+        planning = app_of(interaction).planning
+        state = await planning.approve(ref, actor_from(interaction.user), mode)
+        if state.phase is Phase.SUBMITTED:
+            names = await planning.approvals(ref)
+            needed = (await app_of(interaction).settings.plan_mode_for(revision.agent)).approvals
+            left = needed - len(names)
+            text = (
+                f"Your approval of plan v{revision.revision} is recorded: {len(names)} of "
+                f"{needed} ({', '.join(names)}). It executes after {left} more approver"
+                f"{'s' if left != 1 else ''}."
+            )
+            await interaction.followup.send(text, ephemeral=True)
+            return
+        await interaction.followup.send(confirmation("approved", revision), ephemeral=True)
+
+
+async def request_changes(
+    interaction: discord.Interaction, revision: PlanRevision, feedback: str, step: int | None
+) -> None:
+    ref = PlanRef(agent=revision.agent, plan_id=revision.plan_id, revision=revision.revision)
+    async with explained_refusals(interaction):
+        await app_of(interaction).planning.request_changes(
+            ref, actor_from(interaction.user), feedback, step
+        )
+        await interaction.followup.send(confirmation("changes-requested", revision), ephemeral=True)
+
+
+async def reject(
+    interaction: discord.Interaction, revision: PlanRevision, reason: str | None
+) -> None:
+    ref = PlanRef(agent=revision.agent, plan_id=revision.plan_id, revision=revision.revision)
+    async with explained_refusals(interaction):
+        await app_of(interaction).planning.reject(ref, actor_from(interaction.user), reason)
+        await interaction.followup.send(confirmation("rejected", revision), ephemeral=True)
+
+
+class EditPlanModal(discord.ui.Modal):
+    """What should change in the plan, and optionally which step; the agent then revises it."""
+
+    def __init__(self, revision: PlanRevision) -> None:
+        super().__init__(title=f"Edit plan v{revision.revision}", timeout=MODAL_TIMEOUT_SECONDS)
+        self.revision = revision
+        self.feedback: discord.ui.TextInput[Self] = discord.ui.TextInput(
+            custom_id="feedback",
+            style=discord.TextStyle.paragraph,
+            required=True,
+            max_length=FEEDBACK_LIMIT,
+            placeholder="What should the agent do differently?",
+        )
+        self.step: discord.ui.TextInput[Self] = discord.ui.TextInput(
+            custom_id="step",
+            required=False,
+            max_length=3,
+            placeholder=f"1 to {len(revision.plan.steps)}",
+        )
+        self.add_item(discord.ui.Label(text="What should change?", component=self.feedback))
+        self.add_item(discord.ui.Label(text="Step number (optional)", component=self.step))
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        raw_step = self.step.value.strip()
+        if raw_step and not raw_step.isdigit():
+            await reply_error(
+                interaction, f"The step must be a number such as 2, not {raw_step!r}."
+            )
+            return
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        step = int(raw_step) if raw_step else None
+        await request_changes(interaction, self.revision, self.feedback.value, step)
+
+
+class RejectPlanModal(discord.ui.Modal):
+    """Reject the plan, with an optional reason the agent and the channel will see."""
+
+    def __init__(self, revision: PlanRevision) -> None:
+        super().__init__(title=f"Reject plan v{revision.revision}", timeout=MODAL_TIMEOUT_SECONDS)
+        self.revision = revision
+        self.reason: discord.ui.TextInput[Self] = discord.ui.TextInput(
+            custom_id="reason",
+            style=discord.TextStyle.paragraph,
+            required=False,
+            max_length=REASON_LIMIT,
+            placeholder="Why not? (optional)",
+        )
+        self.add_item(discord.ui.Label(text="Reason (optional)", component=self.reason))
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        await reject(interaction, self.revision, self.reason.value.strip() or None)
+
+
+class _PlanButton:
+    """What every plan button shares: the ids it carries and the check that the click came
+    from the agent's own channel, which also loads the revision the callback acts on.
+
+    Approve acknowledges the click before that check reads the store; Edit and Reject cannot,
+    since the form they open must be the click's first response."""
+
+    plan_id: str
+    revision: int
+    found: PlanRevision | None = None
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        async with explained_refusals(interaction):
+            self.found = await revision_for_click(interaction, self.plan_id, self.revision)
+        return self.found is not None
+
+
+class ApprovePlanButton(
+    _PlanButton,
+    discord.ui.DynamicItem[Button],
+    template=r"plan:(?P<action>approve|approve-fresh|approve-confirm):" + PLAN_ID + ":" + REVISION,
+):
+    def __init__(
+        self,
+        plan_id: str,
+        revision: int,
+        mode: ApprovalMode = ApprovalMode.NORMAL,
+        *,
+        disabled: bool = False,
+    ) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=_APPROVE_LABELS[mode],
+                style=discord.ButtonStyle.success
+                if mode is ApprovalMode.NORMAL
+                else discord.ButtonStyle.secondary,
+                custom_id=custom_id(_APPROVE_ACTIONS[mode], plan_id, revision),
+                disabled=disabled,
+                row=0 if mode is ApprovalMode.NORMAL else 1,
+            )
+        )
+        self.plan_id = plan_id
+        self.revision = revision
+        self.mode = mode
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> Self:
+        return cls(match["plan_id"], int(match["revision"]), _APPROVE_MODES[match["action"]])
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        """Acknowledge the click before the store is read: the answer, a confirmation or a
+        refusal, is ephemeral either way, and Discord wants a response within 3 s."""
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        return await super().interaction_check(interaction)
+
+    async def callback(self, interaction: discord.Interaction) -> Any:
+        revision = self.found
+        if revision is None:
+            return
+        await approve(interaction, revision, self.mode)
+
+
+_FORMS: dict[str, tuple[str, discord.ButtonStyle, PlanEvent]] = {
+    "edit": ("Edit", discord.ButtonStyle.primary, PlanEvent.REQUEST_CHANGES),
+    "reject": ("Reject", discord.ButtonStyle.danger, PlanEvent.REJECT),
+}
+
+
+class PlanFormButton(
+    _PlanButton,
+    discord.ui.DynamicItem[Button],
+    template=r"plan:(?P<action>edit|reject):" + PLAN_ID + ":" + REVISION,
+):
+    """Edit and Reject: each opens its form, if submitting it could still succeed."""
+
+    def __init__(self, action: str, plan_id: str, revision: int, *, disabled: bool = False) -> None:
+        label, style, _ = _FORMS[action]
+        super().__init__(
+            discord.ui.Button(
+                label=label,
+                style=style,
+                custom_id=custom_id(action, plan_id, revision),
+                disabled=disabled,
+                row=0,
+            )
+        )
+        self.action = action
+        self.plan_id = plan_id
+        self.revision = revision
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> Self:
+        return cls(match["action"], match["plan_id"], int(match["revision"]))
+
+    async def callback(self, interaction: discord.Interaction) -> Any:
+        revision = self.found
+        if revision is None:
+            return
+        if not await may_open_modal(interaction, revision, _FORMS[self.action][2]):
+            return
+        form: discord.ui.Modal = (
+            EditPlanModal(revision) if self.action == "edit" else RejectPlanModal(revision)
+        )
+        await interaction.response.send_modal(form)
+
+
+PLAN_BUTTONS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
+    ApprovePlanButton,
+    PlanFormButton,
+)
+
+
+def plan_buttons(plan_id: str, revision: int, *, disabled: bool = False) -> discord.ui.View:
+    """Approve · Edit · Reject, then the two other ways to approve; all off once decided."""
+    view = discord.ui.View(timeout=None)
+    view.add_item(ApprovePlanButton(plan_id, revision, disabled=disabled))
+    view.add_item(PlanFormButton("edit", plan_id, revision, disabled=disabled))
+    view.add_item(PlanFormButton("reject", plan_id, revision, disabled=disabled))
+    view.add_item(
+        ApprovePlanButton(plan_id, revision, ApprovalMode.FRESH_CONTEXT, disabled=disabled)
+    )
+    view.add_item(
+        ApprovePlanButton(plan_id, revision, ApprovalMode.CONFIRM_EACH_EDIT, disabled=disabled)
+    )
+    return view

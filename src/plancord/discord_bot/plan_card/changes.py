@@ -1,0 +1,231 @@
+"""Plan-mode changes as Discord messages, from whichever path caused them.
+
+A decision can come from a button, a modal, a slash command, the operator CLI, the deadline
+scheduler or the agent itself; each reaches Discord only through ``planning_changed``, so the
+plan message, its buttons, the progress message and the channel lines look the same whatever
+caused them. The plan message itself is ``PlanCards``'s (``message.py``); this part decides
+what each change does to it, to the progress message and to the channel. Discord failures
+are logged and never undo or block a decision: the planning state is the truth, the
+messages are its picture.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+
+from plancord.core.errors import PlancordError, StalePlan
+from plancord.core.planning import (
+    ApprovalMode,
+    AuditAction,
+    EntrySource,
+    Phase,
+)
+from plancord.core.ports import PlanningChange
+from plancord.discord_bot.plan_card.edits import CoalescedEdits
+from plancord.discord_bot.plan_card.message import PlanCards, change_reason, display_name
+from plancord.discord_bot.plan_card.status import (
+    Finish,
+    cancelled_text,
+    changes_requested_text,
+    completed_text,
+    entered_text,
+    render_progress,
+    timed_out_text,
+)
+from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.embed_basics import MODE_WORDS
+from plancord.storage.plan_messages import MessageStatus
+
+log = logging.getLogger(__name__)
+
+NO_MENTIONS = discord.AllowedMentions.none()
+
+
+class PlanMessages:
+    """The ``planning_changed`` side of the Discord notifier: each change to its message.
+
+    ``progress_debounce`` is how long the progress message waits before an edit, so a burst
+    of step updates becomes one edit."""
+
+    def __init__(
+        self, bot: PlancordClient, cards: PlanCards, *, progress_debounce: float = 1.0
+    ) -> None:
+        self.bot = bot
+        self.cards = cards
+        self.progress_debounce = progress_debounce
+        self._edits = CoalescedEdits(lambda: self.progress_debounce)
+
+    async def planning_changed(self, change: PlanningChange) -> None:
+        handler = {
+            AuditAction.ENTERED: self._entered,
+            AuditAction.SUBMITTED: self._submitted,
+            AuditAction.APPROVED: self._approved,
+            AuditAction.CHANGES_REQUESTED: self._changes_requested,
+            AuditAction.REJECTED: self._decided,
+            AuditAction.CANCELLED: self._cancelled,
+            AuditAction.TIMED_OUT: self._timed_out,
+            AuditAction.COMPLETED: self._completed,
+            AuditAction.STEP_UPDATED: self._step_updated,
+            AuditAction.APPROVAL_VOTE: self._voted,
+        }.get(change.action)
+        if handler is not None:
+            await handler(change)
+
+    async def explain(self, exc: PlancordError) -> str:
+        """The user-facing text of a refusal; a stale plan also points at the current one."""
+        text = str(exc)
+        if isinstance(exc, StalePlan):
+            target = None
+            if exc.current_revision is not None:
+                target = await self.cards.store.get(exc.plan_id, exc.current_revision)
+            if target is None:
+                stale = await self.cards.store.get(exc.plan_id, exc.revision)
+                if stale is not None:
+                    latest = await self.cards.store.latest_for(stale.agent)
+                    if latest is not None and latest.status is MessageStatus.PENDING:
+                        target = latest
+            if target is not None and (target.plan_id, target.revision) != (
+                exc.plan_id,
+                exc.revision,
+            ):
+                text += f"\nThe current plan (v{target.revision}): {self.cards.url_of(target)}"
+        return text
+
+    async def _entered(self, change: PlanningChange) -> None:
+        source = change.after.entry_source
+        if source in (EntrySource.DEFAULT, EntrySource.OPERATOR):
+            await self._say(
+                change.after.agent, entered_text(change.after.agent, change_reason(change))
+            )
+
+    async def _submitted(self, change: PlanningChange) -> None:
+        revision = change.revision
+        if revision is None:
+            return
+        auto = change.detail.get("auto_approved") is True
+        record = await self.cards.post(revision, change.after, mention=not auto, auto=auto)
+        for older in await self.cards.store.for_plan(revision.plan_id):
+            if older.revision >= revision.revision or older.status is MessageStatus.SUPERSEDED:
+                continue
+            updated = older.model_copy(
+                update={
+                    "status": MessageStatus.SUPERSEDED,
+                    "superseded_by": revision.revision,
+                    "updated_at": self.bot.app.clock.now(),
+                }
+            )
+            await self.cards.store.put(updated)
+            await self.cards.redraw(updated, successor=record)
+
+    async def _approved(self, change: PlanningChange) -> None:
+        mode = change.after.approval_mode
+        note = MODE_WORDS[mode] if mode is not None and mode is not ApprovalMode.NORMAL else None
+        record = await self.cards.record_outcome(change, note=note)
+        revision = change.revision
+        if record is None or revision is None:
+            return
+        embed = render_progress(
+            revision,
+            change.after.steps,
+            approved_by=change.after.approved_by_name,
+            mode=mode,
+        )
+        channel = self.cards.channel_of(record)
+        try:
+            message = await channel.send(embed=embed, allowed_mentions=NO_MENTIONS)
+        except discord.HTTPException:
+            log.warning("could not post the progress of %s", record.agent, exc_info=True)
+            return
+        await self.cards.store.put(record.model_copy(update={"progress_message_id": message.id}))
+
+    async def _changes_requested(self, change: PlanningChange) -> None:
+        feedback = str(change.detail.get("feedback") or "")
+        step = change.detail.get("step")
+        await self.cards.record_outcome(change, note=feedback)
+        revision = change.revision.revision if change.revision else change.before.revision
+        text = changes_requested_text(
+            change.after.agent,
+            revision,
+            display_name(change.actor),
+            feedback,
+            step if isinstance(step, int) else None,
+        )
+        await self._say(change.after.agent, text)
+
+    async def _voted(self, change: PlanningChange) -> None:
+        """One more approval of a plan that needs several: show who approved so far."""
+        revision = change.revision
+        if revision is None:
+            return
+        record = await self.cards.store.get(revision.plan_id, revision.revision)
+        if record is not None:
+            await self.cards.redraw(record, revision=revision)
+
+    async def _decided(self, change: PlanningChange) -> None:
+        await self.cards.record_outcome(change, note=change_reason(change))
+
+    async def _cancelled(self, change: PlanningChange) -> None:
+        was = change.before.phase
+        if was is Phase.SUBMITTED:
+            await self.cards.record_outcome(change, note=change_reason(change))
+        elif was is Phase.EXECUTING:
+            await self._finish_progress(change, Finish("cancelled", display_name(change.actor)))
+        text = cancelled_text(change.after.agent, display_name(change.actor), was)
+        await self._say(change.after.agent, text)
+
+    async def _timed_out(self, change: PlanningChange) -> None:
+        which = str(change.detail.get("deadline") or "")
+        if change.before.phase is Phase.SUBMITTED:
+            await self.cards.record_outcome(change)
+        await self._say(
+            change.after.agent, timed_out_text(change.after.agent, which, change.before.revision)
+        )
+
+    async def _completed(self, change: PlanningChange) -> None:
+        await self._finish_progress(change, Finish("completed"))
+        if change.revision is not None:
+            summary = change.detail.get("summary")
+            text = completed_text(change.revision, summary if isinstance(summary, str) else None)
+            await self._say(change.after.agent, text)
+
+    async def _step_updated(self, change: PlanningChange) -> None:
+        record, revision = await self.cards.progress_of(change.after)
+        if record is None or revision is None or record.progress_message_id is None:
+            return
+        embed = render_progress(
+            revision,
+            change.after.steps,
+            approved_by=change.after.approved_by_name,
+            mode=change.after.approval_mode,
+            drift=await self.cards.drift_count(change.after),
+        )
+        message = self.cards.channel_of(record).get_partial_message(record.progress_message_id)
+        self._edits.submit(message.id, lambda: message.edit(embed=embed))
+
+    async def _finish_progress(self, change: PlanningChange, finish: Finish) -> None:
+        record, revision = await self.cards.progress_of(change.before)
+        if record is None or revision is None or record.progress_message_id is None:
+            return
+        embed = render_progress(
+            revision,
+            change.before.steps,
+            approved_by=change.before.approved_by_name,
+            mode=change.before.approval_mode,
+            finish=finish,
+            drift=await self.cards.drift_count(change.before),
+        )
+        message = self.cards.channel_of(record).get_partial_message(record.progress_message_id)
+        self._edits.submit(message.id, lambda: message.edit(embed=embed))
+        await self._edits.flush(message.id)
+
+    async def _say(self, agent: str, text: str) -> None:
+        record = await self.bot.app.store.get_agent(agent)
+        if record.channel_id is None:
+            return
+        channel = self.bot.get_partial_messageable(record.channel_id, guild_id=record.guild_id)
+        try:
+            await channel.send(text, allowed_mentions=NO_MENTIONS)
+        except discord.HTTPException:
+            log.warning("could not tell %s's channel: %s", agent, text, exc_info=True)

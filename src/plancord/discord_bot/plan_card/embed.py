@@ -1,0 +1,313 @@
+"""The plan message's embeds: every step, question and note inside Discord's limits, the
+outcome and supersession lines, the changes since the last revision, and whether the whole
+plan must go along as its markdown file."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import discord
+
+from plancord.core.plan import Risk
+from plancord.core.plan_answers import PlanAnswer
+from plancord.core.plan_diff import PlanDiff
+from plancord.core.planning import (
+    PlanRevision,
+)
+from plancord.discord_bot.plan_card.answer_menu import menu_questions
+from plancord.discord_bot.shared.embed_basics import (
+    APPROVED_COLOUR,
+    CHANGES_COLOUR,
+    CHANGES_LIMIT,
+    CLOSED_COLOUR,
+    DESCRIPTION_LIMIT,
+    EMBED_TOTAL_LIMIT,
+    EMBEDS_PER_MESSAGE,
+    FIELD_NAME_LIMIT,
+    FIELD_VALUE_LIMIT,
+    FIELDS_PER_EMBED,
+    FOOTER_BUDGET,
+    PENDING_COLOUR,
+    REJECTED_COLOUR,
+    RISK_MARK,
+    TITLE_LIMIT,
+    clip,
+    size,
+    utc,
+    when,
+)
+
+_STATUS_LINE_LIMIT = 600
+_NOTE_LIMIT = 300
+_OVERFLOW_NOTE_LIMIT = 300
+_NOTES_ROOMY = 1500
+_NOTES_TIGHT = 700
+_QUESTIONS_ROOMY = FIELD_VALUE_LIMIT
+_QUESTIONS_TIGHT = 600
+_MIN_STEP_VALUE = 24
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a revision's wait ended: ``action`` is an audit action (approved, rejected…)."""
+
+    action: str
+    by: str | None
+    at: datetime
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Supersession:
+    revision: int
+    url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPlan:
+    embeds: list[discord.Embed]
+    overflow: bool
+    filename: str
+    markdown: str
+    notices: tuple[str, ...] = field(default=())
+    changes: PlanDiff | None = None
+
+    def file(self) -> discord.File:
+        """The canonical markdown as an attachment (a fresh one each time: Files are one-shot)."""
+        return discord.File(io.BytesIO(self.markdown.encode("utf-8")), filename=self.filename)
+
+    def changes_file(self) -> discord.File | None:
+        """The full diff from the previous revision, when there is one."""
+        if self.changes is None or self.changes.empty:
+            return None
+        name = f"changes-v{self.changes.from_revision}-v{self.changes.to_revision}.md"
+        return discord.File(io.BytesIO(self.changes.to_markdown().encode("utf-8")), filename=name)
+
+
+_OUTCOME_LINE = {
+    "approved": ("✅", "Approved"),
+    "changes-requested": ("✏️", "Changes requested"),
+    "rejected": ("❌", "Rejected"),
+    "cancelled": ("🚫", "Cancelled"),
+    "timed-out": ("⌛", "Timed out — planning cancelled"),
+}
+_OUTCOME_COLOUR = {
+    "approved": APPROVED_COLOUR,
+    "changes-requested": CHANGES_COLOUR,
+    "rejected": REJECTED_COLOUR,
+    "cancelled": CLOSED_COLOUR,
+    "timed-out": CLOSED_COLOUR,
+}
+
+
+def _outcome_line(outcome: Outcome) -> str:
+    mark, words = _OUTCOME_LINE.get(outcome.action, ("•", outcome.action))
+    line = f"{mark} **{words}**"
+    if outcome.by:
+        line += f" by {outcome.by}"
+    line += f" {when(outcome.at)}"
+    if outcome.note:
+        line += f": {clip(outcome.note, _NOTE_LIMIT)}"
+    return line
+
+
+def _outcome_footer(outcome: Outcome) -> str:
+    words = _OUTCOME_LINE.get(outcome.action, ("", outcome.action))[1].lower()
+    who = f" by {outcome.by}" if outcome.by else ""
+    return f"{words}{who} · {utc(outcome.at)}"
+
+
+def _supersession_line(superseded: Supersession) -> str:
+    target = f"v{superseded.revision}"
+    if superseded.url:
+        target = f"[{target}]({superseded.url})"
+    return f"⏭ **Superseded by {target}**"
+
+
+def _step_field(
+    number: int, step_risk: Risk, description: str, tools: Sequence[str]
+) -> tuple[str, str]:
+    name = f"{RISK_MARK[step_risk]} Step {number} · {step_risk.value} risk"
+    value = description
+    if tools:
+        value += "\nTools: " + ", ".join(f"`{t}`" for t in tools)
+    return name, value
+
+
+def _fit_steps(fields: list[tuple[str, str]], budget: int) -> tuple[list[tuple[str, str]], bool]:
+    """Every step if possible, shortened evenly when needed; the first ones that fit otherwise.
+
+    Returns the fields to show and whether anything was shortened or left out.
+    """
+    names = sum(size(n) for n, _ in fields)
+    full = [size(v) for _, v in fields]
+    if names + sum(min(s, FIELD_VALUE_LIMIT) for s in full) <= budget:
+        shown = [(n, clip(v, FIELD_VALUE_LIMIT)) for n, v in fields]
+        return shown, any(s > FIELD_VALUE_LIMIT for s in full)
+    if names + sum(min(s, _MIN_STEP_VALUE) for s in full) <= budget:
+        low, high = _MIN_STEP_VALUE, FIELD_VALUE_LIMIT
+        while low < high:
+            cap = (low + high + 1) // 2
+            if names + sum(min(s, cap) for s in full) <= budget:
+                low = cap
+            else:
+                high = cap - 1
+        return [(n, clip(v, low)) for n, v in fields], True
+    first: list[tuple[str, str]] = []
+    used = 0
+    for name, value in fields:
+        item = clip(value, _MIN_STEP_VALUE)
+        cost = size(name) + size(item)
+        if used + cost > budget:
+            break
+        first.append((name, item))
+        used += cost
+    return first, True
+
+
+def render_plan(
+    revision: PlanRevision,
+    *,
+    requested_by: str | None,
+    outcome: Outcome | None = None,
+    superseded: Supersession | None = None,
+    changes: PlanDiff | None = None,
+    votes: str | None = None,
+    cost: str | None = None,
+    answers: Mapping[int, PlanAnswer] | None = None,
+) -> RenderedPlan:
+    """The plan message's embeds, inside every Discord limit, and whether the file must go too.
+
+    ``changes`` (a revision after Edit) opens the message with what changed since the
+    previous revision, so a reviewer need not re-read the whole plan."""
+    plan = revision.plan
+    filename = f"plan-v{revision.revision}.md"
+    title_text = f"Plan: {plan.summary}"
+    title = clip(title_text, TITLE_LIMIT)
+    shortened: list[str] = []
+    if title != title_text:
+        shortened.append("the summary")
+
+    status_lines = [votes] if votes else []
+    if outcome is not None:
+        status_lines.append(_outcome_line(outcome))
+    if superseded is not None:
+        status_lines.append(_supersession_line(superseded))
+    status = clip("\n".join(status_lines), _STATUS_LINE_LIMIT)
+
+    footer_parts = [f"v{revision.revision}", revision.sha8]
+    if requested_by:
+        footer_parts.append(f"requested by {requested_by}")
+    if outcome is not None:
+        footer_parts.append(_outcome_footer(outcome))
+    if superseded is not None:
+        footer_parts.append(f"superseded by v{superseded.revision}")
+    footer = clip(" · ".join(footer_parts), FOOTER_BUDGET)
+
+    steps = [
+        _step_field(n, s.risk, s.description, s.tools) for n, s in enumerate(plan.steps, start=1)
+    ]
+    questions = question_lines(revision, answers or {})
+    notes = plan.context_notes
+
+    changed = changes.to_discord(CHANGES_LIMIT) if changes is not None and not changes.empty else ""
+    cost_line = clip(cost or "", 200)
+    fixed = (
+        size(title) + size(footer) + size(status) + size(changed) + size(cost_line) + 6
+    ) + _OVERFLOW_NOTE_LIMIT
+    roomy_notes, roomy_questions = clip(notes, _NOTES_ROOMY), clip(questions, _QUESTIONS_ROOMY)
+    roomy = fixed + size(roomy_notes) + size(roomy_questions) + 40
+    step_sizes = sum(size(n) + min(size(v), FIELD_VALUE_LIMIT) for n, v in steps)
+    if roomy + step_sizes <= EMBED_TOTAL_LIMIT:
+        shown_notes, shown_questions = roomy_notes, roomy_questions
+    else:
+        shown_notes, shown_questions = clip(notes, _NOTES_TIGHT), clip(questions, _QUESTIONS_TIGHT)
+    if shown_notes != notes:
+        shortened.append("the context notes")
+    if shown_questions != questions:
+        shortened.append("the open questions")
+
+    description_parts = [p for p in (status, changed) if p]
+    notes_part = f"**Context notes**\n{shown_notes}" if shown_notes else ""
+    if notes_part:
+        description_parts.append(notes_part)
+    question_field = ("❓ Open questions", shown_questions) if shown_questions else None
+
+    budget = (
+        EMBED_TOTAL_LIMIT
+        - fixed
+        - (size(notes_part) + 2 if notes_part else 0)
+        - (size(question_field[0]) + size(question_field[1]) if question_field else 0)
+    )
+    shown_steps, steps_cut = _fit_steps(steps, budget)
+    left_out = len(steps) - len(shown_steps)
+    if steps_cut and left_out == 0:
+        shortened.append("some step descriptions")
+
+    overflow = bool(shortened) or left_out > 0
+    if overflow:
+        what = []
+        if left_out:
+            first = len(shown_steps) + 1
+            span = f"step {first}" if first == len(steps) else f"steps {first}–{len(steps)}"
+            what.append(f"{span} of {len(steps)} are only in the file")
+        if shortened:
+            what.append(", ".join(shortened) + " are shortened here")
+        note = (
+            "📎 This plan is larger than a Discord embed: "
+            + "; ".join(what)
+            + f". The whole plan is attached as `{filename}`."
+        )
+        description_parts.append(clip(note, _OVERFLOW_NOTE_LIMIT - 2))
+
+    if cost_line:
+        description_parts.append(cost_line)
+
+    colour = PENDING_COLOUR
+    if outcome is not None:
+        colour = _OUTCOME_COLOUR.get(outcome.action, CLOSED_COLOUR)
+    if superseded is not None:
+        colour = CLOSED_COLOUR
+
+    fields = list(shown_steps)
+    if question_field is not None:
+        fields.append(question_field)
+    chunks = [fields[i : i + FIELDS_PER_EMBED] for i in range(0, len(fields), FIELDS_PER_EMBED)]
+    chunks = chunks[:EMBEDS_PER_MESSAGE] or [[]]
+    embeds = []
+    for index, chunk in enumerate(chunks):
+        embed = discord.Embed(colour=colour)
+        if index == 0:
+            embed.title = title
+            description = "\n\n".join(description_parts)
+            if description:
+                embed.description = clip(description, DESCRIPTION_LIMIT)
+        for name, value in chunk:
+            embed.add_field(name=clip(name, FIELD_NAME_LIMIT), value=value, inline=False)
+        embeds.append(embed)
+    embeds[-1].set_footer(text=footer)
+    if outcome is not None:
+        embeds[-1].timestamp = outcome.at
+    return RenderedPlan(embeds, overflow, filename, revision.markdown, changes=changes)
+
+
+def question_lines(revision: PlanRevision, answers: Mapping[int, PlanAnswer]) -> str:
+    """Each open question; one with choices shows them and the pick so far. A question past
+    the four that fit a menu is answered with Edit instead."""
+    plan = revision.plan
+    menus = set(menu_questions(revision))
+    lines = []
+    for index, question in enumerate(plan.questions):
+        lines.append(f"{index + 1}. {question}")
+        choices = plan.choices_for(index)
+        if not choices:
+            continue
+        where = "" if index in menus else " (no room for a menu: answer with Edit)"
+        lines.append(f"   ▸ {' · '.join(choices)}{where}")
+        answer = answers.get(index)
+        if answer is not None:
+            lines.append(f"   ✅ **{answer.answer}** — {answer.by_name}")
+    return "\n".join(lines)
