@@ -19,7 +19,14 @@ from plancord.agent.tools.base import ShellSettings
 from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.config import Config
 from plancord.core.errors import AgentNotFound
-from plancord.core.ports import Clock, ModelClient, Notifier, PlanningListener, SystemClock
+from plancord.core.ports import (
+    Clock,
+    MemberDirectory,
+    ModelClient,
+    Notifier,
+    PlanningListener,
+    SystemClock,
+)
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.core.service import PlanningService
 from plancord.storage.backend import Backend
@@ -39,14 +46,19 @@ class CoreServices:
 
 
 def core_services(
-    config: Config, db: Backend, clock: Clock, listeners: Sequence[PlanningListener] = ()
+    config: Config,
+    db: Backend,
+    clock: Clock,
+    listeners: Sequence[PlanningListener] = (),
+    members: MemberDirectory | None = None,
 ) -> CoreServices:
     """The one place the store, the settings and the planning service are wired together;
-    plans bind to the workspace tree they were submitted against."""
+    plans bind to the workspace tree they were submitted against, and approval votes are
+    counted for voters ``members`` reads as still entitled (none without it)."""
     store = SqlStore(db)
     settings = StoredSettings(config, store)
     probe = GitTreeProbe(config.data_dir / "agents", config.sandbox_settings)
-    planning = PlanningService(store, clock, settings, list(listeners), probe)
+    planning = PlanningService(store, clock, settings, list(listeners), probe, members)
     return CoreServices(store, ConversationStore(db), settings, planning)
 
 
@@ -106,13 +118,14 @@ class App:
         *,
         notifier: Notifier,
         model: ModelClient,
+        members: MemberDirectory | None = None,
         clock: Clock | None = None,
         scheduler_max_sleep: float = 60.0,
     ) -> App:
         """Open (and migrate) the database and build the services around it."""
         clock = clock or SystemClock()
         db = await open_database(config.database_target)
-        core = core_services(config, db, clock, [notifier])
+        core = core_services(config, db, clock, [notifier], members)
         store, conversations, settings, planning = (
             core.store,
             core.conversations,

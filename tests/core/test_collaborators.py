@@ -3,21 +3,40 @@ path, the approval ballot and the deadlines, with only the collaborators each is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from plancord.core.approval_votes import ApprovalVotes
+from plancord.core.ballot import ApprovalVote
 from plancord.core.deadlines import Deadlines
 from plancord.core.errors import AlreadyDecided, VersionConflict
 from plancord.core.planning import Actor, AuditAction, EntrySource, Phase, PlanRef
 from plancord.core.ports import PlanningChange, StaticSettings
 from plancord.core.service import PlanningService
+from plancord.core.settings import PlanModeSettings
 from plancord.core.transition_runner import TransitionRunner
 from plancord.storage.store import SqlStore
 from tests.conftest import ManualClock, RecordingNotifier
 
 ANA = Actor.user(42, "ana")
 BOB = Actor.user(7, "bob")
+RITA = Actor.user(9, "rita", roles=frozenset({"reviewers"}))
 PLAN = {"summary": "Add a health endpoint", "steps": [{"description": "Add /health"}]}
+
+
+class Members:
+    """The member directory as a dict: who each person is now; someone absent is unknown."""
+
+    def __init__(self, *people: Actor) -> None:
+        self.now = {person.id: person for person in people}
+
+    async def member(self, agent: str, user_id: str) -> Actor | None:
+        return self.now.get(user_id)
+
+
+def names(votes: Sequence[ApprovalVote]) -> list[str]:
+    return [vote.voter_name for vote in votes]
 
 
 async def submitted(service: PlanningService, agent: str) -> PlanRef:
@@ -75,12 +94,16 @@ async def test_a_second_click_counts_once_on_the_ballot(
     revision = await store.get_revision(ref.plan_id, ref.revision)
     assert revision is not None
     listener = RecordingNotifier()
-    votes = ApprovalVotes(store, clock, TransitionRunner(store, clock, [listener]))
-    assert await votes.cast(ref, state, revision, ANA, 3) == [(ANA.id, "ana")]
-    assert await votes.cast(ref, state, revision, ANA, 3) == [(ANA.id, "ana")]
-    assert await votes.cast(ref, state, revision, BOB, 2) == [(ANA.id, "ana"), (BOB.id, "bob")]
+    runner = TransitionRunner(store, clock, [listener])
+    votes = ApprovalVotes(store, clock, runner, Members(ANA, RITA))
+    three = PlanModeSettings(approver_roles=("reviewers",), approvals=3)
+    two = three.model_copy(update={"approvals": 2})
+
+    assert names(await votes.cast(ref, state, revision, ANA, three)) == ["ana"]
+    assert names(await votes.cast(ref, state, revision, ANA, three)) == ["ana"]
+    assert names(await votes.cast(ref, state, revision, RITA, two)) == ["ana", "rita"]
     assert listener.actions == [AuditAction.APPROVAL_VOTE]  # the second vote completes it
-    assert await votes.voters(ref) == [(ANA.id, "ana"), (BOB.id, "bob")]
+    assert names(await votes.counted(ref, state, revision, two)) == ["ana", "rita"]
 
 
 async def test_activity_moves_the_idle_deadline_only_while_gathering(

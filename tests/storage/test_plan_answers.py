@@ -4,7 +4,7 @@ waits for a decision."""
 
 from __future__ import annotations
 
-from plancord.core.plan_answers import PlanAnswer
+from plancord.core.plan_answers import AnswerOutcome, PlanAnswer
 from plancord.core.planning import Actor, EntrySource, PlanRef
 from plancord.core.service import PlanningService
 from plancord.storage.backend import Backend
@@ -39,8 +39,9 @@ async def test_a_pick_is_kept_with_its_audit_row_and_a_second_replaces_it(
     revision = await service.submit(agent, PLAN)
     answers = PlanAnswerStore(db)
 
-    assert await answers.record(pick(revision.plan_id, "staging", clock), agent, "Where first?")
-    assert await answers.record(pick(revision.plan_id, "production", clock), agent, "Where?")
+    kept = AnswerOutcome.KEPT
+    assert await answers.record(pick(revision.plan_id, "staging", clock), agent, "Where?") is kept
+    assert await answers.record(pick(revision.plan_id, "production", clock), agent, "?") is kept
 
     assert await answers.for_revision(revision.plan_id, 1) == {
         0: pick(revision.plan_id, "production", clock)
@@ -62,8 +63,9 @@ async def test_nothing_is_kept_for_a_revision_no_longer_waiting(
     await service.approve(ref, ANA)
     answers = PlanAnswerStore(db)
 
-    assert not await answers.record(pick(revision.plan_id, "staging", clock), agent, "Where?")
-    assert not await answers.record(pick(revision.plan_id, "staging", clock, 2), agent, "Where?")
+    closed = AnswerOutcome.CLOSED
+    assert await answers.record(pick(revision.plan_id, "staging", clock), agent, "?") is closed
+    assert await answers.record(pick(revision.plan_id, "staging", clock, 2), agent, "?") is closed
 
     assert await answers.for_revision(revision.plan_id, 1) == {}
     assert not [a for a in await store.list_audit(agent) if a.action == "question-answered"]

@@ -1,9 +1,21 @@
-"""The ballot for plans that need several approvers (``plan_mode.approvals``): each distinct
-person's approval of one revision is an audit entry, counted once however often they click;
-the plan executes when enough of them are in."""
+"""The ballot for plans that need several approvers (``plan_mode.approvals``).
+
+Each person's approval of one revision is a vote of its own in the store (``core.ballot``),
+bound to the revision and its sha256 and counted once however often they click; a click
+the approver policy refuses never becomes a vote. A vote counts only if its voter is still
+entitled to approve when the votes are counted: each voter is read again through the
+``MemberDirectory`` (their roles now, the admin flag) and held to the approval policy and
+the state as they are at that moment, so a removed approver role, a changed policy or a
+voter who may no longer decide takes their vote out of the count. A voter who cannot be read
+again does not count (fail closed). The plan executes when enough votes count."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+
+from plancord.core.ballot import ApprovalVote, VoteWrite
+from plancord.core.errors import StalePlan
 from plancord.core.planning import (
     Actor,
     AuditAction,
@@ -11,32 +23,55 @@ from plancord.core.planning import (
     PlanningState,
     PlanRef,
     PlanRevision,
+    may_decide,
 )
-from plancord.core.ports import Clock, PlanningChange, PlanStore
-from plancord.core.transition_runner import TransitionRunner
+from plancord.core.ports import Clock, MemberDirectory, PlanningChange, PlanStore
+from plancord.core.settings import PlanModeSettings
+from plancord.core.transition_runner import TransitionRunner, already_decided
 
 
 class ApprovalVotes:
-    """Records and counts approval votes, kept in the audit log so they survive restarts."""
+    """Records approval votes in the store and counts the ones whose voters may still
+    approve."""
 
-    def __init__(self, store: PlanStore, clock: Clock, runner: TransitionRunner) -> None:
+    def __init__(
+        self,
+        store: PlanStore,
+        clock: Clock,
+        runner: TransitionRunner,
+        members: MemberDirectory | None = None,
+    ) -> None:
         self._store = store
         self._clock = clock
         self._runner = runner
+        self._members = members
 
-    async def voters(self, ref: PlanRef) -> list[tuple[str, str]]:
-        """(id, name) of each distinct person who approved ``ref``'s revision, in order."""
-        entries = await self._store.list_audit(ref.agent, limit=1000)
-        seen: dict[str, str] = {}
-        for entry in sorted(entries, key=lambda e: (e.at, e.id or 0)):
-            if (
-                entry.action == AuditAction.APPROVAL_VOTE
-                and entry.plan_id == ref.plan_id
-                and entry.revision == ref.revision
-            ):
-                voter = str(entry.detail.get("voter_id"))
-                seen.setdefault(voter, str(entry.detail.get("voter_name")))
-        return list(seen.items())
+    async def counted(
+        self,
+        ref: PlanRef,
+        state: PlanningState,
+        revision: PlanRevision,
+        settings: PlanModeSettings,
+        fresh: Actor | None = None,
+    ) -> list[ApprovalVote]:
+        """The votes on ``revision`` that count now, in the order they were cast: each
+        voter as the member directory reads them now (``fresh``: someone read just now, who
+        need not be read again) may approve under ``settings`` in ``state``."""
+        votes = await self._store.list_votes(ref.plan_id, ref.revision, revision.sha256)
+        now = await asyncio.gather(*(self._voter_now(ref.agent, vote, fresh) for vote in votes))
+        return [
+            vote
+            for vote, voter in zip(votes, now, strict=True)
+            if voter is not None and may_decide(voter, state, settings, approving=True)
+        ]
+
+    async def _voter_now(self, agent: str, vote: ApprovalVote, fresh: Actor | None) -> Actor | None:
+        if fresh is not None and fresh.id == vote.voter_id:
+            return fresh
+        if self._members is None:
+            return None
+        voter = await self._members.member(agent, vote.voter_id)
+        return voter if voter is not None and voter.id == vote.voter_id else None
 
     async def cast(
         self,
@@ -44,33 +79,45 @@ class ApprovalVotes:
         state: PlanningState,
         revision: PlanRevision,
         approver: Actor,
-        needed: int,
-    ) -> list[tuple[str, str]]:
-        """Record ``approver``'s approval once (a second click counts once) and return every
-        vote so far; the caller executes the plan when there are ``needed`` of them."""
-        votes = await self.voters(ref)
-        if all(voter != approver.id for voter, _ in votes):
-            detail = {
-                "sha256": revision.sha256,
-                "voter_id": approver.id,
-                "voter_name": approver.name,
-                "needed": needed,
-            }
-            await self._store.append_audit(
-                AuditEntry(
-                    at=self._clock.now(),
-                    agent=ref.agent,
-                    actor=approver.label,
-                    action=AuditAction.APPROVAL_VOTE,
-                    plan_id=ref.plan_id,
-                    revision=ref.revision,
-                    detail=detail,
-                )
+        settings: PlanModeSettings,
+    ) -> Sequence[ApprovalVote]:
+        """Record ``approver``'s vote once (a second click counts once) and return the votes
+        that count now; the caller executes the plan when there are enough of them. The
+        caller has checked that ``approver`` may approve; a revision decided meanwhile
+        raises what deciding it again would."""
+        vote = ApprovalVote(
+            plan_id=ref.plan_id,
+            revision=ref.revision,
+            sha256=revision.sha256,
+            voter_id=approver.id,
+            voter_name=approver.name,
+            at=self._clock.now(),
+        )
+        detail = {
+            "sha256": revision.sha256,
+            "voter_id": approver.id,
+            "voter_name": approver.name,
+            "needed": settings.approvals,
+        }
+        audit = AuditEntry(
+            at=vote.at,
+            agent=ref.agent,
+            actor=approver.label,
+            action=AuditAction.APPROVAL_VOTE,
+            plan_id=ref.plan_id,
+            revision=ref.revision,
+            detail=detail,
+        )
+        written = await self._store.record_vote(vote, ref.agent, audit)
+        if written is VoteWrite.CLOSED:
+            decision = await self._store.find_decision(ref.plan_id, ref.revision)
+            if decision is not None:
+                raise already_decided(decision)
+            raise StalePlan(ref.plan_id, ref.revision, None)
+        votes = await self.counted(ref, state, revision, settings, fresh=approver)
+        if written is VoteWrite.RECORDED and len(votes) < settings.approvals:
+            change = PlanningChange(
+                AuditAction.APPROVAL_VOTE, state, state, approver, revision, detail
             )
-            votes = await self.voters(ref)
-            if len(votes) < needed:
-                change = PlanningChange(
-                    AuditAction.APPROVAL_VOTE, state, state, approver, revision, detail
-                )
-                await self._runner.notify(change)
+            await self._runner.notify(change)
         return votes

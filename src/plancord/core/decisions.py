@@ -86,7 +86,7 @@ class Decisions:
             await self._check_tree(ref, revision, approver)
         counted = not by_policy and approver.kind is ActorKind.USER and settings.approvals > 1
         if counted:
-            votes = await self._votes.cast(ref, state, revision, approver, settings.approvals)
+            votes = await self._votes.cast(ref, state, revision, approver, settings)
             if len(votes) < settings.approvals:
                 return state
         now = self._clock.now()
@@ -153,9 +153,17 @@ class Decisions:
         )
 
     async def approvals(self, ref: PlanRef) -> list[str]:
-        """The names of the distinct people who approved ``ref``'s revision so far, when it
-        needs several approvals (``plan_mode.approvals``), in the order they approved."""
-        return [name for _, name in await self._votes.voters(ref)]
+        """The names of the distinct people whose approval of ``ref``'s revision counts now
+        (they may still approve), when it needs several approvals (``plan_mode.approvals``),
+        in the order they approved."""
+        settings = await self._settings.plan_mode_for(ref.agent)
+        state, revision = await asyncio.gather(
+            self._store.load_state(ref.agent), self._store.get_revision(ref.plan_id, ref.revision)
+        )
+        if revision is None:
+            return []
+        votes = await self._votes.counted(ref, state, revision, settings)
+        return [vote.voter_name for vote in votes]
 
     async def check_decision(self, ref: PlanRef, actor: Actor, event: PlanEvent) -> None:
         """Raise exactly what deciding ``event`` on ``ref`` as ``actor`` would raise now, and

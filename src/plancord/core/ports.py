@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.planning import Actor, AuditAction, AuditEntry, PlanningState, PlanRevision
 from plancord.core.settings import PlanModeSettings
 
@@ -80,6 +81,26 @@ class PlanStore(Protocol):
         ...
 
     async def list_states(self) -> Sequence[PlanningState]: ...
+
+    async def record_vote(self, vote: ApprovalVote, agent: str, audit: AuditEntry) -> VoteWrite:
+        """Keep ``vote`` with its audit row in one transaction, only while its revision is
+        the one ``agent`` waits on; a person's second vote on a revision writes nothing."""
+        ...
+
+    async def list_votes(self, plan_id: str, revision: int, sha256: str) -> Sequence[ApprovalVote]:
+        """Every vote on that exact revision, in the order they were cast."""
+        ...
+
+
+class MemberDirectory(Protocol):
+    """Who a person is *now* in an agent's server, so that a vote cast earlier is held to
+    the approval policy as it stands when the quorum would be reached."""
+
+    async def member(self, agent: str, user_id: str) -> Actor | None:
+        """The person ``user_id`` as the approver policy sees them now (current role ids,
+        the admin flag), or None when that cannot be known: they left the server, or the
+        server cannot be read. None makes their vote not count (fail closed)."""
+        ...
 
 
 class Clock(Protocol):

@@ -9,7 +9,8 @@ The service itself enters plan mode, records step progress, completes and cancel
 the rest to the collaborators it builds, each given only what it uses: a
 ``TransitionRunner`` that commits and notifies, ``Submissions`` of new revisions,
 ``Decisions`` on a submitted revision (with ``ApprovalVotes`` when several people must
-approve) and ``Deadlines`` for timeouts. ``EnterOutcome`` and ``PlanningStatus`` live in
+approve, which reads voters again through the ``MemberDirectory`` it is given) and
+``Deadlines`` for timeouts. ``EnterOutcome`` and ``PlanningStatus`` live in
 ``plancord.core.planning_results`` and are re-exported here for the callers that import them.
 """
 
@@ -53,6 +54,7 @@ from plancord.core.planning import (
 from plancord.core.planning_results import EnterOutcome, PlanningStatus
 from plancord.core.ports import (
     Clock,
+    MemberDirectory,
     PlanningChange,
     PlanningListener,
     PlanStore,
@@ -76,13 +78,14 @@ class PlanningService:
         settings: SettingsProvider,
         notifiers: Sequence[PlanningListener] = (),
         probe: WorkspaceProbe | None = None,
+        members: MemberDirectory | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.settings = settings
         self.probe = probe
         self._runner = TransitionRunner(store, clock, notifiers)
-        votes = ApprovalVotes(store, clock, self._runner)
+        votes = ApprovalVotes(store, clock, self._runner, members)
         self._decisions = Decisions(store, clock, settings, self._runner, votes, probe)
         self._deadlines = Deadlines(store, clock, settings, self._runner)
         self._submissions = Submissions(

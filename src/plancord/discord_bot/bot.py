@@ -19,6 +19,7 @@ from plancord.core.ports import Clock, ModelClient
 from plancord.core.roles import RoleNames
 from plancord.discord_bot.notifier import DiscordNotifier
 from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.members import DiscordMembers
 from plancord.gc_tuning import GcTuning
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ class PlancordBot(PlancordClient):
         self._app = await App.open(
             self.config,
             notifier=self.notifier,
+            members=DiscordMembers(self),
             model=self.model_factory(),
             clock=self.clock,
             scheduler_max_sleep=self.scheduler_max_sleep,

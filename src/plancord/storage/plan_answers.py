@@ -1,19 +1,23 @@
 """Answers to plan questions (``core.plan_answers``): a pick and its audit row in one
-transaction, and a revision's answers read back for its message and its approval."""
+transaction, and a revision's answers read back for its message and its approval.
+
+A pick is kept only while the revision is the one its agent waits on and no approval vote
+has been cast on it (answers are frozen by the first vote: a later pick is refused). Both are
+checked in the pick's own transaction, after ``HOLD_WAITING`` took the agent's state row, the
+same row a vote and a decision take first, so neither can slip in between check and write."""
 
 from __future__ import annotations
 
-from plancord.core.plan_answers import ANSWERED, PlanAnswer
+from plancord.core.plan_answers import ANSWERED, AnswerOutcome, PlanAnswer
 from plancord.core.planning import AuditEntry
+from plancord.storage.approval_votes import HOLD_WAITING
 from plancord.storage.backend import Backend, Tx
 from plancord.storage.codec import INSERT_AUDIT, audit_values, parse_ts, ts
 
-# Kept only while the revision is the one its agent waits on, checked in the same
-# statement, so a pick racing a decision never lands on a decided revision.
+_VOTED = "SELECT 1 FROM approval_votes WHERE plan_id = ? AND revision = ? LIMIT 1"
 _UPSERT = (
     "INSERT INTO plan_answers (plan_id, revision, question, answer, answered_by, by_name, "
-    "answered_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM planning_state "
-    "WHERE agent = ? AND phase = 'submitted' AND plan_id = ? AND revision = ?) "
+    "answered_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (plan_id, revision, question) DO UPDATE SET answer = excluded.answer, "
     "answered_by = excluded.answered_by, by_name = excluded.by_name, "
     "answered_at = excluded.answered_at"
@@ -24,9 +28,12 @@ class PlanAnswerStore:
     def __init__(self, db: Backend) -> None:
         self.db = db
 
-    async def record(self, answer: PlanAnswer, agent: str, question: str) -> bool:
+    async def record(self, answer: PlanAnswer, agent: str, question: str) -> AnswerOutcome:
         """Keep ``answer`` (replacing an earlier pick) and audit it, together or not at all;
-        False, with nothing written, when the revision no longer waits for a decision."""
+        nothing is written when the revision no longer waits for a decision (``CLOSED``) or
+        an approval vote was cast on it (``FROZEN``)."""
+        waiting = (agent, answer.plan_id, answer.revision)
+        voted = (answer.plan_id, answer.revision)
         values = (
             answer.plan_id,
             answer.revision,
@@ -35,9 +42,6 @@ class PlanAnswerStore:
             answer.by,
             answer.by_name,
             ts(answer.at),
-            agent,
-            answer.plan_id,
-            answer.revision,
         )
         audit = audit_values(
             AuditEntry(
@@ -55,11 +59,14 @@ class PlanAnswerStore:
             )
         )
 
-        def write(conn: Tx) -> bool:
-            if conn.execute(_UPSERT, values).rowcount != 1:
-                return False
+        def write(conn: Tx) -> AnswerOutcome:
+            if conn.execute(HOLD_WAITING, waiting).rowcount != 1:
+                return AnswerOutcome.CLOSED
+            if conn.execute(_VOTED, voted).fetchone() is not None:
+                return AnswerOutcome.FROZEN
+            conn.execute(_UPSERT, values)
             conn.execute(INSERT_AUDIT, audit)
-            return True
+            return AnswerOutcome.KEPT
 
         return await self.db.write(write)
 

@@ -1,6 +1,7 @@
 """The store: agents, planning state, plan revisions and the audit log, on either engine.
 
-It implements ``plancord.core.ports.PlanStore`` and returns pydantic models, never rows. A
+It implements ``plancord.core.ports.PlanStore`` (approval votes through
+``storage.approval_votes``) and returns pydantic models, never rows. A
 transition is one transaction: the state row (guarded by its version column), the audit row
 and, on submit, the plan revision are written together or not at all.
 """
@@ -12,6 +13,7 @@ from collections import OrderedDict
 from datetime import datetime
 
 from plancord.core.agents import AgentRecord
+from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.errors import AgentNotFound, PlancordError, VersionConflict
 from plancord.core.planning import (
     DECISION_ACTIONS,
@@ -20,6 +22,7 @@ from plancord.core.planning import (
     PlanRevision,
 )
 from plancord.core.ports import Transition
+from plancord.storage.approval_votes import ApprovalVoteStore
 from plancord.storage.backend import INTEGRITY_ERRORS, Backend, Tx
 from plancord.storage.codec import (
     INSERT_AUDIT,
@@ -53,6 +56,7 @@ class SqlStore:
 
     def __init__(self, db: Backend) -> None:
         self.db = db
+        self._votes = ApprovalVoteStore(db)
         self._agents: dict[str, AgentRecord] = {}
         # Revisions never change once written: the newest are kept, so a decision or a
         # completion does not read back and parse the plan that was just submitted.
@@ -288,3 +292,11 @@ class SqlStore:
 
     async def append_audit(self, entry: AuditEntry) -> None:
         await self.db.execute(INSERT_AUDIT, audit_values(entry))
+
+    # -- approval votes (storage.approval_votes) -------------------------------------------
+
+    async def record_vote(self, vote: ApprovalVote, agent: str, audit: AuditEntry) -> VoteWrite:
+        return await self._votes.record(vote, agent, audit)
+
+    async def list_votes(self, plan_id: str, revision: int, sha256: str) -> list[ApprovalVote]:
+        return await self._votes.for_revision(plan_id, revision, sha256)

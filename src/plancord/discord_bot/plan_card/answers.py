@@ -11,7 +11,7 @@ import discord
 
 from plancord.core.access import may_instruct
 from plancord.core.errors import PlancordError
-from plancord.core.plan_answers import PlanAnswer
+from plancord.core.plan_answers import AnswerOutcome, PlanAnswer, pick_refusal
 from plancord.core.planning import Phase
 from plancord.discord_bot.plan_card.buttons import revision_for_click
 from plancord.discord_bot.plan_card.message import PlanCards
@@ -85,13 +85,9 @@ class PlanAnswering:
         except PlancordError as exc:
             await reply_error(interaction, f"Your answer was not kept: {exc}")
             return
-        if not kept:  # decided between the check above and the write
-            await reply_error(interaction, closed(number))
+        if kept is not AnswerOutcome.KEPT:  # decided or voted on since the check above
+            await reply_error(interaction, pick_refusal(kept, number))
             return
         message = await self.cards.store.get(plan_id, number)
         if message is not None and not await self.cards.redraw(message, revision=revision):
             log.warning("the answer to Q%s of plan v%s is kept but not shown", question, number)
-
-
-def closed(revision: int) -> str:
-    return f"Plan v{revision} is no longer waiting for a decision, so its questions are closed."
