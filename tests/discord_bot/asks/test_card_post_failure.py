@@ -109,3 +109,24 @@ async def test_a_checkpoint_card_never_shown_ends_execution_with_the_reason(
     assert results[-1]["is_error"] is True
     assert "the checkpoint card could not be posted: Discord answered 503" in told
     assert "nobody answered" not in told
+
+
+async def test_a_deleted_checkpoint_card_is_posted_again_and_continue_works_there(
+    plan_scene: Any,
+) -> None:
+    scene = await executing(plan_scene, [], step(2, "done"), text_turn("done"))
+    card = scene.channel.last_message
+    assert set(buttons(card)) == {"Continue", "Stop"}
+
+    await scene.boss.delete(card)
+
+    again = next(m for m in reversed(scene.bot_messages()) if buttons(m))
+    assert again.id != card.id
+    assert set(buttons(again)) == {"Continue", "Stop"}
+    assert (
+        "The checkpoint card of **ada** was deleted; it is posted again" in (scene.bot_texts()[-1])
+    )
+    await scene.ana.click(again, label="Continue")
+    await scene.app.runtime.wait_idle("ada")
+    state = await scene.state()
+    assert [s.status for s in state.steps] == [StepStatus.DONE, StepStatus.DONE]

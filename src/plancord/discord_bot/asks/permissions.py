@@ -93,7 +93,9 @@ class Permissions:
         )
         try:
             await self.live.store.set_message(ask_id, message.channel.id, message.id)
-            decision: Decision = await self.live.wait(ask_id, request.timeout_seconds)
+            decision: Decision | CardNotShown = await self.live.wait(
+                ask_id, request.timeout_seconds
+            )
         except TimeoutError:
             current = self.live.pop(ask_id)
             shown = current_message(self.bot, message, current)
@@ -115,6 +117,17 @@ class Permissions:
             self.live.pop(ask_id)
             raise
         await self.live.store.delete(ask_id)
+        if isinstance(decision, CardNotShown):
+            # Deleted, and Discord would not take it again (``reposting.py``).
+            await self._audit(
+                request.agent,
+                Actor.policy("discord"),
+                "not-shown",
+                payload,
+                ask_id,
+                reason=str(decision),
+            )
+            raise decision
         await self._audit(
             request.agent,
             decision.actor,
