@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import discord
 import pytest
 
 from plancord.core.planning import Phase, StepStatus
-from plancord.discord_bot.asks import posting
+from plancord.discord_bot.asks import permissions, posting
 from plancord.discord_bot.asks.permissions import Permissions
+from tests.discord_bot.agent_scene import SceneFactory
+from tests.discord_bot.asks.asking import pending, tool_results
 from tests.discord_bot.asks.test_checkpoints import PLAN
 from tests.discord_bot.plans import submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
@@ -37,7 +40,7 @@ async def executing(plan_scene: Any, box: list[Any], *after: Any) -> Any:
 
 
 def refuse_sends(monkeypatch: pytest.MonkeyPatch, times: int | None) -> list[Any]:
-    """Make SimCord fail the channel's next ``times`` sends (every one when None) from the
+    """Make SimCord fail the next ``times`` channel sends (every one when None) from the
     moment a checkpoint card is built, so the card's own post is what Discord refuses."""
     monkeypatch.setattr(posting, "RETRY_DELAYS", (0.01, 0.01, 0.01))
     built = Permissions.card
@@ -49,7 +52,7 @@ def refuse_sends(monkeypatch: pytest.MonkeyPatch, times: int | None) -> list[Any
         scene.env.backend.faults.append(
             {
                 "method": "POST",
-                "path": f"/channels/{scene.channel.id}/messages",
+                "path": "/channels/*/messages",
                 "status": 503,
                 "code": 0,
                 "message": "Service Unavailable (injected by test)",
@@ -130,3 +133,42 @@ async def test_a_deleted_checkpoint_card_is_posted_again_and_continue_works_ther
     await scene.app.runtime.wait_idle("ada")
     state = await scene.state()
     assert [s.status for s in state.steps] == [StepStatus.DONE, StepStatus.DONE]
+
+
+async def test_a_checkpoint_card_whose_embed_discord_rejects_is_posted_as_text(
+    plan_scene: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(agent: str, payload: dict[str, Any], **_: Any) -> discord.Embed:
+        return discord.Embed(title="x" * 300)  # over Discord's 256: refused with a 400
+
+    monkeypatch.setattr(permissions, "permission_embed", refused)
+    scene = await executing(plan_scene, [], step(2, "done"), text_turn("done"))
+
+    card = scene.channel.last_message
+    assert not card.embeds
+    assert set(buttons(card)) == {"Continue", "Stop"}
+    assert "start 🔴 step 2" in card.content
+    await scene.ana.click(card, label="Continue")
+    await scene.app.runtime.wait_idle("ada")
+    state = await scene.state()
+    assert [s.status for s in state.steps] == [StepStatus.DONE, StepStatus.DONE]
+
+
+async def test_a_permission_card_never_shown_runs_nothing_and_says_why(
+    scene_factory: SceneFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    box = refuse_sends(monkeypatch, times=None)
+    touch = tool_turn(ToolCall("bash_execute", {"command": "touch made.txt"}))
+    scene = await scene_factory([touch, text_turn("Could not.")])
+    box.append(scene)
+    channel = await scene.create_agent("ada", profile="standard")
+    await scene.ana.send(channel, "make a file")
+    scene.env.backend.faults.clear()
+
+    assert not (scene.app.manager.workspace_of("ada") / "made.txt").exists()
+    [result] = tool_results(scene, 1)
+    assert result["is_error"] is True
+    assert "the permission card could not be posted: Discord answered 503" in result["content"]
+    audit = [a for a in await scene.app.store.list_audit("ada") if a.action.startswith("perm")]
+    assert [a.action for a in audit] == ["permission-not-shown"]
+    assert await pending(scene) == []
