@@ -109,6 +109,17 @@ class ContextTooLong(ModelCallFailed):
     """The API refused the request because the prompt does not fit the model's context."""
 
 
+class CardNotShown(PlancordError):
+    """A card that asks a human (a checkpoint, a permission request) could not be shown in
+    the agent's channel, even after retries: nobody can answer it, so what it asked is not
+    run. The message names the card and Discord's reason."""
+
+    def __init__(self, card: str, reason: str) -> None:
+        self.card = card
+        self.reason = reason
+        super().__init__(f"the {card} card could not be posted: {reason}")
+
+
 class ToolResultsNotSaved(PlancordError):
     """Tools ran, then the database refused to record their results.
 

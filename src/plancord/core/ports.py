@@ -221,5 +221,7 @@ class Notifier(PlanningListener, Protocol):
         ...
 
     async def ask_permission(self, request: PermissionRequest) -> bool | None:
-        """True allowed, False denied, None timed out (which the runtime treats as denied)."""
+        """True allowed, False denied, None timed out (which the runtime treats as denied).
+        Raises ``CardNotShown`` when the request could not be shown to anyone: nothing runs,
+        and the reason is the exception's text."""
         ...

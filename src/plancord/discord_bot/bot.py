@@ -92,6 +92,18 @@ class PlancordBot(PlancordClient):
     async def on_ready(self) -> None:
         await self.resolve_role_names()
 
+    # A card the store knows (a plan waiting for a decision, an ask) that someone deletes is
+    # posted again at once (``shared.reposting``).
+    async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        await self.notifier.reposting.deleted(
+            payload.guild_id, payload.channel_id, [payload.message_id], bulk=False
+        )
+
+    async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
+        await self.notifier.reposting.deleted(
+            payload.guild_id, payload.channel_id, sorted(payload.message_ids), bulk=True
+        )
+
     # The config's role names follow the servers (plancord.core.roles): re-resolved whenever
     # the bot joins a server or a role is created, renamed or deleted.
     async def on_guild_join(self, guild: discord.Guild) -> None:

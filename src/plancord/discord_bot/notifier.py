@@ -13,12 +13,15 @@ from plancord.discord_bot.asks.asks import Asks
 from plancord.discord_bot.asks.live import LiveAsks
 from plancord.discord_bot.asks.permissions import Permissions
 from plancord.discord_bot.asks.questions import Questions
+from plancord.discord_bot.asks.reposting import AskReposts
 from plancord.discord_bot.plan_card.answers import PlanAnswering
 from plancord.discord_bot.plan_card.changes import PlanMessages
 from plancord.discord_bot.plan_card.message import PlanCards
+from plancord.discord_bot.plan_card.reposting import PlanReposts
 from plancord.discord_bot.plan_card.restore import PlanRestore
 from plancord.discord_bot.shared.channel_io import ChannelIO
 from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.reposting import CardReposting
 
 
 class DiscordNotifier:
@@ -30,8 +33,13 @@ class DiscordNotifier:
         self.plan_answers = PlanAnswering(bot, cards)
         self.plan_restore = PlanRestore(bot, cards)
         live = LiveAsks(bot)
-        self.asks = Asks(bot, live, Questions(bot, self.io, live), Permissions(bot, self.io, live))
+        permissions = Permissions(bot, self.io, live)
+        self.asks = Asks(bot, live, Questions(bot, self.io, live), permissions)
         self.io.question_waiting = self.asks.waiting
+        # The cards the store knows, posted again when deleted: one line per kind of card.
+        self.reposting = CardReposting(bot)
+        self.reposting.register("plan", PlanReposts(bot, cards))
+        self.reposting.register("ask", AskReposts(bot, live, permissions))
 
     async def planning_changed(self, change: PlanningChange) -> None:
         await self.plans.planning_changed(change)

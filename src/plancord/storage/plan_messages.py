@@ -158,3 +158,11 @@ class PlanMessageStore:
             (agent,),
         )
         return _from_row(row) if row else None
+
+    async def by_message(self, channel_id: int, message_id: int) -> PlanMessageRecord | None:
+        """The revision whose plan message is ``message_id`` (not its progress message)."""
+        row = await self.db.fetchone(
+            "SELECT * FROM plan_messages WHERE message_id = ? AND channel_id = ? LIMIT 1",
+            (message_id, channel_id),
+        )
+        return _from_row(row) if row else None

@@ -68,3 +68,15 @@ async def test_a_decided_message_must_say_how(db: Database) -> None:
     with pytest.raises(StorageError):
         await store.put(record(1, status=MessageStatus.DECIDED))
     assert await store.get("0123456789abcdef", 1) is None
+
+
+async def test_found_by_its_message_in_its_channel(db: Database) -> None:
+    store = PlanMessageStore(db)
+    await store.put(record(1))
+    second = await store.put(record(2))
+
+    assert await store.by_message(2, 102) == second
+    assert await store.by_message(3, 102) is None
+    moved = await store.put(second.model_copy(update={"message_id": 202}))
+    assert await store.by_message(2, 102) is None
+    assert await store.by_message(2, 202) == moved

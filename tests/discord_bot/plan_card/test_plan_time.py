@@ -71,9 +71,12 @@ async def test_after_a_restart_the_buttons_still_work(plan_scene: Any) -> None:
     assert scene.progress_message().embeds[0].title == "Executing plan v1: Add a greeting module"
 
 
-async def test_a_deleted_plan_message_is_posted_again_after_a_restart(plan_scene: Any) -> None:
+async def test_a_plan_message_deleted_while_the_bot_was_down_is_posted_again_at_start(
+    plan_scene: Any,
+) -> None:
     scene = await submitted(plan_scene, text_turn("On it."))
     deleted = scene.plan_message(1)
+    await scene.world.bot.close()
     await scene.boss.delete(deleted)
     assert scene.plan_messages() == []
 

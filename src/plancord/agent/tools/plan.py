@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
 from plancord.core.choices import MAX_CHOICE_CHARS, MAX_CHOICES, MIN_CHOICES
-from plancord.core.errors import PlancordError
+from plancord.core.errors import CardNotShown, PlancordError
 from plancord.core.gate import ToolKind
 from plancord.core.plan import (
     DEFAULT_MAX_PLAN_BYTES,
@@ -321,20 +321,24 @@ class UpdatePlanStepTool(Tool[UpdatePlanStepInput]):
         if step.risk is not Risk.HIGH:
             return None
         state = await ctx.planning.status(agent)
-        answer = await ctx.notifier.ask_permission(
-            PermissionRequest(
-                agent=agent,
-                action=f"checkpoint: start 🔴 step {args.step}: {step.description[:300]}",
-                tool_name="update_plan_step",
-                summary=f"start high-risk step {args.step}",
-                requested_by=state.state.requested_by,
-                timeout_seconds=ctx.ask_timeout_seconds,
-                labels=("Continue", "Stop"),
+        try:
+            answer = await ctx.notifier.ask_permission(
+                PermissionRequest(
+                    agent=agent,
+                    action=f"checkpoint: start 🔴 step {args.step}: {step.description[:300]}",
+                    tool_name="update_plan_step",
+                    summary=f"start high-risk step {args.step}",
+                    requested_by=state.state.requested_by,
+                    timeout_seconds=ctx.ask_timeout_seconds,
+                    labels=("Continue", "Stop"),
+                )
             )
-        )
+        except CardNotShown as exc:
+            answer, why = None, f"not shown: {exc}"
+        else:
+            why = "stopped" if answer is False else "nobody answered in time"
         if answer:
             return None
-        why = "stopped" if answer is False else "nobody answered in time"
         await ctx.planning.complete(
             agent,
             Actor.agent(agent),

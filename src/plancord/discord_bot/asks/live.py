@@ -124,6 +124,16 @@ class LiveAsks:
             del self._decided[next(iter(self._decided))]
 
 
+def current_message(
+    bot: PlancordClient, posted: discord.Message, ask: LiveAsk | None
+) -> discord.Message | discord.PartialMessage:
+    """Where the ask's card is now: ``posted``, unless the card was deleted and posted again
+    (``reposting.py``), in which case the newest message the live ask knows."""
+    if ask is None or not ask.message_ids or ask.message_ids[-1] == posted.id:
+        return posted
+    return bot.get_partial_messageable(ask.channel_id).get_partial_message(ask.message_ids[-1])
+
+
 async def edit_quietly(
     message: discord.Message | discord.PartialMessage,
     *,

@@ -1,7 +1,8 @@
 """Permission requests an agent puts to a human in its channel: an embed with Allow / Deny
 buttons (or a checkpoint's own two labels), decided under the approver policy; the outcome,
 with who decided and when, is written to the audit log. Nothing runs unless a member the
-policy accepts allows it: a timeout, a restart or a failed post all deny.
+policy accepts allows it: a timeout or a restart denies, and a card Discord would not show
+even after retries (``posting.py``) is audited and raised as ``CardNotShown`` with the reason.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import discord
 
-from plancord.core.errors import PlancordError
+from plancord.core.errors import CardNotShown, PlancordError
 from plancord.core.planning import Actor, AuditEntry, decision_refusal, may_decide
 from plancord.core.ports import PermissionRequest
 from plancord.discord_bot.asks.live import (
@@ -19,6 +20,7 @@ from plancord.discord_bot.asks.live import (
     Decision,
     LiveAsk,
     LiveAsks,
+    current_message,
     edit_quietly,
     new_ask_id,
     refuse,
@@ -29,6 +31,7 @@ from plancord.discord_bot.asks.permission_card import (
     permission_view,
     user_id_of,
 )
+from plancord.discord_bot.asks.posting import Card, card_name, plain_permission_text, post_card
 from plancord.discord_bot.shared.channel_io import ChannelIO
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.common import actor_from
@@ -46,9 +49,10 @@ class Permissions:
         self.live = live
 
     async def ask_permission(self, request: PermissionRequest) -> bool | None:
+        """True allowed, False denied, None nobody decided in time. Raises ``CardNotShown``
+        (audited with Discord's reason) when the card could not be shown even after retries:
+        nothing runs, and the caller says so instead of "nobody answered"."""
         destination = await self.io.destination(request.agent)
-        if destination is None:
-            return None
         ask_id = new_ask_id()
         payload = {
             "action": request.action,
@@ -62,22 +66,20 @@ class Permissions:
         await self.live.record(
             ask_id, "permission", request.agent, payload, request.timeout_seconds
         )
-        user_id = user_id_of(request.requested_by)
         try:
-            message = await destination.send(
-                f"<@{user_id}>" if user_id else None,
-                embed=permission_embed(request.agent, payload),
-                view=permission_view(ask_id, labels=request.labels),
-                allowed_mentions=discord.AllowedMentions(
-                    everyone=False,
-                    roles=False,
-                    users=[discord.Object(id=user_id)] if user_id else False,
-                ),
-            )
-        except discord.HTTPException as exc:
-            log.warning("could not post a permission request for %s: %s", request.agent, exc)
+            message = await post_card(destination, self.card(ask_id, request.agent, payload))
+        except CardNotShown as exc:
+            log.warning("could not post a %s card for %s: %s", exc.card, request.agent, exc)
             await self.live.store.delete(ask_id)
-            return None
+            await self._audit(
+                request.agent,
+                Actor.policy("discord"),
+                "not-shown",
+                payload,
+                ask_id,
+                reason=str(exc),
+            )
+            raise
         self.live.add(
             LiveAsk(
                 id=ask_id,
@@ -91,9 +93,12 @@ class Permissions:
         )
         try:
             await self.live.store.set_message(ask_id, message.channel.id, message.id)
-            decision: Decision = await self.live.wait(ask_id, request.timeout_seconds)
+            decision: Decision | CardNotShown = await self.live.wait(
+                ask_id, request.timeout_seconds
+            )
         except TimeoutError:
-            self.live.pop(ask_id)
+            current = self.live.pop(ask_id)
+            shown = current_message(self.bot, message, current)
             outcome = "Timed out — denied. Nothing was run."
             self.live.remember(ask_id, outcome)
             await self.live.store.delete(ask_id)
@@ -101,7 +106,7 @@ class Permissions:
                 request.agent, Actor.policy("permission_timeout"), "timed-out", payload, ask_id
             )
             await edit_quietly(
-                message,
+                shown,
                 embed=permission_embed(
                     request.agent, payload, outcome=outcome, colour=discord.Colour.dark_grey()
                 ),
@@ -112,6 +117,17 @@ class Permissions:
             self.live.pop(ask_id)
             raise
         await self.live.store.delete(ask_id)
+        if isinstance(decision, CardNotShown):
+            # Deleted, and Discord would not take it again (``reposting.py``).
+            await self._audit(
+                request.agent,
+                Actor.policy("discord"),
+                "not-shown",
+                payload,
+                ask_id,
+                reason=str(decision),
+            )
+            raise decision
         await self._audit(
             request.agent,
             decision.actor,
@@ -120,6 +136,23 @@ class Permissions:
             ask_id,
         )
         return decision.allowed
+
+    def card(self, ask_id: str, agent: str, payload: dict[str, Any]) -> Card:
+        """The request's card as posted (and posted again when it is deleted)."""
+        labels = labels_of(payload)
+        user_id = user_id_of(payload.get("requested_by"))
+        return Card(
+            name=card_name(labels),
+            content=f"<@{user_id}>" if user_id else None,
+            embed=permission_embed(agent, payload),
+            view=permission_view(ask_id, labels=labels),
+            allowed_mentions=discord.AllowedMentions(
+                everyone=False,
+                roles=False,
+                users=[discord.Object(id=user_id)] if user_id else False,
+            ),
+            plain=plain_permission_text(agent, payload),
+        )
 
     async def decide(
         self, interaction: discord.Interaction[discord.Client], ask_id: str, allow: bool
@@ -185,14 +218,24 @@ class Permissions:
         return None
 
     async def _audit(
-        self, agent: str, actor: Actor, outcome: str, payload: dict[str, Any], ask_id: str
+        self,
+        agent: str,
+        actor: Actor,
+        outcome: str,
+        payload: dict[str, Any],
+        ask_id: str,
+        *,
+        reason: str | None = None,
     ) -> None:
+        detail: dict[str, Any] = {"ask_id": ask_id, "action": payload.get("action")}
+        if reason is not None:
+            detail["reason"] = reason
         entry = AuditEntry(
             at=self.bot.app.clock.now(),
             agent=agent,
             actor=actor.label,
             action=f"permission-{outcome}",
-            detail={"ask_id": ask_id, "action": payload.get("action")},
+            detail=detail,
         )
         try:
             await self.bot.app.store.append_audit(entry)

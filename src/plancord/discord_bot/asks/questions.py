@@ -23,6 +23,7 @@ from plancord.discord_bot.asks.live import (
     NO_MENTIONS,
     LiveAsk,
     LiveAsks,
+    current_message,
     edit_quietly,
     new_ask_id,
     refuse,
@@ -94,7 +95,7 @@ class Questions:
             await self.live.store.set_message(ask_id, shown.channel.id, shown.id)
             answer: str = await self.live.wait(ask_id, question.timeout_seconds)
         except TimeoutError:
-            self.live.pop(ask_id)
+            current = self.live.pop(ask_id)
             self.live.remember(ask_id, "nobody answered in time")
             await self.live.store.delete(ask_id)
             note = (
@@ -102,7 +103,7 @@ class Questions:
                 "the agent went on without one."
             )
             await edit_quietly(
-                shown,
+                current_message(self.bot, shown, current),
                 content=with_note(shown.content, note),
                 view=question_view(ask_id, choices, disabled=True) if choices else None,
             )
