@@ -13,9 +13,10 @@ from pathlib import Path
 
 from plancord.agent.agent_settings import ThinkingSettings, overrides_from
 from plancord.agent.manager import AgentManager, StoredSettings
+from plancord.agent.mcp import McpHub
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
-from plancord.agent.tools import default_registry
-from plancord.agent.tools.base import ShellSettings
+from plancord.agent.tools import default_tools
+from plancord.agent.tools.base import ShellSettings, ToolRegistry
 from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.config import Config
 from plancord.core.errors import AgentNotFound
@@ -85,6 +86,7 @@ class App:
     scheduler: DeadlineScheduler
     model: ModelClient
     clock: Clock
+    mcp: McpHub
 
     @property
     def agents_dir(self) -> Path:
@@ -120,6 +122,7 @@ class App:
             core.planning,
         )
         agents_dir = config.data_dir / "agents"
+        mcp = McpHub(config.mcp_servers_for, agents_dir, config.sandbox_settings)
         runtime = AgentRuntime(
             store=store,
             conversations=conversations,
@@ -127,7 +130,7 @@ class App:
             plan_settings=settings,
             notifier=notifier,
             model=model,
-            registry=default_registry(),
+            registry=ToolRegistry(default_tools(), extensions=[mcp]),
             agents_dir=agents_dir,
             clock=clock,
             settings=runtime_settings(config),
@@ -154,11 +157,13 @@ class App:
             scheduler=scheduler,
             model=model,
             clock=clock,
+            mcp=mcp,
         )
 
     async def close(self) -> None:
         await self.scheduler.stop()
         await self.runtime.shutdown(notice=True)
+        await self.mcp.close()
         close = getattr(self.model, "close", None)
         if close is not None:
             await close()

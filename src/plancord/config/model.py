@@ -31,6 +31,7 @@ from plancord.config.fields import (
     _none_is_empty,
     _one_of,
 )
+from plancord.config.mcp import McpServerConfig, McpServers
 from plancord.config.sections import (
     AgentConfig,
     AnthropicConfig,
@@ -65,6 +66,7 @@ class Config(BaseModel):
     )
     agents: dict[AgentName, AgentConfig] = {}
     channels: dict[Snowflake, ChannelConfig] = {}
+    mcp_servers: McpServers = {}
 
     @field_validator(
         "discord",
@@ -74,6 +76,7 @@ class Config(BaseModel):
         "plan_mode",
         "agents",
         "channels",
+        "mcp_servers",
         mode="before",
     )
     @classmethod
@@ -183,6 +186,12 @@ class Config(BaseModel):
         """The sandbox settings, with the agents the file allows the network (executing only)."""
         allowed = frozenset(name for name, agent in self.agents.items() if agent.network)
         return self.sandbox.settings(allowed)
+
+    def mcp_servers_for(self, agent: str) -> dict[str, McpServerConfig]:
+        """The MCP servers ``agent`` uses: the global ones, with the agent's own (which win
+        by name) added."""
+        entry = self.agents.get(agent)
+        return {**self.mcp_servers, **(entry.mcp_servers if entry is not None else {})}
 
     def agent_role(self, agent: str) -> str | None:
         """The role the file gives ``agent``, or ``None`` when it gives none."""
