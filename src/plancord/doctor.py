@@ -11,6 +11,7 @@ never shown.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sqlite3
@@ -23,6 +24,7 @@ from urllib.parse import quote
 
 import psycopg
 
+from plancord.agent.mcp.probe import probe_servers
 from plancord.config import Config, ConfigError, Secrets, load_config
 from plancord.core.settings import ShellSandbox
 from plancord.core.shell.sandbox import landlock_abi
@@ -337,6 +339,22 @@ def check_budget_prices(config: Config) -> Check | None:
     )
 
 
+def check_mcp_servers(config: Config) -> list[Check]:
+    """Each MCP server of each agent: whether it started, and how each tool is classified."""
+    agents = {name: config.mcp_servers_for(name) for name, entry in config.agents.items()}
+    agents = {name: servers for name, servers in agents.items() if servers}
+    if not agents and not config.mcp_servers:
+        return []
+    found = asyncio.run(probe_servers(config.mcp_servers, agents, config.sandbox_settings))
+    fix = "fix the server's mcp_servers entry; the agent does not start until then"
+    return [
+        _ok(f"MCP server {p.server} ({p.agent}): {p.detail}")
+        if p.started
+        else _fail(f"MCP server {p.server} ({p.agent})", p.detail, fix)
+        for p in found
+    ]
+
+
 def check_tokens(environ: Mapping[str, str]) -> list[Check]:
     secrets = Secrets.from_env(environ)
     found = {
@@ -379,6 +397,8 @@ def diagnose(
     yield check_ripgrep()
     yield check_agent_sandbox(config)
     yield check_landlock((landlock or landlock_abi)(), config)
+    if config is not None:
+        yield from check_mcp_servers(config)
     yield from check_tokens(os.environ if environ is None else environ)
 
 
