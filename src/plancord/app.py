@@ -15,6 +15,7 @@ from plancord.agent.agent_settings import ThinkingSettings, overrides_from
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.mcp import McpHub
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
+from plancord.agent.subagents import ExploreLimits, SubAgents
 from plancord.agent.tools import default_tools
 from plancord.agent.tools.base import ShellSettings, ToolRegistry
 from plancord.agent.workspace_probe import GitTreeProbe
@@ -123,6 +124,23 @@ class App:
         )
         agents_dir = config.data_dir / "agents"
         mcp = McpHub(config.mcp_servers_for, agents_dir, config.sandbox_settings)
+        explore = config.explore
+        subagents = SubAgents(
+            model=model,
+            conversations=conversations,
+            clock=clock,
+            default_model=config.anthropic.model,
+            limits=ExploreLimits(
+                model=explore.model,
+                max_calls=explore.max_calls,
+                max_tokens=explore.max_tokens,
+                timeout_seconds=explore.timeout_seconds,
+                concurrency=explore.concurrency,
+            ),
+            extensions=(mcp,),
+        )
+        registry = ToolRegistry(default_tools(), extensions=[mcp, subagents])
+        subagents.bind(registry)
         runtime = AgentRuntime(
             store=store,
             conversations=conversations,
@@ -130,7 +148,7 @@ class App:
             plan_settings=settings,
             notifier=notifier,
             model=model,
-            registry=ToolRegistry(default_tools(), extensions=[mcp]),
+            registry=registry,
             agents_dir=agents_dir,
             clock=clock,
             settings=runtime_settings(config),

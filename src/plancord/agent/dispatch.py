@@ -164,6 +164,7 @@ class ToolDispatch:
             sandbox_settings=self._settings.sandbox,
             ask_timeout_seconds=self._settings.ask_timeout_seconds,
             verdict=verdict,
+            stopped=lambda: session.stop_requested,
         )
         return await tool.run(args, context)
 

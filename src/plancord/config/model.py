@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from plancord.config.database_url import POSTGRES_SCHEMES, redact
+from plancord.config.explore import ExploreConfig
 from plancord.config.fields import (
     _ENV_FIELDS,
     _MODEL_CONFIG,
@@ -67,6 +68,7 @@ class Config(BaseModel):
     agents: dict[AgentName, AgentConfig] = {}
     channels: dict[Snowflake, ChannelConfig] = {}
     mcp_servers: McpServers = {}
+    explore: ExploreConfig = Field(default_factory=ExploreConfig)
 
     @field_validator(
         "discord",
@@ -77,6 +79,7 @@ class Config(BaseModel):
         "agents",
         "channels",
         "mcp_servers",
+        "explore",
         mode="before",
     )
     @classmethod

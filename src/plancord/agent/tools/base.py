@@ -75,6 +75,9 @@ class ToolContext:
     verdict: Verdict | None = None
     """The read-only filter's verdict on this call, for shell tools: when it allowed the
     command, its ``script`` (what the filter judged) is what the tool must run."""
+    stopped: Callable[[], bool] = lambda: False
+    """Whether the turn this call belongs to was asked to stop (Stop, Cancel): a tool that
+    runs many steps (a sub-agent) checks it between them."""
 
     @property
     def policy(self) -> SandboxPolicy:
