@@ -77,6 +77,35 @@ async def test_a_mutating_mcp_tool_asks_under_standard_and_runs_once_allowed(
     assert scene.tool_results() == ["closed 3"]
 
 
+async def test_while_executing_a_mutating_mcp_tool_asks_under_standard(hostile: Any) -> None:
+    plan = {
+        "summary": "Close the red-build issue",
+        "steps": [{"description": "Close issue 9", "tools": ["mcp__tracker__close_issue"]}],
+    }
+    script = [
+        tool_turn(ToolCall("submit_plan", {"plan": plan})),
+        call("close_issue", number=9),
+        text_turn("closed"),
+    ]
+    scene: Hostile = await hostile(script, config=tracker(trust_hints=True))
+    await scene.ana.slash(scene.channel, "plan start", task="close the issue")
+    assert (await scene.app.store.load_state("ada")).phase is Phase.SUBMITTED
+    [card] = [
+        m
+        for m in scene.channel.history()
+        if m.embeds and (m.embeds[0].title or "").startswith("Plan: ")
+    ]
+    await scene.ana.click(card, label="Approve")
+    assert (await scene.app.store.load_state("ada")).phase is Phase.EXECUTING
+    request = scene.channel.last_message
+    assert "tool:mcp__tracker__close_issue:" in (request.embeds[0].description or "")
+    assert not (scene.workspace / "closed.txt").exists()
+
+    await scene.ana.click(request, label="Allow")
+
+    assert (scene.workspace / "closed.txt").read_text() == "9\n"
+
+
 async def test_an_unclassified_tool_stops_the_agents_start_with_one_line(hostile: Any) -> None:
     scene: Hostile = await hostile(
         [text_turn("never")], config=tracker("--mystery", trust_hints=True)

@@ -81,6 +81,18 @@ def sleep(seconds: float) -> str:
     return "slept"
 
 
+def grown() -> str:
+    """A tool the server adds while running."""
+    return "grown"
+
+
+@server.tool(annotations=READ_ONLY)
+def grow() -> str:
+    """Adds the tool `grown` to the server's list (read-only by its hint, too)."""
+    server.add_tool(grown, annotations=READ_ONLY)
+    return "added grown"
+
+
 if "--mystery" in sys.argv:
 
     @server.tool()
