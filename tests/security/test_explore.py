@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from plancord.agent.subagents.explore import SYSTEM
+from plancord.core.cost import cost_of
 from plancord.core.planning import Actor, Phase
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.security.conftest import Hostile
@@ -89,3 +90,33 @@ async def test_cancelling_the_agent_stops_its_sub_agent(hostile: Any) -> None:
     texts = scene.channel_texts()
     assert any("stopped with its parent" in t for t in texts)
     assert "Stopped." in texts
+
+
+async def test_a_sub_agents_cost_counts_in_the_plans_cost(hostile: Any) -> None:
+    prices = {"claude-fake-test-model": {"input": 3.0, "output": 15.0}}
+    plan = {"summary": "Document the entry point", "steps": [{"description": "Write it down"}]}
+    script = [
+        tool_turn(ToolCall("explore", {"question": QUESTION})),
+        text_turn("The entry point is app.py."),
+        tool_turn(ToolCall("submit_plan", {"plan": plan})),
+    ]
+    scene: Hostile = await hostile(script, config={"anthropic": {"prices": prices}})
+    await scene.ana.slash(scene.channel, "plan start", task="document the entry point")
+
+    state = await scene.app.store.load_state("ada")
+    assert state.phase is Phase.SUBMITTED
+    revision = await scene.app.store.get_revision(state.plan_id or "", 1)
+    assert revision is not None
+    calls = await scene.app.conversations.usage_between(
+        "ada", state.entered_at, revision.submitted_at
+    )
+    assert len(calls) == len(scene.world.server.requests) == 3
+    assert len(sub_agent_requests(scene)) == 1
+    [card] = [
+        m
+        for m in scene.channel.history()
+        if m.embeds and (m.embeds[0].title or "").startswith("Plan: ")
+    ]
+    description = card.embeds[0].description or ""
+    expected = cost_of(calls, scene.app.config.anthropic.prices)
+    assert expected is not None and expected.line() in description
