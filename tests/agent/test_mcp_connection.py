@@ -79,3 +79,12 @@ async def test_an_http_server_needs_the_agents_network(hub_for: Callable[..., Mc
     hub = hub_for({"docs": McpServerConfig(url="http://127.0.0.1:9/mcp", trust_hints=True)})
     with pytest.raises(McpConfigProblem, match="has no `network: true`"):
         await hub.tools_for("ada")
+
+
+async def test_an_unreadable_secret_file_stops_the_start_naming_it(
+    hub_for: Callable[..., McpHub], tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-token"
+    hub = hub_for({"tracker": tracker(env={"TOKEN_FILE": str(missing)})})
+    with pytest.raises(McpConfigProblem, match=r"mcp_servers\.tracker\.env\.TOKEN_FILE"):
+        await hub.tools_for("ada")

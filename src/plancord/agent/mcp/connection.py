@@ -222,7 +222,7 @@ class McpConnection:
             self._closing.set()
         try:
             await asyncio.wait_for(asyncio.shield(task), 5.0)
-        except (TimeoutError, Exception):
+        except Exception:
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task

@@ -23,6 +23,7 @@ from plancord.agent.mcp.spawn import ServerSpawn, secret_environment, server_spa
 from plancord.agent.mcp.tool import McpTool, mcp_tool, qualified_name
 from plancord.agent.tools.base import TOOL_NAME, Tool
 from plancord.agent.workspace import workspace_of
+from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
 from plancord.core.errors import PlancordError
 from plancord.core.shell.sandbox.policy import SandboxSettings
@@ -143,7 +144,10 @@ class McpHub:
                     f"`{agent}` has no `network: true`; the agent does not start"
                 )
             return Endpoint(url=config.url)
-        secrets = secret_environment(name, config)
+        try:
+            secrets = secret_environment(name, config)
+        except ConfigError as exc:
+            raise McpConfigProblem(f"{exc}; the agent does not start") from None
         workspace = workspace_of(self._agents_dir, agent)
         policy = self._sandbox.policy(agent, workspace, planning=False, inner_wall=False)
         command = [config.command or "", *config.args]

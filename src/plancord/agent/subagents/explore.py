@@ -84,10 +84,10 @@ class SubAgents:
         limits: ExploreLimits,
         extensions: tuple[AgentTools, ...] = (),
     ) -> None:
-        self._model = model
-        self._conversations = conversations
-        self._clock = clock
-        self._default_model = default_model
+        self.model = model
+        self.conversations = conversations
+        self.clock = clock
+        self.default_model = default_model
         self.limits = limits
         self._slots = asyncio.Semaphore(limits.concurrency)
         self._extensions = extensions
@@ -148,7 +148,7 @@ class _Run:
     async def answer(self, question: str, schemas: list[dict[str, Any]]) -> ToolResult:
         owner = self._owner
         limits = owner.limits
-        model = limits.model or self._ctx.agent.model or owner._default_model
+        model = limits.model or self._ctx.agent.model or owner.default_model
         messages: list[dict[str, Any]] = [
             {"role": "user", "content": [{"type": "text", "text": question}]}
         ]
@@ -156,7 +156,7 @@ class _Run:
         for _ in range(limits.max_calls):
             if self._ctx.stopped():
                 return await self._stopped()
-            reply = await owner._model.create(
+            reply = await owner.model.create(
                 ModelRequest(
                     model=model,
                     max_tokens=limits.max_output_tokens,
@@ -165,8 +165,8 @@ class _Run:
                     messages=messages,
                 )
             )
-            await owner._conversations.record_usage(
-                self._ctx.agent.name, model, reply.usage, reply.stop_reason, owner._clock.now()
+            await owner.conversations.record_usage(
+                self._ctx.agent.name, model, reply.usage, reply.stop_reason, owner.clock.now()
             )
             usage = reply.usage
             self._tokens += usage.input_tokens + usage.output_tokens
