@@ -5,6 +5,7 @@ sub-agent is refused, and a Cancel of the agent stops it."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from plancord.agent.subagents.explore import SYSTEM
@@ -120,3 +121,35 @@ async def test_a_sub_agents_cost_counts_in_the_plans_cost(hostile: Any) -> None:
     description = card.embeds[0].description or ""
     expected = cost_of(calls, scene.app.config.anthropic.prices)
     assert expected is not None and expected.line() in description
+
+
+async def test_several_sub_agents_run_at_the_same_time(hostile: Any) -> None:
+    questions = ["Where are the tests?", "Where is the config?"]
+    arrived = {q: asyncio.Event() for q in questions}
+
+    async def script(request: dict[str, Any]) -> Any:
+        if request["system"][0]["text"] != SYSTEM:
+            if len(request["messages"]) == 1:
+                call = {"question": questions[0], "more_questions": questions[1:]}
+                return tool_turn(ToolCall("explore", call))
+            return text_turn("thanks")
+        asked = request["messages"][0]["content"][0]["text"]
+        arrived[asked].set()
+        other = next(q for q in questions if q != asked)
+        # Each sub-agent answers only once the other one has asked: one after the other,
+        # they would never both answer.
+        await asyncio.wait_for(arrived[other].wait(), timeout=4)
+        return text_turn(f"answer to {asked}")
+
+    scene: Hostile = await hostile(script)
+    await scene.ana.send(scene.channel, "look around")
+
+    [result] = scene.tool_results()
+    assert "## Question 1: Where are the tests?\nanswer to Where are the tests?" in result
+    assert "## Question 2: Where is the config?\nanswer to Where is the config?" in result
+    [status] = [t for t in scene.channel_texts() if "explore #" in t]
+    lines = [line for line in status.splitlines() if "explore #" in line]
+    assert sorted(lines) == [
+        "› 🔎 explore #1: answered after 0 calls",
+        "› 🔎 explore #2: answered after 0 calls",
+    ]

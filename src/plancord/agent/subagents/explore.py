@@ -8,7 +8,7 @@ the parent's phase, and anything that would need a human (an ``ask``) is refused
 waited on: it cannot write, enter or leave plan mode, ask a human, submit a plan or start
 another sub-agent. Calls, tokens and time are bounded; its usage is recorded as the
 parent's, so it counts toward the parent's plan cost and budget; the channel sees one
-progress line per sub-agent; cancelling the parent's call (Stop, Cancel, shutdown) cancels it.
+line per sub-agent when it ends; cancelling the parent's call (Stop, Cancel, shutdown) cancels it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import contextlib
 import itertools
 import logging
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, ValidationError
 
@@ -46,7 +46,6 @@ SYSTEM = (
     "the workspace with the tools you have; you cannot change anything, ask a human, or plan. "
     "End with a concise, complete answer: it is all the other agent will see."
 )
-_NUMBERS = itertools.count(1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +60,10 @@ class ExploreLimits:
 
 class ExploreInput(StrictInput):
     question: str = Field(min_length=1, max_length=8000)
+    more_questions: list[Annotated[str, Field(min_length=1, max_length=8000)]] = Field(
+        default_factory=list, max_length=7
+    )
+    """Further questions, each to a sub-agent of its own, all running at the same time."""
 
 
 def sub_agent_may_use(tool: Tool[Any]) -> bool:
@@ -90,6 +93,7 @@ class SubAgents:
         self.default_model = default_model
         self.limits = limits
         self._slots = asyncio.Semaphore(limits.concurrency)
+        self._numbers = itertools.count(1)
         self._extensions = extensions
         self._base: ToolRegistry | None = None
         self._tool = ExploreTool(self)
@@ -106,7 +110,7 @@ class SubAgents:
     async def explore(self, question: str, ctx: ToolContext) -> ToolResult:
         if self._base is None:
             return ToolResult.error("explore is not available: no tools were bound")
-        number = next(_NUMBERS)
+        number = next(self._numbers)
         registry = await self._base.for_agent(ctx.agent.name)
         tools = [t for t in registry if sub_agent_may_use(t)]
         run = _Run(self, ctx, number, {t.name: t for t in tools})
@@ -140,6 +144,7 @@ class _Run:
         return f"; its last words: {self._last_text[:2000]}" if self._last_text else ""
 
     async def progress(self, line: str) -> None:
+        """The sub-agent's one line in the channel, when it ends."""
         with contextlib.suppress(Exception):
             await self._ctx.notifier.activity(
                 self._ctx.agent.name, f"🔎 explore #{self._number}: {line}"
@@ -152,7 +157,6 @@ class _Run:
         messages: list[dict[str, Any]] = [
             {"role": "user", "content": [{"type": "text", "text": question}]}
         ]
-        await self.progress("started")
         for _ in range(limits.max_calls):
             if self._ctx.stopped():
                 return await self._stopped()
@@ -199,7 +203,6 @@ class _Run:
                     }
                 )
             messages.append({"role": "user", "content": results})
-            await self.progress(f"{self._calls} calls · last {uses[-1].get('name')}")
         await self.progress("stopped at its call limit")
         return ToolResult.error(
             f"explore #{self._number} reached {limits.max_calls} model calls without an "
@@ -259,7 +262,8 @@ class ExploreTool(Tool[ExploreInput]):
         "Hand a question to a read-only sub-agent: a fresh conversation that reads the "
         "workspace (file tools, the read-only shell, read-only MCP tools) and returns its "
         "answer as this tool's result. Use it for broad searches you do not want in your own "
-        "context; several may run at once. It cannot change anything or ask a human."
+        "context; `more_questions` start further sub-agents that run at the same time. They "
+        "cannot change anything or ask a human."
     )
     kind = ToolKind.READ_ONLY
     Input = ExploreInput
@@ -268,4 +272,12 @@ class ExploreTool(Tool[ExploreInput]):
         self._owner = owner
 
     async def run(self, args: ExploreInput, ctx: ToolContext) -> ToolResult:
-        return await self._owner.explore(args.question, ctx)
+        questions = [args.question, *args.more_questions]
+        if len(questions) == 1:
+            return await self._owner.explore(args.question, ctx)
+        results = await asyncio.gather(*(self._owner.explore(q, ctx) for q in questions))
+        sections = [
+            f"## Question {n}: {q[:200]}\n" + ("(failed) " if r.is_error else "") + r.content
+            for n, (q, r) in enumerate(zip(questions, results, strict=True), start=1)
+        ]
+        return ToolResult("\n\n".join(sections), is_error=all(r.is_error for r in results))
