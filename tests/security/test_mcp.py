@@ -62,7 +62,8 @@ async def test_a_mutating_mcp_tool_asks_under_standard_and_runs_once_allowed(
     hostile: Any,
 ) -> None:
     scene: Hostile = await hostile(
-        [call("close_issue", number=3), text_turn("closed")], config=tracker(trust_hints=True)
+        [call("close_issue", number=3), text_turn("closed")],
+        config=tracker(trust_hints=True, writable_workspace=True),
     )
     await scene.ana.send(scene.channel, "close issue 3")
     request = scene.channel.last_message
@@ -87,7 +88,8 @@ async def test_while_executing_a_mutating_mcp_tool_asks_under_standard(hostile: 
         call("close_issue", number=9),
         text_turn("closed"),
     ]
-    scene: Hostile = await hostile(script, config=tracker(trust_hints=True))
+    config = tracker(trust_hints=True, writable_workspace=True)
+    scene: Hostile = await hostile(script, config=config)
     await scene.ana.slash(scene.channel, "plan start", task="close the issue")
     assert (await scene.app.store.load_state("ada")).phase is Phase.SUBMITTED
     [card] = [
@@ -147,6 +149,7 @@ async def test_a_stdio_server_sees_neither_the_bot_nor_other_workspaces_nor_the_
         call("read_path", path=str(scene.data_dir / "plancord.db")),
         call("read_path", path="/proc/1/environ"),
         call("connect", host="127.0.0.1", port=port),
+        call("close_issue", number=1),
         text_turn("done"),
     )
     try:
@@ -154,10 +157,11 @@ async def test_a_stdio_server_sees_neither_the_bot_nor_other_workspaces_nor_the_
     finally:
         listener.close()
 
-    environment, *reads, reached = scene.tool_results()
+    environment, *reads, reached, wrote = scene.tool_results()
     assert f"TRACKER_TOKEN={TRACKER_TOKEN}" in environment.splitlines()
     assert scene.leaks() == []
     assert [e for e in host_environment_entries() if e in environment] == []
     assert all(r.startswith("unreadable") for r in reads[:3]), reads
     assert OTHER_SECRET not in reads[3]
     assert reached.startswith("unreachable")
+    assert "closed" not in wrote and not (scene.workspace / "closed.txt").exists()

@@ -35,6 +35,8 @@ class McpServerConfig(BaseModel):
     """``NAME_FILE: /path``: the server gets ``NAME`` set to the file's content."""
     mounts: list[ConfigPath] = []
     """Directories the server's own code lives in, shown to it read-only."""
+    writable_workspace: bool = False
+    """Whether the server sees the agent's workspace writable; read-only unless set."""
     read_only: list[str] = []
     mutating: list[str] = []
     trust_hints: bool = False
@@ -61,11 +63,11 @@ class McpServerConfig(BaseModel):
                 raise ValueError(f"mount {str(path)!r} is not an absolute path")
         return value
 
-    @field_validator("trust_hints", mode="before")
+    @field_validator("trust_hints", "writable_workspace", mode="before")
     @classmethod
     def _bool(cls, value: Any) -> Any:
         if not isinstance(value, bool):
-            raise ValueError("trust_hints is true or false")
+            raise ValueError("must be true or false")
         return value
 
     @model_validator(mode="after")
@@ -74,8 +76,12 @@ class McpServerConfig(BaseModel):
             raise ValueError("give either `command` (a stdio server) or `url` (streamable HTTP)")
         if self.url is not None and not self.url.startswith(("http://", "https://")):
             raise ValueError(f"url {self.url!r} is not an http(s) URL")
-        if self.url is not None and (self.env or self.mounts or self.args):
-            raise ValueError("env, mounts and args apply to stdio servers (`command`) only")
+        if self.url is not None and (
+            self.env or self.mounts or self.args or self.writable_workspace
+        ):
+            raise ValueError(
+                "env, mounts, args and writable_workspace apply to stdio servers (`command`) only"
+            )
         return self
 
     @property

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +149,10 @@ class McpHub:
         except ConfigError as exc:
             raise McpConfigProblem(f"{exc}; the agent does not start") from None
         workspace = workspace_of(self._agents_dir, agent)
-        policy = self._sandbox.policy(agent, workspace, planning=False, inner_wall=False)
+        policy = replace(
+            self._sandbox.policy(agent, workspace, planning=False, inner_wall=False),
+            writable=config.writable_workspace,
+        )
         command = [config.command or "", *config.args]
 
         def spawn() -> ServerSpawn:

@@ -5,7 +5,8 @@ completion and keeps its output; an MCP server must live as long as the agent an
 its stdin and stdout. So this module builds the same walls from the same public parts: the
 layer ``choose_layer`` picks, the argv ``bwrap_argv`` / ``landlock_argv`` make from the
 agent's ``SandboxPolicy``, and the environment ``sandbox_environment`` allows. The server
-sees its workspace (at its own path), the system's programs, a private ``/tmp`` and the
+sees its workspace (at its own path; read-only unless the config says
+``writable_workspace``), the system's programs, a private ``/tmp`` and the
 directories its own code lives in (``mounts``, read-only); not the data directory, not
 other workspaces, not the bot's environment. Its environment adds only the values read from
 the ``*_FILE`` secrets the config names.
