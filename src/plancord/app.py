@@ -124,12 +124,13 @@ class App:
         )
         agents_dir = config.data_dir / "agents"
         mcp = McpHub(config.mcp_servers_for, agents_dir, config.sandbox_settings)
+        runtime_options = runtime_settings(config)
         explore = config.explore
         subagents = SubAgents(
             model=model,
             conversations=conversations,
             clock=clock,
-            default_model=config.anthropic.model,
+            model_for=runtime_options.model_for,
             limits=ExploreLimits(
                 model=explore.model,
                 max_calls=explore.max_calls,
@@ -151,7 +152,7 @@ class App:
             registry=registry,
             agents_dir=agents_dir,
             clock=clock,
-            settings=runtime_settings(config),
+            settings=runtime_options,
         )
         manager = AgentManager(
             store,

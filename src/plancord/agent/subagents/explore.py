@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
@@ -31,6 +32,7 @@ from plancord.agent.tools.base import (
     ToolRegistry,
     ToolResult,
 )
+from plancord.core.agents import AgentRecord
 from plancord.core.errors import PlancordError
 from plancord.core.gate import GateOutcome, GateRequest, ToolKind, decide
 from plancord.core.permissions import PermissionProfile, action_string
@@ -83,14 +85,15 @@ class SubAgents:
         model: ModelClient,
         conversations: ConversationStore,
         clock: Clock,
-        default_model: str,
+        model_for: Callable[[str, AgentRecord], str],
         limits: ExploreLimits,
         extensions: tuple[AgentTools, ...] = (),
     ) -> None:
         self.model = model
         self.conversations = conversations
         self.clock = clock
-        self.default_model = default_model
+        self.model_for = model_for
+        """The agent's own model (the runtime's choice), used unless ``limits.model``."""
         self.limits = limits
         self._slots = asyncio.Semaphore(limits.concurrency)
         self._numbers = itertools.count(1)
@@ -153,7 +156,8 @@ class _Run:
     async def answer(self, question: str, schemas: list[dict[str, Any]]) -> ToolResult:
         owner = self._owner
         limits = owner.limits
-        model = limits.model or self._ctx.agent.model or owner.default_model
+        agent = self._ctx.agent
+        model = limits.model or owner.model_for(agent.name, agent)
         messages: list[dict[str, Any]] = [
             {"role": "user", "content": [{"type": "text", "text": question}]}
         ]
