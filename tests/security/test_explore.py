@@ -25,6 +25,14 @@ ATTEMPTS = [
 ]
 
 
+async def patient(hostile: Any, *args: Any, **options: Any) -> Hostile:
+    """A hostile world whose SimCord waits long enough for real servers: an MCP server starts
+    inside the sandbox, and on a loaded machine that alone can take seconds."""
+    scene: Hostile = await hostile(*args, **options)
+    scene.world.env.settle_timeout = 60.0
+    return scene
+
+
 def sub_agent_requests(scene: Hostile) -> list[dict[str, Any]]:
     return [r for r in scene.world.server.requests if r["system"][0]["text"] == SYSTEM]
 
@@ -44,7 +52,7 @@ async def test_a_sub_agent_may_only_read_and_its_answer_is_the_tools_result(
         text_turn("The entry point is app.py."),
         text_turn("done"),
     ]
-    scene: Hostile = await hostile(script, profile="open")
+    scene: Hostile = await patient(hostile, script, profile="open")
     await scene.ana.send(scene.channel, "find the entry point")
 
     subs = sub_agent_requests(scene)
@@ -82,7 +90,7 @@ async def test_cancelling_the_agent_stops_its_sub_agent(hostile: Any) -> None:
             await scene.app.planning.cancel("ada", ana, "changed my mind")
         return tool_turn(*[ToolCall("view", {"path": "README.md"}) for _ in range(views)])
 
-    scene: Hostile = await hostile(script)
+    scene: Hostile = await patient(hostile, script)
     scene_box.append(scene)
     await scene.ana.slash(scene.channel, "plan start", task="look around")
 
@@ -101,7 +109,7 @@ async def test_a_sub_agents_cost_counts_in_the_plans_cost(hostile: Any) -> None:
         text_turn("The entry point is app.py."),
         tool_turn(ToolCall("submit_plan", {"plan": plan})),
     ]
-    scene: Hostile = await hostile(script, config={"anthropic": {"prices": prices}})
+    scene: Hostile = await patient(hostile, script, config={"anthropic": {"prices": prices}})
     await scene.ana.slash(scene.channel, "plan start", task="document the entry point")
 
     state = await scene.app.store.load_state("ada")
@@ -141,7 +149,7 @@ async def test_several_sub_agents_run_at_the_same_time(hostile: Any) -> None:
         await asyncio.wait_for(arrived[other].wait(), timeout=4)
         return text_turn(f"answer to {asked}")
 
-    scene: Hostile = await hostile(script)
+    scene: Hostile = await patient(hostile, script)
     await scene.ana.send(scene.channel, "look around")
 
     [result] = scene.tool_results()

@@ -10,6 +10,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from plancord.core.planning import Phase
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.security.conftest import OTHER_SECRET, Hostile, host_environment_entries
@@ -17,6 +19,14 @@ from tests.security.conftest import OTHER_SECRET, Hostile, host_environment_entr
 SERVERS = Path(__file__).resolve().parent.parent / "fakes" / "mcp_servers"
 SITE_PACKAGES = next(p for p in site.getsitepackages() if p.endswith("site-packages"))
 TRACKER_TOKEN = "tracker-token-from-a-file-4c1d"
+
+
+async def patient(hostile: Any, *args: Any, **options: Any) -> Hostile:
+    """A hostile world whose SimCord waits long enough for real servers: an MCP server starts
+    inside the sandbox, and on a loaded machine that alone can take seconds."""
+    scene: Hostile = await hostile(*args, **options)
+    scene.world.env.settle_timeout = 60.0
+    return scene
 
 
 def tracker(*extra_args: str, **settings: Any) -> dict[str, Any]:
@@ -35,7 +45,7 @@ def call(tool: str, **arguments: Any) -> Any:
 
 
 async def planning(hostile: Any, script: list[Any], config: dict[str, Any]) -> Hostile:
-    scene: Hostile = await hostile([*script, text_turn("still exploring")], config=config)
+    scene: Hostile = await patient(hostile, [*script, text_turn("still exploring")], config=config)
     await scene.ana.slash(scene.channel, "plan start", task="triage the tracker")
     assert (await scene.app.store.load_state("ada")).phase is Phase.GATHERING
     return scene
@@ -61,7 +71,8 @@ async def test_a_read_only_mcp_tool_runs_in_plan_mode_and_a_mutating_one_is_refu
 async def test_a_mutating_mcp_tool_asks_under_standard_and_runs_once_allowed(
     hostile: Any,
 ) -> None:
-    scene: Hostile = await hostile(
+    scene: Hostile = await patient(
+        hostile,
         [call("close_issue", number=3), text_turn("closed")],
         config=tracker(trust_hints=True, writable_workspace=True),
     )
@@ -89,7 +100,7 @@ async def test_while_executing_a_mutating_mcp_tool_asks_under_standard(hostile: 
         text_turn("closed"),
     ]
     config = tracker(trust_hints=True, writable_workspace=True)
-    scene: Hostile = await hostile(script, config=config)
+    scene: Hostile = await patient(hostile, script, config=config)
     await scene.ana.slash(scene.channel, "plan start", task="close the issue")
     assert (await scene.app.store.load_state("ada")).phase is Phase.SUBMITTED
     [card] = [
@@ -108,9 +119,24 @@ async def test_while_executing_a_mutating_mcp_tool_asks_under_standard(hostile: 
     assert (scene.workspace / "closed.txt").read_text() == "9\n"
 
 
+@pytest.mark.parametrize("allowed", [False, True])
+async def test_a_server_with_network_runs_in_plan_mode_only_when_the_operator_says_so(
+    hostile: Any, allowed: bool
+) -> None:
+    config = tracker(trust_hints=True, network_in_plan_mode=allowed)
+    config["agents"]["ada"]["network"] = True
+    scene = await planning(hostile, [call("read_issue", number=2)], config)
+
+    [result] = scene.tool_results()
+    if allowed:
+        assert result == "issue 2: the build is red"
+    else:
+        assert result.startswith("Refused in plan mode") and "network_in_plan_mode" in result
+
+
 async def test_an_unclassified_tool_stops_the_agents_start_with_one_line(hostile: Any) -> None:
-    scene: Hostile = await hostile(
-        [text_turn("never")], config=tracker("--mystery", trust_hints=True)
+    scene: Hostile = await patient(
+        hostile, [text_turn("never")], config=tracker("--mystery", trust_hints=True)
     )
     await scene.ana.send(scene.channel, "hello")
 
@@ -140,7 +166,7 @@ async def test_a_stdio_server_sees_neither_the_bot_nor_other_workspaces_nor_the_
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
     config = tracker(read_only=["*"], env={"TRACKER_TOKEN_FILE": str(token)})
-    scene: Hostile = await hostile([], profile="open", config=config)
+    scene: Hostile = await patient(hostile, [], profile="open", config=config)
     other = scene.app.manager.workspace_of("other")
     scene.world.server.add_turns(
         call("environment"),

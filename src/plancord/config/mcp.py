@@ -37,6 +37,9 @@ class McpServerConfig(BaseModel):
     """Directories the server's own code lives in, shown to it read-only."""
     writable_workspace: bool = False
     """Whether the server sees the agent's workspace writable; read-only unless set."""
+    network_in_plan_mode: bool = False
+    """Whether its tools run while planning when the server reaches the network (a URL, or
+    a stdio server of an agent with ``network: true``); refused while planning unless set."""
     read_only: list[str] = []
     mutating: list[str] = []
     trust_hints: bool = False
@@ -63,7 +66,7 @@ class McpServerConfig(BaseModel):
                 raise ValueError(f"mount {str(path)!r} is not an absolute path")
         return value
 
-    @field_validator("trust_hints", "writable_workspace", mode="before")
+    @field_validator("trust_hints", "writable_workspace", "network_in_plan_mode", mode="before")
     @classmethod
     def _bool(cls, value: Any) -> Any:
         if not isinstance(value, bool):

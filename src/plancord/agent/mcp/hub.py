@@ -113,6 +113,8 @@ class McpHub:
                     self._problems[(agent, name)] = str(exc)
                     raise
                 status.append(ServerStatus(name, True, None, kinds))
+                networked = config.url is not None or agent in self._sandbox.network_agents
+                offline = not networked or config.network_in_plan_mode
                 for item in remote:
                     qualified = qualified_name(name, item.name)
                     if not TOOL_NAME.fullmatch(qualified):
@@ -128,6 +130,7 @@ class McpHub:
                             kind=kinds[item.name].kind,
                             description=item.description,
                             input_schema=item.input_schema,
+                            offline_while_planning=offline,
                         )
                     )
         except BaseException:

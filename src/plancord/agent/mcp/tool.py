@@ -35,11 +35,19 @@ class McpTool(Tool[McpArguments]):
     Input = McpArguments
 
     def __init__(
-        self, connection: McpConnection, remote: str, input_schema: dict[str, Any]
+        self,
+        connection: McpConnection,
+        remote: str,
+        input_schema: dict[str, Any],
+        *,
+        offline_while_planning: bool = True,
     ) -> None:
         self.connection = connection
         self.remote = remote
         self.input_schema = input_schema
+        self.offline_while_planning = offline_while_planning
+        """False for a server that reaches the network and the operator did not allow it in
+        plan mode: then its calls are refused while planning (and in sub-agents)."""
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -52,6 +60,12 @@ class McpTool(Tool[McpArguments]):
         return ()
 
     async def run(self, args: McpArguments, ctx: ToolContext) -> ToolResult:
+        if ctx.phase.is_planning and not self.offline_while_planning:
+            return ToolResult.error(
+                f"Refused in plan mode: MCP server `{self.connection.server}` reaches the "
+                "network, and nothing reaches the network while planning unless the operator "
+                "sets `network_in_plan_mode: true` for it. It runs once a plan is approved."
+            )
         return await self.connection.call(self.remote, args.model_dump(mode="json"))
 
 
@@ -62,6 +76,7 @@ def mcp_tool(
     kind: ToolKind,
     description: str | None,
     input_schema: dict[str, Any],
+    offline_while_planning: bool = True,
 ) -> McpTool:
     """The tool ``remote`` of ``connection``'s server, classified as ``kind``."""
     schema = dict(input_schema) if input_schema else {}
@@ -78,5 +93,5 @@ def mcp_tool(
             "description": f"[MCP {connection.server}, {label}] {text}"[:4000],
         },
     )
-    tool: McpTool = bound(connection, remote, schema)
+    tool: McpTool = bound(connection, remote, schema, offline_while_planning=offline_while_planning)
     return tool
