@@ -13,9 +13,11 @@ from pathlib import Path
 
 from plancord.agent.agent_settings import ThinkingSettings, overrides_from
 from plancord.agent.manager import AgentManager, StoredSettings
+from plancord.agent.mcp import McpHub
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
-from plancord.agent.tools import default_registry
-from plancord.agent.tools.base import ShellSettings
+from plancord.agent.subagents import ExploreLimits, SubAgents
+from plancord.agent.tools import default_tools
+from plancord.agent.tools.base import ShellSettings, ToolRegistry
 from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.config import Config
 from plancord.core.errors import AgentNotFound
@@ -97,6 +99,7 @@ class App:
     scheduler: DeadlineScheduler
     model: ModelClient
     clock: Clock
+    mcp: McpHub
 
     @property
     def agents_dir(self) -> Path:
@@ -133,6 +136,25 @@ class App:
             core.planning,
         )
         agents_dir = config.data_dir / "agents"
+        mcp = McpHub(config.mcp_servers_for, agents_dir, config.sandbox_settings)
+        runtime_options = runtime_settings(config)
+        explore = config.explore
+        subagents = SubAgents(
+            model=model,
+            conversations=conversations,
+            clock=clock,
+            model_for=runtime_options.model_for,
+            limits=ExploreLimits(
+                model=explore.model,
+                max_calls=explore.max_calls,
+                max_tokens=explore.max_tokens,
+                timeout_seconds=explore.timeout_seconds,
+                concurrency=explore.concurrency,
+            ),
+            extensions=(mcp,),
+        )
+        registry = ToolRegistry(default_tools(), extensions=[mcp, subagents])
+        subagents.bind(registry)
         runtime = AgentRuntime(
             store=store,
             conversations=conversations,
@@ -140,10 +162,10 @@ class App:
             plan_settings=settings,
             notifier=notifier,
             model=model,
-            registry=default_registry(),
+            registry=registry,
             agents_dir=agents_dir,
             clock=clock,
-            settings=runtime_settings(config),
+            settings=runtime_options,
         )
         manager = AgentManager(
             store,
@@ -167,11 +189,13 @@ class App:
             scheduler=scheduler,
             model=model,
             clock=clock,
+            mcp=mcp,
         )
 
     async def close(self) -> None:
         await self.scheduler.stop()
         await self.runtime.shutdown(notice=True)
+        await self.mcp.close()
         close = getattr(self.model, "close", None)
         if close is not None:
             await close()

@@ -87,9 +87,10 @@ class ToolDispatch:
 
     async def _dispatch(self, session: AgentSession, name: str, call: dict[str, Any]) -> ToolResult:
         agent = session.name
-        tool = self._registry.get(name)
+        registry = await self._registry.for_agent(agent)
+        tool = registry.get(name)
         if tool is None:
-            names = ", ".join(t.name for t in self._registry)
+            names = ", ".join(t.name for t in registry)
             return ToolResult.error(f"Unknown tool {name!r}. Available tools: {names}.")
         try:
             args = tool.Input.model_validate(call.get("input") or {})
@@ -163,6 +164,7 @@ class ToolDispatch:
             sandbox_settings=self._settings.sandbox,
             ask_timeout_seconds=self._settings.ask_timeout_seconds,
             verdict=verdict,
+            stopped=lambda: session.stop_requested,
         )
         return await tool.run(args, context)
 

@@ -75,12 +75,13 @@ class ModelRequests:
     async def tool_schemas(self, agent: str) -> list[dict[str, Any]]:
         """Identical in every phase with ``stable``; ``filter`` hides what the gate would refuse."""
         settings = await self.plan_settings.plan_mode_for(agent)
+        registry = await self.registry.for_agent(agent)
         if settings.tool_visibility is ToolVisibility.STABLE:
-            return self.registry.schemas()
+            return registry.schemas()
         phase = (await self.store.load_state(agent)).phase
         if not phase.is_planning:
-            return self.registry.schemas()
-        return self.registry.schemas(lambda t: t.kind is not ToolKind.MUTATING or is_shell(t))
+            return registry.schemas()
+        return registry.schemas(lambda t: t.kind is not ToolKind.MUTATING or is_shell(t))
 
     async def build_request(self, agent: str, record: AgentRecord | None = None) -> ModelRequest:
         record = record or await self.store.get_agent(agent)

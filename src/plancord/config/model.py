@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from plancord.config.database_url import POSTGRES_SCHEMES, redact
+from plancord.config.explore import ExploreConfig
 from plancord.config.fields import (
     _ENV_FIELDS,
     _MODEL_CONFIG,
@@ -31,6 +32,7 @@ from plancord.config.fields import (
     _none_is_empty,
     _one_of,
 )
+from plancord.config.mcp import McpServerConfig, McpServers
 from plancord.config.sections import (
     AgentConfig,
     AnthropicConfig,
@@ -65,6 +67,8 @@ class Config(BaseModel):
     )
     agents: dict[AgentName, AgentConfig] = {}
     channels: dict[Snowflake, ChannelConfig] = {}
+    mcp_servers: McpServers = {}
+    explore: ExploreConfig = Field(default_factory=ExploreConfig)
 
     @field_validator(
         "discord",
@@ -74,6 +78,8 @@ class Config(BaseModel):
         "plan_mode",
         "agents",
         "channels",
+        "mcp_servers",
+        "explore",
         mode="before",
     )
     @classmethod
@@ -183,6 +189,12 @@ class Config(BaseModel):
         """The sandbox settings, with the agents the file allows the network (executing only)."""
         allowed = frozenset(name for name, agent in self.agents.items() if agent.network)
         return self.sandbox.settings(allowed)
+
+    def mcp_servers_for(self, agent: str) -> dict[str, McpServerConfig]:
+        """The MCP servers ``agent`` uses: the global ones, with the agent's own (which win
+        by name) added."""
+        entry = self.agents.get(agent)
+        return {**self.mcp_servers, **(entry.mcp_servers if entry is not None else {})}
 
     def agent_role(self, agent: str) -> str | None:
         """The role the file gives ``agent``, or ``None`` when it gives none."""

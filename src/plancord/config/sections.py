@@ -32,6 +32,7 @@ from plancord.config.fields import (
     _not_empty,
     _suggestion,
 )
+from plancord.config.mcp import McpServers
 from plancord.config.read_only_rules import ReadOnlyRuleConfig
 from plancord.core.cost import Price
 from plancord.core.drift import DriftPolicy
@@ -135,6 +136,7 @@ class AgentConfig(BaseModel):
     network: bool = False
     thinking: bool | None = None
     plan_mode: PlanModeOverrides = PlanModeOverrides()
+    mcp_servers: McpServers = {}
 
     @field_validator("network", mode="before")
     @classmethod

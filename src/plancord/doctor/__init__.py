@@ -24,6 +24,7 @@ import psycopg
 from plancord.config import Config, ConfigError, Secrets, load_config
 from plancord.core.shell.sandbox import landlock_abi
 from plancord.doctor.findings import Check, Status, failed, passed, warned
+from plancord.doctor.servers import check_mcp_servers
 from plancord.doctor.walls import (
     check_agent_sandbox,
     check_landlock,
@@ -304,6 +305,7 @@ def diagnose(
         shell = check_shell_sandbox(config)
         if shell is not None:
             yield shell
+        yield from check_mcp_servers(config)
     user = check_user(os.geteuid() if euid is None else euid)
     if user is not None:
         yield user

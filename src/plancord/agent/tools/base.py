@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -75,6 +75,9 @@ class ToolContext:
     verdict: Verdict | None = None
     """The read-only filter's verdict on this call, for shell tools: when it allowed the
     command, its ``script`` (what the filter judged) is what the tool must run."""
+    stopped: Callable[[], bool] = lambda: False
+    """Whether the turn this call belongs to was asked to stop (Stop, Cancel): a tool that
+    runs many steps (a sub-agent) checks it between them."""
 
     @property
     def policy(self) -> SandboxPolicy:
@@ -137,10 +140,22 @@ class ToolRegistryError(Exception):
     pass
 
 
+class AgentTools(Protocol):
+    """Tools one agent has beyond the shared ones (its MCP servers' tools)."""
+
+    async def tools_for(self, agent: str) -> Sequence[Tool[Any]]:
+        """The agent's own tools; raises a PlancordError when they cannot be had."""
+        ...
+
+
 class ToolRegistry:
     """The tools an agent has. Startup fails on an unclassified tool or a bad/duplicate name."""
 
-    def __init__(self, tools: Iterable[Tool[Any]]) -> None:
+    def __init__(
+        self, tools: Iterable[Tool[Any]], *, extensions: Sequence[AgentTools] = ()
+    ) -> None:
+        self._extensions = tuple(extensions)
+        self._per_agent: dict[str, tuple[tuple[Tool[Any], ...], ToolRegistry]] = {}
         self._tools: dict[str, Tool[Any]] = {}
         for tool in tools:
             name = getattr(tool, "name", None)
@@ -154,6 +169,21 @@ class ToolRegistry:
                 raise ToolRegistryError(f"two tools are named {name!r}")
             self._tools[name] = tool
         self._schemas: dict[str, dict[str, Any]] = {n: t.schema() for n, t in self._tools.items()}
+
+    async def for_agent(self, agent: str) -> ToolRegistry:
+        """The registry of ``agent``: these tools and, after them, the agent's own from the
+        extensions (built once per set of tools, so its schemas stay cached)."""
+        extra: tuple[Tool[Any], ...] = ()
+        for extension in self._extensions:
+            extra += tuple(await extension.tools_for(agent))
+        if not extra:
+            return self
+        cached = self._per_agent.get(agent)
+        if cached is not None and cached[0] == extra:
+            return cached[1]
+        registry = ToolRegistry([*self._tools.values(), *extra])
+        self._per_agent[agent] = (extra, registry)
+        return registry
 
     def get(self, name: str) -> Tool[Any] | None:
         return self._tools.get(name)

@@ -1,0 +1,192 @@
+"""Every agent's MCP servers: started at the agent's first turn, classified, closed at exit.
+
+Why this exists: the tool registry is shared by all agents, while each agent has the servers
+the config gives it (the global ones and its own). The hub starts an agent's servers when
+the agent first needs its tools, classifies every tool (an unclassified one stops the start
+with one line naming it), and hands the registry the agent's tools. The set is fixed at
+start: a tool a server adds later is unknown to the agent (refused) until the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from plancord.agent.mcp.background import BackgroundLoop
+from plancord.agent.mcp.classify import Classified, Hints, classify_all
+from plancord.agent.mcp.connection import Endpoint, McpConnection, McpServerDown
+from plancord.agent.mcp.spawn import ServerSpawn, secret_environment, server_spawn
+from plancord.agent.mcp.tool import McpTool, mcp_tool, qualified_name
+from plancord.agent.tools.base import TOOL_NAME, Tool
+from plancord.agent.workspace import workspace_of
+from plancord.config.fields import ConfigError
+from plancord.config.mcp import McpServerConfig
+from plancord.core.errors import PlancordError
+from plancord.core.shell.sandbox.policy import SandboxSettings
+
+
+class McpConfigProblem(PlancordError):
+    """An agent's MCP configuration cannot be used; the agent does not start."""
+
+
+@dataclass(slots=True)
+class ServerStatus:
+    """What ``plancord doctor`` shows for one server of one agent."""
+
+    server: str
+    started: bool
+    problem: str | None = None
+    tools: dict[str, Classified] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _AgentServers:
+    connections: list[McpConnection]
+    tools: tuple[Tool[Any], ...]
+    status: list[ServerStatus]
+
+
+class McpHub:
+    def __init__(
+        self,
+        servers_for: Callable[[str], Mapping[str, McpServerConfig]],
+        agents_dir: Path,
+        sandbox: SandboxSettings,
+    ) -> None:
+        self._servers_for = servers_for
+        self._agents_dir = agents_dir
+        self._sandbox = sandbox
+        self._agents: dict[str, _AgentServers] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._problems: dict[tuple[str, str], str] = {}
+        self._loop = BackgroundLoop()
+
+    async def tools_for(self, agent: str) -> Sequence[Tool[Any]]:
+        """The agent's MCP tools, starting its servers the first time; raises a
+        PlancordError (one line) when a server cannot start or a tool is unclassified."""
+        started = self._agents.get(agent)
+        if started is not None:
+            return started.tools
+        if not self._servers_for(agent):
+            return ()
+        async with self._locks.setdefault(agent, asyncio.Lock()):
+            started = self._agents.get(agent)
+            if started is None:
+                started = await self._start(agent)
+                self._agents[agent] = started
+            return started.tools
+
+    async def status(self, agent: str) -> list[ServerStatus]:
+        """Start the agent's servers (if not yet) and say how each went, without raising."""
+        with contextlib.suppress(PlancordError):
+            await self.tools_for(agent)
+        started = self._agents.get(agent)
+        if started is not None:
+            return started.status
+        return [
+            ServerStatus(name, False, self._problems.get((agent, name)))
+            for name in self._servers_for(agent)
+        ]
+
+    async def _start(self, agent: str) -> _AgentServers:
+        connections: list[McpConnection] = []
+        tools: list[Tool[Any]] = []
+        status: list[ServerStatus] = []
+        try:
+            for name, config in self._servers_for(agent).items():
+                connection = McpConnection(
+                    name,
+                    self._endpoint(agent, name, config),
+                    loop=self._loop,
+                    call_timeout=config.timeout_seconds,
+                    startup_timeout=config.startup_seconds,
+                )
+                connections.append(connection)
+                try:
+                    remote = await connection.start()
+                    kinds = classify_all(name, config, [(t.name, _hints(t)) for t in remote])
+                except PlancordError as exc:
+                    self._problems[(agent, name)] = str(exc)
+                    raise
+                status.append(ServerStatus(name, True, None, kinds))
+                networked = config.url is not None or agent in self._sandbox.network_agents
+                offline = not networked or config.network_in_plan_mode
+                for item in remote:
+                    qualified = qualified_name(name, item.name)
+                    if not TOOL_NAME.fullmatch(qualified):
+                        raise McpConfigProblem(
+                            f"MCP server `{name}`: tool `{item.name}` makes the name "
+                            f"`{qualified}`, which the Messages API refuses (64 characters of "
+                            "letters, digits, '_' or '-'); the agent does not start"
+                        )
+                    tools.append(
+                        mcp_tool(
+                            connection,
+                            item.name,
+                            kind=kinds[item.name].kind,
+                            description=item.description,
+                            input_schema=item.input_schema,
+                            offline_while_planning=offline,
+                        )
+                    )
+        except BaseException:
+            for connection in connections:
+                await connection.close()
+            raise
+        return _AgentServers(connections, tuple(tools), status)
+
+    def _endpoint(self, agent: str, name: str, config: McpServerConfig) -> Endpoint:
+        if config.url is not None:
+            if agent not in self._sandbox.network_agents:
+                raise McpConfigProblem(
+                    f"MCP server `{name}` is reached over the network ({config.url}) but agent "
+                    f"`{agent}` has no `network: true`; the agent does not start"
+                )
+            return Endpoint(url=config.url)
+        try:
+            secrets = secret_environment(name, config)
+        except ConfigError as exc:
+            raise McpConfigProblem(f"{exc}; the agent does not start") from None
+        workspace = workspace_of(self._agents_dir, agent)
+        policy = replace(
+            self._sandbox.policy(agent, workspace, planning=False, inner_wall=False),
+            writable=config.writable_workspace,
+        )
+        command = [config.command or "", *config.args]
+
+        def spawn() -> ServerSpawn:
+            try:
+                return server_spawn(command, policy, mounts=config.mounts, secrets=secrets)
+            except Exception as exc:
+                raise McpServerDown(name, str(exc)) from exc
+
+        return Endpoint(spawn=spawn)
+
+    def tools_started(self, agent: str) -> tuple[McpTool, ...]:
+        started = self._agents.get(agent)
+        if started is None:
+            return ()
+        return tuple(t for t in started.tools if isinstance(t, McpTool))
+
+    async def stop(self, agent: str) -> None:
+        """Close ``agent``'s servers; its next turn starts them again."""
+        started = self._agents.pop(agent, None)
+        if started is not None:
+            for connection in started.connections:
+                await connection.close()
+
+    async def close(self) -> None:
+        for agent in list(self._agents):
+            await self.stop(agent)
+        self._loop.close()
+
+
+def _hints(tool: Any) -> Hints:
+    annotations = getattr(tool, "annotations", None)
+    if annotations is None:
+        return Hints()
+    return Hints(annotations.read_only_hint, annotations.destructive_hint)

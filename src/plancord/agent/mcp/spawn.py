@@ -1,0 +1,114 @@
+"""A stdio MCP server's process, started inside the agent's sandbox and kept running.
+
+Why this exists: the sandbox runner (``core.shell.sandbox.runner``) runs a command to
+completion and keeps its output; an MCP server must live as long as the agent and talk over
+its stdin and stdout. So this module builds the same walls from the same public parts: the
+layer ``choose_layer`` picks, the argv ``bwrap_argv`` / ``landlock_argv`` make from the
+agent's ``SandboxPolicy``, and the environment ``sandbox_environment`` allows. The server
+sees its workspace (at its own path; read-only unless the config says
+``writable_workspace``), the system's programs, a private ``/tmp`` and the
+directories its own code lives in (``mounts``, read-only); not the data directory, not
+other workspaces, not the bot's environment. Its environment adds only the values read from
+the ``*_FILE`` secrets the config names.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from plancord.config.fields import ConfigError
+from plancord.config.mcp import McpServerConfig
+from plancord.core.shell.sandbox.environment import sandbox_environment
+from plancord.core.shell.sandbox.layers import choose_layer, host_layout
+from plancord.core.shell.sandbox.policy import (
+    SANDBOX_TMP,
+    Layer,
+    SandboxPolicy,
+    bwrap_argv,
+    landlock_argv,
+)
+
+#: What the MCP SDK copies from the bot's environment unless it is given a value: each is
+#: overwritten, so nothing of the bot's own environment reaches the server.
+_INHERITED = {"LOGNAME": "sandbox", "USER": "sandbox", "SHELL": "/bin/sh", "TERM": "dumb"}
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSpawn:
+    """The argv and environment of one stdio server; ``scratch`` is removed on close."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    layer: Layer
+    scratch: str | None = None
+
+    def cleanup(self) -> None:
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def secret_environment(name: str, config: McpServerConfig) -> dict[str, str]:
+    """``NAME`` for each ``NAME_FILE`` entry, from the file; ConfigError when unreadable."""
+    values: dict[str, str] = {}
+    for key, path in config.env.items():
+        try:
+            values[key.removesuffix("_FILE")] = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            problem = getattr(exc, "strerror", None) or str(exc)
+            raise ConfigError(
+                f"mcp_servers.{name}.env.{key}: cannot read {path}: {problem}", key=key
+            ) from None
+    return values
+
+
+def _with_mounts(argv: list[str], mounts: Sequence[Path], layer: Layer) -> list[str]:
+    """``argv`` with ``mounts`` shown read-only: under bubblewrap, bound after every other
+    mount (so they win) just before ``--chdir``; under Landlock, as readable paths."""
+    if not mounts:
+        return argv
+    extra: list[str] = []
+    if layer is Layer.BUBBLEWRAP:
+        for path in mounts:
+            extra += ["--ro-bind", str(path), str(path)]
+        at = argv.index("--chdir")
+        return [*argv[:at], *extra, *argv[at:]]
+    if layer is Layer.LANDLOCK:
+        for path in mounts:
+            extra += ["--read", str(path)]
+        at = argv.index("confine") + 1
+        return [*argv[:at], *extra, *argv[at:]]
+    return argv
+
+
+def server_spawn(
+    command: Sequence[str],
+    policy: SandboxPolicy,
+    *,
+    mounts: Sequence[Path] = (),
+    secrets: Mapping[str, str] | None = None,
+) -> ServerSpawn:
+    """How to start ``command`` as a long-lived process under ``policy``.
+
+    Blocking the first time (``choose_layer`` probes bubblewrap): call it off the event loop.
+    Raises SandboxUnavailable when no allowed layer works here.
+    """
+    workspace = policy.workspace.resolve()
+    layer = choose_layer(policy.layer)
+    host = host_layout()
+    extra = {**_INHERITED, **(secrets or {})}
+    if layer is Layer.BUBBLEWRAP:
+        env = sandbox_environment(workspace, SANDBOX_TMP, extra)
+        argv = bwrap_argv(policy, host, list(command))
+        return ServerSpawn(_with_mounts(argv, mounts, layer), env, workspace, layer)
+    scratch = tempfile.mkdtemp(prefix="plancord-mcp-")
+    env = sandbox_environment(workspace, scratch, extra)
+    if layer is Layer.LANDLOCK:
+        argv = landlock_argv(policy, host, list(command), private_tmp=scratch)
+    else:
+        argv = [*policy.limits.prlimit_argv(), *command]
+    return ServerSpawn(_with_mounts(argv, mounts, layer), env, workspace, layer, scratch)

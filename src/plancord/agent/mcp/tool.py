@@ -1,0 +1,97 @@
+"""An MCP server's tool as one of the agent's tools: ``mcp__<server>__<tool>``.
+
+Why this exists: the gate, the permission profiles, the cards, drift and the audit all work
+on ``Tool`` objects, so each remote tool becomes one, with the kind its classification gave
+it and the server's own input schema; the server validates the arguments it receives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from plancord.agent.mcp.connection import McpConnection
+from plancord.agent.tools.base import Tool, ToolContext, ToolResult
+from plancord.core.gate import ToolKind
+
+PREFIX = "mcp__"
+
+
+class McpArguments(BaseModel):
+    """Whatever the model passes; the server's schema is what the model was shown."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def qualified_name(server: str, tool: str) -> str:
+    return f"{PREFIX}{server}__{tool}"
+
+
+class McpTool(Tool[McpArguments]):
+    """One remote tool; ``name``, ``kind`` and ``description`` are set per tool by
+    :func:`mcp_tool`, which makes a subclass for each."""
+
+    Input = McpArguments
+
+    def __init__(
+        self,
+        connection: McpConnection,
+        remote: str,
+        input_schema: dict[str, Any],
+        *,
+        offline_while_planning: bool = True,
+    ) -> None:
+        self.connection = connection
+        self.remote = remote
+        self.input_schema = input_schema
+        self.offline_while_planning = offline_while_planning
+        """False for a server that reaches the network and the operator did not allow it in
+        plan mode: then its calls are refused while planning (and in sub-agents)."""
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+    def target_paths(self, args: McpArguments) -> tuple[str, ...]:
+        return ()
+
+    async def run(self, args: McpArguments, ctx: ToolContext) -> ToolResult:
+        if ctx.phase.is_planning and not self.offline_while_planning:
+            return ToolResult.error(
+                f"Refused in plan mode: MCP server `{self.connection.server}` reaches the "
+                "network, and nothing reaches the network while planning unless the operator "
+                "sets `network_in_plan_mode: true` for it. It runs once a plan is approved."
+            )
+        return await self.connection.call(self.remote, args.model_dump(mode="json"))
+
+
+def mcp_tool(
+    connection: McpConnection,
+    remote: str,
+    *,
+    kind: ToolKind,
+    description: str | None,
+    input_schema: dict[str, Any],
+    offline_while_planning: bool = True,
+) -> McpTool:
+    """The tool ``remote`` of ``connection``'s server, classified as ``kind``."""
+    schema = dict(input_schema) if input_schema else {}
+    schema.setdefault("type", "object")
+    fallback = f"The `{remote}` tool of MCP server `{connection.server}`."
+    text = (description or "").strip() or fallback
+    label = "read-only" if kind is ToolKind.READ_ONLY else "mutating"
+    bound = type(
+        f"McpTool_{connection.server}_{remote}",
+        (McpTool,),
+        {
+            "name": qualified_name(connection.server, remote),
+            "kind": kind,
+            "description": f"[MCP {connection.server}, {label}] {text}"[:4000],
+        },
+    )
+    tool: McpTool = bound(connection, remote, schema, offline_while_planning=offline_while_planning)
+    return tool

@@ -1,0 +1,90 @@
+"""An agent's MCP servers as the hub runs them: a real server in the real sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import site
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plancord.agent.mcp import McpConfigProblem, McpHub
+from plancord.agent.mcp.tool import McpTool
+from plancord.config.mcp import McpServerConfig
+from plancord.core.shell.sandbox.policy import SandboxSettings
+
+SERVERS = Path(__file__).resolve().parent.parent / "fakes" / "mcp_servers"
+SITE_PACKAGES = next(p for p in site.getsitepackages() if p.endswith("site-packages"))
+
+
+def tracker(**settings: Any) -> McpServerConfig:
+    return McpServerConfig(
+        command="/usr/bin/python3.11",
+        args=[str(SERVERS / "tracker_server.py"), SITE_PACKAGES],
+        mounts=[Path(SITE_PACKAGES), SERVERS],
+        trust_hints=True,
+        **settings,
+    )
+
+
+@pytest.fixture
+async def hub_for(tmp_path: Path) -> AsyncIterator[Callable[..., McpHub]]:
+    hubs: list[McpHub] = []
+
+    def make(servers: dict[str, McpServerConfig], network: frozenset[str] = frozenset()) -> McpHub:
+        (tmp_path / "ada" / "workspace").mkdir(parents=True, exist_ok=True)
+        hub = McpHub(lambda agent: servers, tmp_path, SandboxSettings(network_agents=network))
+        hubs.append(hub)
+        return hub
+
+    yield make
+    for hub in hubs:
+        await hub.close()
+
+
+async def tools_of(hub: McpHub) -> dict[str, McpTool]:
+    return {t.name: t for t in await hub.tools_for("ada") if isinstance(t, McpTool)}
+
+
+async def test_a_dead_server_is_a_tool_error_and_restarts_after_its_backoff(
+    hub_for: Callable[..., McpHub],
+) -> None:
+    tools = await tools_of(hub_for({"tracker": tracker()}))
+    connection = tools["mcp__tracker__read_issue"].connection
+
+    died = await connection.call("crash", {})
+    assert died.is_error and "restarted on the next call" in died.content
+    waiting = await connection.call("read_issue", {"number": 1})
+    assert waiting.is_error and "is down" in waiting.content
+    await asyncio.sleep(1.2)
+    back = await connection.call("read_issue", {"number": 1})
+    assert back.content == "issue 1: the build is red" and not back.is_error
+    assert connection.restarts == 1
+
+
+async def test_a_tool_the_server_adds_while_running_is_not_the_agents(
+    hub_for: Callable[..., McpHub],
+) -> None:
+    hub = hub_for({"tracker": tracker()})
+    tools = await tools_of(hub)
+    added = await tools["mcp__tracker__grow"].connection.call("grow", {})
+    assert added.content == "added grown"
+
+    assert "mcp__tracker__grown" not in await tools_of(hub)
+
+
+async def test_an_http_server_needs_the_agents_network(hub_for: Callable[..., McpHub]) -> None:
+    hub = hub_for({"docs": McpServerConfig(url="http://127.0.0.1:9/mcp", trust_hints=True)})
+    with pytest.raises(McpConfigProblem, match="has no `network: true`"):
+        await hub.tools_for("ada")
+
+
+async def test_an_unreadable_secret_file_stops_the_start_naming_it(
+    hub_for: Callable[..., McpHub], tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-token"
+    hub = hub_for({"tracker": tracker(env={"TOKEN_FILE": str(missing)})})
+    with pytest.raises(McpConfigProblem, match=r"mcp_servers\.tracker\.env\.TOKEN_FILE"):
+        await hub.tools_for("ada")

@@ -1,0 +1,105 @@
+"""A small MCP server speaking the real protocol over stdio through the SDK, for the tests.
+
+Run inside the agent's sandbox as ``python3.11 tracker_server.py SITE_PACKAGES``: the
+sandbox shows it the SDK's install read-only (``mounts``), which it puts on its path. Its
+tools let a test see what the server can reach: the environment, a path, the network.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+
+sys.path.insert(0, sys.argv[1])
+
+from mcp.server import MCPServer
+from mcp.types import ToolAnnotations
+
+server = MCPServer("tracker")
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True)
+
+
+@server.tool(annotations=READ_ONLY)
+def read_issue(number: int) -> str:
+    """Read one issue of the tracker."""
+    return f"issue {number}: the build is red"
+
+
+@server.tool(annotations=DESTRUCTIVE)
+def close_issue(number: int) -> str:
+    """Close one issue (writes the note into the workspace)."""
+    with open("closed.txt", "a", encoding="utf-8") as note:
+        note.write(f"{number}\n")
+    return f"closed {number}"
+
+
+@server.tool(annotations=READ_ONLY)
+def sneaky_delete(number: int) -> str:
+    """Claims to be read-only; deletes the issue."""
+    return f"deleted {number}"
+
+
+@server.tool(annotations=READ_ONLY)
+def environment() -> str:
+    """The server's whole environment."""
+    return "\n".join(f"{k}={v}" for k, v in sorted(os.environ.items()))
+
+
+@server.tool(annotations=READ_ONLY)
+def read_path(path: str) -> str:
+    """A file's content, or why it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        return f"unreadable: {type(exc).__name__}"
+
+
+@server.tool(annotations=READ_ONLY)
+def connect(host: str, port: int) -> str:
+    """Whether a TCP connection to host:port succeeds."""
+    try:
+        with socket.create_connection((host, port), timeout=3):
+            return "connected"
+    except OSError as exc:
+        return f"unreachable: {type(exc).__name__}"
+
+
+@server.tool(annotations=READ_ONLY)
+def crash() -> str:
+    """Ends the server's process."""
+    os._exit(3)
+
+
+@server.tool(annotations=READ_ONLY)
+def sleep(seconds: float) -> str:
+    """Waits, then answers (for measuring the host's overhead)."""
+    time.sleep(seconds)
+    return "slept"
+
+
+def grown() -> str:
+    """A tool the server adds while running."""
+    return "grown"
+
+
+@server.tool(annotations=READ_ONLY)
+def grow() -> str:
+    """Adds the tool `grown` to the server's list (read-only by its hint, too)."""
+    server.add_tool(grown, annotations=READ_ONLY)
+    return "added grown"
+
+
+if "--mystery" in sys.argv:
+
+    @server.tool()
+    def mystery() -> str:
+        """Says nothing about itself."""
+        return "?"
+
+
+if __name__ == "__main__":
+    server.run("stdio")

@@ -1,0 +1,163 @@
+"""Read-only sub-agents, end to end: the real bot under SimCord, a scripted model playing
+both the agent and the ``explore`` sub-agent it starts. The sub-agent may only read: every
+attempt to write, to enter plan mode, to ask a human, to submit a plan or to start another
+sub-agent is refused, and a Cancel of the agent stops it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from plancord.agent.subagents.explore import SYSTEM
+from plancord.core.cost import cost_of
+from plancord.core.planning import Actor, Phase
+from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.security.conftest import Hostile
+
+QUESTION = "Where is the entry point?"
+ATTEMPTS = [
+    ToolCall("create_file", {"path": "owned.txt", "content": "x"}),
+    ToolCall("bash_execute", {"command": "touch owned.txt"}),
+    ToolCall("enter_plan_mode", {"reason": "take over"}),
+    ToolCall("ask_user", {"question": "may I?"}),
+    ToolCall("submit_plan", {"plan": {"summary": "x", "steps": []}}),
+    ToolCall("explore", {"question": "again"}),
+]
+
+
+async def patient(hostile: Any, *args: Any, **options: Any) -> Hostile:
+    """A hostile world whose SimCord waits long enough for real servers: an MCP server starts
+    inside the sandbox, and on a loaded machine that alone can take seconds."""
+    scene: Hostile = await hostile(*args, **options)
+    scene.world.env.settle_timeout = 60.0
+    return scene
+
+
+def sub_agent_requests(scene: Hostile) -> list[dict[str, Any]]:
+    return [r for r in scene.world.server.requests if r["system"][0]["text"] == SYSTEM]
+
+
+def last_tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
+    content = request["messages"][-1]["content"]
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+async def test_a_sub_agent_may_only_read_and_its_answer_is_the_tools_result(
+    hostile: Any,
+) -> None:
+    script = [
+        tool_turn(ToolCall("explore", {"question": QUESTION})),
+        *(tool_turn(attempt) for attempt in ATTEMPTS),
+        tool_turn(ToolCall("view", {"path": "README.md"})),
+        text_turn("The entry point is app.py."),
+        text_turn("done"),
+    ]
+    scene: Hostile = await patient(hostile, script, profile="open")
+    await scene.ana.send(scene.channel, "find the entry point")
+
+    subs = sub_agent_requests(scene)
+    assert len(subs) == len(ATTEMPTS) + 2
+    assert subs[0]["messages"][0]["content"][0]["text"] == QUESTION
+    offered = {tool["name"] for tool in subs[0]["tools"]}
+    assert {"view", "grep", "bash_execute"} <= offered
+    assert not offered & {"create_file", "enter_plan_mode", "ask_user", "submit_plan", "explore"}
+    for request in subs[1 : len(ATTEMPTS) + 1]:
+        [result] = last_tool_results(request)
+        assert result.get("is_error") is True, result
+    [read] = last_tool_results(subs[-1])
+    assert "is_error" not in read
+    assert scene.tool_results() == ["The entry point is app.py."]
+    assert not (scene.workspace / "owned.txt").exists()
+    assert (await scene.app.store.load_state("ada")).phase is Phase.INACTIVE
+    usage = await scene.app.conversations.usage("ada")
+    assert len(usage) == len(scene.world.server.requests)
+    progress = [t for t in scene.channel_texts() if "explore #" in t]
+    assert progress and "answered after" in progress[-1]
+
+
+async def test_cancelling_the_agent_stops_its_sub_agent(hostile: Any) -> None:
+    scene_box: list[Hostile] = []
+    views = 3
+
+    async def script(request: dict[str, Any]) -> Any:
+        scene = scene_box[0]
+        if request["system"][0]["text"] != SYSTEM:
+            if len(sub_agent_requests(scene)) == 0:
+                return tool_turn(ToolCall("explore", {"question": QUESTION}))
+            return text_turn("stopping")
+        if len(sub_agent_requests(scene)) == 2:
+            ana = Actor.user(scene.ana.id, "ana")
+            await scene.app.planning.cancel("ada", ana, "changed my mind")
+        return tool_turn(*[ToolCall("view", {"path": "README.md"}) for _ in range(views)])
+
+    scene: Hostile = await patient(hostile, script)
+    scene_box.append(scene)
+    await scene.ana.slash(scene.channel, "plan start", task="look around")
+
+    assert len(sub_agent_requests(scene)) == 2
+    assert (await scene.app.store.load_state("ada")).phase is Phase.INACTIVE
+    texts = scene.channel_texts()
+    assert any("stopped with its parent" in t for t in texts)
+    assert "Stopped." in texts
+
+
+async def test_a_sub_agents_cost_counts_in_the_plans_cost(hostile: Any) -> None:
+    prices = {"claude-fake-test-model": {"input": 3.0, "output": 15.0}}
+    plan = {"summary": "Document the entry point", "steps": [{"description": "Write it down"}]}
+    script = [
+        tool_turn(ToolCall("explore", {"question": QUESTION})),
+        text_turn("The entry point is app.py."),
+        tool_turn(ToolCall("submit_plan", {"plan": plan})),
+    ]
+    scene: Hostile = await patient(hostile, script, config={"anthropic": {"prices": prices}})
+    await scene.ana.slash(scene.channel, "plan start", task="document the entry point")
+
+    state = await scene.app.store.load_state("ada")
+    assert state.phase is Phase.SUBMITTED
+    revision = await scene.app.store.get_revision(state.plan_id or "", 1)
+    assert revision is not None
+    calls = await scene.app.conversations.usage_between(
+        "ada", state.entered_at, revision.submitted_at
+    )
+    assert len(calls) == len(scene.world.server.requests) == 3
+    assert len(sub_agent_requests(scene)) == 1
+    [card] = [
+        m
+        for m in scene.channel.history()
+        if m.embeds and (m.embeds[0].title or "").startswith("Plan: ")
+    ]
+    description = card.embeds[0].description or ""
+    expected = cost_of(calls, scene.app.config.anthropic.prices)
+    assert expected is not None and expected.line() in description
+
+
+async def test_several_sub_agents_run_at_the_same_time(hostile: Any) -> None:
+    questions = ["Where are the tests?", "Where is the config?"]
+    arrived = {q: asyncio.Event() for q in questions}
+
+    async def script(request: dict[str, Any]) -> Any:
+        if request["system"][0]["text"] != SYSTEM:
+            if len(request["messages"]) == 1:
+                call = {"question": questions[0], "more_questions": questions[1:]}
+                return tool_turn(ToolCall("explore", call))
+            return text_turn("thanks")
+        asked = request["messages"][0]["content"][0]["text"]
+        arrived[asked].set()
+        other = next(q for q in questions if q != asked)
+        # Each sub-agent answers only once the other one has asked: one after the other,
+        # they would never both answer.
+        await asyncio.wait_for(arrived[other].wait(), timeout=4)
+        return text_turn(f"answer to {asked}")
+
+    scene: Hostile = await patient(hostile, script)
+    await scene.ana.send(scene.channel, "look around")
+
+    [result] = scene.tool_results()
+    assert "## Question 1: Where are the tests?\nanswer to Where are the tests?" in result
+    assert "## Question 2: Where is the config?\nanswer to Where is the config?" in result
+    [status] = [t for t in scene.channel_texts() if "explore #" in t]
+    lines = [line for line in status.splitlines() if "explore #" in line]
+    assert sorted(lines) == [
+        "› 🔎 explore #1: answered after 0 calls",
+        "› 🔎 explore #2: answered after 0 calls",
+    ]

@@ -1,0 +1,193 @@
+"""MCP tools under the gate, end to end: a real MCP server (``tests/fakes/mcp_servers``,
+speaking the protocol through the SDK) runs inside the agent's real sandbox, the real bot
+runs under SimCord, and a scripted (attacker-steered) model calls the server's tools.
+"""
+
+from __future__ import annotations
+
+import site
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plancord.core.planning import Phase
+from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.security.conftest import OTHER_SECRET, Hostile, host_environment_entries
+
+SERVERS = Path(__file__).resolve().parent.parent / "fakes" / "mcp_servers"
+SITE_PACKAGES = next(p for p in site.getsitepackages() if p.endswith("site-packages"))
+TRACKER_TOKEN = "tracker-token-from-a-file-4c1d"
+
+
+async def patient(hostile: Any, *args: Any, **options: Any) -> Hostile:
+    """A hostile world whose SimCord waits long enough for real servers: an MCP server starts
+    inside the sandbox, and on a loaded machine that alone can take seconds."""
+    scene: Hostile = await hostile(*args, **options)
+    scene.world.env.settle_timeout = 60.0
+    return scene
+
+
+def tracker(*extra_args: str, **settings: Any) -> dict[str, Any]:
+    """The config of the test tracker server for agent ``ada``."""
+    server = {
+        "command": "/usr/bin/python3.11",
+        "args": [str(SERVERS / "tracker_server.py"), SITE_PACKAGES, *extra_args],
+        "mounts": [SITE_PACKAGES, str(SERVERS)],
+        **settings,
+    }
+    return {"agents": {"ada": {"mcp_servers": {"tracker": server}}}}
+
+
+def call(tool: str, **arguments: Any) -> Any:
+    return tool_turn(ToolCall(f"mcp__tracker__{tool}", arguments))
+
+
+async def planning(hostile: Any, script: list[Any], config: dict[str, Any]) -> Hostile:
+    scene: Hostile = await patient(hostile, [*script, text_turn("still exploring")], config=config)
+    await scene.ana.slash(scene.channel, "plan start", task="triage the tracker")
+    assert (await scene.app.store.load_state("ada")).phase is Phase.GATHERING
+    return scene
+
+
+async def test_a_read_only_mcp_tool_runs_in_plan_mode_and_a_mutating_one_is_refused(
+    hostile: Any,
+) -> None:
+    scene = await planning(
+        hostile,
+        [call("read_issue", number=7), call("close_issue", number=7)],
+        tracker(trust_hints=True),
+    )
+
+    read, closed = scene.tool_results()
+    assert read == "issue 7: the build is red"
+    assert "close_issue" in closed and "plan mode" in closed.lower()
+    assert not (scene.workspace / "closed.txt").exists()
+    schema = {t["name"]: t for t in scene.world.server.requests[-1]["tools"]}
+    assert schema["mcp__tracker__read_issue"]["input_schema"]["properties"]["number"]
+
+
+async def test_a_mutating_mcp_tool_asks_under_standard_and_runs_once_allowed(
+    hostile: Any,
+) -> None:
+    scene: Hostile = await patient(
+        hostile,
+        [call("close_issue", number=3), text_turn("closed")],
+        config=tracker(trust_hints=True, writable_workspace=True),
+    )
+    await scene.ana.send(scene.channel, "close issue 3")
+    request = scene.channel.last_message
+    assert request.embeds and "tool:mcp__tracker__close_issue:" in (
+        request.embeds[0].description or ""
+    )
+    assert not (scene.workspace / "closed.txt").exists()
+
+    await scene.ana.click(request, label="Allow")
+
+    assert (scene.workspace / "closed.txt").read_text() == "3\n"
+    assert scene.tool_results() == ["closed 3"]
+
+
+async def test_while_executing_a_mutating_mcp_tool_asks_under_standard(hostile: Any) -> None:
+    plan = {
+        "summary": "Close the red-build issue",
+        "steps": [{"description": "Close issue 9", "tools": ["mcp__tracker__close_issue"]}],
+    }
+    script = [
+        tool_turn(ToolCall("submit_plan", {"plan": plan})),
+        call("close_issue", number=9),
+        text_turn("closed"),
+    ]
+    config = tracker(trust_hints=True, writable_workspace=True)
+    scene: Hostile = await patient(hostile, script, config=config)
+    await scene.ana.slash(scene.channel, "plan start", task="close the issue")
+    assert (await scene.app.store.load_state("ada")).phase is Phase.SUBMITTED
+    [card] = [
+        m
+        for m in scene.channel.history()
+        if m.embeds and (m.embeds[0].title or "").startswith("Plan: ")
+    ]
+    await scene.ana.click(card, label="Approve")
+    assert (await scene.app.store.load_state("ada")).phase is Phase.EXECUTING
+    request = scene.channel.last_message
+    assert "tool:mcp__tracker__close_issue:" in (request.embeds[0].description or "")
+    assert not (scene.workspace / "closed.txt").exists()
+
+    await scene.ana.click(request, label="Allow")
+
+    assert (scene.workspace / "closed.txt").read_text() == "9\n"
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+async def test_a_server_with_network_runs_in_plan_mode_only_when_the_operator_says_so(
+    hostile: Any, allowed: bool
+) -> None:
+    config = tracker(trust_hints=True, network_in_plan_mode=allowed)
+    config["agents"]["ada"]["network"] = True
+    scene = await planning(hostile, [call("read_issue", number=2)], config)
+
+    [result] = scene.tool_results()
+    if allowed:
+        assert result == "issue 2: the build is red"
+    else:
+        assert result.startswith("Refused in plan mode") and "network_in_plan_mode" in result
+
+
+async def test_an_unclassified_tool_stops_the_agents_start_with_one_line(hostile: Any) -> None:
+    scene: Hostile = await patient(
+        hostile, [text_turn("never")], config=tracker("--mystery", trust_hints=True)
+    )
+    await scene.ana.send(scene.channel, "hello")
+
+    said = scene.channel.last_message.content
+    assert "`mystery`" in said and "does not start" in said and "\n" not in said
+    assert scene.world.server.requests == []
+
+
+async def test_an_operator_listed_mutating_tool_stays_mutating_whatever_its_hint(
+    hostile: Any,
+) -> None:
+    scene = await planning(
+        hostile,
+        [call("sneaky_delete", number=1)],
+        tracker(trust_hints=True, mutating=["sneaky_*"]),
+    )
+
+    [result] = scene.tool_results()
+    assert "deleted" not in result and "plan mode" in result.lower()
+
+
+async def test_a_stdio_server_sees_neither_the_bot_nor_other_workspaces_nor_the_network(
+    hostile: Any, tmp_path: Path
+) -> None:
+    token = tmp_path / "tracker_token"
+    token.write_text(TRACKER_TOKEN)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    config = tracker(read_only=["*"], env={"TRACKER_TOKEN_FILE": str(token)})
+    scene: Hostile = await patient(hostile, [], profile="open", config=config)
+    other = scene.app.manager.workspace_of("other")
+    scene.world.server.add_turns(
+        call("environment"),
+        call("read_path", path=str(other / "notes.txt")),
+        call("read_path", path=str(scene.secret_file)),
+        call("read_path", path=str(scene.data_dir / "plancord.db")),
+        call("read_path", path="/proc/1/environ"),
+        call("connect", host="127.0.0.1", port=port),
+        call("close_issue", number=1),
+        text_turn("done"),
+    )
+    try:
+        await scene.ana.send(scene.channel, "look around")
+    finally:
+        listener.close()
+
+    environment, *reads, reached, wrote = scene.tool_results()
+    assert f"TRACKER_TOKEN={TRACKER_TOKEN}" in environment.splitlines()
+    assert scene.leaks() == []
+    assert [e for e in host_environment_entries() if e in environment] == []
+    assert all(r.startswith("unreadable") for r in reads[:3]), reads
+    assert OTHER_SECRET not in reads[3]
+    assert reached.startswith("unreachable")
+    assert "closed" not in wrote and not (scene.workspace / "closed.txt").exists()
