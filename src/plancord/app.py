@@ -25,6 +25,7 @@ from plancord.core.service import PlanningService
 from plancord.storage.backend import Backend
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.engines import open_database
+from plancord.storage.plan_reviews import PlanReviewStore
 from plancord.storage.store import SqlStore
 
 
@@ -46,7 +47,9 @@ def core_services(
     store = SqlStore(db)
     settings = StoredSettings(config, store)
     probe = GitTreeProbe(config.data_dir / "agents", config.sandbox_settings)
-    planning = PlanningService(store, clock, settings, list(listeners), probe)
+    planning = PlanningService(
+        store, clock, settings, list(listeners), probe, reviews=PlanReviewStore(db)
+    )
     return CoreServices(store, ConversationStore(db), settings, planning)
 
 

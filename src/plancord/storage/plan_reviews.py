@@ -78,6 +78,16 @@ class PlanReviewStore:
             (plan_id, revision, kind.value, ts(at), ts(at), data),
         )
 
+    async def settled_review(
+        self, plan_id: str, revision: int, *, since: datetime, now: datetime, window: timedelta
+    ) -> PlanReview | None:
+        """The revision's plan review as the approval check reads it (``ReviewRecords``):
+        a review never started counts as started at ``since`` (its submission)."""
+        found = await self.get(plan_id, revision)
+        if found is None:
+            found = StoredReview(plan_id, revision, ReviewKind.PLAN, since, None)
+        return found.settled(now, window)
+
     async def get(
         self, plan_id: str, revision: int, kind: ReviewKind = ReviewKind.PLAN
     ) -> StoredReview | None:
