@@ -12,7 +12,7 @@ from typing import Any
 
 from plancord.core.cost import cost_of
 from plancord.core.planning import Phase
-from plancord.storage.plan_reviews import PlanReviewStore
+from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
 from plancord.testing.anthropic_server import finding, review_turn
 from tests.discord_bot.plans import submitted_plan
 from tests.fakes.anthropic_server import ToolCall, error_turn, text_turn, tool_turn
@@ -248,3 +248,26 @@ async def test_without_review_result_the_result_is_not_reviewed(plan_scene: Any)
     assert revision is not None
     assert await scene.app.runtime.reviews.review_result(revision, "", "diff") is None
     assert len(_review_requests(scene)) == 1
+
+
+async def test_a_click_before_the_review_is_kept_waits_for_it_then_a_lost_review_frees_it(
+    plan_scene: Any,
+) -> None:
+    """A quick click cannot approve past findings about to arrive; a review that will never
+    arrive (the bot restarted while it ran) stops holding once its time is up."""
+    scene = await submitted_plan(plan_scene, PLAN, text_turn("On it."))
+    state = await scene.state()
+    record = await scene.app.store.get_agent("ada")
+    overrides = {"review": {"mode": "require_acknowledgement", "timeout_seconds": 60}}
+    await scene.app.store.update_agent(record.model_copy(update={"plan_mode_overrides": overrides}))
+    reviews = PlanReviewStore(scene.app.db)
+    await reviews.start(state.plan_id or "", 1, ReviewKind.PLAN, scene.app.clock.now())
+
+    early = await scene.ana.click(scene.plan_message(1), label="Approve")
+    assert "has not finished yet" in early.response.content and not _labels(early.response)
+    assert (await scene.state()).phase is Phase.SUBMITTED
+
+    await scene.env.advance_time(120)
+    await scene.ana.click(scene.plan_message(1), label="Approve")
+    await scene.app.runtime.wait_idle("ada")
+    assert (await scene.state()).phase is Phase.EXECUTING
