@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 
 from plancord.agent.plan_review.digest import exploration_digest
 from plancord.agent.plan_review.reviewer import PlanReviewer, ResultReviewRequest, ReviewRequest
@@ -96,7 +97,7 @@ class PlanReviewRuns:
                 await task
 
     async def _review(
-        self, revision: PlanRevision, task: str, entered: object, settings: ReviewSettings
+        self, revision: PlanRevision, task: str, entered: datetime, settings: ReviewSettings
     ) -> None:
         plan_id, number = revision.plan_id, revision.revision
         try:
