@@ -38,6 +38,7 @@ from plancord.agent.sessions import AgentSession, Elsewhere, Sessions
 from plancord.agent.tools.base import ToolRegistry, ToolResult
 from plancord.agent.workspace import workspace_of
 from plancord.core.agents import AgentRecord
+from plancord.core.errors import PlancordError
 from plancord.core.planning import (
     Actor,
     EntrySource,
@@ -280,5 +281,14 @@ class AgentRuntime:
         await self.reviews.close()
 
     async def resume_interrupted(self) -> list[str]:
-        """Resume the turns a stop cut short; see ``Restarts.resume_interrupted``."""
-        return await self._restarts.resume_interrupted()
+        """Resume the turns a stop cut short (``Restarts.resume_interrupted``) and the plan
+        reviews it cut short (``PlanReviewRuns.resume``)."""
+        resumed = await self._restarts.resume_interrupted()
+        waiting = []
+        for state in await self.store.list_states():
+            if state.phase is Phase.SUBMITTED:
+                with contextlib.suppress(PlancordError):
+                    if self.settings.shards.owns(await self.store.get_agent(state.agent)):
+                        waiting.append(state)
+        await self.reviews.resume(waiting)
+        return resumed

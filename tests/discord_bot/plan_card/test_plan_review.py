@@ -271,3 +271,21 @@ async def test_a_click_before_the_review_is_kept_waits_for_it_then_a_lost_review
     await scene.ana.click(scene.plan_message(1), label="Approve")
     await scene.app.runtime.wait_idle("ada")
     assert (await scene.state()).phase is Phase.EXECUTING
+
+
+async def test_a_review_a_restart_cut_short_is_made_again_after_the_restart(
+    plan_scene: Any,
+) -> None:
+    scene = await submitted_plan(plan_scene, PLAN, review_turn(RISKY))
+    state = await scene.state()
+    record = await scene.app.store.get_agent("ada")
+    overrides = {"review": {"mode": "advise"}}
+    await scene.app.store.update_agent(record.model_copy(update={"plan_mode_overrides": overrides}))
+    await PlanReviewStore(scene.app.db).start(
+        state.plan_id or "", 1, ReviewKind.PLAN, scene.app.clock.now()
+    )
+
+    await scene.restart()
+
+    assert len(_review_requests(scene)) == 1
+    assert "Review: 1 concern" in (scene.plan_message(1).embeds[0].description or "")

@@ -21,7 +21,7 @@ from datetime import datetime
 from plancord.agent.plan_review.digest import exploration_digest
 from plancord.agent.plan_review.reviewer import PlanReviewer, ResultReviewRequest, ReviewRequest
 from plancord.core.plan_diff import revision_changes
-from plancord.core.planning import AuditAction, PlanRevision
+from plancord.core.planning import AuditAction, Phase, PlanningState, PlanRevision
 from plancord.core.ports import Clock, ModelClient, PlanningChange, PlanStore, SettingsProvider
 from plancord.core.review import PlanReview
 from plancord.core.review_gate import ReviewListener
@@ -75,9 +75,26 @@ class PlanReviewRuns:
         )
         if not started:
             return
-        entered = change.after.entered_at or revision.submitted_at
+        self._run(revision, change.after, settings)
+
+    async def resume(self, states: Sequence[PlanningState]) -> None:
+        """After a start: make again the review calls a restart cut short, for the plans of
+        ``states`` (the agents this process serves) still waiting for a decision."""
+        for state in states:
+            if state.phase is not Phase.SUBMITTED or state.plan_id is None:
+                continue
+            settings = (await self._settings.plan_mode_for(state.agent)).review
+            revision = await self._store.get_revision(state.plan_id, state.revision)
+            if settings is None or revision is None:
+                continue
+            now = self._clock.now()
+            if await self._reviews.restart(state.plan_id, state.revision, ReviewKind.PLAN, now):
+                self._run(revision, state, settings)
+
+    def _run(self, revision: PlanRevision, state: PlanningState, settings: ReviewSettings) -> None:
+        entered = state.entered_at or revision.submitted_at
         task = asyncio.create_task(
-            self._review(revision, change.after.task or "", entered, settings),
+            self._review(revision, state.task or "", entered, settings),
             name=f"plancord-review-{revision.plan_id}-v{revision.revision}",
         )
         self._tasks.add(task)
