@@ -98,3 +98,18 @@ async def test_the_conversation_since_a_moment_is_what_the_reviewer_digests(
     await conversations.append("ada", after, entered)
     await conversations.append("bob", after, entered)
     assert await conversations.load_since("ada", entered) == [after]
+
+
+async def test_a_review_made_again_after_a_restart_runs_from_its_new_start(
+    db: Backend, clock: ManualClock
+) -> None:
+    reviews = PlanReviewStore(db)
+    assert not await reviews.restart("p1", 4, ReviewKind.PLAN, clock.now()), "never started"
+    await reviews.start("p1", 4, ReviewKind.PLAN, clock.now())
+    clock.advance(seconds=600)
+    assert await reviews.restart("p1", 4, ReviewKind.PLAN, clock.now())
+    again = await reviews.get("p1", 4)
+    assert again is not None and again.started_at == clock.now()
+    assert again.settled(clock.now(), timedelta(seconds=150)) is None
+    await reviews.finish("p1", 4, ReviewKind.PLAN, REVIEW, clock.now())
+    assert not await reviews.restart("p1", 4, ReviewKind.PLAN, clock.now()), "already kept"
