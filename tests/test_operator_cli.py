@@ -30,10 +30,12 @@ from plancord.core.planning import (
     PlanRevision,
 )
 from plancord.core.ports import SystemClock
+from plancord.core.review import Finding, PlanReview, Severity
 from plancord.core.service import PlanningService
 from plancord.storage.db import Database
 from plancord.storage.engines import migrate_database
 from plancord.storage.migrations import discover
+from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
 from plancord.storage.store import SqlStore
 
 T = TypeVar("T")
@@ -410,3 +412,29 @@ def test_diff_of_the_current_plan_and_of_the_last_one_after_it_ended(world: Worl
     assert ok(world.cli("plan", "diff", "--agent", "bob")) == (
         "agent bob has no plan with two revisions to compare\n"
     )
+
+
+def test_approving_past_a_reviews_blocker_needs_the_count_confirmed(world: World) -> None:
+    world.config.write_text(
+        "data_dir: state\nplan_mode:\n  review:\n    mode: require_acknowledgement\n"
+    )
+    revision = world.submit("ada")
+    blocker = Finding(severity=Severity.BLOCKER, step=2, text="No test covers /health.")
+
+    async def review(store: SqlStore, _: PlanningService) -> None:
+        kept = PlanReview(model="claude-test", findings=(blocker,))
+        at = datetime.now(UTC)
+        await PlanReviewStore(store.db).finish(revision.plan_id, 1, ReviewKind.PLAN, kept, at)
+
+    world.do(review)
+    message = refused(world.cli("plan", "approve", "--agent", "ada"))
+    assert "1 blocker" in message and "--despite-blockers 1" in message
+    assert world.state("ada").phase is Phase.SUBMITTED
+    wrong = refused(world.cli("plan", "approve", "--agent", "ada", "--despite-blockers", "2"))
+    assert "--despite-blockers 1" in wrong
+
+    ok(world.cli("plan", "approve", "--agent", "ada", "--despite-blockers", "1"))
+    assert world.state("ada").phase is Phase.EXECUTING
+    actor, action, _, detail = world.audit("ada")[-1]
+    assert (actor, action) == ("operator", "approved")
+    assert detail["review_blockers_acknowledged"] == 1

@@ -34,6 +34,7 @@ from plancord.core.service import PlanningService
 from plancord.storage.backend import Backend
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.engines import open_database
+from plancord.storage.plan_reviews import PlanReviewStore
 from plancord.storage.store import SqlStore
 
 
@@ -60,7 +61,9 @@ def core_services(
     store = SqlStore(db)
     settings = StoredSettings(config, store)
     probe = GitTreeProbe(config.data_dir / "agents", config.sandbox_settings)
-    planning = PlanningService(store, clock, settings, list(listeners), probe, members)
+    planning = PlanningService(
+        store, clock, settings, list(listeners), probe, members, reviews=PlanReviewStore(db)
+    )
     return CoreServices(store, ConversationStore(db), settings, planning)
 
 

@@ -84,7 +84,13 @@ def _cmd_plan_approve(args: argparse.Namespace) -> int:
     from plancord.operator import plan_approve
 
     async def action(services: OperatorServices) -> str:
-        return await plan_approve(services, args.agent, args.revision, ApprovalMode(args.mode))
+        return await plan_approve(
+            services,
+            args.agent,
+            args.revision,
+            ApprovalMode(args.mode),
+            acknowledged_blockers=args.despite_blockers,
+        )
 
     return _run_operator(args, action)
 
@@ -126,6 +132,12 @@ def _cmd_agents_list(args: argparse.Namespace) -> int:
         return agents_text(rows)
 
     return _run_operator(args, action)
+
+
+def _blockers(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of blockers (1 or more)")
+    return int(text)
 
 
 def _revision(text: str) -> int:
@@ -199,6 +211,13 @@ def add_operator_commands(
         choices=APPROVAL_MODES,
         default=APPROVAL_MODES[0],
         help="how the approved plan is executed (default: normal)",
+    )
+    approve.add_argument(
+        "--despite-blockers",
+        type=_blockers,
+        metavar="N",
+        help="approve although the plan's review found N blockers (plan_mode.review: "
+        "require_acknowledgement asks for this confirmation; audited)",
     )
 
     reject = command(

@@ -36,6 +36,7 @@ from plancord.core.planning import (
     next_phase,
 )
 from plancord.core.ports import SystemClock
+from plancord.core.review_gate import ReviewHeld
 from plancord.core.service import PlanningService, PlanningStatus
 from plancord.storage.engines import open_database
 from plancord.storage.migrations import discover, schema_version
@@ -188,10 +189,24 @@ async def _latest_plan(services: OperatorServices, agent: str) -> tuple[str, int
 
 
 async def plan_approve(
-    services: OperatorServices, agent: str, revision: int | None, mode: ApprovalMode
+    services: OperatorServices,
+    agent: str,
+    revision: int | None,
+    mode: ApprovalMode,
+    *,
+    acknowledged_blockers: int | None = None,
 ) -> str:
     ref = await _decision_ref(services, agent, revision, PlanEvent.APPROVE)
-    state = await services.planning.approve(ref, OPERATOR, mode)
+    try:
+        state = await services.planning.approve(
+            ref, OPERATOR, mode, acknowledged_blockers=acknowledged_blockers
+        )
+    except ReviewHeld as held:
+        if held.hold.acknowledgement is None:
+            raise
+        raise OperatorError(
+            f"{held} To approve anyway, add --despite-blockers {held.blockers}."
+        ) from None
     sha8 = (state.plan_sha or "")[:8]
     return (
         f"approved plan v{ref.revision} ({sha8}) of agent {agent}, mode {mode.value}; "

@@ -8,8 +8,10 @@ from datetime import timedelta
 from plancord.core.ports import ModelUsage
 from plancord.core.review import Finding, PlanReview, Severity
 from plancord.storage.backend import Backend
+from plancord.storage.conversations import ConversationStore
 from plancord.storage.plan_reviews import INTERRUPTED, PlanReviewStore, ReviewKind
-from tests.conftest import ManualClock
+from plancord.storage.store import SqlStore
+from tests.conftest import ManualClock, agent_record
 
 REVIEW = PlanReview(
     model="claude-haiku-4-5",
@@ -58,3 +60,56 @@ async def test_a_review_a_restart_interrupted_settles_as_unavailable(
     settled = stored.settled(started + timedelta(seconds=121), timedelta(seconds=120))
     assert settled is not None and settled.failure == INTERRUPTED
     assert settled.summary_line() == "Review unavailable"
+
+
+async def test_the_approval_check_reads_a_review_never_started_as_running_then_lost(
+    db: Backend, clock: ManualClock
+) -> None:
+    reviews = PlanReviewStore(db)
+    submitted = clock.now()
+    window = timedelta(seconds=150)
+    running = await reviews.settled_review(
+        "p1", 3, since=submitted, now=submitted + timedelta(seconds=5), window=window
+    )
+    assert running is None
+    lost = await reviews.settled_review(
+        "p1", 3, since=submitted, now=submitted + timedelta(seconds=151), window=window
+    )
+    assert lost is not None and not lost.available
+    await reviews.finish("p1", 3, ReviewKind.PLAN, REVIEW, clock.now())
+    kept = await reviews.settled_review(
+        "p1", 3, since=submitted, now=submitted + timedelta(days=1), window=window
+    )
+    assert kept == REVIEW
+
+
+async def test_the_conversation_since_a_moment_is_what_the_reviewer_digests(
+    db: Backend, clock: ManualClock
+) -> None:
+    store = SqlStore(db)
+    await store.create_agent(agent_record())
+    await store.create_agent(agent_record("bob", channel_id=1002))
+    conversations = ConversationStore(db)
+    before = {"role": "user", "content": [{"type": "text", "text": "an older task"}]}
+    await conversations.append("ada", before, clock.now())
+    clock.advance(seconds=10)
+    entered = clock.now()
+    after = {"role": "user", "content": [{"type": "text", "text": "plan this"}]}
+    await conversations.append("ada", after, entered)
+    await conversations.append("bob", after, entered)
+    assert await conversations.load_since("ada", entered) == [after]
+
+
+async def test_a_review_made_again_after_a_restart_runs_from_its_new_start(
+    db: Backend, clock: ManualClock
+) -> None:
+    reviews = PlanReviewStore(db)
+    assert not await reviews.restart("p1", 4, ReviewKind.PLAN, clock.now()), "never started"
+    await reviews.start("p1", 4, ReviewKind.PLAN, clock.now())
+    clock.advance(seconds=600)
+    assert await reviews.restart("p1", 4, ReviewKind.PLAN, clock.now())
+    again = await reviews.get("p1", 4)
+    assert again is not None and again.started_at == clock.now()
+    assert again.settled(clock.now(), timedelta(seconds=150)) is None
+    await reviews.finish("p1", 4, ReviewKind.PLAN, REVIEW, clock.now())
+    assert not await reviews.restart("p1", 4, ReviewKind.PLAN, clock.now()), "already kept"

@@ -30,6 +30,7 @@ from plancord.agent.host_prompts import CONTINUE_PROMPT, HOST, RESUME_PROMPT
 from plancord.agent.interruptions import TurnMarkers
 from plancord.agent.loop import ToolLoop
 from plancord.agent.plan_events import PlanEvents
+from plancord.agent.plan_review.runs import PlanReviewRuns
 from plancord.agent.requests import ModelRequests
 from plancord.agent.restarts import Restarts
 from plancord.agent.runtime_settings import RuntimeSettings
@@ -37,6 +38,7 @@ from plancord.agent.sessions import AgentSession, Elsewhere, Sessions
 from plancord.agent.tools.base import ToolRegistry, ToolResult
 from plancord.agent.workspace import workspace_of
 from plancord.core.agents import AgentRecord
+from plancord.core.errors import PlancordError
 from plancord.core.planning import (
     Actor,
     EntrySource,
@@ -49,8 +51,10 @@ from plancord.core.ports import (
     Notifier,
     SettingsProvider,
 )
+from plancord.core.review_gate import ReviewListener
 from plancord.core.service import PlanningService
 from plancord.storage.conversations import ConversationStore
+from plancord.storage.plan_reviews import PlanReviewStore
 from plancord.storage.store import SqlStore
 
 __all__ = [
@@ -140,6 +144,17 @@ class AgentRuntime:
             store=store,
             shards=settings.shards,
         )
+        self.reviews = PlanReviewRuns(
+            store=store,
+            reviews=PlanReviewStore(store.db),
+            conversations=conversations,
+            plan_settings=plan_settings,
+            model=model,
+            clock=clock,
+            agent_model=self._model_of,
+            listeners=[notifier] if isinstance(notifier, ReviewListener) else [],
+        )
+        planning.add_notifier(self.reviews)
         planning.add_notifier(
             PlanEvents(
                 sessions=self._sessions,
@@ -159,6 +174,9 @@ class AgentRuntime:
     @turn_origin.setter
     def turn_origin(self, listener: Callable[[str, object], None] | None) -> None:
         self._loop.turn_origin = listener
+
+    async def _model_of(self, agent: str) -> str:
+        return self.settings.model_for(agent, await self.store.get_agent(agent))
 
     # -- entry points ----------------------------------------------------------------------
 
@@ -260,7 +278,17 @@ class AgentRuntime:
     async def shutdown(self, *, notice: bool = False, grace_seconds: float = 10.0) -> None:
         """Stop every running turn; see ``Restarts.shutdown``."""
         await self._restarts.shutdown(notice=notice, grace_seconds=grace_seconds)
+        await self.reviews.close()
 
     async def resume_interrupted(self) -> list[str]:
-        """Resume the turns a stop cut short; see ``Restarts.resume_interrupted``."""
-        return await self._restarts.resume_interrupted()
+        """Resume the turns a stop cut short (``Restarts.resume_interrupted``) and the plan
+        reviews it cut short (``PlanReviewRuns.resume``)."""
+        resumed = await self._restarts.resume_interrupted()
+        waiting = []
+        for state in await self.store.list_states():
+            if state.phase is Phase.SUBMITTED:
+                with contextlib.suppress(PlancordError):
+                    if self.settings.shards.owns(await self.store.get_agent(state.agent)):
+                        waiting.append(state)
+        await self.reviews.resume(waiting)
+        return resumed

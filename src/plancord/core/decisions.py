@@ -43,6 +43,7 @@ from plancord.core.ports import (
     SettingsProvider,
     WorkspaceProbe,
 )
+from plancord.core.review_gate import ReviewHeld, ReviewRecords, review_hold, settle_window
 from plancord.core.settings import PlanModeSettings
 from plancord.core.transition_runner import TransitionRunner, already_decided
 
@@ -58,6 +59,7 @@ class Decisions:
         runner: TransitionRunner,
         votes: ApprovalVotes,
         probe: WorkspaceProbe | None = None,
+        reviews: ReviewRecords | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -65,25 +67,46 @@ class Decisions:
         self._runner = runner
         self._votes = votes
         self._probe = probe
+        self._reviews = reviews
 
     async def approve(
-        self, ref: PlanRef, approver: Actor, mode: ApprovalMode = ApprovalMode.NORMAL
+        self,
+        ref: PlanRef,
+        approver: Actor,
+        mode: ApprovalMode = ApprovalMode.NORMAL,
+        *,
+        acknowledged_blockers: int | None = None,
     ) -> PlanningState:
-        """Approve exactly ``ref``'s revision; stale, already decided or unauthorised refuse."""
-        return await self._approve(ref, approver, mode, by_policy=False)
+        """Approve exactly ``ref``'s revision; stale, already decided or unauthorised refuse,
+        and so does a plan its review holds back (``ReviewHeld``) unless the approver
+        confirmed overriding exactly its ``acknowledged_blockers``."""
+        return await self._approve(
+            ref, approver, mode, by_policy=False, acknowledged_blockers=acknowledged_blockers
+        )
 
     async def approve_by_policy(self, ref: PlanRef, policy: Actor) -> PlanningState:
         """Approve ``ref`` because a setting says nobody needs to (``require_approval``)."""
         return await self._approve(ref, policy, ApprovalMode.NORMAL, by_policy=True)
 
     async def _approve(
-        self, ref: PlanRef, approver: Actor, mode: ApprovalMode, *, by_policy: bool
+        self,
+        ref: PlanRef,
+        approver: Actor,
+        mode: ApprovalMode,
+        *,
+        by_policy: bool,
+        acknowledged_blockers: int | None = None,
     ) -> PlanningState:
         state, revision, settings = await self._decidable(
             ref, approver, PlanEvent.APPROVE, by_policy=by_policy
         )
         if not by_policy and approver.kind is not ActorKind.OPERATOR:
             await self._check_tree(ref, revision, approver)
+        overridden = 0
+        if not by_policy:
+            overridden = await self._check_review(
+                ref, revision, settings, approver, acknowledged_blockers
+            )
         counted = not by_policy and approver.kind is ActorKind.USER and settings.approvals > 1
         if counted:
             votes = await self._votes.cast(ref, state, revision, approver, settings)
@@ -105,6 +128,8 @@ class Decisions:
             }
         )
         detail: dict[str, Any] = {"sha256": revision.sha256, "mode": mode.value}
+        if overridden:
+            detail["review_blockers_acknowledged"] = overridden
         if state.amends is not None:
             detail["amends"] = state.amends
         return await self._decided(
@@ -151,6 +176,32 @@ class Decisions:
             "was reviewed against another tree. Take a fresh look: Edit asks the agent to "
             "check the plan against the workspace as it is, and submit it again."
         )
+
+    async def _check_review(
+        self,
+        ref: PlanRef,
+        revision: PlanRevision,
+        settings: PlanModeSettings,
+        approver: Actor,
+        acknowledged_blockers: int | None,
+    ) -> int:
+        """Refuse (audited) an approval the plan's review holds back; the number of blockers
+        the approver confirmed overriding otherwise (0 when none were in the way)."""
+        if settings.review is None or self._reviews is None:
+            return 0
+        review = await self._reviews.settled_review(
+            ref.plan_id,
+            ref.revision,
+            since=revision.submitted_at,
+            now=self._clock.now(),
+            window=settle_window(settings.review),
+        )
+        hold = review_hold(review, settings.review, acknowledged_blockers=acknowledged_blockers)
+        blockers = review.blockers if review is not None and review.available else 0
+        if hold is not None:
+            await self._runner.audit_refusal(ref, approver, PlanEvent.APPROVE, hold.reason)
+            raise ReviewHeld(hold, blockers)
+        return blockers if acknowledged_blockers == blockers else 0
 
     async def approvals(self, ref: PlanRef) -> list[str]:
         """The names of the distinct people whose approval of ``ref``'s revision counts now

@@ -10,7 +10,10 @@ approval path (button, slash command, operator) asks ``review_hold`` and obeys i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol, runtime_checkable
 
+from plancord.core.errors import PlancordError
 from plancord.core.review import PlanReview
 from plancord.core.settings import ReviewMode, ReviewSettings
 
@@ -64,3 +67,39 @@ def review_hold(
         f"the review found {count} blocker{'s' if count != 1 else ''}; confirm to approve anyway",
         acknowledgement=review.acknowledgement(),
     )
+
+
+class ReviewHeld(PlancordError):
+    """An approval the review holds back (``review_hold``); ``hold`` says why and, when a
+    second click can release it, with what words. ``blockers`` is the count that click must
+    confirm, so the confirmation names exactly the review it was given for."""
+
+    def __init__(self, hold: ReviewHold, blockers: int) -> None:
+        self.hold = hold
+        self.blockers = blockers
+        super().__init__(f"Not approved yet: {hold.reason}.")
+
+
+class ReviewRecords(Protocol):
+    """Where the core reads a revision's plan review (the store keeps them)."""
+
+    async def settled_review(
+        self, plan_id: str, revision: int, *, since: datetime, now: datetime, window: timedelta
+    ) -> PlanReview | None:
+        """The revision's plan review; None while it may still be running; an unavailable
+        review once it cannot be (it started, or was due to start at ``since``, more than
+        ``window`` before ``now``), so a review lost to a restart never holds for ever."""
+        ...
+
+
+@runtime_checkable
+class ReviewListener(Protocol):
+    """Told when a revision's review is kept, so the plan message can show it."""
+
+    async def plan_reviewed(self, agent: str, plan_id: str, revision: int) -> None: ...
+
+
+def settle_window(settings: ReviewSettings) -> timedelta:
+    """How long after it started a review may still be running: the reviewer's own timeout
+    and a margin for the store and the queue."""
+    return timedelta(seconds=settings.timeout_seconds + 30)

@@ -61,6 +61,7 @@ from plancord.core.ports import (
     SettingsProvider,
     WorkspaceProbe,
 )
+from plancord.core.review_gate import ReviewRecords
 from plancord.core.settings import DefaultPhase
 from plancord.core.submissions import Submissions
 from plancord.core.transition_runner import TransitionRunner
@@ -79,6 +80,7 @@ class PlanningService:
         notifiers: Sequence[PlanningListener] = (),
         probe: WorkspaceProbe | None = None,
         members: MemberDirectory | None = None,
+        reviews: ReviewRecords | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -86,7 +88,7 @@ class PlanningService:
         self.probe = probe
         self._runner = TransitionRunner(store, clock, notifiers)
         votes = ApprovalVotes(store, clock, self._runner, members)
-        self._decisions = Decisions(store, clock, settings, self._runner, votes, probe)
+        self._decisions = Decisions(store, clock, settings, self._runner, votes, probe, reviews)
         self._deadlines = Deadlines(store, clock, settings, self._runner)
         self._submissions = Submissions(
             store, clock, settings, self._runner, self._decisions, probe
@@ -283,10 +285,18 @@ class PlanningService:
         return after
 
     async def approve(
-        self, ref: PlanRef, approver: Actor, mode: ApprovalMode = ApprovalMode.NORMAL
+        self,
+        ref: PlanRef,
+        approver: Actor,
+        mode: ApprovalMode = ApprovalMode.NORMAL,
+        *,
+        acknowledged_blockers: int | None = None,
     ) -> PlanningState:
-        """Approve exactly ``ref``'s revision; stale, already decided or unauthorised refuse."""
-        return await self._decisions.approve(ref, approver, mode)
+        """Approve exactly ``ref``'s revision; stale, already decided or unauthorised refuse,
+        and so does a plan its review holds back (``Decisions.approve``)."""
+        return await self._decisions.approve(
+            ref, approver, mode, acknowledged_blockers=acknowledged_blockers
+        )
 
     async def approvals(self, ref: PlanRef) -> list[str]:
         """The names of the distinct people who approved ``ref``'s revision so far, when it

@@ -59,6 +59,7 @@ class PlancordBot(PlancordClient):
         from plancord.discord_bot.cogs.plan import PlanCog
         from plancord.discord_bot.plan_card.answer_menu import PlanAnswerSelect
         from plancord.discord_bot.plan_card.buttons import PLAN_BUTTONS
+        from plancord.discord_bot.plan_card.review import REVIEW_BUTTONS
 
         self._app = await App.open(
             self.config,
@@ -72,7 +73,9 @@ class PlancordBot(PlancordClient):
         await self.add_cog(PlanCog(self, self.notifier.io))
         await self.add_cog(AgentCog(self, self.notifier.io))
         await self.add_cog(MessageCog(self, self.notifier.io, self.notifier.asks))
-        self.add_dynamic_items(*PLAN_BUTTONS, PlanAnswerSelect, *ASK_BUTTONS, *QUESTION_CONTROLS)
+        self.add_dynamic_items(
+            *PLAN_BUTTONS, *REVIEW_BUTTONS, PlanAnswerSelect, *ASK_BUTTONS, *QUESTION_CONTROLS
+        )
         await self.sync_commands()
         self.start_deadlines()
         await self.notifier.restore()

@@ -29,6 +29,7 @@ class DiscordNotifier:
         self.bot = bot
         self.io = ChannelIO(bot)
         cards = PlanCards(bot)
+        self.cards = cards
         self.plans = PlanMessages(bot, cards)
         self.plan_answers = PlanAnswering(bot, cards)
         self.plan_restore = PlanRestore(bot, cards)
@@ -43,6 +44,10 @@ class DiscordNotifier:
 
     async def planning_changed(self, change: PlanningChange) -> None:
         await self.plans.planning_changed(change)
+
+    async def plan_reviewed(self, agent: str, plan_id: str, revision: int) -> None:
+        """A revision's review was kept: show it on the plan message (``ReviewListener``)."""
+        await self.cards.show_review(plan_id, revision)
 
     async def say(self, agent: str, text: str) -> None:
         await self.io.say(agent, text)

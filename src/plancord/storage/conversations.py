@@ -31,6 +31,15 @@ class ConversationStore:
         )
         return [{"role": r["role"], "content": json.loads(r["content"])} for r in rows]
 
+    async def load_since(self, agent: str, since: Any) -> list[Message]:
+        """The agent's messages written at or after ``since``, in order (what it did since
+        planning was entered, for the plan's reviewer)."""
+        rows = await self.db.fetchall(
+            "SELECT role, content FROM messages WHERE agent = ? AND created_at >= ? ORDER BY seq",
+            (agent, ts(since)),
+        )
+        return [{"role": r["role"], "content": json.loads(r["content"])} for r in rows]
+
     async def append(self, agent: str, message: Message, at: Any) -> None:
         await self.db.execute(
             "INSERT INTO messages (agent, seq, role, content, created_at) "

@@ -66,6 +66,20 @@ class PlanReviewStore:
 
         return await self.db.write(write)
 
+    async def restart(self, plan_id: str, revision: int, kind: ReviewKind, at: datetime) -> bool:
+        """Mark a review that never finished as running again from ``at`` (its call is being
+        made again after a restart); False when it has finished or was never started."""
+
+        def write(conn: Tx) -> bool:
+            cursor = conn.execute(
+                "UPDATE plan_reviews SET started_at = ? "
+                "WHERE plan_id = ? AND revision = ? AND kind = ? AND review IS NULL",
+                (ts(at), plan_id, revision, kind.value),
+            )
+            return cursor.rowcount == 1
+
+        return await self.db.write(write)
+
     async def finish(
         self, plan_id: str, revision: int, kind: ReviewKind, review: PlanReview, at: datetime
     ) -> None:
@@ -77,6 +91,16 @@ class PlanReviewStore:
             "finished_at = excluded.finished_at, review = excluded.review",
             (plan_id, revision, kind.value, ts(at), ts(at), data),
         )
+
+    async def settled_review(
+        self, plan_id: str, revision: int, *, since: datetime, now: datetime, window: timedelta
+    ) -> PlanReview | None:
+        """The revision's plan review as the approval check reads it (``ReviewRecords``):
+        a review never started counts as started at ``since`` (its submission)."""
+        found = await self.get(plan_id, revision)
+        if found is None:
+            found = StoredReview(plan_id, revision, ReviewKind.PLAN, since, None)
+        return found.settled(now, window)
 
     async def get(
         self, plan_id: str, revision: int, kind: ReviewKind = ReviewKind.PLAN

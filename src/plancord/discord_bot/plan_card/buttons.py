@@ -18,6 +18,7 @@ import discord
 
 from plancord.core.errors import PlancordError
 from plancord.core.planning import ApprovalMode, Phase, PlanEvent, PlanRef, PlanRevision
+from plancord.core.review_gate import ReviewHeld
 from plancord.discord_bot.shared.client import client_of
 from plancord.discord_bot.shared.common import Reply, actor_from, bound_channel_id, reply_error
 
@@ -109,8 +110,14 @@ def confirmation(action: str, revision: PlanRevision) -> str:
 
 
 async def approve(
-    interaction: discord.Interaction, revision: PlanRevision, mode: ApprovalMode
+    interaction: discord.Interaction,
+    revision: PlanRevision,
+    mode: ApprovalMode,
+    *,
+    acknowledged_blockers: int | None = None,
 ) -> None:
+    """Approve ``revision`` for the clicker; when its review holds the approval back and a
+    second click may release it, answer with that click (``AcknowledgeBlockersButton``)."""
     ref = PlanRef(
         agent=revision.agent,
         plan_id=revision.plan_id,
@@ -119,7 +126,24 @@ async def approve(
     )
     async with explained_refusals(interaction):
         planning = app_of(interaction).planning
-        state = await planning.approve(ref, actor_from(interaction.user), mode)
+        try:
+            state = await planning.approve(
+                ref,
+                actor_from(interaction.user),
+                mode,
+                acknowledged_blockers=acknowledged_blockers,
+            )
+        except ReviewHeld as held:
+            if held.hold.acknowledgement is None:
+                raise
+            view = discord.ui.View(timeout=None)
+            view.add_item(AcknowledgeBlockersButton(ref.plan_id, ref.revision, held.blockers, mode))
+            await interaction.followup.send(
+                f"{held} Read the review's findings on the plan message first.",
+                view=view,
+                ephemeral=True,
+            )
+            return
         if state.phase is Phase.SUBMITTED:
             names = await planning.approvals(ref)
             needed = (await app_of(interaction).settings.plan_mode_for(revision.agent)).approvals
@@ -272,6 +296,51 @@ class ApprovePlanButton(
         await approve(interaction, revision, self.mode)
 
 
+class AcknowledgeBlockersButton(
+    _PlanButton,
+    discord.ui.DynamicItem[Button],
+    template=r"plan:ack:(?P<action>approve|approve-fresh|approve-confirm):"
+    + PLAN_ID
+    + ":"
+    + REVISION
+    + r":(?P<blockers>[1-9][0-9]?)",
+):
+    """The second click of an approval the review holds back (``plan_mode.review: mode:
+    require_acknowledgement``): ``Approve despite 1 blocker``. Its custom_id carries the
+    number of blockers confirmed, so it approves only while the review still has exactly
+    that many; the approval's audit row records them."""
+
+    def __init__(self, plan_id: str, revision: int, blockers: int, mode: ApprovalMode) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=f"Approve despite {blockers} blocker{'s' if blockers != 1 else ''}",
+                style=discord.ButtonStyle.danger,
+                custom_id=f"plan:ack:{_APPROVE_ACTIONS[mode]}:{plan_id}:{revision}:{blockers}",
+            )
+        )
+        self.plan_id = plan_id
+        self.revision = revision
+        self.blockers = blockers
+        self.mode = mode
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> Self:
+        mode = _APPROVE_MODES[match["action"]]
+        return cls(match["plan_id"], int(match["revision"]), int(match["blockers"]), mode)
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        return await super().interaction_check(interaction)
+
+    async def callback(self, interaction: discord.Interaction) -> Any:
+        revision = self.found
+        if revision is None:
+            return
+        await approve(interaction, revision, self.mode, acknowledged_blockers=self.blockers)
+
+
 _FORMS: dict[str, tuple[str, discord.ButtonStyle, PlanEvent]] = {
     "edit": ("Edit", discord.ButtonStyle.primary, PlanEvent.REQUEST_CHANGES),
     "reject": ("Reject", discord.ButtonStyle.danger, PlanEvent.REJECT),
@@ -320,6 +389,7 @@ class PlanFormButton(
 
 PLAN_BUTTONS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     ApprovePlanButton,
+    AcknowledgeBlockersButton,
     PlanFormButton,
 )
 

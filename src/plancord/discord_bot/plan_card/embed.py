@@ -18,6 +18,7 @@ from plancord.core.planning import (
     PlanRevision,
 )
 from plancord.discord_bot.plan_card.answer_menu import menu_questions
+from plancord.discord_bot.plan_card.review import ReviewPart
 from plancord.discord_bot.shared.embed_basics import (
     APPROVED_COLOUR,
     CHANGES_COLOUR,
@@ -74,10 +75,16 @@ class RenderedPlan:
     markdown: str
     notices: tuple[str, ...] = field(default=())
     changes: PlanDiff | None = None
+    review_markdown: str = ""
+    """The full review, attached after the plan (outside the markdown its sha covers)."""
 
     def file(self) -> discord.File:
-        """The canonical markdown as an attachment (a fresh one each time: Files are one-shot)."""
-        return discord.File(io.BytesIO(self.markdown.encode("utf-8")), filename=self.filename)
+        """The canonical markdown as an attachment (a fresh one each time: Files are
+        one-shot), followed by the plan's review when there is one."""
+        text = self.markdown
+        if self.review_markdown:
+            text = text.rstrip("\n") + "\n\n" + self.review_markdown
+        return discord.File(io.BytesIO(text.encode("utf-8")), filename=self.filename)
 
     def changes_file(self) -> discord.File | None:
         """The full diff from the previous revision, when there is one."""
@@ -178,6 +185,7 @@ def render_plan(
     votes: str | None = None,
     cost: str | None = None,
     answers: Mapping[int, PlanAnswer] | None = None,
+    review: ReviewPart | None = None,
 ) -> RenderedPlan:
     """The plan message's embeds, inside every Discord limit, and whether the file must go too.
 
@@ -192,6 +200,8 @@ def render_plan(
         shortened.append("the summary")
 
     status_lines = [votes] if votes else []
+    if review is not None:
+        status_lines.append(review.status_line())
     if outcome is not None:
         status_lines.append(_outcome_line(outcome))
     if superseded is not None:
@@ -235,10 +245,12 @@ def render_plan(
     if notes_part:
         description_parts.append(notes_part)
     question_field = ("❓ Open questions", shown_questions) if shown_questions else None
+    review_field = review.field() if review is not None else None
 
     budget = (
         EMBED_TOTAL_LIMIT
         - fixed
+        - (size(review_field[0]) + size(review_field[1]) if review_field else 0)
         - (size(notes_part) + 2 if notes_part else 0)
         - (size(question_field[0]) + size(question_field[1]) if question_field else 0)
     )
@@ -272,7 +284,7 @@ def render_plan(
     if superseded is not None:
         colour = CLOSED_COLOUR
 
-    fields = list(shown_steps)
+    fields = ([review_field] if review_field is not None else []) + list(shown_steps)
     if question_field is not None:
         fields.append(question_field)
     chunks = [fields[i : i + FIELDS_PER_EMBED] for i in range(0, len(fields), FIELDS_PER_EMBED)]
@@ -291,7 +303,14 @@ def render_plan(
     embeds[-1].set_footer(text=footer)
     if outcome is not None:
         embeds[-1].timestamp = outcome.at
-    return RenderedPlan(embeds, overflow, filename, revision.markdown, changes=changes)
+    return RenderedPlan(
+        embeds,
+        overflow,
+        filename,
+        revision.markdown,
+        changes=changes,
+        review_markdown=review.markdown() if review is not None else "",
+    )
 
 
 def question_lines(revision: PlanRevision, answers: Mapping[int, PlanAnswer]) -> str:

@@ -28,6 +28,7 @@ from plancord.core.planning import (
 from plancord.core.ports import PlanningChange
 from plancord.discord_bot.plan_card.answer_menu import plan_view
 from plancord.discord_bot.plan_card.embed import Outcome, RenderedPlan, Supersession, render_plan
+from plancord.discord_bot.plan_card.review import ReviewPart, add_review_buttons, review_part
 from plancord.discord_bot.plan_card.status import auto_approved_text, review_request_text
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.embed_basics import jump_url
@@ -109,6 +110,7 @@ class PlanCards:
         needed = (await self.bot.app.settings.plan_mode_for(revision.agent)).approvals
         cost = await self._cost_line(revision, state)
         answers = await self.answers_of(revision)
+        review, _ = await review_part(self.bot.app, revision, step_url=None, reviewing=not auto)
         rendered = render_plan(
             revision,
             requested_by=requester,
@@ -116,6 +118,7 @@ class PlanCards:
             votes=f"👍 **Approvals 0 of {needed}**" if needed > 1 and not auto else None,
             cost=cost,
             answers=answers,
+            review=review,
         )
         user_id = state.requested_by if mention else None
         pinged = int(user_id) if user_id is not None and user_id.isdigit() else None
@@ -138,7 +141,9 @@ class PlanCards:
             message = await channel.send(
                 content,
                 **_plan_payload(rendered),
-                view=plan_view(revision, answers=answers),
+                view=add_review_buttons(
+                    plan_view(revision, answers=answers), revision, review, disabled=False
+                ),
                 allowed_mentions=allowed,
             )
         except discord.HTTPException as exc:
@@ -171,11 +176,14 @@ class PlanCards:
         )
         return await self.store.put(record)
 
-    async def _cost_line(self, revision: PlanRevision, state: PlanningState) -> str | None:
-        """What planning cost from entering plan mode to this revision's submission."""
+    async def _cost_line(
+        self, revision: PlanRevision, state: PlanningState, end: datetime | None = None
+    ) -> str | None:
+        """What planning cost from entering plan mode to this revision's submission, or to
+        ``end`` (when its review was kept, so the review's own call counts)."""
         start = state.entered_at or revision.submitted_at
         calls = await self.bot.app.conversations.usage_between(
-            revision.agent, start, revision.submitted_at
+            revision.agent, start, end or revision.submitted_at
         )
         cost = cost_of(calls, self.bot.config.anthropic.prices)
         return cost.line() if cost is not None else None
@@ -234,14 +242,30 @@ class PlanCards:
             log.warning("could not report a stale plan message", exc_info=True)
         return unsettled
 
+    async def show_review(self, plan_id: str, number: int) -> None:
+        """A revision's review was kept: count it in the cost line, then redraw the message
+        with its line, its findings and the full review in the attached file."""
+        record = await self.store.get(plan_id, number)
+        revision = await self.bot.app.store.get_revision(plan_id, number)
+        if record is None or revision is None:
+            return
+        _, finished = await review_part(self.bot.app, revision, step_url=None, reviewing=False)
+        state = await self.bot.app.store.load_state(revision.agent)
+        if finished is not None and state.plan_id == plan_id and state.entered_at is not None:
+            cost = await self._cost_line(revision, state, finished)
+            record = await self.store.put(record.model_copy(update={"cost": cost}))
+        await self.redraw(record, revision=revision, with_files=True)
+
     async def redraw(
         self,
         record: PlanMessageRecord,
         *,
         revision: PlanRevision | None = None,
         successor: PlanMessageRecord | None = None,
+        with_files: bool = False,
     ) -> bool:
-        """Edit a plan message to what the record says: outcome, supersession, buttons off.
+        """Edit a plan message to what the record says: outcome, supersession, buttons off;
+        ``with_files`` attaches the plan's file (with its review) and changes again.
         False when Discord refused the edit, so the message may still show live buttons."""
         revision = revision or await self.bot.app.store.get_revision(
             record.plan_id, record.revision
@@ -249,6 +273,9 @@ class PlanCards:
         if revision is None:
             return True
         answers = await self.answers_of(revision)
+        review, _ = await review_part(
+            self.bot.app, revision, step_url=self.url_of(record), reviewing=False
+        )
         rendered = self._render(
             record,
             revision,
@@ -256,13 +283,19 @@ class PlanCards:
             await self.changes_of(revision),
             await self._votes_line(record),
             answers,
+            review,
         )
         waiting = record.status is MessageStatus.PENDING
         message = self.channel_of(record).get_partial_message(record.message_id)
+        view = plan_view(revision, disabled=not waiting, answers=answers)
+        files: dict[str, Any] = {}
+        if with_files:
+            files["attachments"] = _plan_payload(rendered, always_file=True).get("files", [])
         try:
             await message.edit(
                 embeds=rendered.embeds,
-                view=plan_view(revision, disabled=not waiting, answers=answers),
+                view=add_review_buttons(view, revision, review, disabled=not waiting),
+                **files,
             )
         except discord.NotFound:
             return True  # a deleted message shows no buttons
@@ -321,6 +354,7 @@ class PlanCards:
         changes: PlanDiff | None = None,
         votes: str | None = None,
         answers: dict[int, PlanAnswer] | None = None,
+        review: ReviewPart | None = None,
     ) -> RenderedPlan:
         outcome = None
         if record.outcome is not None and record.outcome_at is not None:
@@ -340,6 +374,7 @@ class PlanCards:
             votes=votes,
             cost=record.cost,
             answers=answers,
+            review=review,
         )
 
     async def progress_of(
@@ -388,9 +423,9 @@ async def _post_plan_as_file(
     return None
 
 
-def _plan_payload(rendered: RenderedPlan) -> dict[str, Any]:
+def _plan_payload(rendered: RenderedPlan, *, always_file: bool = False) -> dict[str, Any]:
     payload: dict[str, Any] = {"embeds": rendered.embeds}
-    files = [rendered.file()] if rendered.overflow else []
+    files = [rendered.file()] if rendered.overflow or always_file else []
     changes = rendered.changes_file()
     if changes is not None:
         files.append(changes)
