@@ -12,7 +12,7 @@ import pytest
 
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import StorageError
-from plancord.storage.backend import redact
+from plancord.storage.backend import Tx, redact
 from plancord.storage.engines import open_database
 from plancord.storage.migrations import MigrationError, discover
 from plancord.storage.postgres import PgDatabase, to_pyformat
@@ -115,27 +115,93 @@ async def test_two_processes_starting_at_once_migrate_once(empty_url: str) -> No
         await second.close()
 
 
-async def test_a_broken_connection_fails_closed_then_is_replaced(postgres_url: str) -> None:
+def terminate_plancord_sessions(url: str) -> int:
+    """What PostgreSQL does when an administrator (or a failover) drops every session."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE application_name = 'plancord' AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return len(rows)
+
+
+INSERT_AUDIT = "INSERT INTO audit_log (at, agent, actor, action) VALUES (?, ?, ?, ?)"
+
+
+async def test_after_every_session_is_dropped_each_next_call_succeeds(postgres_url: str) -> None:
+    async with await PgDatabase.open(postgres_url, pool_size=8) as db:
+        await asyncio.gather(*(db.fetchone("SELECT pg_sleep(0.05)") for _ in range(8)))
+        assert terminate_plancord_sessions(postgres_url) == 8
+        for click in range(8):
+            await db.execute(INSERT_AUDIT, ("t", "a", "x", f"click {click}"))
+        assert terminate_plancord_sessions(postgres_url) == 8
+        assert (await db.fetchone("SELECT count(*) FROM audit_log"))[0] == 8
+
+
+async def test_a_write_that_broke_before_commit_runs_once_more(postgres_url: str) -> None:
     async with await PgDatabase.open(postgres_url, pool_size=1) as db:
-        assert (await db.fetchone("SELECT 1"))[0] == 1
-        with psycopg.connect(postgres_url, autocommit=True) as admin:
-            admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE application_name = 'plancord' AND pid <> pg_backend_pid()"
-            )
+        runs: list[int] = []
+
+        def work(tx: Tx) -> None:
+            runs.append(1)
+            tx.execute(INSERT_AUDIT, ("t", "a", "x", f"run {len(runs)}"))
+            if len(runs) == 1:
+                tx.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+
+        await db.write(work)
+        assert len(runs) == 2
+        assert [r[0] for r in await db.fetchall("SELECT action FROM audit_log")] == ["run 2"]
+
+
+async def test_a_second_break_fails_closed(postgres_url: str) -> None:
+    async with await PgDatabase.open(postgres_url, pool_size=1) as db:
+
+        def work(tx: Tx) -> None:
+            tx.execute(INSERT_AUDIT, ("t", "a", "x", "lost"))
+            tx.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+
         with pytest.raises(StorageError, match="nothing was changed") as info:
-            await db.execute(
-                "INSERT INTO audit_log (at, agent, actor, action) VALUES (?,?,?,?)",
-                ("t", "a", "x", "lost"),
-            )
+            await db.write(work)
         assert info.value.kind == "unavailable"
         password = postgres_url.split("@")[0].rsplit(":", 1)[1]
         assert password not in str(info.value)
-        await db.execute(
-            "INSERT INTO audit_log (at, agent, actor, action) VALUES (?, ?, ?, ?)",
-            ("t", "a", "x", "kept"),
+        assert await db.fetchall("SELECT action FROM audit_log") == []
+
+
+async def test_a_break_during_commit_is_never_repeated(postgres_url: str) -> None:
+    """The session dies inside COMMIT (a deferred trigger ends it): the write may have been
+    committed as far as the client can tell, so it is not run again."""
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute("CREATE TABLE bomb (n integer)")
+        admin.execute(
+            "CREATE FUNCTION explode() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NULL; END $$"
         )
-        assert [r[0] for r in await db.fetchall("SELECT action FROM audit_log")] == ["kept"]
+        admin.execute(
+            "CREATE CONSTRAINT TRIGGER at_commit AFTER INSERT ON bomb "
+            "DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION explode()"
+        )
+    async with await PgDatabase.open(postgres_url, pool_size=1) as db:
+        runs: list[int] = []
+
+        def work(tx: Tx) -> None:
+            runs.append(1)
+            tx.execute("INSERT INTO bomb VALUES (1)")
+
+        with pytest.raises(StorageError):
+            await db.write(work)
+        assert runs == [1]
+        assert (await db.fetchone("SELECT 1"))[0] == 1
+
+
+async def test_a_read_cannot_write(postgres_url: str) -> None:
+    async with await PgDatabase.open(postgres_url) as db:
+        with pytest.raises(StorageError, match="read-only"):
+            await db.fetchall(
+                "INSERT INTO audit_log (at, agent, actor, action) VALUES "
+                "('t', 'a', 'x', 'y') RETURNING id"
+            )
+        assert await db.fetchall("SELECT action FROM audit_log") == []
 
 
 async def test_discord_ids_past_32_bits_round_trip(store: SqlStore) -> None:

@@ -1,24 +1,42 @@
 """The workspace's fingerprint, so an approval binds to the tree the reviewer saw.
 
 ``GitTreeProbe.tree`` reads, inside the agent's sandbox and read-only, the commit ``HEAD``
-names and the uncommitted changes (``git status`` and the diff against ``HEAD``), and sums
-them up as ``<commit> clean`` or ``<commit> dirty:<hash>``. The planning service records it
-when a plan is submitted and compares it when the plan is approved. The contents of
-untracked files are not read (their names are), so a change to an untracked file alone goes
-unnoticed.
+names and every uncommitted change, and sums them up as ``<commit> clean`` or
+``<commit> dirty:<hash>``. The planning service records it when a plan is submitted and
+compares it when the plan is approved.
+
+What the hash covers, whatever the size of the change (no diff is read, so nothing is cut):
+``git status`` of tracked, untracked and ignored paths (with the staged blobs' ids); the
+content of every changed tracked file and every untracked file, hashed by git
+(``hash-object --no-filters``, raw bytes); a symlink's target; and each ignored file's name,
+size and mtime. When any of it cannot be read whole (too many paths, a timeout, a file git
+cannot hash), the fingerprint is ``<commit> unreadable:<nonce>``, which never matches: the
+approval then asks for a fresh look rather than trusting a partial view.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
+import secrets
+import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from plancord.agent.tools.git import run_git
+from plancord.core.shell.sandbox import SandboxPolicy
 from plancord.core.shell.sandbox.policy import SandboxSettings
 
-MAX_DIFF_BYTES = 4_000_000
-"""The diff read for the fingerprint; a larger one is summed up to this many bytes."""
+MAX_STATUS_BYTES = 64_000_000
+"""The most ``git status`` output read (about a million paths); past it, unreadable."""
+HASH_BATCH = 500
+"""Paths per ``git hash-object`` run."""
+HASH_TIMEOUT_SECONDS = 120.0
+
+
+class Unreadable(Exception):
+    pass
 
 
 class GitTreeProbe:
@@ -28,26 +46,99 @@ class GitTreeProbe:
 
     async def tree(self, agent: str) -> str | None:
         workspace = self.agents_dir / agent / "workspace"
-        if not (workspace / ".git").exists():
+        if not await asyncio.to_thread((workspace / ".git").exists):
             return None
         policy = self.sandbox.policy(agent, workspace, planning=True, inner_wall=False)
-        head, status, diff = await asyncio.gather(
-            run_git(policy, "rev-parse", "--short=12", "HEAD"),
-            run_git(policy, "status", "--porcelain=v1", "-z", "--untracked-files=all"),
-            run_git(
-                policy,
-                "diff",
-                "HEAD",
-                "--binary",
-                "--no-ext-diff",
-                "--no-textconv",
-                max_output=MAX_DIFF_BYTES,
-            ),
+        return await tree_fingerprint(policy)
+
+
+async def tree_fingerprint(policy: SandboxPolicy) -> str | None:
+    """The fingerprint of the repository in ``policy``'s workspace (see the module's
+    docstring), or None when it is not a git repository."""
+    head, status = await asyncio.gather(
+        run_git(policy, "rev-parse", "--short=12", "HEAD"),
+        run_git(
+            policy,
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--no-renames",
+            "--untracked-files=all",
+            "--ignored=traditional",
+            max_output=MAX_STATUS_BYTES,
+        ),
+    )
+    if not status.ok:
+        return None
+    commit = head.stdout.strip() if head.ok else "no-commit"
+    if status.truncated:
+        return f"{commit} unreadable:{secrets.token_hex(6)}"
+    if not status.stdout:
+        return f"{commit} clean"
+    try:
+        digest = await _digest(policy, status.stdout)
+    except Unreadable:
+        return f"{commit} unreadable:{secrets.token_hex(6)}"
+    return f"{commit} dirty:{digest[:12]}"
+
+
+async def _digest(policy: SandboxPolicy, status: str) -> str:
+    hashed, ignored = _read_status(status)
+    kinds = await asyncio.to_thread(_kinds, policy.workspace, [*hashed, *ignored])
+    total = hashlib.sha256(status.encode())
+    regular = [path for path in hashed if kinds[path][0] == "file"]
+    for start in range(0, len(regular), HASH_BATCH):
+        batch = regular[start : start + HASH_BATCH]
+        output = await run_git(
+            policy, "hash-object", "--no-filters", "--", *batch, timeout=HASH_TIMEOUT_SECONDS
         )
-        if not status.ok:
-            return None
-        commit = head.stdout.strip() if head.ok else "no-commit"
-        changes = status.stdout + (diff.stdout if diff.ok else "")
-        if not changes:
-            return f"{commit} clean"
-        return f"{commit} dirty:{hashlib.sha256(changes.encode()).hexdigest()[:12]}"
+        ids = output.stdout.split()
+        if not output.ok or output.truncated or len(ids) != len(batch):
+            raise Unreadable(output.message)
+        for path, blob in zip(batch, ids, strict=True):
+            total.update(f"\0content\0{path}\0{blob}".encode())
+    for path in [*hashed, *sorted(ignored)]:
+        kind, mode, detail = kinds[path]
+        seen = detail if kind != "file" or path in ignored else ""
+        total.update(f"\0{kind}\0{path}\0{mode}\0{seen}".encode())
+    return total.hexdigest()
+
+
+def _read_status(status: str) -> tuple[list[str], set[str]]:
+    """From ``git status --porcelain=v2 -z``: the paths whose working-tree content counts
+    (changed tracked files still present, untracked files) and the ignored paths."""
+    hashed: list[str] = []
+    ignored: set[str] = set()
+    for record in status.split("\0"):
+        if record.startswith("? "):
+            hashed.append(record[2:])
+        elif record.startswith("! "):
+            ignored.add(record[2:])
+        elif record.startswith(("1 ", "u ")):
+            unmerged = record[0] == "u"
+            fields = record.split(" ", 10 if unmerged else 8)
+            worktree_mode = fields[6] if unmerged else fields[5]
+            if (unmerged or record[3] != ".") and worktree_mode != "000000":
+                hashed.append(fields[-1])
+    return hashed, ignored
+
+
+def _kinds(root: Path, paths: Sequence[str]) -> dict[str, tuple[str, str, str]]:
+    """Each path's kind (``file``, ``link``, ``gone``, ``other``), its mode, and what else of
+    it counts: a link's target, a file's size and mtime (used for ignored files)."""
+    kinds: dict[str, tuple[str, str, str]] = {}
+    for path in paths:
+        full = os.path.join(root, path.rstrip("/"))
+        try:
+            info = os.lstat(full)
+        except FileNotFoundError:
+            kinds[path] = ("gone", "", "")
+            continue
+        mode = f"{info.st_mode:o}"
+        if stat.S_ISLNK(info.st_mode):
+            kinds[path] = ("link", mode, os.readlink(full))
+        elif stat.S_ISREG(info.st_mode):
+            kinds[path] = ("file", mode, f"{info.st_size} {info.st_mtime_ns}")
+        else:
+            kinds[path] = ("other", mode, "")
+    return kinds

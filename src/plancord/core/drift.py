@@ -44,6 +44,12 @@ def drift(plan: Plan, tool: str, paths: Sequence[str]) -> str | None:
     return f"{shown} is not among the files the plan's `{tool}` steps name"
 
 
+def matches_files(patterns: Sequence[str], path: str) -> bool:
+    """Whether workspace path ``path`` is one a step naming ``patterns`` may change."""
+    wanted = _normal(path)
+    return any(_matches(pattern, wanted) for pattern in patterns)
+
+
 def _normal(path: str) -> str:
     return posixpath.normpath(path.strip()).lstrip("/") if path.strip() else "."
 

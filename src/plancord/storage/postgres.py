@@ -8,8 +8,12 @@ two processes updating one agent's state both issue ``UPDATE … WHERE version =
 second waits for the first's row lock, sees the new version and changes nothing, which the
 store reports as a ``VersionConflict``.
 
-A connection that breaks (the server restarted) is replaced on its next use; the work that
-hit the break fails as a ``StorageError`` and nothing of it was committed.
+A connection that breaks (the server restarted, or dropped its sessions) is replaced, and
+the work that hit the break is run once more on the fresh connection when nothing of it can
+have been committed: a read (every statement outside a write runs in a read-only
+transaction, so a read never commits anything), or a write that broke before its ``COMMIT``
+was sent. A write that broke during its ``COMMIT`` may have committed, so it is never
+repeated: it fails as a ``StorageError``, as does a second break.
 """
 
 from __future__ import annotations
@@ -129,6 +133,16 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
+class _Progress:
+    """How far one run of a write got: once ``committing`` is set, its ``COMMIT`` may have
+    reached the server, and the run must never be repeated."""
+
+    __slots__ = ("committing",)
+
+    def __init__(self) -> None:
+        self.committing = False
+
+
 class _Connection:
     """One psycopg connection and the one thread that uses it."""
 
@@ -154,6 +168,10 @@ class _Connection:
             )
             conn.execute(f"SET lock_timeout = {int(self.lock_timeout_ms)}")
             conn.execute("SET TIME ZONE 'UTC'")
+            # A statement outside a write's transaction can change nothing; a write's
+            # transaction says READ WRITE.
+            conn.execute("SET default_transaction_read_only = on")
+            conn.read_only = False
             self.conn = conn
         return conn
 
@@ -165,6 +183,22 @@ class _Connection:
 
         self.executor.submit(shut).result()
         self.executor.shutdown(wait=True)
+
+
+def _once(
+    connection: _Connection, function: Callable[[psycopg.Connection[Row], _Progress], T]
+) -> T:
+    """``function`` on ``connection``'s thread; when the connection turns out broken before
+    any ``COMMIT`` of the function's was sent, once more on a fresh connection in its place.
+    A second break, or a break once a ``COMMIT`` was sent, raises."""
+    progress = _Progress()
+    conn = connection.connection()
+    try:
+        return function(conn, progress)
+    except psycopg.OperationalError:
+        if not conn.broken or progress.committing:
+            raise
+    return function(connection.connection(), _Progress())
 
 
 class PgDatabase:
@@ -217,8 +251,9 @@ class PgDatabase:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def _run(self, function: Callable[[psycopg.Connection[Row]], T]) -> T:
-        """``function(connection)`` on an idle connection's thread.
+    async def _run(self, function: Callable[[psycopg.Connection[Row], _Progress], T]) -> T:
+        """``function(connection, progress)`` on an idle connection's thread (see ``_once``
+        for when it runs a second time).
 
         A caller cancelled while it runs gets ``CancelledError`` at once; the function still
         finishes on its thread (its transaction committed or rolled back as a whole) before
@@ -228,9 +263,7 @@ class PgDatabase:
             raise StorageError(f"The database {self.where} is closed.")
         connection = await self._idle.get()
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(
-            connection.executor, lambda: function(connection.connection())
-        )
+        future = loop.run_in_executor(connection.executor, lambda: _once(connection, function))
         future.add_done_callback(lambda _: self._idle.put_nowait(connection))
         try:
             return await asyncio.shield(future)
@@ -240,9 +273,11 @@ class PgDatabase:
     async def write(self, work: Callable[[Tx], T]) -> T:
         """Run ``work(connection)`` as one transaction; its result (see ``storage.db``)."""
 
-        def transaction(conn: psycopg.Connection[Row]) -> T:
+        def transaction(conn: psycopg.Connection[Row], progress: _Progress) -> T:
             with conn.transaction():
-                return work(_PgTx(conn))
+                result = work(_PgTx(conn))
+                progress.committing = True
+            return result
 
         return await self._run(transaction)
 
@@ -253,7 +288,7 @@ class PgDatabase:
     async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
         values = tuple(params)
         query = to_pyformat(sql)
-        return await self._run(lambda conn: conn.execute(query, values).fetchall())
+        return await self._run(lambda conn, _: conn.execute(query, values).fetchall())
 
     async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> Any:
         rows = await self.fetchall(sql, params)
@@ -270,7 +305,8 @@ class PgDatabase:
         """Apply migration ``version`` in one transaction with its version bump; a process that
         applied it first (holding the migration lock) makes this a no-op."""
 
-        def migrate(conn: psycopg.Connection[Row]) -> None:
+        def migrate(conn: psycopg.Connection[Row], progress: _Progress) -> None:
+            progress.committing = True  # DDL is never repeated
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
                 conn.execute(

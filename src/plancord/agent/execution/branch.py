@@ -1,0 +1,340 @@
+"""An approved plan's own branch: started from the reviewed tree, a commit per step, and
+merged, discarded, rolled back or pushed only when a human says so.
+
+Why this exists: the result of an execution is a change a human merges or discards, so the
+base branch must not move while a plan executes. :meth:`ExecutionBranch.start` commits the
+reviewed tree (``HEAD`` plus the uncommitted and untracked changes the approval was bound to)
+as a first "reviewed state" commit on ``plancord/<plan_id>-v<rev>`` and switches the
+workspace to that branch without touching a file; each step becomes a commit on it.
+
+Every git run goes through the agent's sandbox (``run_git``), with hooks off, signing off
+and a fixed identity, so what the host commits is the host's. The object keeps no state of
+its own: :class:`BranchRecord` (returned by ``start``) holds everything the other
+operations need, and the caller stores it with the plan, so they work after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from plancord.agent.tools.git import GitOutput, run_git
+from plancord.core.shell.sandbox import SandboxPolicy
+
+IDENTITY = ("plancord", "plancord@plancord.invalid")
+_HOST_CONFIG = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "commit.gpgSign=false",
+    "-c", f"user.name={IDENTITY[0]}",
+    "-c", f"user.email={IDENTITY[1]}",
+)  # fmt: skip
+_IDENTITY_ENV = {
+    "GIT_AUTHOR_NAME": IDENTITY[0],
+    "GIT_AUTHOR_EMAIL": IDENTITY[1],
+    "GIT_COMMITTER_NAME": IDENTITY[0],
+    "GIT_COMMITTER_EMAIL": IDENTITY[1],
+}
+_MID_OPERATION = {
+    "rebase-merge": "a rebase is in progress",
+    "rebase-apply": "a rebase or `git am` is in progress",
+    "MERGE_HEAD": "a merge is in progress",
+    "CHERRY_PICK_HEAD": "a cherry-pick is in progress",
+    "REVERT_HEAD": "a revert is in progress",
+    "BISECT_LOG": "a bisect is in progress",
+}
+_STEP_SUBJECT = re.compile(r"step (\d+): ")
+REVIEWED_SUBJECT = "plancord: reviewed state"
+DIFF_FILE = "plancord-result.diff"
+
+
+class BranchError(Exception):
+    """A branch operation could not be done; the message says why, for a human."""
+
+
+@dataclass(frozen=True, slots=True)
+class BranchRecord:
+    """Where an execution branch came from; stored with the plan."""
+
+    branch: str
+    base: str
+    """The base branch's name (``main``)."""
+    base_commit: str
+    """The commit the base branch pointed at when execution started."""
+    reviewed_commit: str
+    """The branch's first commit: the reviewed tree (``base_commit`` when nothing was
+    uncommitted)."""
+    reviewed_index: str
+    """The tree of the index as it was reviewed, so Discard gives back what was staged."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file of a step: lines added and removed (None for a binary file)."""
+
+    path: str
+    added: int | None
+    removed: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class StepCommit:
+    step: int
+    """The step's number as shown (1-based)."""
+    title: str
+    commit: str
+    files: tuple[FileChange, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    commit: str
+    fast_forward: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MergeConflict:
+    """The base moved and the branch does not merge onto it cleanly; nothing changed."""
+
+    paths: tuple[str, ...]
+
+
+def branch_name(plan_id: str, revision: int) -> str:
+    return f"plancord/{plan_id}-v{revision}"
+
+
+class ExecutionBranch:
+    """The execution branches of one workspace, through git in the agent's sandbox."""
+
+    def __init__(self, policy: SandboxPolicy) -> None:
+        self._policy = policy
+
+    async def refusal(self) -> str | None:
+        """Why this workspace cannot take an execution branch, or None when it can."""
+        bare = await self._git("rev-parse", "--is-bare-repository")
+        if not bare.ok or bare.stdout.strip() == "true":
+            if await asyncio.to_thread(_looks_bare, self._policy.workspace):
+                return "the workspace is a bare repository"
+            return "the workspace is not a git repository"
+        if not (await self._git("rev-parse", "--verify", "--quiet", "HEAD^{commit}")).ok:
+            return "the repository has no commit yet"
+        if not (await self._git("symbolic-ref", "--quiet", "HEAD")).ok:
+            return "HEAD is detached: check out a branch first"
+        git_dir = (await self._git("rev-parse", "--absolute-git-dir")).stdout.strip()
+        if Path(git_dir) != self._policy.workspace / ".git":
+            return "the repository's git directory is not the workspace's own `.git`"
+        busy = await asyncio.to_thread(_operation_in_progress, Path(git_dir))
+        if busy is not None:
+            return busy
+        if (await self._git("ls-files", "--unmerged")).stdout.strip():
+            return "the index has unresolved conflicts"
+        return None
+
+    async def start(self, plan_id: str, revision: int) -> BranchRecord:
+        """Commit the reviewed tree on a new branch and switch to it; no file changes, and
+        the base branch does not move. Raises BranchError (nothing changed) with the reason."""
+        why = await self.refusal()
+        if why is not None:
+            raise BranchError(f"This workspace cannot run a plan on a branch: {why}.")
+        branch = branch_name(plan_id, revision)
+        base_ref = (await self._checked("symbolic-ref", "HEAD")).strip()
+        base_commit = (await self._checked("rev-parse", "HEAD^{commit}")).strip()
+        reviewed_index = (await self._checked("write-tree")).strip()
+        index = {"GIT_INDEX_FILE": await self._git_path("plancord-reviewed.index")}
+        await self._checked("read-tree", "HEAD", env=index)
+        await self._checked("add", "--all", env=index)
+        tree = (await self._checked("write-tree", env=index)).strip()
+        reviewed = base_commit
+        if tree != (await self._checked("rev-parse", "HEAD^{tree}")).strip():
+            message = f"{REVIEWED_SUBJECT} of plan {plan_id} v{revision}"
+            reviewed = (
+                await self._checked(
+                    "commit-tree", tree, "-p", base_commit, "-m", message, env=_IDENTITY_ENV
+                )
+            ).strip()
+        zero = "0" * len(base_commit)
+        await self._checked("update-ref", f"refs/heads/{branch}", reviewed, zero)
+        await self._checked("symbolic-ref", "HEAD", f"refs/heads/{branch}")
+        await self._checked("reset", "--quiet", "--mixed")
+        return BranchRecord(
+            branch=branch,
+            base=base_ref.removeprefix("refs/heads/"),
+            base_commit=base_commit,
+            reviewed_commit=reviewed,
+            reviewed_index=reviewed_index,
+        )
+
+    async def commit_step(self, record: BranchRecord, step: int, title: str) -> str:
+        """Commit everything in the working tree as ``step N: title`` (``step`` 1-based),
+        even when nothing changed; the commit's id. Raises BranchError when the workspace
+        is not on the execution branch."""
+        await self._on_branch(record)
+        await self._checked("add", "--all")
+        subject = f"step {step}: {' '.join(title.split())}"[:200]
+        await self._checked(
+            *_HOST_CONFIG, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", subject
+        )
+        return (await self._checked("rev-parse", "HEAD")).strip()
+
+    async def steps(self, record: BranchRecord) -> list[StepCommit]:
+        """The branch's step commits, oldest first, with their files and line counts."""
+        out = await self._checked(
+            "log",
+            "--reverse",
+            "--no-renames",
+            "--numstat",
+            "-z",
+            "--format=%x01%H%x00%s",
+            f"{record.reviewed_commit}..refs/heads/{record.branch}",
+            max_output=50_000_000,
+        )
+        found: list[StepCommit] = []
+        for chunk in out.split("\x01")[1:]:
+            commit, _, rest = chunk.partition("\x00")
+            subject, _, numstat = rest.partition("\x00")
+            files = tuple(_numstat(numstat))
+            match = _STEP_SUBJECT.match(subject)
+            number = int(match.group(1)) if match else 0
+            title = subject[match.end() :] if match else subject
+            found.append(StepCommit(number, title, commit, files))
+        return found
+
+    async def write_diff(self, record: BranchRecord) -> Path:
+        """The branch's full diff since the reviewed state, written by git to a file in the
+        repository's git directory (any size; read it in pieces); the file's path."""
+        target = await self._git_path(DIFF_FILE)
+        await self._checked(
+            "diff",
+            "--binary",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            f"--output={target}",
+            record.reviewed_commit,
+            f"refs/heads/{record.branch}",
+        )
+        return Path(target)
+
+    async def merge(self, record: BranchRecord) -> Merged | MergeConflict:
+        """Put the branch onto the base: fast-forward when the base has not moved, else a
+        merge commit; the workspace then stands on the base. A conflict changes nothing."""
+        await self._on_branch(record)
+        if (await self._checked("status", "--porcelain", "--untracked-files=all")).strip():
+            raise BranchError("The branch has uncommitted changes; commit the step first.")
+        tip = (await self._checked("rev-parse", "HEAD")).strip()
+        base_now = (await self._checked("rev-parse", f"refs/heads/{record.base}")).strip()
+        if (await self._git("merge-base", "--is-ancestor", base_now, tip)).ok:
+            await self._checked("update-ref", f"refs/heads/{record.base}", tip, base_now)
+            await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.base}")
+            return Merged(tip, fast_forward=True)
+        tried = await self._git(
+            "merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", base_now, tip
+        )
+        if tried.code == 1:
+            fields = tried.stdout.split("\x00")[1:]
+            conflicted = fields[: fields.index("")] if "" in fields else fields
+            return MergeConflict(tuple(sorted(set(conflicted))))
+        if not tried.ok:
+            raise BranchError(f"git merge-tree failed: {tried.message}")
+        tree = tried.stdout.split("\x00")[0].strip()
+        message = f"Merge {record.branch} into {record.base}"
+        merge = (
+            await self._checked(
+                "commit-tree", tree, "-p", base_now, "-p", tip, "-m", message, env=_IDENTITY_ENV
+            )
+        ).strip()
+        await self._checked("update-ref", f"refs/heads/{record.base}", merge, base_now)
+        await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.base}")
+        await self._checked("read-tree", "-m", "-u", tip, merge)
+        return Merged(merge, fast_forward=False)
+
+    async def discard(self, record: BranchRecord) -> None:
+        """Back exactly at the reviewed state: the base branch checked out where it was,
+        the working tree as reviewed (uncommitted and untracked changes included), the index
+        as it was staged; the execution branch is deleted."""
+        await self._checked("checkout", "--quiet", "--detach")
+        await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--hard", record.reviewed_commit)
+        await self._checked("clean", "--quiet", "--force", "-d")
+        await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.base}")
+        await self._checked("read-tree", record.reviewed_index)
+        await self._git("update-ref", "-d", f"refs/heads/{record.branch}")
+
+    async def roll_back(self, record: BranchRecord, step: int) -> None:
+        """The branch and working tree as they were before step ``step`` (1-based) was
+        committed. Raises BranchError when no such step was committed."""
+        await self._on_branch(record)
+        commits = await self.steps(record)
+        index = next((i for i, c in enumerate(commits) if c.step == step), None)
+        if index is None:
+            raise BranchError(f"Step {step} has no commit on {record.branch}.")
+        before = commits[index - 1].commit if index > 0 else record.reviewed_commit
+        await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--hard", before)
+        await self._checked("clean", "--quiet", "--force", "-d")
+
+    async def push(self, record: BranchRecord, remote: str) -> None:
+        """Push the branch to ``remote`` under its own name. Raises BranchError."""
+        if remote.startswith(("-", "+")) or not remote:
+            raise BranchError(f"{remote!r} is not a remote name.")
+        ref = f"refs/heads/{record.branch}"
+        await self._checked(*_HOST_CONFIG, "push", "--quiet", "--no-verify", remote, f"{ref}:{ref}")
+
+    # -- helpers ------------------------------------------------------------------------
+
+    async def _on_branch(self, record: BranchRecord) -> None:
+        head = await self._git("symbolic-ref", "--quiet", "HEAD")
+        if head.stdout.strip() != f"refs/heads/{record.branch}":
+            raise BranchError(
+                f"The workspace is not on {record.branch} (HEAD is "
+                f"{head.stdout.strip() or 'detached'})."
+            )
+
+    async def _git_path(self, name: str) -> str:
+        return str(self._policy.workspace / ".git" / name)
+
+    async def _git(
+        self, *args: str, env: dict[str, str] | None = None, max_output: int = 1_000_000
+    ) -> GitOutput:
+        return await run_git(self._policy, *args, extra_env=env, max_output=max_output)
+
+    async def _checked(
+        self, *args: str, env: dict[str, str] | None = None, max_output: int = 1_000_000
+    ) -> str:
+        output = await self._git(*args, env=env, max_output=max_output)
+        if not output.ok:
+            what = next((a for a in args if not a.startswith("-") and "=" not in a), "git")
+            raise BranchError(f"git {what} failed: {output.message or output.code}")
+        if output.truncated:
+            raise BranchError(f"git {args[0]} said more than the host reads")
+        return output.stdout
+
+
+def _looks_bare(root: Path) -> bool:
+    """A bare repository: git's own files at the top (git itself will not discover one,
+    ``safe.bareRepository`` being ``explicit`` in the sandbox)."""
+    return (root / "HEAD").is_file() and (root / "objects").is_dir() and (root / "refs").is_dir()
+
+
+def _operation_in_progress(git_dir: Path) -> str | None:
+    for marker, why in _MID_OPERATION.items():
+        if (git_dir / marker).exists():
+            return why
+    return None
+
+
+def _numstat(text: str) -> list[FileChange]:
+    """``git log --numstat -z`` records: ``added\\tremoved\\tpath`` each ended by NUL."""
+    changes: list[FileChange] = []
+    for record in text.split("\x00"):
+        record = record.strip("\n")
+        if not record:
+            continue
+        added, removed, path = record.split("\t", 2)
+        changes.append(
+            FileChange(
+                path,
+                None if added == "-" else int(added),
+                None if removed == "-" else int(removed),
+            )
+        )
+    return changes

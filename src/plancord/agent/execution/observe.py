@@ -1,0 +1,375 @@
+"""What a call changed in the workspace, seen by the host, and how to put it back.
+
+Why this exists: an approved plan is held to what execution *does*. After every call that
+can change files, :meth:`WorkspaceObserver.observe` says which paths changed since the
+previous look (tracked, untracked and ignored alike, renames paired by inode, mode changes,
+symlinks as links), and :meth:`WorkspaceObserver.restore` puts chosen paths back exactly as
+they were at that previous look (content, mode, mtime, symlink target, existence), so a
+change a human denies, or that the ``refuse`` drift policy refuses, is undone.
+
+How: each look is a stat snapshot (``snapshot.take_snapshot``) taken on a worker thread,
+never the event loop. Restoring needs the content a call may overwrite, so the first look
+copies every file into a stash directory outside the workspace, and each later look copies
+only the files that changed; a stash file is dropped once neither of the two newest looks
+refers to it. Racy entries (same size, written within the clock tick of the previous look)
+are compared with their stash copy by content, so the observation is exact. Past a bound in
+paths, time or stash bytes the observer answers :class:`Unobserved`: the caller treats the
+call as drift.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import filecmp
+import itertools
+import os
+import shutil
+import stat
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from plancord.agent.execution.snapshot import (
+    GIT_DIR,
+    Entry,
+    PathChange,
+    TooLarge,
+    compare,
+    refresh,
+    take_snapshot,
+)
+from plancord.agent.execution.watch import ChangeWatch, open_watch
+
+RACY_NS = 50_000_000
+"""A file whose mtime is this close to the previous look may have been written in the same
+clock tick; its content is compared."""
+
+T = TypeVar("T")
+
+_EXECUTOR = ThreadPoolExecutor(4, thread_name_prefix="plancord-observe")
+
+
+@dataclass(frozen=True, slots=True)
+class ObserveLimits:
+    max_paths: int = 100_000
+    max_seconds: float = 5.0
+    max_stash_bytes: int = 4 * 1024**3
+
+
+@dataclass(frozen=True, slots=True)
+class Effects:
+    """What one call changed. ``changes`` are workspace paths; ``git_state`` the changed
+    files of the repository's own state (``.git/HEAD``, ``.git/index``, refs, config)."""
+
+    changes: tuple[PathChange, ...]
+    git_state: tuple[str, ...]
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Every workspace path the call touched, the sources of renames included."""
+        touched = {change.path for change in self.changes}
+        touched.update(change.source for change in self.changes if change.source)
+        return tuple(sorted(touched))
+
+    @property
+    def empty(self) -> bool:
+        return not self.changes and not self.git_state
+
+
+@dataclass(frozen=True, slots=True)
+class Unobserved:
+    """The workspace could not be observed; the call must be treated as drift."""
+
+    reason: str
+
+
+class RestoreFailed(Exception):
+    """Some paths could not be put back; ``paths`` names them."""
+
+    def __init__(self, paths: Iterable[str], why: str) -> None:
+        self.paths = tuple(paths)
+        super().__init__(f"could not restore {', '.join(self.paths[:5])}: {why}")
+
+
+@dataclass(slots=True)
+class _Look:
+    entries: dict[str, Entry]
+    copies: dict[str, str] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
+    taken_ns: int = 0
+    linked: set[str] = field(default_factory=set)
+    """Files with several hard links: looked at every time, whatever the kernel said."""
+
+
+class WorkspaceObserver:
+    """Looks at one workspace between calls; keeps the copies a restore needs in ``stash``
+    (a directory of the host's, outside every workspace)."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        stash: Path,
+        limits: ObserveLimits | None = None,
+        *,
+        writable_elsewhere: Sequence[Path] = (),
+        kernel_watch: bool = True,
+    ) -> None:
+        """``writable_elsewhere``: the other places the agent's processes may write (the
+        sandbox's shared paths, a private ``/tmp`` on the host's disk). A hard link there to
+        a workspace file would change it unseen by the kernel's notices for the workspace,
+        so when one is on the workspace's file system every look walks the whole
+        workspace, as it does with ``kernel_watch`` off."""
+        self._root = workspace
+        self._kernel_watch = kernel_watch
+        self._elsewhere = tuple(writable_elsewhere)
+        self._stash = stash
+        self._limits = limits or ObserveLimits()
+        self._lock = asyncio.Lock()
+        self._names = itertools.count()
+        self._before: _Look | None = None
+        self._now: _Look | None = None
+        self._watch: ChangeWatch | None = None
+
+    async def start(self) -> Unobserved | None:
+        """The first look: the state later observations and restores start from."""
+        async with self._lock:
+            watch = self._watch is None and self._kernel_watch
+            if watch and not await _off_loop(self._shares_a_file_system):
+                self._watch = open_watch(self._root)
+            try:
+                self._now = await _off_loop(self._first_look)
+            except (TooLarge, OSError) as exc:
+                return Unobserved(str(exc))
+            self._before = None
+            return None
+
+    async def observe(self) -> Effects | Unobserved:
+        """What changed since the previous look; this look becomes the previous one."""
+        async with self._lock:
+            if self._now is None:
+                return Unobserved("the workspace was never looked at before this call")
+            previous = self._now
+            try:
+                look, effects = await _off_loop(lambda: self._next_look(previous))
+            except (TooLarge, OSError) as exc:
+                self._now = None
+                return Unobserved(str(exc))
+            dropped, self._before, self._now = self._before, previous, look
+            if dropped is not None:
+                await _off_loop(lambda: self._drop_unused(dropped))
+            return effects
+
+    async def restore(self, paths: Iterable[str]) -> None:
+        """Put ``paths`` back as the look before the latest observation saw them. Raises
+        RestoreFailed (naming the paths) when one cannot be, or nothing was observed."""
+        wanted = sorted(set(paths))
+        async with self._lock:
+            before, now = self._before, self._now
+            if before is None or now is None:
+                raise RestoreFailed(wanted, "there is no earlier look to go back to")
+            self._now = await _off_loop(lambda: self._put_back(before, now, wanted))
+            await _off_loop(lambda: self._drop_unused(now))
+
+    def close(self) -> None:
+        """Stop watching the workspace (the stash stays until the next ``start``)."""
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+
+    # -- on the worker thread ---------------------------------------------------------
+
+    def _shares_a_file_system(self) -> bool:
+        device = os.stat(self._root).st_dev
+        for place in self._elsewhere:
+            try:
+                if os.stat(place).st_dev == device:
+                    return True
+            except FileNotFoundError:
+                continue
+        return False
+
+    def _snapshot(self) -> dict[str, Entry]:
+        """A full walk of the workspace; the kernel's watches are set up again with it.
+        Looks happen between calls, while no agent process runs, so nothing changes between
+        the walk and the watches."""
+        if self._watch is not None:
+            self._watch.reset()
+        entries = take_snapshot(
+            self._root, max_paths=self._limits.max_paths, max_seconds=self._limits.max_seconds
+        )
+        if self._watch is not None:
+            directories = [p for p, e in entries.items() if e.is_dir]
+            self._watch.watch(["", GIT_DIR, *directories])
+        return entries
+
+    def _entries_since(self, previous: _Look) -> tuple[dict[str, Entry], set[str] | None]:
+        """The workspace now and the paths that may have changed (None: any of them)."""
+        touched = self._watch.drain() if self._watch is not None else None
+        if touched is None or GIT_DIR in touched.paths:
+            return self._snapshot(), None
+        entries, candidates = refresh(
+            self._root,
+            previous.entries,
+            touched.paths | previous.linked,
+            touched.trees,
+            max_paths=self._limits.max_paths,
+            max_seconds=self._limits.max_seconds,
+        )
+        if self._watch is not None:
+            new = [p for p in candidates if p in entries and entries[p].is_dir]
+            if not self._watch.watch(new):
+                return self._snapshot(), None
+        return entries, candidates
+
+    def _first_look(self) -> _Look:
+        self._stash.mkdir(parents=True, exist_ok=True)
+        for old in self._stash.iterdir():
+            old.unlink()
+        started = time.time_ns()
+        entries = self._snapshot()
+        look = _Look(entries, taken_ns=started, linked=_linked(entries))
+        total = 0
+        for path, entry in look.entries.items():
+            total += entry.size if entry.is_file else 0
+            if total > self._limits.max_stash_bytes:
+                raise TooLarge(
+                    f"the workspace holds more than {self._limits.max_stash_bytes:,} bytes"
+                )
+            self._keep(look, path, entry)
+        return look
+
+    def _next_look(self, previous: _Look) -> tuple[_Look, Effects]:
+        started = time.time_ns()
+        entries, candidates = self._entries_since(previous)
+        if candidates is None:
+            before, after = previous.entries, entries
+            linked = _linked(entries)
+        else:
+            before = {p: previous.entries[p] for p in candidates if p in previous.entries}
+            after = {p: entries[p] for p in candidates if p in entries}
+            linked = {p for p in previous.linked | candidates if p in entries}
+            linked = {p for p in linked if entries[p].links > 1 and entries[p].is_file}
+        suspect = frozenset(self._racy(previous, after))
+        changes = compare(before, after, suspect)
+        look = _Look(
+            entries,
+            copies=dict(previous.copies),
+            links=dict(previous.links),
+            taken_ns=started,
+            linked=linked,
+        )
+        for change in changes:
+            for path in (change.path, change.source):
+                if path is not None:
+                    look.copies.pop(path, None)
+                    look.links.pop(path, None)
+            if change.path in entries:
+                self._keep(look, change.path, entries[change.path])
+        workspace = tuple(c for c in changes if not _in_git(c.path))
+        git_state = tuple(c.path for c in changes if _in_git(c.path))
+        return look, Effects(workspace, git_state)
+
+    def _racy(self, previous: _Look, entries: dict[str, Entry]) -> Iterable[str]:
+        for path, entry in entries.items():
+            if not entry.is_file or entry.mtime_ns < previous.taken_ns - RACY_NS:
+                continue
+            if previous.entries.get(path) != entry or path not in previous.copies:
+                continue
+            copy = self._stash / previous.copies[path]
+            if not filecmp.cmp(copy, self._root / path, shallow=False):
+                yield path
+
+    def _keep(self, look: _Look, path: str, entry: Entry) -> None:
+        source = self._root / path
+        if entry.is_link:
+            look.links[path] = os.readlink(source)
+        elif entry.is_file:
+            name = f"{next(self._names):x}"
+            shutil.copyfile(source, self._stash / name, follow_symlinks=False)
+            look.copies[path] = name
+
+    def _drop_unused(self, dropped: _Look) -> None:
+        """Remove the copies only ``dropped`` (a look no longer kept) referred to."""
+        unused = set(dropped.copies.values())
+        for look in (self._before, self._now):
+            if look is not None:
+                unused.difference_update(look.copies.values())
+        for name in unused:
+            (self._stash / name).unlink(missing_ok=True)
+
+    def _put_back(self, before: _Look, now: _Look, paths: list[str]) -> _Look:
+        failed: list[str] = []
+        gone = [p for p in paths if p not in before.entries]
+        for path in sorted(gone, key=lambda p: p.count("/"), reverse=True):
+            if not _remove(self._root / path):
+                failed.append(path)
+        back = [p for p in paths if p in before.entries]
+        for path in sorted(back, key=lambda p: p.count("/")):
+            try:
+                self._write_back(before, path)
+            except OSError:
+                failed.append(path)
+        if failed:
+            raise RestoreFailed(failed, "the file system refused")
+        entries = self._snapshot()
+        look = _Look(entries, taken_ns=time.time_ns(), linked=_linked(entries))
+        restored = set(paths)
+        for path, entry in look.entries.items():
+            origin = before if path in restored else now
+            if path in origin.copies:
+                look.copies[path] = origin.copies[path]
+            elif path in origin.links:
+                look.links[path] = origin.links[path]
+            elif entry.is_file or entry.is_link:
+                self._keep(look, path, entry)
+        return look
+
+    def _write_back(self, before: _Look, path: str) -> None:
+        entry = before.entries[path]
+        target = self._root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if entry.is_dir:
+            if target.is_symlink() or (target.exists() and not target.is_dir()):
+                _remove(target)
+            target.mkdir(exist_ok=True)
+            os.chmod(target, stat.S_IMODE(entry.mode))
+            return
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        temporary = target.with_name(f".{target.name}.plancord-restore")
+        _remove(temporary)
+        if entry.is_link:
+            os.symlink(before.links[path], temporary)
+        else:
+            shutil.copyfile(self._stash / before.copies[path], temporary)
+            os.chmod(temporary, stat.S_IMODE(entry.mode))
+        os.utime(temporary, ns=(entry.mtime_ns, entry.mtime_ns), follow_symlinks=False)
+        os.replace(temporary, target)
+
+
+def _remove(path: Path) -> bool:
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _linked(entries: dict[str, Entry]) -> set[str]:
+    return {path for path, entry in entries.items() if entry.links > 1 and entry.is_file}
+
+
+def _in_git(path: str) -> bool:
+    return path == GIT_DIR or path.startswith(GIT_DIR + "/")
+
+
+async def _off_loop(work: Callable[[], T]) -> T:
+    return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, work)

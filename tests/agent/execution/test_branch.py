@@ -1,0 +1,271 @@
+"""An approved plan's branch, with real git in a sandbox: start from the reviewed tree, a
+commit per step, merge, discard, roll back, push."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from plancord.agent.execution.branch import (
+    BranchError,
+    BranchRecord,
+    ExecutionBranch,
+    FileChange,
+    MergeConflict,
+    Merged,
+)
+from plancord.core.shell.sandbox import SandboxPolicy
+
+from .test_observe import tree_state
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def here(tmp_path: Path) -> Path:
+    return tmp_path.resolve()
+
+
+@pytest.fixture
+def workspace(here: Path) -> Path:
+    root = here / "workspace"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / ".gitignore").write_text("*.log\n")
+    (root / "app.py").write_text("one\ntwo\n")
+    (root / "tool.sh").write_text("#!/bin/sh\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    (root / "app.py").write_text("one\ntwo\nstaged\n")
+    git(root, "add", "app.py")
+    (root / "app.py").write_text("one\ntwo\nstaged\nunstaged\n")
+    (root / "notes.txt").write_text("untracked\n")
+    (root / "debug.log").write_text("ignored\n")
+    return root
+
+
+@pytest.fixture
+def branches(workspace: Path) -> ExecutionBranch:
+    return ExecutionBranch(SandboxPolicy(workspace=workspace, writable=True))
+
+
+def whole_state(root: Path) -> tuple[dict[str, tuple[str, int, bytes]], str, str, str]:
+    """The working tree, the staged tree, HEAD's branch and the base commit."""
+    return (
+        tree_state(root),
+        git(root, "write-tree"),
+        git(root, "symbolic-ref", "HEAD"),
+        git(root, "rev-parse", "main"),
+    )
+
+
+async def test_start_commits_the_reviewed_tree_and_keeps_the_base(
+    branches: ExecutionBranch, workspace: Path
+) -> None:
+    files_before = tree_state(workspace)
+    base = git(workspace, "rev-parse", "main")
+    record = await branches.start("p1", 2)
+    assert record.branch == "plancord/p1-v2" and record.base == "main"
+    assert git(workspace, "rev-parse", "main") == base == record.base_commit
+    assert git(workspace, "symbolic-ref", "HEAD") == "refs/heads/plancord/p1-v2"
+    assert tree_state(workspace) == files_before
+    assert git(workspace, "status", "--porcelain") == ""
+    assert git(workspace, "show", f"{record.reviewed_commit}:notes.txt") == "untracked"
+    assert git(workspace, "log", "-1", "--format=%an <%ae>", record.reviewed_commit) == (
+        "plancord <plancord@plancord.invalid>"
+    )
+
+
+@pytest.mark.parametrize(
+    ("setup", "reason"),
+    [
+        (lambda root: git(root, "checkout", "-q", "--detach"), "detached"),
+        (lambda root: (root / ".git" / "MERGE_HEAD").write_text("x\n"), "merge"),
+        (lambda root: (root / ".git" / "rebase-merge").mkdir(), "rebase"),
+        (lambda root: (root / ".git" / "CHERRY_PICK_HEAD").write_text("x\n"), "cherry-pick"),
+    ],
+)
+async def test_workspaces_that_cannot_take_a_branch_are_refused(
+    branches: ExecutionBranch, workspace: Path, setup: object, reason: str
+) -> None:
+    setup(workspace)  # type: ignore[operator]
+    assert reason in (await branches.refusal() or "")
+    with pytest.raises(BranchError, match=reason):
+        await branches.start("p1", 1)
+    assert "plancord/p1-v1" not in git(workspace, "branch", "--list")
+
+
+async def test_a_bare_repository_is_refused(here: Path) -> None:
+    bare = here / "bare.git"
+    git(here, "init", "-q", "--bare", str(bare))
+    branches = ExecutionBranch(SandboxPolicy(workspace=bare, writable=True))
+    assert await branches.refusal() == "the workspace is a bare repository"
+
+
+async def started(branches: ExecutionBranch, workspace: Path) -> BranchRecord:
+    record = await branches.start("p1", 1)
+    (workspace / "app.py").write_text("one\nTWO\nstaged\nunstaged\n")
+    (workspace / "new.py").write_text("a\nb\nc\n")
+    await branches.commit_step(record, 1, "Edit the app")
+    (workspace / "tool.sh").chmod(0o755)
+    (workspace / "notes.txt").unlink()
+    (workspace / "blob.bin").write_bytes(b"\x00\x01\x02")
+    await branches.commit_step(record, 2, "Tidy  up\nnotes")
+    return record
+
+
+async def test_steps_list_their_files_with_line_counts(
+    branches: ExecutionBranch, workspace: Path
+) -> None:
+    record = await started(branches, workspace)
+    await branches.commit_step(record, 3, "Nothing")
+    steps = await branches.steps(record)
+    assert [(s.step, s.title) for s in steps] == [
+        (1, "Edit the app"),
+        (2, "Tidy up notes"),
+        (3, "Nothing"),
+    ]
+    assert steps[0].files == (FileChange("app.py", 1, 1), FileChange("new.py", 3, 0))
+    assert set(steps[1].files) == {
+        FileChange("blob.bin", None, None),
+        FileChange("notes.txt", 0, 1),
+        FileChange("tool.sh", 0, 0),
+    }
+    assert steps[2].files == ()
+    assert git(workspace, "log", "-1", "--format=%an", "HEAD") == "plancord"
+
+
+async def test_the_full_diff_is_written_whatever_its_size(
+    branches: ExecutionBranch, workspace: Path
+) -> None:
+    record = await branches.start("p1", 1)
+    (workspace / "big.txt").write_text("".join(f"line {n}\n" for n in range(600_000)))
+    await branches.commit_step(record, 1, "Big")
+    diff = await branches.write_diff(record)
+    text = diff.read_text()
+    assert diff.stat().st_size > 5_000_000
+    assert text.startswith("diff --git a/big.txt b/big.txt")
+    assert text.rstrip().endswith("+line 599999")
+
+
+async def test_merge_fast_forwards_when_the_base_did_not_move(
+    branches: ExecutionBranch, workspace: Path
+) -> None:
+    record = await started(branches, workspace)
+    files = tree_state(workspace)
+    merged = await branches.merge(record)
+    assert merged == Merged(git(workspace, "rev-parse", "HEAD"), fast_forward=True)
+    assert git(workspace, "symbolic-ref", "HEAD") == "refs/heads/main"
+    assert git(workspace, "rev-parse", "main") == git(workspace, "rev-parse", record.branch)
+    assert tree_state(workspace) == files
+    assert git(workspace, "status", "--porcelain") == ""
+
+
+def move_base(workspace: Path, path: str, text: str) -> None:
+    """Another commit lands on main, without touching the working tree."""
+    blob = subprocess.run(
+        ["git", "-C", str(workspace), "hash-object", "-w", "--stdin"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    index = workspace / ".git" / "other.index"
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    run = lambda *a: subprocess.run(  # noqa: E731
+        ["git", "-C", str(workspace), "-c", "user.name=o", "-c", "user.email=o@o", *a],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    run("read-tree", "main")
+    run("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}")
+    tree = run("write-tree")
+    commit = run("commit-tree", tree, "-p", "main", "-m", "moved")
+    run("update-ref", "refs/heads/main", commit)
+
+
+async def test_merge_makes_a_merge_commit_when_the_base_moved(
+    branches: ExecutionBranch, workspace: Path
+) -> None:
+    record = await started(branches, workspace)
+    move_base(workspace, "elsewhere.txt", "from main\n")
+    merged = await branches.merge(record)
+    assert isinstance(merged, Merged) and not merged.fast_forward
+    assert git(workspace, "rev-parse", "main") == merged.commit
+    assert (workspace / "elsewhere.txt").read_text() == "from main\n"
+    assert (workspace / "new.py").read_text() == "a\nb\nc\n"
+    assert git(workspace, "status", "--porcelain") == ""
+
+
+async def test_a_conflicting_merge_changes_nothing(
+    branches: ExecutionBranch, workspace: Path
+) -> None:
+    record = await started(branches, workspace)
+    move_base(workspace, "new.py", "other\n")
+    before = whole_state(workspace)
+    assert await branches.merge(record) == MergeConflict(("new.py",))
+    assert whole_state(workspace) == before
+
+
+async def test_discard_gives_back_exactly_the_reviewed_state(
+    branches: ExecutionBranch, workspace: Path
+) -> None:
+    reviewed = whole_state(workspace)
+    record = await started(branches, workspace)
+    (workspace / "stray.txt").write_text("uncommitted work\n")
+    await branches.discard(record)
+    assert whole_state(workspace) == reviewed
+    assert git(workspace, "status", "--porcelain") == "MM app.py\n?? notes.txt".strip()
+    assert "plancord/" not in git(workspace, "branch", "--list")
+
+
+async def test_roll_back_to_before_a_step(branches: ExecutionBranch, workspace: Path) -> None:
+    record = await branches.start("p1", 1)
+    after_reviewed = tree_state(workspace)
+    (workspace / "a.txt").write_text("a\n")
+    one = await branches.commit_step(record, 1, "A")
+    after_one = tree_state(workspace)
+    (workspace / "b.txt").write_text("b\n")
+    (workspace / "app.py").unlink()
+    await branches.commit_step(record, 2, "B")
+    await branches.roll_back(record, 2)
+    assert tree_state(workspace) == after_one
+    assert git(workspace, "rev-parse", "HEAD") == one
+    await branches.roll_back(record, 1)
+    assert tree_state(workspace) == after_reviewed
+    with pytest.raises(BranchError, match="Step 1 has no commit"):
+        await branches.roll_back(record, 1)
+
+
+async def test_push_to_a_local_bare_remote(here: Path, workspace: Path) -> None:
+    remote = here / "remote.git"
+    git(here, "init", "-q", "--bare", str(remote))
+    git(workspace, "remote", "add", "origin", str(remote))
+    branches = ExecutionBranch(SandboxPolicy(workspace=workspace, writable=True, shared=(remote,)))
+    record = await started(branches, workspace)
+    await branches.push(record, "origin")
+    assert git(remote, "rev-parse", record.branch) == git(workspace, "rev-parse", "HEAD")
+    with pytest.raises(BranchError, match="not a remote"):
+        await branches.push(record, "--upload-pack=x")
+
+
+async def test_a_step_is_committed_only_on_the_branch(
+    branches: ExecutionBranch, workspace: Path
+) -> None:
+    record = await branches.start("p1", 1)
+    git(workspace, "checkout", "-q", "main")
+    with pytest.raises(BranchError, match="not on plancord/p1-v1"):
+        await branches.commit_step(record, 1, "A")
