@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plancord.agent.agent_settings import ThinkingSettings, overrides_from
+from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
 from plancord.agent.tools import default_registry
@@ -25,6 +26,7 @@ from plancord.core.service import PlanningService
 from plancord.storage.backend import Backend
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.engines import open_database
+from plancord.storage.executions import ExecutionStore
 from plancord.storage.store import SqlStore
 
 
@@ -42,11 +44,14 @@ def core_services(
     config: Config, db: Backend, clock: Clock, listeners: Sequence[PlanningListener] = ()
 ) -> CoreServices:
     """The one place the store, the settings and the planning service are wired together;
-    plans bind to the workspace tree they were submitted against."""
+    plans bind to the workspace tree they were submitted against, and an approved plan
+    executes on a branch of its own."""
     store = SqlStore(db)
     settings = StoredSettings(config, store)
-    probe = GitTreeProbe(config.data_dir / "agents", config.sandbox_settings)
-    planning = PlanningService(store, clock, settings, list(listeners), probe)
+    agents_dir = config.data_dir / "agents"
+    probe = GitTreeProbe(agents_dir, config.sandbox_settings)
+    branches = BranchStarter(agents_dir, config.sandbox_settings, ExecutionStore(db), clock)
+    planning = PlanningService(store, clock, settings, list(listeners), probe, branches)
     return CoreServices(store, ConversationStore(db), settings, planning)
 
 

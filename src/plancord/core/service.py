@@ -53,6 +53,7 @@ from plancord.core.planning import (
 from plancord.core.planning_results import EnterOutcome, PlanningStatus
 from plancord.core.ports import (
     Clock,
+    ExecutionStarter,
     PlanningChange,
     PlanningListener,
     PlanStore,
@@ -76,14 +77,17 @@ class PlanningService:
         settings: SettingsProvider,
         notifiers: Sequence[PlanningListener] = (),
         probe: WorkspaceProbe | None = None,
+        executions: ExecutionStarter | None = None,
     ) -> None:
+        """``executions`` puts each approved revision on a branch of its own (none: the
+        plan executes where the workspace stands, as in tests of the planning alone)."""
         self.store = store
         self.clock = clock
         self.settings = settings
         self.probe = probe
         self._runner = TransitionRunner(store, clock, notifiers)
         votes = ApprovalVotes(store, clock, self._runner)
-        self._decisions = Decisions(store, clock, settings, self._runner, votes, probe)
+        self._decisions = Decisions(store, clock, settings, self._runner, votes, probe, executions)
         self._deadlines = Deadlines(store, clock, settings, self._runner)
         self._submissions = Submissions(
             store, clock, settings, self._runner, self._decisions, probe
