@@ -29,6 +29,9 @@ class StepOutcome(StrEnum):
 class ExecutionEventKind(StrEnum):
     COMMAND = "command"
     DRIFT = "drift"
+    CHECKPOINT = "checkpoint"
+    """A 🔴 step's checkpoint answered: ``allowed`` (Continue), ``denied`` (Stop) or
+    ``timed-out``."""
 
 
 class DriftDecision(StrEnum):
@@ -78,8 +81,8 @@ class ExecutionRecord(BaseModel):
 
 
 class ExecutionEvent(BaseModel):
-    """A command run (a mutating call) or a drift event, in the step it happened in
-    (``step`` 1-based, as shown)."""
+    """A command run (a mutating call), a drift event or a checkpoint's answer, in the step
+    it happened in (``step`` 1-based, as shown)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -1,7 +1,8 @@
--- plancord schema v8: each approved plan's execution on its own branch, as the host keeps it
--- (the current step and each step's outcome), and the commands run and drift events during
--- it, with how each drift was decided. The same SQL serves SQLite and PostgreSQL. Like
--- plan_revisions, these rows outlive the agent: a completion card reads them.
+-- plancord schema v8: each approved plan's execution on its own branch, as the host keeps
+-- it (the current step and each step's outcome), and the commands run, drift events and
+-- high-risk checkpoints during it, with how each was decided. The same SQL serves SQLite
+-- and PostgreSQL. Like plan_revisions, these rows outlive the agent: a completion card
+-- reads them.
 
 CREATE TABLE executions (
     plan_id            TEXT PRIMARY KEY,
@@ -27,7 +28,7 @@ CREATE TABLE execution_events (
     seq       INTEGER NOT NULL CHECK (seq >= 1),
     at        TEXT NOT NULL,
     step      INTEGER NOT NULL CHECK (step >= 1),
-    kind      TEXT NOT NULL CHECK (kind IN ('command', 'drift')),
+    kind      TEXT NOT NULL CHECK (kind IN ('command', 'drift', 'checkpoint')),
     tool      TEXT NOT NULL,
     action    TEXT NOT NULL,
     paths     TEXT NOT NULL,
