@@ -28,9 +28,9 @@ from typing import Any
 from _common import ANA, Bench, median_ms, open_bench
 from plancord.agent.runtime import AgentSession
 from plancord.agent.tools.base import ToolContext, ToolResult
-from plancord.core.drift import drift
 from plancord.core.errors import ModelCallFailed
 from plancord.core.gate import GateRequest, ToolKind, decide
+from plancord.core.holding import hold_to_step
 from plancord.core.permissions import PermissionProfile
 from plancord.core.plan import Plan
 from plancord.core.planning import EntrySource, Phase, PlanRef
@@ -131,8 +131,8 @@ async def parts(bench: Bench, runs: int) -> dict[str, float]:
         "read-only filter('ls')": [],
         "read-only filter('ls dir_N')": [],
         "read-only filter(git log | grep | head)": [],
-        "drift check (in scope)": [],
-        "drift check (outside the plan)": [],
+        "holding check (within the step)": [],
+        "holding check (drift)": [],
     }
     for number in range(runs * 10):
         started = time.perf_counter()
@@ -144,16 +144,16 @@ async def parts(bench: Bench, runs: int) -> dict[str, float]:
         short = time.perf_counter()
         classify(pipeline.format(n=number), workspace)
         done = time.perf_counter()
-        drift(plan, "str_replace", (f"src/mod_{number}.py",))
+        hold_to_step(plan, 0, "str_replace", (f"src/mod_{number}.py",))
         inside = time.perf_counter()
-        drift(plan, "str_replace", (f"docs/page_{number}.md",))
+        hold_to_step(plan, 0, "str_replace", (f"docs/page_{number}.md",))
         outside = time.perf_counter()
         samples["decide"].append(decided - started)
         samples["read-only filter('ls')"].append(first - decided)
         samples["read-only filter('ls dir_N')"].append(short - first)
         samples["read-only filter(git log | grep | head)"].append(done - short)
-        samples["drift check (in scope)"].append(inside - done)
-        samples["drift check (outside the plan)"].append(outside - inside)
+        samples["holding check (within the step)"].append(inside - done)
+        samples["holding check (drift)"].append(outside - inside)
 
     approved = next(a for a in await bench.store.list_audit("ada") if a.action == "approved")
     assert approved.plan_id is not None

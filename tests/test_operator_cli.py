@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import pytest
 
 from plancord.agent.manager import StoredSettings
+from plancord.agent.workspace import init_workspace
 from plancord.cli_operator import APPROVAL_MODES
 from plancord.config import load_config
 from plancord.core.agents import AgentRecord
@@ -133,6 +134,8 @@ def world(tmp_path: Path) -> World:
             await store.create_agent(
                 AgentRecord(name="bob", model="claude-other", role="worker", created_at=created)
             )
+        for name in ("ada", "bob"):  # an approved plan executes on a branch of the workspace
+            await init_workspace(tmp_path / "state" / "agents" / name / "workspace", name)
 
     asyncio.run(setup())
     return found

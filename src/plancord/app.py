@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plancord.agent.agent_settings import ThinkingSettings, overrides_from
+from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.mcp import McpHub
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
@@ -34,6 +35,7 @@ from plancord.core.service import PlanningService
 from plancord.storage.backend import Backend
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.engines import open_database
+from plancord.storage.executions import ExecutionStore
 from plancord.storage.plan_reviews import PlanReviewStore
 from plancord.storage.store import SqlStore
 
@@ -56,13 +58,23 @@ def core_services(
     members: MemberDirectory | None = None,
 ) -> CoreServices:
     """The one place the store, the settings and the planning service are wired together;
-    plans bind to the workspace tree they were submitted against, and approval votes are
-    counted for voters ``members`` reads as still entitled (none without it)."""
+    plans bind to the workspace tree they were submitted against, an approved plan executes
+    on a branch of its own, and approval votes are counted for voters ``members`` reads as
+    still entitled (none without it)."""
     store = SqlStore(db)
     settings = StoredSettings(config, store)
-    probe = GitTreeProbe(config.data_dir / "agents", config.sandbox_settings)
+    agents_dir = config.data_dir / "agents"
+    probe = GitTreeProbe(agents_dir, config.sandbox_settings)
+    branches = BranchStarter(agents_dir, config.sandbox_settings, ExecutionStore(db), clock)
     planning = PlanningService(
-        store, clock, settings, list(listeners), probe, members, reviews=PlanReviewStore(db)
+        store,
+        clock,
+        settings,
+        list(listeners),
+        probe,
+        members,
+        reviews=PlanReviewStore(db),
+        executions=branches,
     )
     return CoreServices(store, ConversationStore(db), settings, planning)
 

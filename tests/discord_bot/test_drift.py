@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from plancord.core.drift import drift
+from plancord.core.holding import StepDrift, hold_to_step
 from plancord.core.plan import Plan, PlanStep
 from plancord.core.planning import Phase
 from tests.discord_bot.plans import submitted_plan
@@ -102,7 +102,7 @@ def test_scope(
     steps: tuple[PlanStep, ...], tool: str, paths: tuple[str, ...], inside: bool
 ) -> None:
     plan = Plan(summary="s", steps=steps)
-    assert (drift(plan, tool, paths) is None) is inside
+    assert (not isinstance(hold_to_step(plan, 0, tool, paths), StepDrift)) is inside
 
 
 @pytest.mark.parametrize("pattern", ["/etc/passwd", "../x", "a/../../b", "~/x", "`x`", "*" * 9])

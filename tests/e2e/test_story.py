@@ -13,6 +13,9 @@ from tests.e2e.workspace import git_subjects, workspace_of
 from tests.world import PlanScene, buttons
 
 SEEDED = ["Add app.py", "Initial commit"]
+# The plan ran on its own branch, a commit per step by the host (the agent's own commit of
+# step 2 found step 1's commit had taken greet.py already).
+STEP_COMMITS = ["step 2: Commit it", "step 1: Create greet.py with hello(name)"]
 PLAN_V2 = {
     **PLAN,
     "summary": "Add a greeting module with a default name",
@@ -100,7 +103,7 @@ async def test_the_demo_story(story: Any) -> None:
         "Done: greet.py is committed.",
     ]
     assert (workspace_of(scene) / "greet.py").read_text() == GREET
-    assert git_subjects(workspace_of(scene)) == ["Add greeting module", *SEEDED]
+    assert git_subjects(workspace_of(scene)) == [*STEP_COMMITS, *SEEDED]
     assert [action for action, _ in await scene.audit()] == [
         "agent-created",
         "entered",
@@ -148,7 +151,10 @@ async def test_edit_then_approve_the_second_revision(story: Any) -> None:
         "✅ Plan v2 complete: Add a greeting module with a default name\n"
         "> plan v2: greet.py committed"
     )
-    assert git_subjects(workspace_of(scene)) == ["Add greeting module", *SEEDED]
+    assert git_subjects(workspace_of(scene))[1:] == [
+        "step 1: Create greet.py with hello(name='world')",
+        *SEEDED,
+    ]
     actions = [action for action, _ in await scene.audit()]
     assert actions.count("submitted") == 2
     assert actions.count("approved") == 1
@@ -210,5 +216,5 @@ async def test_a_restart_while_waiting_for_approval(story: Any) -> None:
 
     assert scene.progress_message().embeds[0].title == "Plan v1 complete: Add a greeting module"
     assert (workspace_of(scene) / "greet.py").read_text() == GREET
-    assert git_subjects(workspace_of(scene)) == ["Add greeting module", *SEEDED]
+    assert git_subjects(workspace_of(scene)) == [*STEP_COMMITS, *SEEDED]
     assert (await scene.state()).phase is Phase.INACTIVE

@@ -103,7 +103,7 @@ async def make_harness(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
         role: str | None = None,
     ) -> Harness:
         server = await FakeAnthropicServer(script).start()
-        config = Config.model_validate({"plan_mode": plan_mode or {}})
+        config = Config.model_validate({"plan_mode": plan_mode or {}, "data_dir": str(tmp_path)})
         db = await Database.open(tmp_path / "plancord.db")
         clock = ManualClock()
         channel = ChannelRecorder()

@@ -1,27 +1,31 @@
 """Tool dispatch: the single choke point every tool call passes. It validates the input,
-asks the gate (with the read-only filter's verdict and, while executing, whether the call is
-within the approved plan), asks a human when the gate says so, and only then runs the tool."""
+asks the gate (with the read-only filter's verdict and, while executing, whether the tool is
+one a step from the host's current step on uses), asks a human when the gate says so, and
+only then runs the tool. While a plan executes, every call that can change files runs held
+by the ``ExecutionHost``: observed before and after, its changed paths held to the current
+step, and a verdict that stops execution ends the agent's turn too."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from plancord.agent.execution.host import ExecutionHost, HeldCall
 from plancord.agent.runtime_settings import RuntimeSettings
 from plancord.agent.sessions import AgentSession
 from plancord.agent.tools.base import Tool, ToolContext, ToolRegistry, ToolResult
 from plancord.agent.workspace import workspace_of
-from plancord.core.drift import drift as drift_of
-from plancord.core.errors import (
-    PlancordError,
-)
+from plancord.core.errors import PlancordError
+from plancord.core.execution import ExecutionRecord
 from plancord.core.gate import GateDecision, GateOutcome, GateRequest, ToolKind, decide
 from plancord.core.logs import log_refusal
 from plancord.core.permissions import PermissionProfile, action_string
+from plancord.core.plan import Plan
 from plancord.core.planning import (
     Actor,
     ApprovalMode,
@@ -58,7 +62,9 @@ class ToolDispatch:
         agents_dir: Path,
         clock: Clock,
         settings: RuntimeSettings,
+        host: ExecutionHost | None = None,
     ) -> None:
+        self._host = host
         self._store = store
         self._planning = planning
         self._plan_settings = plan_settings
@@ -103,7 +109,8 @@ class ToolDispatch:
         verdict = await asyncio.to_thread(tool.shell_verdict, args, workspace)
         detail = tool.detail(args)
         guard = tool.guarded_as(args, workspace)
-        drift = await self._drift(state, tool, args, verdict)
+        held = await self._held(state, tool, verdict)
+        drift = ExecutionHost.tool_drift(held[1], held[0], name) if held is not None else None
         request = GateRequest(
             tool_name=name,
             tool_kind=tool.kind,
@@ -148,6 +155,23 @@ class ToolDispatch:
                 return ToolResult.error("Not run: a human denied permission for this action.")
         if state.phase is Phase.GATHERING:
             await self._planning.touch(agent)
+        call_held = None
+        if held is not None and self._host is not None:
+            call_held = HeldCall(
+                record=held[0],
+                plan=held[1],
+                tool=name,
+                action=request.action,
+                requested_by=_requester_of(state, session),
+                timeout_seconds=self._settings.permission_timeout_seconds,
+                policy=plan_settings.drift,
+                checkpoints=plan_settings.confirm_high_risk_steps,
+                drift_decided=decision.drift is not None,
+            )
+            moved, before = await self._host.before(call_held)
+            if before.error is not None:
+                return await self._refused(session, state, before.error, before.stop)
+            call_held = replace(call_held, record=moved)
         context = ToolContext(
             agent=record,
             workspace=workspace_of(self._agents_dir, agent),
@@ -166,20 +190,53 @@ class ToolDispatch:
             verdict=verdict,
             stopped=lambda: session.stop_requested,
         )
-        return await tool.run(args, context)
+        if call_held is None or self._host is None:
+            return await tool.run(args, context)
+        try:
+            result = await tool.run(args, context)
+        finally:
+            after = await self._host.after(call_held)
+        if after.error is None:
+            return result
+        return await self._refused(session, state, after.error, after.stop, result)
 
-    async def _drift(
-        self, state: PlanningState, tool: Tool[Any], args: Any, verdict: Verdict | None
-    ) -> str | None:
-        """While executing: why this mutating call is outside the approved plan, or None."""
-        if state.phase is not Phase.EXECUTING or tool.kind is not ToolKind.MUTATING:
+    async def _held(
+        self, state: PlanningState, tool: Tool[Any], verdict: Verdict | None
+    ) -> tuple[ExecutionRecord, Plan] | None:
+        """While a plan executes on its branch: the execution and the plan a call that can
+        change files is held to. A shell command the read-only filter allowed runs with
+        the workspace read-only, so it changes nothing and is not held."""
+        if self._host is None or state.phase is not Phase.EXECUTING:
             return None
-        if (verdict is not None and verdict.allowed) or state.plan_id is None:
+        if tool.kind is not ToolKind.MUTATING or state.plan_id is None:
             return None
+        if verdict is not None and verdict.allowed:
+            return None
+        record = await self._host.running(state.agent)
         revision = await self._store.get_revision(state.plan_id, state.revision)
-        if revision is None:
+        if record is None or revision is None or record.plan_id != state.plan_id:
             return None
-        return drift_of(revision.plan, tool.name, tool.target_paths(args))
+        return record, revision.plan
+
+    async def _refused(
+        self,
+        session: AgentSession,
+        state: PlanningState,
+        text: str,
+        stop: bool,
+        result: ToolResult | None = None,
+    ) -> ToolResult:
+        """The host's verdict for the model; when it stops execution, the plan is ended
+        (by policy, with the steps so far kept) and so is the agent's turn."""
+        if stop:
+            current = await self._store.load_state(state.agent)
+            if current.phase is Phase.EXECUTING:
+                await self._planning.complete(
+                    state.agent, Actor.policy("execution"), text.split(". ")[0]
+                )
+            session.request_stop()
+        shown = f"{result.content}\n\n{text}" if result is not None and result.content else text
+        return ToolResult.error(shown)
 
     async def _audit_drift(self, state: PlanningState, action: str, decision: GateDecision) -> None:
         await self._store.append_audit(

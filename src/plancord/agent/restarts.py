@@ -14,8 +14,10 @@ from plancord.agent.interruptions import TurnMarkers
 from plancord.agent.loop import ToolLoop
 from plancord.agent.sessions import Sessions
 from plancord.core.errors import PlancordError
-from plancord.core.planning import Phase
+from plancord.core.planning import Actor, Phase
+from plancord.core.service import PlanningService
 from plancord.core.shards import ShardShare
+from plancord.storage.executions import ExecutionStore
 from plancord.storage.store import SqlStore
 
 log = logging.getLogger(__name__)
@@ -33,7 +35,11 @@ class Restarts:
         markers: TurnMarkers,
         store: SqlStore,
         shards: ShardShare,
+        executions: ExecutionStore,
+        planning: PlanningService,
     ) -> None:
+        self._executions = executions
+        self._planning = planning
         self._sessions = sessions
         self._loop = loop
         self._writer = writer
@@ -78,6 +84,8 @@ class Restarts:
                 self._markers.clear(agent)
                 continue
             resumed.append(agent)
+            if state.phase is Phase.EXECUTING and await self._checkpoint_waited(agent):
+                continue
             if state.phase in (Phase.EXECUTING, Phase.GATHERING):
                 work = "the approved plan" if state.phase is Phase.EXECUTING else "planning"
                 await self._writer.say(
@@ -100,3 +108,29 @@ class Restarts:
                     "send a message to continue.",
                 )
         return resumed
+
+    async def _checkpoint_waited(self, agent: str) -> bool:
+        """A restart while a 🔴 checkpoint card waited is not a Continue: execution ends
+        (the step never starts) and the agent is not resumed. True when that happened."""
+        record = await self._executions.running(agent)
+        if record is None or record.waiting_checkpoint is None:
+            return False
+        step = record.waiting_checkpoint + 1
+        why = f"plancord restarted while the checkpoint of high-risk step {step} waited"
+        try:
+            await self._planning.complete(
+                agent, Actor.policy("restart"), f"Execution ended: {why}."
+            )
+        except PlancordError:
+            log.exception("agent %s: could not end execution after a restart", agent)
+        note = (
+            f"{HOST} Execution ended: {why}, so step {step} never started. Plan mode has "
+            "ended with the steps so far kept; do not continue the plan."
+        )
+        await self._writer.add_user_blocks(agent, [{"type": "text", "text": note}])
+        await self._writer.say(
+            agent,
+            f"⏹ Execution ended: {why}. Step {step} did not start; the steps before it are "
+            "kept on the plan's branch.",
+        )
+        return True

@@ -26,6 +26,8 @@ from typing import Any
 from plancord.agent.budget import BudgetGuard
 from plancord.agent.conversation_writer import ConversationWriter
 from plancord.agent.dispatch import ToolDispatch
+from plancord.agent.execution.host import ExecutionHost
+from plancord.agent.execution.steps import StepKeeper
 from plancord.agent.host_prompts import CONTINUE_PROMPT, HOST, RESUME_PROMPT
 from plancord.agent.interruptions import TurnMarkers
 from plancord.agent.loop import ToolLoop
@@ -54,6 +56,7 @@ from plancord.core.ports import (
 from plancord.core.review_gate import ReviewListener
 from plancord.core.service import PlanningService
 from plancord.storage.conversations import ConversationStore
+from plancord.storage.executions import ExecutionStore
 from plancord.storage.plan_reviews import PlanReviewStore
 from plancord.storage.store import SqlStore
 
@@ -108,6 +111,23 @@ class AgentRuntime:
             clock=clock,
             settings=settings,
         )
+        executions = ExecutionStore(store.db)
+        steps = StepKeeper(
+            executions=executions,
+            notifier=notifier,
+            clock=clock,
+            agents_dir=agents_dir,
+            sandbox=settings.sandbox,
+        )
+        self.host = ExecutionHost(
+            executions=executions,
+            audit=store,
+            steps=steps,
+            notifier=notifier,
+            clock=clock,
+            agents_dir=agents_dir,
+            sandbox=settings.sandbox,
+        )
         self.dispatcher = ToolDispatch(
             store=store,
             planning=planning,
@@ -117,6 +137,7 @@ class AgentRuntime:
             agents_dir=agents_dir,
             clock=clock,
             settings=settings,
+            host=self.host,
         )
         self.budget = BudgetGuard(
             plan_settings=plan_settings,
@@ -143,6 +164,8 @@ class AgentRuntime:
             markers=self.markers,
             store=store,
             shards=settings.shards,
+            executions=executions,
+            planning=planning,
         )
         self.reviews = PlanReviewRuns(
             store=store,
@@ -155,6 +178,7 @@ class AgentRuntime:
             listeners=[notifier] if isinstance(notifier, ReviewListener) else [],
         )
         planning.add_notifier(self.reviews)
+        planning.add_notifier(steps)
         planning.add_notifier(
             PlanEvents(
                 sessions=self._sessions,

@@ -13,6 +13,7 @@ from typing import Any
 
 from plancord.core.approval_votes import ApprovalVotes
 from plancord.core.errors import (
+    ExecutionRefused,
     InvalidTransition,
     NotAuthorised,
     StalePlan,
@@ -38,6 +39,7 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import (
     Clock,
+    ExecutionStarter,
     PlanningChange,
     PlanStore,
     SettingsProvider,
@@ -60,8 +62,10 @@ class Decisions:
         votes: ApprovalVotes,
         probe: WorkspaceProbe | None = None,
         reviews: ReviewRecords | None = None,
+        executions: ExecutionStarter | None = None,
     ) -> None:
         self._store = store
+        self._executions = executions
         self._clock = clock
         self._settings = settings
         self._runner = runner
@@ -107,6 +111,7 @@ class Decisions:
             overridden = await self._check_review(
                 ref, revision, settings, approver, acknowledged_blockers
             )
+        await self._check_branch(ref, state, approver)
         counted = not by_policy and approver.kind is ActorKind.USER and settings.approvals > 1
         if counted:
             votes = await self._votes.cast(ref, state, revision, approver, settings)
@@ -132,15 +137,40 @@ class Decisions:
             detail["review_blockers_acknowledged"] = overridden
         if state.amends is not None:
             detail["amends"] = state.amends
-        return await self._decided(
-            AuditAction.APPROVED,
-            ref,
-            state,
-            new,
-            approver,
-            revision,
-            detail,
-            mode=mode.value if mode is not ApprovalMode.NORMAL else None,
+        steps_count = len(revision.plan.steps)
+        if self._executions is not None and state.amends is None:
+            await self._executions.start(ref.agent, ref.plan_id, ref.revision, steps_count)
+        try:
+            after = await self._decided(
+                AuditAction.APPROVED,
+                ref,
+                state,
+                new,
+                approver,
+                revision,
+                detail,
+                mode=mode.value if mode is not ApprovalMode.NORMAL else None,
+            )
+        except Exception:
+            if self._executions is not None and state.amends is None:
+                await self._executions.abandon(ref.agent, ref.plan_id)
+            raise
+        if self._executions is not None and state.amends is not None:
+            await self._executions.amended(ref.agent, ref.plan_id, ref.revision, steps_count)
+        return after
+
+    async def _check_branch(self, ref: PlanRef, state: PlanningState, approver: Actor) -> None:
+        """Refuse, at approval, a workspace that cannot take an execution branch (detached
+        HEAD, bare, mid-rebase…): the approver is told why and nothing executes. An
+        amendment goes on on the branch its execution already has."""
+        if self._executions is None or state.amends is not None:
+            return
+        why = await self._executions.refusal(ref.agent)
+        if why is None:
+            return
+        await self._runner.audit_refusal(ref, approver, PlanEvent.APPROVE, why)
+        raise ExecutionRefused(
+            f"Not approved: this workspace cannot run a plan on a branch of its own: {why}."
         )
 
     async def _steps_for(

@@ -1,11 +1,10 @@
-"""Execution held to the approved plan: is a mutating call within what some step declared?
+"""What drift is decided by, and which paths a step's ``files`` name.
 
 A step may declare the tools it uses and, optionally, the files it changes (paths or globs:
-``src/*.py``, ``docs/``, ``**/*.md``). While a plan executes, a mutating call is *in scope*
-when some step declares its tool and, if that step names files, every path the call touches
-matches one of them. Anything else is **drift**; the plan-mode knob ``drift`` decides whether
-drift asks a human (the default), is refused (the agent is told to propose an amendment) or
-is only logged. A plan whose steps declare no tools at all puts no limit on tools.
+``src/*.py``, ``docs/``, ``**/*.md``). Whether a call is within the current step is judged
+in ``core.holding`` from the paths the host observed it change; this module holds the two
+things that judgement shares with the settings: the plan-mode knob ``drift`` (ask a human,
+the default; refuse and restore; or only log) and the glob matching of ``files``.
 """
 
 from __future__ import annotations
@@ -16,32 +15,11 @@ from collections.abc import Sequence
 from enum import StrEnum
 from functools import lru_cache
 
-from plancord.core.plan import Plan
-
 
 class DriftPolicy(StrEnum):
     ASK = "ask"
     REFUSE = "refuse"
     LOG = "log"
-
-
-def drift(plan: Plan, tool: str, paths: Sequence[str]) -> str | None:
-    """Why a call of ``tool`` on ``paths`` is outside ``plan``, or None when it is within."""
-    if not any(step.tools for step in plan.steps):
-        return None
-    steps = [step for step in plan.steps if tool in step.tools]
-    if not steps:
-        return f"no step of the approved plan uses `{tool}`"
-    wanted = [_normal(path) for path in paths]
-    if not wanted:
-        return None
-    for step in steps:
-        if not step.files:
-            return None
-        if all(any(_matches(pattern, path) for pattern in step.files) for path in wanted):
-            return None
-    shown = ", ".join(f"`{path}`" for path in wanted[:3])
-    return f"{shown} is not among the files the plan's `{tool}` steps name"
 
 
 def matches_files(patterns: Sequence[str], path: str) -> bool:

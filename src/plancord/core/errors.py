@@ -140,3 +140,8 @@ class ToolResultsNotSaved(PlancordError):
 
 class StaleTree(PlancordError):
     """An approval refused because the workspace changed after the plan was submitted."""
+
+
+class ExecutionRefused(PlancordError):
+    """An approval refused because the workspace cannot take an execution branch; the
+    message says why, and nothing executes."""

@@ -38,6 +38,27 @@ class PlanningChange:
     detail: Mapping[str, Any] = field(default_factory=dict)
 
 
+class ExecutionStarter(Protocol):
+    """Puts an approved revision on a branch of its own (``plancord.agent.execution``)."""
+
+    async def refusal(self, agent: str) -> str | None:
+        """Why the agent's workspace cannot take an execution branch, or None."""
+        ...
+
+    async def start(self, agent: str, plan_id: str, revision: int, steps: int) -> None:
+        """Start the branch from the reviewed tree and record the execution. Raises
+        ``ExecutionRefused`` (nothing changed) when it cannot."""
+        ...
+
+    async def amended(self, agent: str, plan_id: str, revision: int, steps: int) -> None:
+        """An amendment was approved: the running execution goes on with its steps."""
+        ...
+
+    async def abandon(self, agent: str, plan_id: str) -> None:
+        """Undo ``start`` when the approval that started it did not commit."""
+        ...
+
+
 class WorkspaceProbe(Protocol):
     """What the workspace looks like now, so an approval binds to the tree that was reviewed."""
 

@@ -54,6 +54,7 @@ from plancord.core.planning import (
 from plancord.core.planning_results import EnterOutcome, PlanningStatus
 from plancord.core.ports import (
     Clock,
+    ExecutionStarter,
     MemberDirectory,
     PlanningChange,
     PlanningListener,
@@ -81,14 +82,19 @@ class PlanningService:
         probe: WorkspaceProbe | None = None,
         members: MemberDirectory | None = None,
         reviews: ReviewRecords | None = None,
+        executions: ExecutionStarter | None = None,
     ) -> None:
+        """``executions`` puts each approved revision on a branch of its own (none: the
+        plan executes where the workspace stands, as in tests of the planning alone)."""
         self.store = store
         self.clock = clock
         self.settings = settings
         self.probe = probe
         self._runner = TransitionRunner(store, clock, notifiers)
         votes = ApprovalVotes(store, clock, self._runner, members)
-        self._decisions = Decisions(store, clock, settings, self._runner, votes, probe, reviews)
+        self._decisions = Decisions(
+            store, clock, settings, self._runner, votes, probe, reviews, executions
+        )
         self._deadlines = Deadlines(store, clock, settings, self._runner)
         self._submissions = Submissions(
             store, clock, settings, self._runner, self._decisions, probe

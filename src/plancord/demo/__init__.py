@@ -226,8 +226,8 @@ async def tell_story(data_dir: Path, out: TextIO) -> int:
         narrator.channel_news()
 
         beat("the workspace")
-        say("   files changed by the plan:")
-        say(indent(await _git(workspace, "show", "--stat", "--format=", "HEAD"), "     "))
+        say("   files changed by the plan (its branch against main, which did not move):")
+        say(indent(await _git(workspace, "diff", "--stat", "main", "HEAD"), "     "))
         say("   git log --oneline:")
         say(indent(await _git(workspace, "log", "--oneline"), "     "))
         audit = [entry.action for entry in await app.store.list_audit(AGENT)]

@@ -8,31 +8,22 @@ from typing import Any
 import discord
 import pytest
 
-from plancord.core.planning import Phase, StepStatus
+from plancord.core.planning import Phase
 from plancord.discord_bot.asks import permissions, posting
 from plancord.discord_bot.asks.permissions import Permissions
 from tests.discord_bot.agent_scene import SceneFactory
 from tests.discord_bot.asks.asking import pending, tool_results
-from tests.discord_bot.asks.test_checkpoints import PLAN
+from tests.discord_bot.asks.test_checkpoints import DROP, PLAN, WRITE
 from tests.discord_bot.plans import submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.world import buttons
 
 
-def step(number: int, status: str) -> Any:
-    return tool_turn(ToolCall("update_plan_step", {"step": number, "status": status}))
-
-
 async def executing(plan_scene: Any, box: list[Any], *after: Any) -> Any:
-    """Approved; step 1 done; the model starts 🔴 step 2, whose checkpoint card is posted."""
+    """Approved; step 1's work done; the model uses 🔴 step 2's tool, so the host posts its
+    checkpoint card before that call runs."""
     scene = await submitted_plan(
-        plan_scene,
-        PLAN,
-        step(1, "in_progress"),
-        step(1, "done"),
-        step(2, "in_progress"),
-        *after,
-        plan_mode={"confirm_high_risk_steps": True},
+        plan_scene, PLAN, WRITE, DROP, *after, plan_mode={"confirm_high_risk_steps": True}
     )
     box.append(scene)
     await scene.ana.click(scene.plan_message(1), label="Approve")
@@ -69,7 +60,7 @@ async def test_a_refused_checkpoint_card_is_posted_again_and_answered(
     plan_scene: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     box = refuse_sends(monkeypatch, times=2)
-    scene = await executing(plan_scene, box, step(2, "done"), text_turn("done"))
+    scene = await executing(plan_scene, box, text_turn("done"))
 
     card = scene.channel.last_message
     assert set(buttons(card)) == {"Continue", "Stop"}
@@ -77,8 +68,7 @@ async def test_a_refused_checkpoint_card_is_posted_again_and_answered(
     await scene.ana.click(card, label="Continue")
     await scene.app.runtime.wait_idle("ada")
 
-    state = await scene.state()
-    assert [s.status for s in state.steps] == [StepStatus.DONE, StepStatus.DONE]
+    assert (scene.app.manager.workspace_of("ada") / "dropped").exists()
     actions = [a.action for a in await scene.app.store.list_audit("ada")]
     assert "permission-allowed" in actions
     assert "permission-not-shown" not in actions
@@ -102,10 +92,14 @@ async def test_a_checkpoint_card_never_shown_ends_execution_with_the_reason(
     assert "nobody answered" not in str(completed[-1].detail)
     assert not any(a.action == "permission-timed-out" for a in audit)
 
+    # The turn ended with the stop (no further model call): the model reads the reason in
+    # its conversation when it is next asked.
+    history = await scene.app.conversations.load("ada")
     results = [
         block
-        for request in scene.world.server.requests
-        for block in request["messages"][-1]["content"]
+        for message in history
+        if isinstance(message["content"], list)
+        for block in message["content"]
         if isinstance(block, dict) and block.get("type") == "tool_result"
     ]
     told = str(results[-1]["content"])
@@ -117,7 +111,7 @@ async def test_a_checkpoint_card_never_shown_ends_execution_with_the_reason(
 async def test_a_deleted_checkpoint_card_is_posted_again_and_continue_works_there(
     plan_scene: Any,
 ) -> None:
-    scene = await executing(plan_scene, [], step(2, "done"), text_turn("done"))
+    scene = await executing(plan_scene, [], text_turn("done"))
     card = scene.channel.last_message
     assert set(buttons(card)) == {"Continue", "Stop"}
 
@@ -131,8 +125,7 @@ async def test_a_deleted_checkpoint_card_is_posted_again_and_continue_works_ther
     )
     await scene.ana.click(again, label="Continue")
     await scene.app.runtime.wait_idle("ada")
-    state = await scene.state()
-    assert [s.status for s in state.steps] == [StepStatus.DONE, StepStatus.DONE]
+    assert (scene.app.manager.workspace_of("ada") / "dropped").exists()
 
 
 async def test_a_checkpoint_card_whose_embed_discord_rejects_is_posted_as_text(
@@ -142,7 +135,7 @@ async def test_a_checkpoint_card_whose_embed_discord_rejects_is_posted_as_text(
         return discord.Embed(title="x" * 300)  # over Discord's 256: refused with a 400
 
     monkeypatch.setattr(permissions, "permission_embed", refused)
-    scene = await executing(plan_scene, [], step(2, "done"), text_turn("done"))
+    scene = await executing(plan_scene, [], text_turn("done"))
 
     card = scene.channel.last_message
     assert not card.embeds
@@ -150,8 +143,7 @@ async def test_a_checkpoint_card_whose_embed_discord_rejects_is_posted_as_text(
     assert "start 🔴 step 2" in card.content
     await scene.ana.click(card, label="Continue")
     await scene.app.runtime.wait_idle("ada")
-    state = await scene.state()
-    assert [s.status for s in state.steps] == [StepStatus.DONE, StepStatus.DONE]
+    assert (scene.app.manager.workspace_of("ada") / "dropped").exists()
 
 
 async def test_a_permission_card_never_shown_runs_nothing_and_says_why(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,12 +166,18 @@ class ExecutionBranch:
             reviewed_index=reviewed_index,
         )
 
-    async def commit_step(self, record: BranchRecord, step: int, title: str) -> str:
+    async def commit_step(
+        self, record: BranchRecord, step: int, title: str, leave_out: Sequence[str] = ()
+    ) -> str:
         """Commit everything in the working tree as ``step N: title`` (``step`` 1-based),
-        even when nothing changed; the commit's id. Raises BranchError when the workspace
-        is not on the execution branch."""
+        even when nothing changed; the commit's id. ``leave_out`` are paths whose change
+        belongs to the next step (the call that moved the plan on made it): they stay in
+        the working tree, uncommitted. Raises BranchError when the workspace is not on the
+        execution branch."""
         await self._on_branch(record)
         await self._checked("add", "--all")
+        if leave_out:
+            await self._checked("--literal-pathspecs", "reset", "--quiet", "HEAD", "--", *leave_out)
         subject = f"step {step}: {' '.join(title.split())}"[:200]
         await self._checked(
             *_HOST_CONFIG, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", subject

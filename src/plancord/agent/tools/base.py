@@ -121,12 +121,6 @@ class Tool(ABC, Generic[InputT]):
         something another tool guards (``create_file`` on ``AGENTS.md``); None otherwise."""
         return None
 
-    def target_paths(self, args: InputT) -> tuple[str, ...]:
-        """The workspace paths this call changes, for holding execution to the plan's files:
-        a ``path`` argument when the input has one."""
-        path = getattr(args, "path", None)
-        return (path,) if isinstance(path, str) else ()
-
     def shell_verdict(self, args: InputT, workspace: Path) -> Verdict | None:
         """For shell tools: the read-only filter's verdict on this call as run in
         ``workspace``; None otherwise."""

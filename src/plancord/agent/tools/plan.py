@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
 from plancord.core.choices import MAX_CHOICE_CHARS, MAX_CHOICES, MIN_CHOICES
-from plancord.core.errors import CardNotShown, PlancordError
+from plancord.core.errors import PlancordError
 from plancord.core.gate import ToolKind
 from plancord.core.plan import (
     DEFAULT_MAX_PLAN_BYTES,
@@ -30,10 +30,8 @@ from plancord.core.plan import (
     MAX_SUMMARY_CHARS,
     MAX_TOOL_NAME_CHARS,
     MAX_TOOLS_PER_STEP,
-    Risk,
 )
 from plancord.core.planning import Actor, EntrySource, Phase, PlanningState, StepStatus
-from plancord.core.ports import PermissionRequest
 
 log = logging.getLogger(__name__)
 
@@ -290,9 +288,6 @@ class UpdatePlanStepTool(Tool[UpdatePlanStepInput]):
         return f"step {args.step} {args.status}"
 
     async def run(self, args: UpdatePlanStepInput, ctx: ToolContext) -> ToolResult:
-        stopped = await self._checkpoint(args, ctx)
-        if stopped is not None:
-            return stopped
         try:
             state = await ctx.planning.update_step(
                 ctx.agent.name, args.step, StepStatus(args.status), args.note
@@ -304,50 +299,6 @@ class UpdatePlanStepTool(Tool[UpdatePlanStepInput]):
         if finished == len(state.steps):
             text += " Every step is finished: call complete_plan with a summary."
         return ToolResult(text)
-
-    async def _checkpoint(self, args: UpdatePlanStepInput, ctx: ToolContext) -> ToolResult | None:
-        """With ``confirm_high_risk_steps``, starting a 🔴 step waits for an approver's
-        Continue; Stop (or no answer) ends execution with the steps so far kept."""
-        if args.status != StepStatus.IN_PROGRESS.value or ctx.phase is not Phase.EXECUTING:
-            return None
-        agent = ctx.agent.name
-        settings = await ctx.planning.settings.plan_mode_for(agent)
-        revision = await ctx.planning.current_revision(agent)
-        if not settings.confirm_high_risk_steps or revision is None:
-            return None
-        if not 1 <= args.step <= len(revision.plan.steps):
-            return None
-        step = revision.plan.steps[args.step - 1]
-        if step.risk is not Risk.HIGH:
-            return None
-        state = await ctx.planning.status(agent)
-        try:
-            answer = await ctx.notifier.ask_permission(
-                PermissionRequest(
-                    agent=agent,
-                    action=f"checkpoint: start 🔴 step {args.step}: {step.description[:300]}",
-                    tool_name="update_plan_step",
-                    summary=f"start high-risk step {args.step}",
-                    requested_by=state.state.requested_by,
-                    timeout_seconds=ctx.ask_timeout_seconds,
-                    labels=("Continue", "Stop"),
-                )
-            )
-        except CardNotShown as exc:
-            answer, why = None, f"not shown: {exc}"
-        else:
-            why = "stopped" if answer is False else "nobody answered in time"
-        if answer:
-            return None
-        await ctx.planning.complete(
-            agent,
-            Actor.agent(agent),
-            f"Execution ended before high-risk step {args.step}: {why}.",
-        )
-        return ToolResult.error(
-            f"Not started: step {args.step} is high-risk and the checkpoint was {why}. "
-            "Execution has ended with the steps so far kept; do not continue the plan."
-        )
 
 
 class CompletePlanInput(BaseModel):

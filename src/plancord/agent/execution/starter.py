@@ -1,0 +1,96 @@
+"""Starting an approved revision on its own branch, for the planning service.
+
+Why this exists: the planning service (``core``) decides approvals but knows no git; this is
+its ``ExecutionStarter`` port. At approval it says why a workspace cannot take a branch
+(the approval is then refused with that reason, and nothing executes), starts the branch
+from the reviewed tree (``ExecutionBranch.start``) and records the execution in the store,
+with every step pending and the first one current.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plancord.agent.execution.branch import BranchError, BranchRecord, ExecutionBranch
+from plancord.core.errors import ExecutionRefused
+from plancord.core.execution import ExecutionRecord, StepOutcome
+from plancord.core.ports import Clock
+from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.storage.executions import ExecutionStore
+
+
+class BranchStarter:
+    """``core.ports.ExecutionStarter`` over git in each agent's sandbox."""
+
+    def __init__(
+        self, agents_dir: Path, sandbox: SandboxSettings, store: ExecutionStore, clock: Clock
+    ) -> None:
+        self._agents_dir = agents_dir
+        self._sandbox = sandbox
+        self._store = store
+        self._clock = clock
+
+    def branch_of(self, agent: str) -> ExecutionBranch:
+        workspace = self._agents_dir / agent / "workspace"
+        return ExecutionBranch(
+            self._sandbox.policy(agent, workspace, planning=False, inner_wall=False)
+        )
+
+    async def refusal(self, agent: str) -> str | None:
+        return await self.branch_of(agent).refusal()
+
+    async def start(self, agent: str, plan_id: str, revision: int, steps: int) -> None:
+        try:
+            branch = await self.branch_of(agent).start(plan_id, revision)
+        except BranchError as exc:
+            raise ExecutionRefused(f"Not approved: {exc}") from exc
+        outcomes = [StepOutcome.PENDING] * steps
+        if outcomes:
+            outcomes[0] = StepOutcome.CURRENT
+        await self._store.begin(
+            ExecutionRecord(
+                agent=agent,
+                plan_id=plan_id,
+                revision=revision,
+                branch=branch.branch,
+                base=branch.base,
+                base_commit=branch.base_commit,
+                reviewed_commit=branch.reviewed_commit,
+                reviewed_index=branch.reviewed_index,
+                current_step=0,
+                steps=tuple(outcomes),
+                started_at=self._clock.now(),
+            )
+        )
+
+    async def amended(self, agent: str, plan_id: str, revision: int, steps: int) -> None:
+        """The amendment's steps replace the old ones: the steps before the current one
+        keep their outcomes (as far as the new plan has them), the current one stays
+        current when it still exists (else the amendment's last step is), the rest wait."""
+        record = await self._store.get(plan_id)
+        if record is None or not record.running or steps == 0:
+            return
+        current = min(record.current_step, steps - 1)
+        outcomes = [
+            record.steps[i] if i < current and i < len(record.steps) else StepOutcome.PENDING
+            for i in range(steps)
+        ]
+        outcomes[current] = StepOutcome.CURRENT
+        await self._store.save_steps(plan_id, current, outcomes, revision=revision)
+
+    async def abandon(self, agent: str, plan_id: str) -> None:
+        record = await self._store.get(plan_id)
+        if record is None:
+            return
+        await self.branch_of(agent).discard(branch_record(record))
+        await self._store.forget(plan_id)
+
+
+def branch_record(record: ExecutionRecord) -> BranchRecord:
+    return BranchRecord(
+        branch=record.branch,
+        base=record.base,
+        base_commit=record.base_commit,
+        reviewed_commit=record.reviewed_commit,
+        reviewed_index=record.reviewed_index,
+    )

@@ -1,0 +1,202 @@
+"""The host keeps the current step: it moves the plan on, commits each step on the branch,
+asks a 🔴 step's checkpoint before the step's first call, and ends the execution record
+however execution ends.
+
+Why this exists: the agent's ``update_plan_step`` is a report, not a fact. Here the host's
+own record (``core.execution.ExecutionRecord``) is what moves: when a call only a later step
+covers arrives, the current step is committed as ``step N: <title>`` (host-authored, hooks
+off), the steps passed over are recorded skipped, and the later step becomes current. When
+execution ends (the agent completes, someone cancels, a checkpoint is stopped or expires,
+the budget is spent, an amendment is rejected), the listener half of this class commits
+what the current step did and records how every step ended.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from plancord.agent.execution.branch import BranchError, ExecutionBranch
+from plancord.agent.execution.starter import branch_record
+from plancord.core.errors import CardNotShown, PlancordError
+from plancord.core.execution import (
+    DriftDecision,
+    ExecutionEvent,
+    ExecutionEventKind,
+    ExecutionRecord,
+    StepOutcome,
+)
+from plancord.core.plan import Plan
+from plancord.core.planning import ActorKind, AuditAction, Phase
+from plancord.core.ports import Clock, Notifier, PermissionRequest, PlanningChange
+from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.storage.executions import ExecutionStore
+
+log = logging.getLogger(__name__)
+
+
+class StepKeeper:
+    """Moves, commits and ends the host's steps of each agent's running execution."""
+
+    def __init__(
+        self,
+        *,
+        executions: ExecutionStore,
+        notifier: Notifier,
+        clock: Clock,
+        agents_dir: Path,
+        sandbox: SandboxSettings,
+    ) -> None:
+        self._executions = executions
+        self._notifier = notifier
+        self._clock = clock
+        self._agents_dir = agents_dir
+        self._sandbox = sandbox
+
+    def branch_of(self, agent: str) -> ExecutionBranch:
+        workspace = self._agents_dir / agent / "workspace"
+        return ExecutionBranch(
+            self._sandbox.policy(agent, workspace, planning=False, inner_wall=False)
+        )
+
+    async def checkpoint(
+        self,
+        record: ExecutionRecord,
+        plan: Plan,
+        step: int,
+        *,
+        requested_by: str | None,
+        timeout_seconds: float,
+        tool: str,
+        action: str,
+    ) -> bool | None:
+        """Ask an approver to Continue into 🔴 step ``step`` (0-based) before ``action``
+        runs (or is kept): True Continue, False Stop, None nobody answered. While the card
+        waits the record says so, so a restart in between ends execution. A card Discord
+        would not show raises ``CardNotShown`` (recorded as a stop with its reason)."""
+        await self._executions.set_waiting_checkpoint(record.plan_id, step)
+        request = PermissionRequest(
+            agent=record.agent,
+            action=(
+                f"checkpoint: start 🔴 step {step + 1}: "
+                f"{plan.steps[step].description[:300]}\nfirst call: {action[:300]}"
+            ),
+            tool_name=tool,
+            summary=f"start high-risk step {step + 1}",
+            requested_by=requested_by,
+            timeout_seconds=timeout_seconds,
+            labels=("Continue", "Stop"),
+        )
+        try:
+            answer = await self._notifier.ask_permission(request)
+        except CardNotShown as exc:
+            # Not an answer: the card never reached anyone.
+            await self._executions.set_waiting_checkpoint(record.plan_id, None)
+            await self._checkpoint_event(
+                record, step, tool, action, DriftDecision.STOPPED, str(exc)
+            )
+            raise
+        # Cleared only once answered: a turn cut short by a restart leaves the mark, and
+        # the restart then ends execution instead of resuming into the step.
+        await self._executions.set_waiting_checkpoint(record.plan_id, None)
+        decision = (
+            DriftDecision.ALLOWED
+            if answer
+            else DriftDecision.DENIED
+            if answer is False
+            else DriftDecision.TIMED_OUT
+        )
+        await self._checkpoint_event(record, step, tool, action, decision, None)
+        return answer
+
+    async def _checkpoint_event(
+        self,
+        record: ExecutionRecord,
+        step: int,
+        tool: str,
+        action: str,
+        decision: DriftDecision,
+        reason: str | None,
+    ) -> None:
+        await self._executions.add_event(
+            ExecutionEvent(
+                plan_id=record.plan_id,
+                at=self._clock.now(),
+                step=step + 1,
+                kind=ExecutionEventKind.CHECKPOINT,
+                tool=tool,
+                action=action,
+                reason=reason,
+                decision=decision,
+            )
+        )
+
+    async def passed(self, record: ExecutionRecord, step: int) -> bool:
+        """Whether 🔴 step ``step`` (0-based) had its checkpoint answered Continue."""
+        answered = await self._executions.events(record.plan_id, ExecutionEventKind.CHECKPOINT)
+        return any(e.step == step + 1 and e.decision is DriftDecision.ALLOWED for e in answered)
+
+    async def move_on(
+        self,
+        record: ExecutionRecord,
+        plan: Plan,
+        to: int,
+        skipped: Sequence[int],
+        leave_out: Sequence[str] = (),
+    ) -> ExecutionRecord:
+        """Commit the current step (without ``leave_out``, the moving call's own paths) as
+        done, record ``skipped`` and make ``to`` (0-based) current."""
+        await self._commit(record, plan, leave_out)
+        steps = list(record.steps)
+        steps[record.current_step] = StepOutcome.DONE
+        for index in skipped:
+            steps[index] = StepOutcome.SKIPPED
+        steps[to] = StepOutcome.CURRENT
+        await self._executions.save_steps(record.plan_id, to, steps)
+        return record.model_copy(update={"current_step": to, "steps": tuple(steps)})
+
+    async def planning_changed(self, change: PlanningChange) -> None:
+        """End the running execution when plan mode leaves it: the agent completed (its
+        current step done, steps never reached skipped) or anything else stopped it (the
+        current step stopped, the rest not reached)."""
+        before = change.before
+        ends = before.phase is Phase.EXECUTING and change.action in (
+            AuditAction.COMPLETED,
+            AuditAction.CANCELLED,
+        )
+        rejected_amendment = (
+            change.action == AuditAction.REJECTED
+            and before.phase is Phase.SUBMITTED
+            and before.amends is not None
+        )
+        if not (ends or rejected_amendment) or before.plan_id is None:
+            return
+        record = await self._executions.get(before.plan_id)
+        if record is None or not record.running:
+            return
+        finished = change.action == AuditAction.COMPLETED and (change.actor.kind is ActorKind.AGENT)
+        plan = change.revision.plan if change.revision is not None else None
+        if plan is not None:
+            await self._commit(record, plan)
+        steps = list(record.steps)
+        for index, outcome in enumerate(steps):
+            if index == record.current_step:
+                steps[index] = StepOutcome.DONE if finished else StepOutcome.STOPPED
+            elif finished and outcome is StepOutcome.PENDING:
+                steps[index] = StepOutcome.SKIPPED
+        reason = str(change.detail.get("summary") or change.detail.get("reason") or "")
+        why = f"{change.action} by {change.actor.name}" + (f": {reason}" if reason else "")
+        await self._executions.end(record.plan_id, self._clock.now(), why, steps)
+
+    async def _commit(
+        self, record: ExecutionRecord, plan: Plan, leave_out: Sequence[str] = ()
+    ) -> None:
+        step = record.current_step
+        title = plan.steps[step].description if step < len(plan.steps) else "work"
+        try:
+            await self.branch_of(record.agent).commit_step(
+                branch_record(record), step + 1, title, leave_out
+            )
+        except (BranchError, PlancordError) as exc:
+            log.warning("agent %s: could not commit step %s: %s", record.agent, step + 1, exc)

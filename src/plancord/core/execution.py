@@ -1,0 +1,101 @@
+"""What the host records of an approved plan's execution: its branch, the step the host
+keeps as current, each step's outcome, the commands run and the drift events with how each
+was decided.
+
+Why this exists: execution is held by what it does, not by what the agent reports. The host
+(``plancord.agent.execution``) keeps these records as it observes each call; the completion
+card and ``/plan status`` read them back. ``update_plan_step`` progress (in
+``PlanningState.steps``) is the agent's own text and nothing here depends on it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class StepOutcome(StrEnum):
+    """A step as the host saw it: not reached yet, the current one, or how it ended."""
+
+    PENDING = "pending"
+    CURRENT = "current"
+    DONE = "done"
+    SKIPPED = "skipped"
+    STOPPED = "stopped"
+
+
+class ExecutionEventKind(StrEnum):
+    COMMAND = "command"
+    DRIFT = "drift"
+    CHECKPOINT = "checkpoint"
+    """A 🔴 step's checkpoint answered: ``allowed`` (Continue), ``denied`` (Stop) or
+    ``timed-out``."""
+
+
+class DriftDecision(StrEnum):
+    """How a drift event was decided."""
+
+    ALLOWED = "allowed"
+    """A human allowed the change; it was kept."""
+    DENIED = "denied"
+    """A human denied it; the changed paths were restored."""
+    TIMED_OUT = "timed-out"
+    """Nobody answered the card in time (treated as denied): restored."""
+    REFUSED = "refused"
+    """Refused by policy (``drift: refuse``): restored, and the model told."""
+    LOGGED = "logged"
+    """Kept and flagged (``drift: log``)."""
+    STOPPED = "stopped"
+    """The change could not be restored (or not observed): execution ended."""
+
+
+class ExecutionRecord(BaseModel):
+    """One approved plan's execution on its own branch. ``current_step`` is 0-based;
+    ``steps`` has one outcome per step of ``revision``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent: str
+    plan_id: str
+    revision: int
+    branch: str
+    base: str
+    """The base branch's name: the branch the workspace was on when the plan was approved."""
+    base_commit: str
+    reviewed_commit: str
+    """The branch's first commit: the tree that was reviewed."""
+    reviewed_index: str
+    current_step: int = 0
+    steps: tuple[StepOutcome, ...] = ()
+    waiting_checkpoint: int | None = None
+    """The 0-based step whose 🔴 checkpoint card is waiting for an answer, if any."""
+    started_at: datetime
+    ended_at: datetime | None = None
+    end_reason: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.ended_at is None
+
+
+class ExecutionEvent(BaseModel):
+    """A command run (a mutating call), a drift event or a checkpoint's answer, in the step
+    it happened in (``step`` 1-based, as shown)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    plan_id: str
+    seq: int = 0
+    """Order within the plan's execution; the store assigns it."""
+    at: datetime
+    step: int
+    kind: ExecutionEventKind
+    tool: str
+    action: str
+    """What ran, as the permission card shows it (``bash_execute: make test``)."""
+    paths: tuple[str, ...] = ()
+    """For drift: the changed paths outside the step; for a command: the paths it changed."""
+    reason: str | None = None
+    decision: DriftDecision | None = None

@@ -1,0 +1,210 @@
+"""The executions of approved plans (``core.execution``): the branch each runs on, the step
+the host keeps as current with each step's outcome, and the commands and drift events in
+order. The host writes them as it observes calls; the completion card reads them back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from plancord.core.errors import StorageError
+from plancord.core.execution import (
+    DriftDecision,
+    ExecutionEvent,
+    ExecutionEventKind,
+    ExecutionRecord,
+    StepOutcome,
+)
+from plancord.storage.backend import Backend, Tx
+from plancord.storage.codec import parse_ts, ts
+
+_INSERT = (
+    "INSERT INTO executions (plan_id, agent, revision, branch, base, base_commit, "
+    "reviewed_commit, reviewed_index, current_step, steps, waiting_checkpoint, started_at, "
+    "ended_at, end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_EVENT = (
+    "INSERT INTO execution_events (plan_id, seq, at, step, kind, tool, action, paths, reason, "
+    "decision) SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ? "
+    "FROM execution_events WHERE plan_id = ?"
+)
+
+
+class ExecutionStore:
+    """Reads and writes ``executions`` and ``execution_events``; returns pydantic models."""
+
+    def __init__(self, db: Backend) -> None:
+        self.db = db
+
+    async def begin(self, record: ExecutionRecord) -> None:
+        """Record a new execution (its branch has just been started)."""
+        await self.db.execute(
+            _INSERT,
+            (
+                record.plan_id,
+                record.agent,
+                record.revision,
+                record.branch,
+                record.base,
+                record.base_commit,
+                record.reviewed_commit,
+                record.reviewed_index,
+                record.current_step,
+                _steps_text(record.steps),
+                record.waiting_checkpoint,
+                ts(record.started_at),
+                ts(record.ended_at),
+                record.end_reason,
+            ),
+        )
+
+    async def forget(self, plan_id: str) -> None:
+        """Remove an execution whose approval did not commit (its branch was undone)."""
+
+        def work(conn: Tx) -> None:
+            conn.execute("DELETE FROM execution_events WHERE plan_id = ?", (plan_id,))
+            conn.execute("DELETE FROM executions WHERE plan_id = ?", (plan_id,))
+
+        await self.db.write(work)
+
+    async def get(self, plan_id: str) -> ExecutionRecord | None:
+        row = await self.db.fetchone("SELECT * FROM executions WHERE plan_id = ?", (plan_id,))
+        return _record(row) if row is not None else None
+
+    async def running(self, agent: str) -> ExecutionRecord | None:
+        """The agent's execution that has not ended, if any."""
+        row = await self.db.fetchone(
+            "SELECT * FROM executions WHERE agent = ? AND ended_at IS NULL "
+            "ORDER BY started_at DESC LIMIT 1",
+            (agent,),
+        )
+        return _record(row) if row is not None else None
+
+    async def latest(self, agent: str) -> ExecutionRecord | None:
+        """The agent's newest execution, running or ended."""
+        row = await self.db.fetchone(
+            "SELECT * FROM executions WHERE agent = ? ORDER BY started_at DESC LIMIT 1", (agent,)
+        )
+        return _record(row) if row is not None else None
+
+    async def save_steps(
+        self,
+        plan_id: str,
+        current_step: int,
+        steps: Sequence[StepOutcome],
+        *,
+        revision: int | None = None,
+    ) -> None:
+        """The host's current step and the steps' outcomes (and, after an amendment, the
+        revision now executing)."""
+        if revision is None:
+            await self.db.execute(
+                "UPDATE executions SET current_step = ?, steps = ? WHERE plan_id = ?",
+                (current_step, _steps_text(steps), plan_id),
+            )
+        else:
+            await self.db.execute(
+                "UPDATE executions SET current_step = ?, steps = ?, revision = ? WHERE plan_id = ?",
+                (current_step, _steps_text(steps), revision, plan_id),
+            )
+
+    async def set_waiting_checkpoint(self, plan_id: str, step: int | None) -> None:
+        """Mark (0-based ``step``) or clear the 🔴 checkpoint waiting for an answer."""
+        await self.db.execute(
+            "UPDATE executions SET waiting_checkpoint = ? WHERE plan_id = ?", (step, plan_id)
+        )
+
+    async def end(
+        self, plan_id: str, at: datetime, reason: str, steps: Sequence[StepOutcome]
+    ) -> bool:
+        """End a running execution with the steps' final outcomes; False when it had
+        already ended."""
+        changed = await self.db.execute(
+            "UPDATE executions SET ended_at = ?, end_reason = ?, steps = ?, "
+            "waiting_checkpoint = NULL WHERE plan_id = ? AND ended_at IS NULL",
+            (ts(at), reason[:1000], _steps_text(steps), plan_id),
+        )
+        return changed == 1
+
+    async def add_event(self, event: ExecutionEvent) -> None:
+        """Append a command or drift event; its ``seq`` is the next in the execution."""
+        await self.db.execute(
+            _INSERT_EVENT,
+            (
+                event.plan_id,
+                ts(event.at),
+                event.step,
+                event.kind.value,
+                event.tool,
+                event.action[:2000],
+                json.dumps(list(event.paths[:200])),
+                event.reason[:2000] if event.reason else None,
+                event.decision.value if event.decision else None,
+                event.plan_id,
+            ),
+        )
+
+    async def events(
+        self, plan_id: str, kind: ExecutionEventKind | None = None
+    ) -> list[ExecutionEvent]:
+        """The execution's events in order (only ``kind``'s when given)."""
+        if kind is None:
+            rows = await self.db.fetchall(
+                "SELECT * FROM execution_events WHERE plan_id = ? ORDER BY seq", (plan_id,)
+            )
+        else:
+            rows = await self.db.fetchall(
+                "SELECT * FROM execution_events WHERE plan_id = ? AND kind = ? ORDER BY seq",
+                (plan_id, kind.value),
+            )
+        return [_event(row) for row in rows]
+
+
+def _at(value: str | None) -> datetime:
+    """A timestamp the schema declares NOT NULL."""
+    parsed = parse_ts(value)
+    if parsed is None:
+        raise StorageError("an execution row has no timestamp", "corrupt")
+    return parsed
+
+
+def _steps_text(steps: Sequence[StepOutcome]) -> str:
+    return json.dumps([step.value for step in steps])
+
+
+def _record(row: Any) -> ExecutionRecord:
+    return ExecutionRecord(
+        agent=row["agent"],
+        plan_id=row["plan_id"],
+        revision=int(row["revision"]),
+        branch=row["branch"],
+        base=row["base"],
+        base_commit=row["base_commit"],
+        reviewed_commit=row["reviewed_commit"],
+        reviewed_index=row["reviewed_index"],
+        current_step=int(row["current_step"]),
+        steps=tuple(StepOutcome(s) for s in json.loads(row["steps"])),
+        waiting_checkpoint=(
+            int(row["waiting_checkpoint"]) if row["waiting_checkpoint"] is not None else None
+        ),
+        started_at=_at(row["started_at"]),
+        ended_at=parse_ts(row["ended_at"]),
+        end_reason=row["end_reason"],
+    )
+
+
+def _event(row: Any) -> ExecutionEvent:
+    return ExecutionEvent(
+        plan_id=row["plan_id"],
+        seq=int(row["seq"]),
+        at=_at(row["at"]),
+        step=int(row["step"]),
+        kind=ExecutionEventKind(row["kind"]),
+        tool=row["tool"],
+        action=row["action"],
+        paths=tuple(json.loads(row["paths"])),
+        reason=row["reason"],
+        decision=DriftDecision(row["decision"]) if row["decision"] else None,
+    )
