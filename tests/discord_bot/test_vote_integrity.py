@@ -13,8 +13,8 @@ import pytest
 from plancord.core.errors import NotAuthorised
 from plancord.core.planning import Actor, Phase, PlanRef
 from plancord.storage.plan_answers import PlanAnswerStore
-from tests.discord_bot.plan_card.test_plan_answers import PLAN as ASKING_PLAN
-from tests.discord_bot.plan_card.test_plan_answers import menus, questions_field, refusal
+from tests.discord_bot.plan_card.answering import PLAN as ASKING_PLAN
+from tests.discord_bot.plan_card.answering import menus, questions_field, refusal
 from tests.discord_bot.plans import PLAN, submitted_plan
 from tests.fakes.anthropic_server import text_turn
 from tests.world import PlanScene

@@ -12,7 +12,7 @@ from plancord.agent.subagents.explore import SYSTEM
 from plancord.core.cost import cost_of
 from plancord.core.planning import Actor, Phase
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
-from tests.security.conftest import Hostile
+from tests.security.hostile import Hostile
 
 QUESTION = "Where is the entry point?"
 ATTEMPTS = [

@@ -21,7 +21,7 @@ from plancord.agent.tools import shell
 from plancord.core.shell.readonly import Verdict
 from plancord.core.shell.sandbox import landlock_abi
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
-from tests.security.conftest import Hostile
+from tests.security.hostile import Hostile
 
 pytestmark = pytest.mark.skipif(landlock_abi() < 4, reason="the fallback needs Landlock")
 

@@ -20,7 +20,7 @@ import pytest
 
 from plancord.core.shell.sandbox import Layer, LayerChoice, choose_layer
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
-from tests.security.conftest import Hostile
+from tests.security.hostile import Hostile
 
 pytestmark = pytest.mark.skipif(
     choose_layer(LayerChoice.AUTO) is not Layer.BUBBLEWRAP,

@@ -14,7 +14,7 @@ import pytest
 
 from plancord.core.planning import Phase
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
-from tests.security.conftest import OTHER_SECRET, Hostile, host_environment_entries
+from tests.security.hostile import OTHER_SECRET, Hostile, host_environment_entries
 
 SERVERS = Path(__file__).resolve().parent.parent / "fakes" / "mcp_servers"
 SITE_PACKAGES = next(p for p in site.getsitepackages() if p.endswith("site-packages"))

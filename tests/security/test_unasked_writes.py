@@ -21,7 +21,7 @@ import pytest
 from plancord.agent.tools import shell
 from plancord.core.shell.readonly import Verdict
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
-from tests.security.conftest import Hostile
+from tests.security.hostile import Hostile
 
 #: (command, the file it writes): each writes when run writable.
 UNASKED_WRITES = [

@@ -13,7 +13,7 @@ from plancord.discord_bot.asks import permissions, posting
 from plancord.discord_bot.asks.permissions import Permissions
 from tests.discord_bot.agent_scene import SceneFactory
 from tests.discord_bot.asks.asking import pending, tool_results
-from tests.discord_bot.asks.test_checkpoints import DROP, PLAN, WRITE
+from tests.discord_bot.asks.checkpointing import DROP, PLAN, WRITE
 from tests.discord_bot.plans import submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.world import buttons

@@ -11,20 +11,10 @@ from typing import Any
 from plancord.core.execution import StepOutcome
 from plancord.core.planning import Phase
 from plancord.storage.executions import ExecutionStore
+from tests.discord_bot.asks.checkpointing import DROP, PLAN, WRITE
 from tests.discord_bot.plans import submitted_plan
-from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.fakes.anthropic_server import text_turn
 from tests.world import PlanScene, buttons
-
-PLAN = {
-    "summary": "Migrate the database",
-    "steps": [
-        {"description": "Write the migration", "tools": ["create_file"]},
-        {"description": "Drop the old table", "tools": ["bash_execute"], "risk": "high"},
-    ],
-}
-
-WRITE = tool_turn(ToolCall("create_file", {"path": "migration.sql", "content": "drop;\n"}))
-DROP = tool_turn(ToolCall("bash_execute", {"command": "touch dropped"}))
 
 
 async def _executing(plan_scene: Any, *after: Any) -> tuple[PlanScene, Path]:
