@@ -5,7 +5,8 @@ The tool is ``mutating`` because a shell can do anything. It reports the classif
 the filter allowed runs as the filter's re-rendered script, never as the model's text. It
 runs every command through ``run_shell`` inside the agent's sandbox (``ctx.policy``): the
 workspace read-only while planning, with the Landlock inner wall when the gate asked for it
-(``ctx.sandbox``). The model may shorten the operator's timeout, never extend it.
+(``ctx.sandbox``). Command substitutions whose inner command is read-only run first
+(``staging``). The model may shorten the operator's timeout, never extend it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
+from plancord.agent.tools.staging import judge_staged
 from plancord.core.gate import ToolKind
-from plancord.core.shell.readonly import Verdict, classify
+from plancord.core.shell.readonly import Verdict
 from plancord.core.shell.sandbox import ProcessResult, SandboxUnavailable, run_shell
 
 MAX_COMMAND_CHARS = 20_000
@@ -64,7 +66,7 @@ class BashExecuteTool(Tool[BashExecuteInput]):
         return args.command
 
     def shell_verdict(self, args: BashExecuteInput, workspace: Path) -> Verdict:
-        return classify(args.command, workspace)
+        return judge_staged(args.command, workspace)
 
     async def run(self, args: BashExecuteInput, ctx: ToolContext) -> ToolResult:
         limit = ctx.shell.timeout_seconds
