@@ -33,7 +33,7 @@ def test_more_substitutions_than_the_bound_deny(workspace: Path) -> None:
     words = " ".join(f'"$(echo {i})"' for i in range(MAX_SUBSTITUTIONS + 1))
     verdict = judge_staged(f"echo {words}", workspace)
     assert not verdict.allowed
-    assert f"more than {MAX_SUBSTITUTIONS} command substitutions" in verdict.reason
+    assert f"more than {MAX_SUBSTITUTIONS} substitutions" in verdict.reason
 
 
 def test_every_distinct_substitution_runs(workspace: Path) -> None:

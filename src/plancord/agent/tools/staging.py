@@ -47,7 +47,7 @@ async def _staged(
     for _ in range(MAX_SUBSTITUTIONS):
         if verdict.stage is None or verdict.stage_key is None:
             return verdict
-        inner = f"`$({verdict.stage_key})`"
+        inner = f"`{verdict.stage_key}`"
         try:
             result = await run_sandboxed(
                 ["bash", "-c", verdict.stage],
@@ -56,27 +56,23 @@ async def _staged(
                 max_output=STAGE_MAX_OUTPUT,
             )
         except SandboxUnavailable as exc:
-            return Verdict(False, f"the command substitution {inner} could not run: {exc}")
+            return Verdict(False, f"the substitution {inner} could not run: {exc}")
         except OSError as exc:
-            return Verdict(
-                False, f"the command substitution {inner} could not run: {exc.strerror or exc}"
-            )
+            return Verdict(False, f"the substitution {inner} could not run: {exc.strerror or exc}")
         if result.timed_out:
             return Verdict(
                 False,
-                f"the command substitution {inner} ran longer than "
+                f"the substitution {inner} ran longer than "
                 f"{STAGE_TIMEOUT_SECONDS:g} s (the bound for a substitution)",
             )
         if result.truncated:
             return Verdict(
                 False,
-                f"the command substitution {inner} printed more than "
+                f"the substitution {inner} printed more than "
                 f"{STAGE_MAX_OUTPUT // 1024} KiB (the bound for a substitution)",
             )
         outputs[verdict.stage_key] = result.stdout
         verdict = classify(command, workspace, rules, outputs)
     if verdict.stage is not None:
-        return Verdict(
-            False, f"the command line has more than {MAX_SUBSTITUTIONS} command substitutions"
-        )
+        return Verdict(False, f"the command line has more than {MAX_SUBSTITUTIONS} substitutions")
     return verdict

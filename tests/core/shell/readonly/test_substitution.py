@@ -1,5 +1,5 @@
-"""Command substitution judged in stages: the pure classifier asks for the inner command to
-run first, then judges (and renders) the structure with its output as data.
+"""Command and process substitution judged in stages: the pure classifier asks for the
+inner command to run first, then judges (and renders) the structure with its output as data.
 
 Here the caller's part is played by bash in the scratch repository: each stage script the
 verdict names is run, its output handed back, and the final script run and compared with
@@ -37,6 +37,9 @@ EVERYDAY = [
     'git log --oneline "$(git rev-list --max-parents=0 HEAD)"..HEAD',
     'wc -l "$(git rev-parse --show-toplevel)"/data.txt && echo "$(date -u +%Y)" >/dev/null',
     'head -2 "$(ls notes.txt)"',
+    "diff <(git show HEAD:notes.txt) <(git show v1:notes.txt)",
+    "cat <(git show HEAD~1:notes.txt) | wc -l",
+    "comm -12 <(sort notes.txt) <(sort data.txt | head -3)",
 ]
 
 REASONS = [
@@ -51,6 +54,9 @@ REASONS = [
     ("echo $(ls # )\n)", "inside a command substitution"),
     ('cd src && cat "$(echo main.py)"', "`cd`"),
     ('for f in a; do echo "$(echo $f)"; done', "inside a `for` loop"),
+    ("diff a<(ls) notes.txt", "joined to other text"),
+    ("diff <(ls)a notes.txt", "joined to other text"),
+    ("sort -o <(ls) notes.txt", "writes its output"),
 ]
 
 
@@ -122,7 +128,7 @@ def test_substitutions_that_are_not_evaluated_say_why(
 def test_the_count_of_substitutions_is_bounded(scratch: Path) -> None:
     command = "echo " + " ".join(['"$(echo a)"'] * (MAX_SUBSTITUTIONS + 1))
     verdict = classify(command, scratch, outputs={"echo a": "a\n"})
-    assert f"more than {MAX_SUBSTITUTIONS} command substitutions" in verdict.reason
+    assert f"more than {MAX_SUBSTITUTIONS} substitutions" in verdict.reason
 
 
 @settings(
@@ -136,6 +142,7 @@ def test_the_staged_script_gives_bash_the_words_bash_builds(word: str, tmp_path:
     for text in (
         f'printf \'%s\\0\' "$({inner})" x"<$({inner})>"',
         f"printf '%s\\0' $({inner}) y$({inner})",
+        f"cat <({inner}) - <({inner}) </dev/null",
     ):
         verdict = staged(text, tmp_path)
         assume("outside the workspace" not in verdict.reason)

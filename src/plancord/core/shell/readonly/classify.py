@@ -67,7 +67,7 @@ def classify(
     try:
         return _classify(command, workspace, rules, outputs or {})
     except NeedsStage as needed:
-        return _stage(needed.inner, workspace, rules)
+        return _stage(needed, workspace, rules)
     except Denied as denial:
         return Verdict(False, denial.reason, decided_by=denial.decided_by)
     except Exception as exc:
@@ -76,19 +76,23 @@ def classify(
         )
 
 
-def _stage(inner: str, workspace: Path | str | None, rules: Sequence[OperatorRule]) -> Verdict:
-    """The verdict asking for ``inner`` to run first, or the denial saying why it may not."""
+def _stage(
+    needed: NeedsStage, workspace: Path | str | None, rules: Sequence[OperatorRule]
+) -> Verdict:
+    """The verdict asking for the inner command to run first, or the denial saying why it
+    may not."""
+    inner, kind = needed.inner, needed.kind
     try:
         judged = _classify(inner, workspace, rules, {})
     except NeedsStage:
-        return Verdict(False, "a command substitution inside another is not evaluated")
+        return Verdict(False, f"a substitution inside a {kind} is not evaluated")
     except Denied as denial:
         return Verdict(
             False,
-            f"the command substitution `$({shown(inner)})` is not read-only: {denial.reason}",
+            f"the {kind} `{shown(inner)}` is not read-only: {denial.reason}",
             decided_by=denial.decided_by,
         )
-    reason = f"the command substitution `$({shown(inner)})` runs first"
+    reason = f"the {kind} `{shown(inner)}` runs first"
     return Verdict(
         False, reason, decided_by=judged.decided_by, stage=judged.script, stage_key=inner
     )

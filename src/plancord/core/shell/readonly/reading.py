@@ -36,6 +36,7 @@ from plancord.core.shell.readonly.substitution import (
     MAX_SUBSTITUTIONS,
     NeedsStage,
     inner_text,
+    piped_input,
     substituted,
 )
 from plancord.core.shell.readonly.verdict import Denied, shown
@@ -261,6 +262,8 @@ class _Reader:
             elif c == "\n":
                 self.i += 1
                 return "op", "\n"
+            elif s.startswith("<(", self.i):
+                return "word", self._process_substitution()
             elif c in METACHARACTERS:
                 operator = next(op for op in _OPERATORS if s.startswith(op, self.i))
                 self.i += len(operator)
@@ -279,6 +282,8 @@ class _Reader:
         while self.i < len(s):
             c = s[self.i]
             if c in METACHARACTERS:
+                if s.startswith("<(", self.i):
+                    raise Denied("a process substitution joined to other text is not evaluated")
                 break
             if c == "'":
                 end = s.find("'", self.i + 1)
@@ -351,22 +356,34 @@ class _Reader:
                 return True
         return False
 
+    def _inner_output(self, inner: str, kind: str) -> str:
+        if self.loop_name is not None:
+            raise Denied("a substitution inside a `for` loop is not evaluated")
+        self.substitutions += 1
+        if self.substitutions > MAX_SUBSTITUTIONS:
+            raise Denied(f"the command line has more than {MAX_SUBSTITUTIONS} substitutions")
+        output = self.outputs.get(inner)
+        if output is None:
+            raise NeedsStage(inner, kind)
+        return output
+
+    def _process_substitution(self) -> Word:
+        """``<(inner)`` becomes a word standing for a pipe holding the output of ``inner``."""
+        start = self.i
+        inner, end = inner_text(self.s, self.i)
+        following = self.s[end : end + 1]
+        if following and following not in METACHARACTERS:
+            raise Denied("a process substitution joined to other text is not evaluated")
+        text = piped_input(self._inner_output(inner, "process substitution"))
+        self.i = end
+        return Word(text, (True,) * len(text), self.s[start:end])
+
     def _substitution(self, word: _WordBuilder, *, quoted: bool) -> bool:
         """``$(inner)`` becomes the output of ``inner`` as data (see ``substitution``)."""
         if not self.s.startswith("$(", self.i) or self.s.startswith("$((", self.i):
             return False
-        if self.loop_name is not None:
-            raise Denied("a command substitution inside a `for` loop is not evaluated")
         inner, end = inner_text(self.s, self.i)
-        self.substitutions += 1
-        if self.substitutions > MAX_SUBSTITUTIONS:
-            raise Denied(
-                f"the command line has more than {MAX_SUBSTITUTIONS} command substitutions"
-            )
-        output = self.outputs.get(inner)
-        if output is None:
-            raise NeedsStage(inner)
-        value = substituted(inner, output, quoted=quoted)
+        value = substituted(inner, self._inner_output(inner, "command substitution"), quoted=quoted)
         for char in value:
             word.add(char, True)
         self.i = end

@@ -1,4 +1,5 @@
-"""Command substitution ``$(…)`` judged in stages, so the classifier stays pure.
+"""Command substitution ``$(…)`` and process substitution ``<(…)`` judged in stages, so the
+classifier stays pure.
 
 The reader meets ``$(inner)``. When the caller has not yet run ``inner`` it raises
 ``NeedsStage``; ``classify`` judges ``inner`` on its own and answers with a verdict that asks
@@ -7,7 +8,8 @@ script read-only and judge again with its output. When the output is known, it b
 in the word the way bash would make it: trailing newlines stripped, one word when quoted.
 An unquoted result that bash would split or glob (or drop, when empty) is refused, so the
 words judged are the words bash builds; what runs is the re-rendered structure, in which the
-substituted text is quoted and never read as shell again.
+substituted text is quoted and never read as shell again. A process substitution becomes a
+word standing for a readable pipe holding the output (``piped_input``).
 """
 
 from __future__ import annotations
@@ -21,13 +23,31 @@ MAX_SUBSTITUTIONS: Final = 8
 
 _SPLIT_OR_GLOB: Final = frozenset(" \t\n*?[")
 
+PIPED_INPUT: Final = "\x01"
+"""Starts a word that stands for a process substitution ``<(…)`` already run: the rest of
+the word is its output. Input never holds it (control characters are refused). Rules see it
+as a file that may be read; ``structure.quote`` renders it as ``<(printf '%s' 'output')``,
+so bash reads a pipe holding exactly the judged data."""
+
+
+def piped_input(output: str) -> str:
+    """The word standing for a process substitution whose inner command printed ``output``."""
+    if "\0" in output:
+        raise Denied("the output of a process substitution holds a NUL byte")
+    return PIPED_INPUT + output
+
+
+def is_piped_input(word: str) -> bool:
+    return word.startswith(PIPED_INPUT)
+
 
 class NeedsStage(Denied):
     """Raised by the reader for a substitution whose output is not known yet."""
 
-    def __init__(self, inner: str) -> None:
-        super().__init__(f"the command substitution `$({shown(inner)})` has not run yet")
+    def __init__(self, inner: str, kind: str) -> None:
+        super().__init__(f"the {kind} `{shown(inner)}` has not run yet")
         self.inner = inner
+        self.kind = kind
 
 
 def inner_text(text: str, start: int) -> tuple[str, int]:
