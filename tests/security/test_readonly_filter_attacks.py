@@ -28,6 +28,7 @@ HOSTILE = [
     "tree -Lo 1 out",  # tree: -L and -o each take the next word
     'cat "$(sed -i s/a/b/ notes.txt)"',  # a substitution's inner command writes
     "ls $(sort notes.txt -o out)",
+    "diff <(sed -i s/a/b/ notes.txt) notes.txt",  # a process substitution's inner writes
 ]
 
 
@@ -87,7 +88,10 @@ async def test_a_substitution_s_output_is_data_never_shell(hostile: Any) -> None
     structure: text that would be a second command, a substitution or an option to bash is
     only printed, so it runs without asking and writes nothing."""
     smuggles = ["; touch PWNED", "$(touch PWNED)", "`touch PWNED`", "' ; touch 'PWNED"]
-    commands = [f'echo "$(cat smuggle{i})"' for i in range(len(smuggles))]
+    commands = [
+        f'echo "$(cat smuggle{i})"' if i % 2 else f"cat <(cat smuggle{i})"
+        for i in range(len(smuggles))
+    ]
     scene: Hostile = await hostile([*(_bash(c) for c in commands), text_turn("done")])
     for i, text in enumerate(smuggles):
         (scene.workspace / f"smuggle{i}").write_text(text + "\n")
