@@ -103,3 +103,25 @@ async def test_a_substitution_s_output_is_data_never_shell(hostile: Any) -> None
         assert result.startswith(text + "\n[exit code 0]"), result
     assert _state(scene.workspace) == before
     assert not (scene.workspace / "PWNED").exists()
+
+
+_NPROC_RULE = {
+    "command": "nproc",
+    "long_flags": ["all"],
+    "operands": "none",
+    "match": ["nproc", "nproc --all"],
+    "not_match": ["nproc extra"],
+}
+
+
+async def test_an_operator_rule_decides_in_plan_mode(hostile: Any) -> None:
+    """``shell.read_only_rules`` reach the agent's shell: the rule's command runs in plan mode
+    without asking, and its ``not_match`` example is refused."""
+    config = {"shell": {"read_only_rules": [_NPROC_RULE]}}
+    scene = await planning(hostile, [_bash("nproc --all"), _bash("nproc extra")], config=config)
+    first, second = scene.tool_results()
+    assert first.rstrip().endswith("[exit code 0] [ran in the read-only plan-mode sandbox]")
+    assert first.split("\n")[0].isdigit(), first
+    assert "exit code" not in second
+    assert "plan_mode_refusal" in second
+    assert "`nproc` takes no operands here (`extra`)" in second

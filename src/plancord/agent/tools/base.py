@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from plancord.core.gate import ToolKind
 from plancord.core.planning import Actor, Phase
+from plancord.core.shell.readonly.operator_rules import OperatorRule
 from plancord.core.shell.sandbox.policy import SandboxPolicy, SandboxSettings
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ class ToolResult:
 class ShellSettings:
     timeout_seconds: float = 60.0
     max_output_bytes: int = 100_000
+    operator_rules: tuple[OperatorRule, ...] = ()
+    """The operator's ``shell.read_only_rules``, deciding the commands they name."""
 
 
 @dataclass(slots=True)
@@ -117,9 +120,11 @@ class Tool(ABC, Generic[InputT]):
         path = getattr(args, "path", None)
         return (path,) if isinstance(path, str) else ()
 
-    def shell_verdict(self, args: InputT, workspace: Path) -> Verdict | None:
+    def shell_verdict(
+        self, args: InputT, workspace: Path, rules: Sequence[OperatorRule] = ()
+    ) -> Verdict | None:
         """For shell tools: the read-only filter's verdict on this call as run in
-        ``workspace``; None otherwise."""
+        ``workspace``, with the operator's ``rules``; None otherwise."""
         return None
 
     @abstractmethod

@@ -11,6 +11,7 @@ workspace read-only while planning, with the Landlock inner wall when the gate a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -20,6 +21,7 @@ from plancord.agent.tools.base import Tool, ToolContext, ToolResult
 from plancord.agent.tools.staging import judge_staged
 from plancord.core.gate import ToolKind
 from plancord.core.shell.readonly import Verdict
+from plancord.core.shell.readonly.operator_rules import OperatorRule
 from plancord.core.shell.sandbox import ProcessResult, SandboxUnavailable, run_shell
 
 MAX_COMMAND_CHARS = 20_000
@@ -65,8 +67,10 @@ class BashExecuteTool(Tool[BashExecuteInput]):
     def detail(self, args: BashExecuteInput) -> str:
         return args.command
 
-    def shell_verdict(self, args: BashExecuteInput, workspace: Path) -> Verdict:
-        return judge_staged(args.command, workspace)
+    def shell_verdict(
+        self, args: BashExecuteInput, workspace: Path, rules: Sequence[OperatorRule] = ()
+    ) -> Verdict:
+        return judge_staged(args.command, workspace, rules)
 
     async def run(self, args: BashExecuteInput, ctx: ToolContext) -> ToolResult:
         limit = ctx.shell.timeout_seconds
