@@ -155,3 +155,9 @@ def test_the_staged_script_gives_bash_the_words_bash_builds(word: str, tmp_path:
             ["bash", "-c", text], cwd=tmp_path, capture_output=True, check=True, env=env
         ).stdout
         assert _stdout(verdict.script, tmp_path) == expected
+
+
+def test_an_output_cannot_pose_as_a_process_substitution(scratch: Path) -> None:
+    verdict = classify('cat "$(cat f)"', scratch, outputs={"cat f": "\x01notes.txt"})
+    assert not verdict.allowed
+    assert "\\x01" in verdict.reason

@@ -91,8 +91,8 @@ def substituted(inner: str, output: str, *, quoted: bool) -> str:
     """The text ``output`` gives in the word, as bash would substitute it; refuse what bash
     would split, glob or drop."""
     value = output.rstrip("\n")
-    if "\0" in value:
-        raise Denied(f"the output of `$({shown(inner)})` holds a NUL byte")
+    if "\0" in value or PIPED_INPUT in value:
+        raise Denied(f"the output of `$({shown(inner)})` holds a NUL or \\x01 byte")
     if not quoted:
         if not value:
             raise Denied(
