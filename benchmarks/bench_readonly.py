@@ -7,13 +7,16 @@ Run it with ``.venv/bin/python benchmarks/bench_readonly.py``.
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from plancord.agent.tools.staging import judge_staged
 from plancord.core.shell.readonly import MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_WORDS, classify
+from plancord.core.shell.sandbox import SandboxPolicy, run_sandboxed
 
 WORKSPACE = Path(__file__).resolve().parent.parent
 
@@ -111,6 +114,12 @@ EVERYDAY = [
 ]
 """Everyday exploration that must run without asking; the false-deny rate is measured here."""
 
+STAGED = [
+    'ls "$(git rev-parse --show-toplevel)"/src',
+    "diff <(git show HEAD~1:README.md) README.md",
+    'cat "$(git rev-parse --show-toplevel)/README.md" <(git log -1 --format=%s)',
+]
+
 PATHOLOGICAL = {
     "100 KB of text": "x" * 100_000,
     "$( 5000 deep": "$(" * 5000 + "ls" + ")" * 5000,
@@ -168,7 +177,7 @@ def main() -> None:
     print(row("judge, median", statistics.median(samples), spawn))
     print(row("judge, p99", percentile(samples, 0.99), spawn))
     print(row("judge, max", max(samples), spawn))
-    everyday = [(c, classify(c, WORKSPACE)) for c in EVERYDAY]
+    everyday = [(c, judge_staged(c, WORKSPACE)) for c in EVERYDAY]
     refused = [(c, v.reason) for c, v in everyday if not v.allowed]
     share = len(refused) / len(EVERYDAY)
     print(f"everyday exploration: {len(EVERYDAY) - len(refused)} of {len(EVERYDAY)} allowed")
@@ -178,7 +187,17 @@ def main() -> None:
     loop = 'for f in src/plancord/core/shell/readonly/*.py; do head -3 "$f"; done'
     unrolled = statistics.median(measure(lambda: judge(loop), 50))
     print(row("judge a for loop over 20 files, median", unrolled, spawn))
-    print("staged runs ($(…), <(…)): not implemented; such commands are refused")
+    policy = SandboxPolicy(workspace=WORKSPACE, writable=False, inner_wall=True)
+    floor = statistics.median(
+        measure(lambda: asyncio.run(run_sandboxed(["true"], policy, timeout=5)), 10)
+    )
+    print("staged runs (inner command run in the read-only sandbox, then judged again):")
+    print(row("sandboxed `true` (the floor), median", floor, spawn))
+    for command in STAGED:
+        staged = statistics.median(
+            measure(lambda command=command: judge_staged(command, WORKSPACE), 10)
+        )
+        print(row(command[:38], staged, spawn) + f"  {staged / floor:5.2f}x the floor")
     print("worst cases (max of 5 runs):")
     for label, command in PATHOLOGICAL.items():
         worst = max(measure(lambda command=command: judge(command), 5))

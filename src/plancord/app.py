@@ -88,6 +88,7 @@ def runtime_settings(config: Config) -> RuntimeSettings:
         shell=ShellSettings(
             timeout_seconds=config.shell.timeout_seconds,
             max_output_bytes=config.shell.max_output_bytes,
+            operator_rules=config.shell.operator_rules,
         ),
         sandbox=config.sandbox_settings,
         default_model=config.anthropic.model,

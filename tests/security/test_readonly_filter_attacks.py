@@ -26,6 +26,9 @@ HOSTILE = [
     """gawk '{ if (1) / "/; print > "out"; "/" # "\n}' notes.txt""",  # gawk: a regex, not `/`
     "xxd notes.txt -l5",  # xxd stops reading options at its first file: -l5 is the output
     "tree -Lo 1 out",  # tree: -L and -o each take the next word
+    'cat "$(sed -i s/a/b/ notes.txt)"',  # a substitution's inner command writes
+    "ls $(sort notes.txt -o out)",
+    "diff <(sed -i s/a/b/ notes.txt) notes.txt",  # a process substitution's inner writes
 ]
 
 
@@ -78,3 +81,47 @@ async def test_what_runs_is_what_was_judged(hostile: Any) -> None:
     await scene.ana.send(scene.channel, "list the docs")
     [result] = scene.tool_results()
     assert result.startswith(expected)
+
+
+async def test_a_substitution_s_output_is_data_never_shell(hostile: Any) -> None:
+    """The inner command runs first (read-only) and its output is quoted into the judged
+    structure: text that would be a second command, a substitution or an option to bash is
+    only printed, so it runs without asking and writes nothing."""
+    smuggles = ["; touch PWNED", "$(touch PWNED)", "`touch PWNED`", "' ; touch 'PWNED"]
+    commands = [
+        f'echo "$(cat smuggle{i})"' if i % 2 else f"cat <(cat smuggle{i})"
+        for i in range(len(smuggles))
+    ]
+    scene: Hostile = await hostile([*(_bash(c) for c in commands), text_turn("done")])
+    for i, text in enumerate(smuggles):
+        (scene.workspace / f"smuggle{i}").write_text(text + "\n")
+    before = _state(scene.workspace)
+    await scene.ana.send(scene.channel, "read the files")
+    results = scene.tool_results()
+    assert len(results) == len(smuggles)
+    for text, result in zip(smuggles, results, strict=True):
+        assert result.startswith(text + "\n[exit code 0]"), result
+    assert _state(scene.workspace) == before
+    assert not (scene.workspace / "PWNED").exists()
+
+
+_NPROC_RULE = {
+    "command": "nproc",
+    "long_flags": ["all"],
+    "operands": "none",
+    "match": ["nproc", "nproc --all"],
+    "not_match": ["nproc extra"],
+}
+
+
+async def test_an_operator_rule_decides_in_plan_mode(hostile: Any) -> None:
+    """``shell.read_only_rules`` reach the agent's shell: the rule's command runs in plan mode
+    without asking, and its ``not_match`` example is refused."""
+    config = {"shell": {"read_only_rules": [_NPROC_RULE]}}
+    scene = await planning(hostile, [_bash("nproc --all"), _bash("nproc extra")], config=config)
+    first, second = scene.tool_results()
+    assert first.rstrip().endswith("[exit code 0] [ran in the read-only plan-mode sandbox]")
+    assert first.split("\n")[0].isdigit(), first
+    assert "exit code" not in second
+    assert "plan_mode_refusal" in second
+    assert "`nproc` takes no operands here (`extra`)" in second

@@ -106,7 +106,9 @@ class ToolDispatch:
         state = await self._store.load_state(agent)
         plan_settings = await self._plan_settings.plan_mode_for(agent)
         workspace = workspace_of(self._agents_dir, agent)
-        verdict = await asyncio.to_thread(tool.shell_verdict, args, workspace)
+        verdict = await asyncio.to_thread(
+            tool.shell_verdict, args, workspace, self._settings.shell.operator_rules
+        )
         detail = tool.detail(args)
         guard = tool.guarded_as(args, workspace)
         held = await self._held(state, tool, verdict)

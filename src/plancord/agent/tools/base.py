@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from plancord.core.gate import ToolKind
 from plancord.core.planning import Actor, Phase
+from plancord.core.shell.readonly.operator_rules import OperatorRule
 from plancord.core.shell.sandbox.policy import SandboxPolicy, SandboxSettings
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ class ToolResult:
 class ShellSettings:
     timeout_seconds: float = 60.0
     max_output_bytes: int = 100_000
+    operator_rules: tuple[OperatorRule, ...] = ()
+    """The operator's ``shell.read_only_rules``, deciding the commands they name."""
 
 
 @dataclass(slots=True)
@@ -121,9 +124,11 @@ class Tool(ABC, Generic[InputT]):
         something another tool guards (``create_file`` on ``AGENTS.md``); None otherwise."""
         return None
 
-    def shell_verdict(self, args: InputT, workspace: Path) -> Verdict | None:
+    def shell_verdict(
+        self, args: InputT, workspace: Path, rules: Sequence[OperatorRule] = ()
+    ) -> Verdict | None:
         """For shell tools: the read-only filter's verdict on this call as run in
-        ``workspace``; None otherwise."""
+        ``workspace``, with the operator's ``rules``; None otherwise."""
         return None
 
     @abstractmethod

@@ -2,7 +2,8 @@
 
 The tool is ``mutating`` because a shell can do anything. It reports the classifier's verdict
 (``shell_verdict``) so the gate can let read-only commands run without asking; a command the
-filter allowed runs as the filter's re-rendered script, never as the model's text.
+filter allowed runs as the filter's re-rendered script, never as the model's text. Command
+substitutions whose inner command is read-only run first, read-only (``staging``).
 
 The filter decides whether to ask; the sandbox decides what can happen. A command the filter
 judged read-only runs without a human's Allow, so it runs in the read-only sandbox
@@ -16,14 +17,17 @@ timeout, never extend it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
+from plancord.agent.tools.staging import judge_staged
 from plancord.core.gate import ToolKind
-from plancord.core.shell.readonly import Verdict, classify
+from plancord.core.shell.readonly import Verdict
+from plancord.core.shell.readonly.operator_rules import OperatorRule
 from plancord.core.shell.sandbox import ProcessResult, SandboxUnavailable, run_shell
 
 MAX_COMMAND_CHARS = 20_000
@@ -77,10 +81,12 @@ class BashExecuteTool(Tool[BashExecuteInput]):
     def detail(self, args: BashExecuteInput) -> str:
         return args.command
 
-    def shell_verdict(self, args: BashExecuteInput, workspace: Path) -> Verdict:
+    def shell_verdict(
+        self, args: BashExecuteInput, workspace: Path, rules: Sequence[OperatorRule] = ()
+    ) -> Verdict:
         if args.write:
             return Verdict(False, "the call asks to write (`write: true`)")
-        return classify(args.command, workspace)
+        return judge_staged(args.command, workspace, rules)
 
     async def run(self, args: BashExecuteInput, ctx: ToolContext) -> ToolResult:
         limit = ctx.shell.timeout_seconds

@@ -8,6 +8,7 @@ the filter. One module per concept:
 * ``reading``: the text into words, redirections and connectors (bash's rules, a subset),
   described by ``raw``
 * ``loops``: ``for`` loops over a literal or glob list, unrolled
+* ``substitution``: ``$(…)`` and ``<(…)`` judged in stages (the caller runs the inner command)
 * ``expansion``: globs expanded in the workspace, braces refused
 * ``options``: option tables parsed as each program parses them
 * ``paths``: operands inside the workspace or a few named system paths; git's own repository

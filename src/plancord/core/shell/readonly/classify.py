@@ -16,7 +16,7 @@ The steps, each in its own module:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -27,7 +27,14 @@ from plancord.core.shell.readonly.operator_rules import OperatorRule, find_rule
 from plancord.core.shell.readonly.paths import Place, check_path
 from plancord.core.shell.readonly.raw import RawRedirect
 from plancord.core.shell.readonly.reading import read
-from plancord.core.shell.readonly.structure import DEV_NULL, Command, Pipeline, Redirect, Script
+from plancord.core.shell.readonly.structure import (
+    DEV_NULL,
+    Command,
+    Pipeline,
+    Redirect,
+    Script,
+)
+from plancord.core.shell.readonly.substitution import NeedsStage
 from plancord.core.shell.readonly.tables import REFUSED, RULES
 from plancord.core.shell.readonly.tables.files import check_cd
 from plancord.core.shell.readonly.verdict import Denied, Verdict, shown
@@ -46,14 +53,21 @@ def classify(
     command: object,
     workspace: Path | str | None = None,
     rules: Sequence[OperatorRule] = (),
+    outputs: Mapping[str, str] | None = None,
 ) -> Verdict:
     """Judge ``command`` as run from ``workspace`` (the current directory when None), with
     the operator's ``rules`` deciding the commands they name.
 
+    ``outputs`` holds the output of each command substitution already run, by its inner
+    text. When one has not run and its inner command is read-only, the verdict is a denial
+    whose ``stage`` is the script to run first (read-only) before judging again.
+
     Never raises: an internal failure denies.
     """
     try:
-        return _classify(command, workspace, rules)
+        return _classify(command, workspace, rules, outputs or {})
+    except NeedsStage as needed:
+        return _stage(needed, workspace, rules)
     except Denied as denial:
         return Verdict(False, denial.reason, decided_by=denial.decided_by)
     except Exception as exc:
@@ -62,8 +76,33 @@ def classify(
         )
 
 
+def _stage(
+    needed: NeedsStage, workspace: Path | str | None, rules: Sequence[OperatorRule]
+) -> Verdict:
+    """The verdict asking for the inner command to run first, or the denial saying why it
+    may not."""
+    inner, kind = needed.inner, needed.kind
+    try:
+        judged = _classify(inner, workspace, rules, {})
+    except NeedsStage:
+        return Verdict(False, f"a substitution inside a {kind} is not evaluated")
+    except Denied as denial:
+        return Verdict(
+            False,
+            f"the {kind} `{shown(inner)}` is not read-only: {denial.reason}",
+            decided_by=denial.decided_by,
+        )
+    reason = f"the {kind} `{shown(inner)}` runs first"
+    return Verdict(
+        False, reason, decided_by=judged.decided_by, stage=judged.script, stage_key=inner
+    )
+
+
 def _classify(
-    command: object, workspace: Path | str | None, rules: Sequence[OperatorRule]
+    command: object,
+    workspace: Path | str | None,
+    rules: Sequence[OperatorRule],
+    outputs: Mapping[str, str],
 ) -> Verdict:
     if not isinstance(command, str):
         raise Denied("the command is not text")
@@ -74,7 +113,7 @@ def _classify(
         raise Denied(f"the command holds a control character ({control!r})")
     place = Place.at(workspace if workspace is not None else os.getcwd())
     budget = GlobBudget()
-    raw = unroll(read(command), place.cwd, budget)
+    raw = unroll(read(command, outputs), place.cwd, budget)
     if sum(len(pipeline) for pipeline in raw.pipelines) > MAX_COMMANDS:
         raise Denied(f"the command line runs more than {MAX_COMMANDS} commands")
     pipelines: list[Pipeline] = []
@@ -96,6 +135,11 @@ def _classify(
             feeders = tuple(c.argv for c in commands) if piped else ()
             call = Call(name, argv[1:], place, feeders)
             if name == "cd":
+                if outputs:
+                    raise Denied(
+                        "`cd` in a command line with a command substitution is not evaluated "
+                        "(the substitution runs in the workspace)"
+                    )
                 if len(raw_pipeline) > 1 or any(c != "&&" for c in raw.connectors[index:]):
                     raise Denied(
                         "`cd` is allowed only as `cd DIR && …`, so every later command runs "

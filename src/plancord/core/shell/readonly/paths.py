@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from plancord.core.shell.readonly.structure import DEV_NULL
+from plancord.core.shell.readonly.substitution import is_piped_input
 from plancord.core.shell.readonly.verdict import Denied, shown
 from plancord.core.shell.sandbox.policy import ETC_ENTRIES, SYSTEM_DIRS
 
@@ -76,6 +77,10 @@ def check_path(place: Place, path: str, *, what: str = "reads") -> str:
     """
     if path in ("-", DEV_NULL):
         return path
+    if is_piped_input(path):
+        if what in ("reads", "lists"):
+            return path
+        raise Denied(f"a process substitution cannot be what a command {what}")
     if "\0" in path:
         raise Denied("a path holds a NUL character")
     resolved = place.resolve(path)

@@ -6,9 +6,10 @@ plain characters, single quotes, double quotes and backslash escapes; pipes; ``&
 ``N>&M``; comments; and ``for NAME in WORDS; do …; done`` as a whole element of the line,
 its body read with the loop variable marked where it is used (``loops`` unrolls it). Every
 other construct is refused here with a reason naming it:
-expansions whose value is not known (``$NAME``, ``${…}``, ``$(…)``, backquotes, ``$((…))``,
+expansions whose value is not known (``$NAME``, ``${…}``, backquotes, ``$((…))``,
 ``$'…'``), tilde expansion, subshells and groups, background jobs, here-documents and
-process substitution, assignments and reserved words.
+process substitution, assignments and reserved words. A command substitution ``$(…)`` is
+read as data once its output is known (``substitution``); until then the reader asks for it.
 
 The lexer follows bash's rules for where a word ends and what a quote or backslash means,
 and records for every character whether it was quoted, so that globs and braces (which
@@ -19,6 +20,7 @@ bash expands only when unquoted) are recognised exactly. What it produces is a d
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Final
 
 from plancord.core.shell.readonly.options import names
@@ -29,6 +31,13 @@ from plancord.core.shell.readonly.raw import (
     RawRedirect,
     RawScript,
     Word,
+)
+from plancord.core.shell.readonly.substitution import (
+    MAX_SUBSTITUTIONS,
+    NeedsStage,
+    inner_text,
+    piped_input,
+    substituted,
 )
 from plancord.core.shell.readonly.verdict import Denied, shown
 
@@ -89,18 +98,24 @@ class _WordBuilder:
         return not self.quoted[-1] and self.chars[-1] in "=:"
 
 
-def read(text: str) -> RawScript:
-    """Read ``text`` into a ``RawScript``; raise ``Denied`` for anything outside the subset."""
-    return _Reader(text).script()
+def read(text: str, outputs: Mapping[str, str] | None = None) -> RawScript:
+    """Read ``text`` into a ``RawScript``; raise ``Denied`` for anything outside the subset.
+
+    ``outputs`` holds the output of each command substitution already run (by its inner
+    text); one not there raises ``NeedsStage``.
+    """
+    return _Reader(text, outputs or {}).script()
 
 
 _LOOP_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class _Reader:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, outputs: Mapping[str, str]) -> None:
         self.s = text
         self.i = 0
+        self.outputs = outputs
+        self.substitutions = 0
         self.loop_name: str | None = None  # the loop variable, while reading a loop body
 
     def script(self, *, until_done: bool = False) -> RawScript:
@@ -247,6 +262,8 @@ class _Reader:
             elif c == "\n":
                 self.i += 1
                 return "op", "\n"
+            elif s.startswith("<(", self.i):
+                return "word", self._process_substitution()
             elif c in METACHARACTERS:
                 operator = next(op for op in _OPERATORS if s.startswith(op, self.i))
                 self.i += len(operator)
@@ -265,6 +282,8 @@ class _Reader:
         while self.i < len(s):
             c = s[self.i]
             if c in METACHARACTERS:
+                if s.startswith("<(", self.i):
+                    raise Denied("a process substitution joined to other text is not evaluated")
                 break
             if c == "'":
                 end = s.find("'", self.i + 1)
@@ -285,7 +304,7 @@ class _Reader:
                     "command substitution (backquotes) runs a command plan mode cannot see"
                 )
             elif c == "$":
-                if self._loop_value(word, quoted=False):
+                if self._loop_value(word, quoted=False) or self._substitution(word, quoted=False):
                     continue
                 self._dollar(quoted=False)
                 word.add("$", True)
@@ -315,7 +334,7 @@ class _Reader:
                     "command substitution (backquotes) runs a command plan mode cannot see"
                 )
             if c == "$":
-                if self._loop_value(word, quoted=True):
+                if self._loop_value(word, quoted=True) or self._substitution(word, quoted=True):
                     continue
                 self._dollar(quoted=True)
             word.add(c, True)
@@ -336,6 +355,39 @@ class _Reader:
                 self.i = end
                 return True
         return False
+
+    def _inner_output(self, inner: str, kind: str) -> str:
+        if self.loop_name is not None:
+            raise Denied("a substitution inside a `for` loop is not evaluated")
+        self.substitutions += 1
+        if self.substitutions > MAX_SUBSTITUTIONS:
+            raise Denied(f"the command line has more than {MAX_SUBSTITUTIONS} substitutions")
+        output = self.outputs.get(inner)
+        if output is None:
+            raise NeedsStage(inner, kind)
+        return output
+
+    def _process_substitution(self) -> Word:
+        """``<(inner)`` becomes a word standing for a pipe holding the output of ``inner``."""
+        start = self.i
+        inner, end = inner_text(self.s, self.i)
+        following = self.s[end : end + 1]
+        if following and following not in METACHARACTERS:
+            raise Denied("a process substitution joined to other text is not evaluated")
+        text = piped_input(self._inner_output(inner, "process substitution"))
+        self.i = end
+        return Word(text, (True,) * len(text), self.s[start:end])
+
+    def _substitution(self, word: _WordBuilder, *, quoted: bool) -> bool:
+        """``$(inner)`` becomes the output of ``inner`` as data (see ``substitution``)."""
+        if not self.s.startswith("$(", self.i) or self.s.startswith("$((", self.i):
+            return False
+        inner, end = inner_text(self.s, self.i)
+        value = substituted(inner, self._inner_output(inner, "command substitution"), quoted=quoted)
+        for char in value:
+            word.add(char, True)
+        self.i = end
+        return True
 
     def _dollar(self, *, quoted: bool) -> None:
         """Refuse a ``$`` that starts an expansion; a ``$`` that bash keeps literal passes."""

@@ -11,13 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from plancord.core.shell.readonly.substitution import PIPED_INPUT, is_piped_input
+
 Connector = Literal["&&", "||", ";"]
 
 DEV_NULL: Final = "/dev/null"
 
 
 def quote(word: str) -> str:
-    """``word`` single-quoted for bash, so that bash reads it back as exactly ``word``."""
+    """``word`` single-quoted for bash, so that bash reads it back as exactly ``word``; a
+    process substitution already run becomes a pipe of its quoted output."""
+    if is_piped_input(word):
+        return "<(printf '%s' " + quote(word[len(PIPED_INPUT) :]) + ")"
     return "'" + word.replace("'", "'\\''") + "'"
 
 

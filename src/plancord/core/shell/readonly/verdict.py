@@ -20,6 +20,11 @@ class Verdict:
     """For each command judged, ``name: the rule that decided`` (the option table and the
     manual it was read from, a checker, an operator rule, or the refused list); for a denial,
     the rule that refused. ``plancord check-bash --explain`` prints them."""
+    stage: str | None = None
+    """Set (with ``allowed`` False) when a command substitution must run first: the inner
+    command's own judged script. The caller runs it read-only and judges again, passing its
+    output under ``stage_key`` (the inner text as written)."""
+    stage_key: str | None = None
 
 
 class Denied(Exception):
