@@ -35,14 +35,14 @@ REACH = (
 UDP = "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print('udp open')"
 
 
-def _wrong(command: str, workspace: Path) -> Verdict:
+def _wrong(command: str, workspace: Path, rules: object = ()) -> Verdict:
     return Verdict(True, "read-only: (a filter that is always wrong)", script=command)
 
 
 async def test_a_plan_mode_command_in_the_fallback_reaches_no_unix_socket(
     hostile: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(shell, "classify", _wrong)
+    monkeypatch.setattr(shell, "judge_staged", _wrong)
     path = tmp_path / "service.sock"
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(path))

@@ -120,7 +120,7 @@ async def test_an_operator_rule_decides_in_plan_mode(hostile: Any) -> None:
     config = {"shell": {"read_only_rules": [_NPROC_RULE]}}
     scene = await planning(hostile, [_bash("nproc --all"), _bash("nproc extra")], config=config)
     first, second = scene.tool_results()
-    assert first.rstrip().endswith("[exit code 0] [ran in the read-only plan-mode sandbox]")
+    assert first.rstrip().endswith("[exit code 0] [ran in the read-only sandbox]")
     assert first.split("\n")[0].isdigit(), first
     assert "exit code" not in second
     assert "plan_mode_refusal" in second

@@ -53,10 +53,10 @@ def _state(workspace: Path) -> dict[str, str]:
 def filter_says_read_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """The read-only filter judges every command read-only and lets its text run."""
 
-    def wrong(command: str, workspace: Path) -> Verdict:
+    def wrong(command: str, workspace: Path, rules: object = ()) -> Verdict:
         return Verdict(True, "read-only: (a filter that is always wrong)", script=command)
 
-    monkeypatch.setattr(shell, "classify", wrong)
+    monkeypatch.setattr(shell, "judge_staged", wrong)
 
 
 def _bash(command: str, **extra: Any) -> Any:

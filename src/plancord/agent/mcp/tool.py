@@ -56,9 +56,6 @@ class McpTool(Tool[McpArguments]):
             "input_schema": self.input_schema,
         }
 
-    def target_paths(self, args: McpArguments) -> tuple[str, ...]:
-        return ()
-
     async def run(self, args: McpArguments, ctx: ToolContext) -> ToolResult:
         if ctx.phase.is_planning and not self.offline_while_planning:
             return ToolResult.error(
