@@ -190,12 +190,40 @@ async def test_too_many_paths_is_unobserved(workspace: Path, tmp_path: Path) -> 
 async def test_stash_keeps_only_what_two_looks_need(
     observer: WorkspaceObserver, workspace: Path, tmp_path: Path
 ) -> None:
-    files = len([p for p in tree_state(workspace).values() if p[0] == "file"])
+    stash = tmp_path / "stash"
+    assert len(list(stash.iterdir())) == 1  # the first look's one pack
     for round_ in range(3):
         (workspace / "README.md").write_text(f"round {round_}\n")
         await effects_of(observer)
-    git_files = len(list((tmp_path / "stash").iterdir())) - files
-    assert git_files < 20
+    # The first look's pack (unchanged files still need it) and the two newest looks' packs.
+    assert len(list(stash.iterdir())) == 3
+    assert stash.stat().st_mode & 0o777 == 0o700
+
+
+async def test_many_overwritten_files_come_back_from_their_packs(
+    observer: WorkspaceObserver, workspace: Path
+) -> None:
+    (workspace / "empty").touch()
+    (workspace / "big.bin").write_bytes(os.urandom(3 << 20))
+    for n in range(50):
+        (workspace / "src" / f"m{n}.py").write_text(f"module {n}\n" * n)
+    await effects_of(observer)
+    reviewed = tree_state(workspace)
+    for path in [*(workspace / "src").iterdir(), workspace / "empty", workspace / "big.bin"]:
+        path.write_bytes(b"overwritten")
+    (workspace / "README.md").unlink()
+    effects = await effects_of(observer)
+    assert len(effects.paths) == 54
+    await observer.restore(effects.paths)
+    assert tree_state(workspace) == reviewed
+
+
+async def test_a_workspace_past_the_stash_bound_is_unobserved(
+    workspace: Path, tmp_path: Path
+) -> None:
+    limits = ObserveLimits(max_stash_bytes=1000)
+    refused = await WorkspaceObserver(workspace, tmp_path / "stash", limits).start()
+    assert isinstance(refused, Unobserved) and "more than 1,000 bytes" in refused.reason
 
 
 async def test_a_file_changed_under_another_of_its_names(
