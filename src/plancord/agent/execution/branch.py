@@ -7,6 +7,11 @@ reviewed tree (``HEAD`` plus the uncommitted and untracked changes the approval 
 as a first "reviewed state" commit on ``plancord/<plan_id>-v<rev>`` and switches the
 workspace to that branch without touching a file; each step becomes a commit on it.
 
+Ignored files and empty directories are in no commit: when the branch is given a place to
+keep them (``kept``, in the data directory), ``start`` keeps them (``ignored.IgnoredKeep``)
+and ``discard`` puts them back, so Discard gives back the reviewed working tree exactly;
+Merge and Discard drop what was kept.
+
 Every git run goes through the agent's sandbox (``run_git``), with hooks off, signing off
 and a fixed identity, so what the host commits is the host's. The object keeps no state of
 its own: :class:`BranchRecord` (returned by ``start``) holds everything the other
@@ -21,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from plancord.agent.execution.ignored import IgnoredKeep, KeepLimits, KeepTooLarge
 from plancord.agent.tools.git import GitOutput, run_git
 from plancord.core.shell.sandbox import SandboxPolicy
 
@@ -108,8 +114,15 @@ def branch_name(plan_id: str, revision: int) -> str:
 class ExecutionBranch:
     """The execution branches of one workspace, through git in the agent's sandbox."""
 
-    def __init__(self, policy: SandboxPolicy) -> None:
+    def __init__(
+        self, policy: SandboxPolicy, kept: Path | None = None, limits: KeepLimits | None = None
+    ) -> None:
+        """``kept``: the directory (outside the workspace, in the data directory) under
+        which each execution keeps the ignored paths of its reviewed tree; without it
+        Discard gives back only what git keeps."""
         self._policy = policy
+        self._kept = kept
+        self._limits = limits
 
     async def refusal(self) -> str | None:
         """Why this workspace cannot take an execution branch, or None when it can."""
@@ -154,10 +167,18 @@ class ExecutionBranch:
                     "commit-tree", tree, "-p", base_commit, "-m", message, env=_IDENTITY_ENV
                 )
             ).strip()
+        keep = self._keep_of(branch)
+        if keep is not None:
+            await self._keep_ignored(keep, reviewed)
         zero = "0" * len(base_commit)
-        await self._checked("update-ref", f"refs/heads/{branch}", reviewed, zero)
-        await self._checked("symbolic-ref", "HEAD", f"refs/heads/{branch}")
-        await self._checked("reset", "--quiet", "--mixed")
+        try:
+            await self._checked("update-ref", f"refs/heads/{branch}", reviewed, zero)
+            await self._checked("symbolic-ref", "HEAD", f"refs/heads/{branch}")
+            await self._checked("reset", "--quiet", "--mixed")
+        except BranchError:
+            if keep is not None:
+                await asyncio.to_thread(keep.forget)
+            raise
         return BranchRecord(
             branch=branch,
             base=base_ref.removeprefix("refs/heads/"),
@@ -234,6 +255,7 @@ class ExecutionBranch:
         if (await self._git("merge-base", "--is-ancestor", base_now, tip)).ok:
             await self._checked("update-ref", f"refs/heads/{record.base}", tip, base_now)
             await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.base}")
+            await self._forget_kept(record)
             return Merged(tip, fast_forward=True)
         tried = await self._git(
             "merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", base_now, tip
@@ -254,18 +276,29 @@ class ExecutionBranch:
         await self._checked("update-ref", f"refs/heads/{record.base}", merge, base_now)
         await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.base}")
         await self._checked("read-tree", "-m", "-u", tip, merge)
+        await self._forget_kept(record)
         return Merged(merge, fast_forward=False)
 
     async def discard(self, record: BranchRecord) -> None:
         """Back exactly at the reviewed state: the base branch checked out where it was,
-        the working tree as reviewed (uncommitted and untracked changes included), the index
-        as it was staged; the execution branch is deleted."""
+        the working tree as reviewed (uncommitted, untracked and, when they were kept,
+        ignored files and empty directories included), the index as it was staged; the
+        execution branch and what was kept are deleted. Raises BranchError when the kept
+        paths cannot be put back (the branch and the keep then stay, to try again)."""
         await self._checked("checkout", "--quiet", "--detach")
         await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--hard", record.reviewed_commit)
         await self._checked("clean", "--quiet", "--force", "-d")
         await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.base}")
         await self._checked("read-tree", record.reviewed_index)
+        keep = self._keep_of(record.branch)
+        if keep is not None and await asyncio.to_thread(lambda: keep.kept):
+            tracked = await self._tracked(record.reviewed_commit)
+            try:
+                await asyncio.to_thread(keep.restore, self._policy.workspace, tracked)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise BranchError(f"The ignored files could not be put back: {exc}") from exc
         await self._git("update-ref", "-d", f"refs/heads/{record.branch}")
+        await self._forget_kept(record)
 
     async def roll_back(self, record: BranchRecord, step: int) -> None:
         """The branch and working tree as they were before step ``step`` (1-based) was
@@ -287,6 +320,33 @@ class ExecutionBranch:
         await self._checked(*_HOST_CONFIG, "push", "--quiet", "--no-verify", remote, f"{ref}:{ref}")
 
     # -- helpers ------------------------------------------------------------------------
+
+    def _keep_of(self, branch: str) -> IgnoredKeep | None:
+        if self._kept is None:
+            return None
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", branch.removeprefix("plancord/"))
+        return IgnoredKeep(self._kept / name, self._limits)
+
+    async def _keep_ignored(self, keep: IgnoredKeep, reviewed: str) -> None:
+        tracked = await self._tracked(reviewed)
+        try:
+            await asyncio.to_thread(keep.keep, self._policy.workspace, tracked)
+        except KeepTooLarge as exc:
+            raise BranchError(f"This workspace cannot run a plan on a branch: {exc}.") from exc
+        except OSError as exc:
+            raise BranchError(f"The workspace's ignored files could not be kept: {exc}") from exc
+
+    async def _forget_kept(self, record: BranchRecord) -> None:
+        keep = self._keep_of(record.branch)
+        if keep is not None:
+            await asyncio.to_thread(keep.forget)
+
+    async def _tracked(self, commit: str) -> frozenset[str]:
+        """The file paths (blobs, symlinks, submodules) of ``commit``'s tree."""
+        listing = await self._checked(
+            "ls-tree", "-r", "-z", "--full-tree", "--name-only", commit, max_output=200_000_000
+        )
+        return frozenset(path for path in listing.split("\x00") if path)
 
     async def _on_branch(self, record: BranchRecord) -> None:
         head = await self._git("symbolic-ref", "--quiet", "HEAD")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from plancord.agent.execution.branch import BranchError, BranchRecord, ExecutionBranch
+from plancord.agent.execution.ignored import KEPT_DIR
 from plancord.core.errors import ExecutionRefused
 from plancord.core.execution import ExecutionRecord, StepOutcome
 from plancord.core.ports import Clock
@@ -31,9 +32,10 @@ class BranchStarter:
         self._clock = clock
 
     def branch_of(self, agent: str) -> ExecutionBranch:
-        workspace = self._agents_dir / agent / "workspace"
+        home = self._agents_dir / agent
         return ExecutionBranch(
-            self._sandbox.policy(agent, workspace, planning=False, inner_wall=False)
+            self._sandbox.policy(agent, home / "workspace", planning=False, inner_wall=False),
+            kept=home / KEPT_DIR,
         )
 
     async def refusal(self, agent: str) -> str | None:
