@@ -287,3 +287,42 @@ async def test_a_checkout_is_restored_with_the_repository_state(
     assert (workspace / ".git" / "HEAD").read_bytes() == head
     assert tree_state(workspace) == reviewed
     assert (await effects_of(observer)).empty
+
+
+async def change_everything(workspace: Path) -> None:
+    (workspace / "README.md").write_text("changed by the call\n")
+    (workspace / "tool.sh").chmod(0o700)
+    (workspace / "untracked.txt").unlink()
+    (workspace / "link").unlink()
+    (workspace / "link").symlink_to("src/app.py")
+    (workspace / "fresh").mkdir()
+    (workspace / "fresh" / "x.bin").write_bytes(os.urandom(5000))
+
+
+async def test_a_held_back_change_is_put_back_exactly(
+    observer: WorkspaceObserver, workspace: Path
+) -> None:
+    before = tree_state(workspace)
+    await change_everything(workspace)
+    after = tree_state(workspace)
+    effects = await effects_of(observer)
+    await observer.hold_back(effects.paths)
+    assert tree_state(workspace) == before
+    await observer.reapply()
+    assert tree_state(workspace) == after
+    assert (await effects_of(observer)).empty
+    with pytest.raises(RestoreFailed, match="nothing was held back"):
+        await observer.reapply()
+
+
+async def test_a_released_change_stays_undone(
+    observer: WorkspaceObserver, workspace: Path, tmp_path: Path
+) -> None:
+    before = tree_state(workspace)
+    await change_everything(workspace)
+    await observer.hold_back((await effects_of(observer)).paths)
+    packs = len(list((tmp_path / "stash").iterdir()))
+    await observer.release()
+    assert tree_state(workspace) == before
+    assert len(list((tmp_path / "stash").iterdir())) < packs
+    assert (await effects_of(observer)).empty

@@ -10,7 +10,9 @@ and holds the changed paths to the current step (``core.holding``):
 
 - within the step: kept, recorded as a command of the step;
 - only a later step covers it: the plan moves on (the current step committed, the steps
-  passed over skipped), a 🔴 step's checkpoint answered before the change is kept;
+  passed over skipped); when that step is 🔴 the change is undone while its checkpoint
+  card waits (so neither a wait nor a restart leaves it in place), put back exactly on
+  Continue and left undone otherwise;
 - drift: ``ask`` holds the change while the card (paths and a short diff) waits, and Deny
   or no answer restores the paths exactly; ``refuse`` restores them and tells the model;
   ``log`` keeps and flags them.
@@ -184,13 +186,18 @@ class ExecutionHost:
         self, call: HeldCall, held: MovesOn, changed: tuple[str, ...], restorable: tuple[str, ...]
     ) -> Verdict:
         if held.checkpoint and call.checkpoints:
-            # Asked while the change is held, before the host's commit moves on: Stop
-            # restores it and the step never starts.
-            why = await self._checkpoint(call, held.step)
+            # The 🔴 step has not started: its change waits undone while the card asks.
+            agent = call.record.agent
+            why: str | None = "not asked, as the call's change could not be undone meanwhile"
+            if await self._restore(agent, restorable, hold=True):
+                why = await self._checkpoint(call, held.step)
+                if why is None and not await self._reapply(agent):
+                    why = "answered Continue, but the call's change could not be put back"
+                elif why is not None:
+                    await self._release(agent)
             if why is not None:
-                await self._restore(call.record.agent, restorable)
                 await self._steps.move_on(call.record, call.plan, held.step, held.skipped)
-                await self.resync(call.record.agent)
+                await self.resync(agent)
                 return Verdict(_checkpoint_refused(held.step, why), stop=True)
         moved = await self._steps.move_on(call.record, call.plan, held.step, held.skipped, changed)
         await self.resync(call.record.agent)
@@ -310,12 +317,32 @@ class ExecutionHost:
         parents = {p.rsplit("/", i)[0] for p in changed for i in range(1, p.count("/") + 1)}
         return tuple(sorted(changed - parents)), off_branch
 
-    async def _restore(self, agent: str, paths: tuple[str, ...]) -> bool:
+    async def _restore(self, agent: str, paths: tuple[str, ...], *, hold: bool = False) -> bool:
+        """Put ``paths`` back as before the call (``hold``: keeping the call's change for
+        ``_reapply``); False (the observer dropped) when they could not be."""
         entry = self._observers.get(agent)
         if entry is None:
             return False
         try:
-            await entry[1].restore(paths)
+            await (entry[1].hold_back(paths) if hold else entry[1].restore(paths))
+        except RestoreFailed as exc:
+            log.warning("agent %s: %s", agent, exc)
+            self.forget(agent)
+            return False
+        await self._repository.note_head(agent)
+        return True
+
+    async def _release(self, agent: str) -> None:
+        entry = self._observers.get(agent)
+        if entry is not None:
+            await entry[1].release()
+
+    async def _reapply(self, agent: str) -> bool:
+        entry = self._observers.get(agent)
+        if entry is None:
+            return False
+        try:
+            await entry[1].reapply()
         except RestoreFailed as exc:
             log.warning("agent %s: %s", agent, exc)
             self.forget(agent)

@@ -134,6 +134,8 @@ class WorkspaceObserver:
         self._before: _Look | None = None
         self._now: _Look | None = None
         self._watch: ChangeWatch | None = None
+        self._held: tuple[_Look, list[str]] | None = None
+        """The look a ``hold_back`` undid, and its paths, until ``reapply`` or ``release``."""
 
     async def start(self) -> Unobserved | None:
         """The first look: the state later observations and restores start from."""
@@ -174,6 +176,37 @@ class WorkspaceObserver:
                 raise RestoreFailed(wanted, "there is no earlier look to go back to")
             self._now = await _off_loop(lambda: self._put_back(before, now, wanted))
             await _off_loop(lambda: self._drop_unused(now))
+
+    async def hold_back(self, paths: Iterable[str]) -> None:
+        """Restore ``paths`` as ``restore`` does, keeping what they held after the latest
+        observation so that ``reapply`` can put it back exactly. Raises RestoreFailed."""
+        wanted = sorted(set(paths))
+        async with self._lock:
+            before, now = self._before, self._now
+            if before is None or now is None:
+                raise RestoreFailed(wanted, "there is no earlier look to go back to")
+            self._held = (now, wanted)
+            self._now = await _off_loop(lambda: self._put_back(before, now, wanted))
+
+    async def reapply(self) -> None:
+        """Put the paths of the latest ``hold_back`` back as that call left them. Raises
+        RestoreFailed when nothing is held back or a path cannot be written."""
+        async with self._lock:
+            held, current = self._held, self._now
+            if held is None or current is None:
+                raise RestoreFailed((), "nothing was held back")
+            undone, paths = held
+            self._held = None
+            self._now = await _off_loop(lambda: self._put_back(undone, current, paths))
+            await _off_loop(lambda: self._drop_unused(current))
+            await _off_loop(lambda: self._drop_unused(undone))
+
+    async def release(self) -> None:
+        """Forget what the latest ``hold_back`` kept: the paths stay restored."""
+        async with self._lock:
+            if self._held is not None:
+                undone, self._held = self._held[0], None
+                await _off_loop(lambda: self._drop_unused(undone))
 
     def close(self) -> None:
         """Stop watching the workspace (the stash stays until the next ``start``)."""
@@ -296,7 +329,7 @@ class WorkspaceObserver:
     def _drop_unused(self, dropped: _Look) -> None:
         """Remove the packs only ``dropped`` (a look no longer kept) referred to."""
         unused = {piece.pack for piece in dropped.copies.values()}
-        for look in (self._before, self._now):
+        for look in (self._before, self._now, self._held[0] if self._held else None):
             if look is not None:
                 unused.difference_update(piece.pack for piece in look.copies.values())
         for name in unused:
