@@ -84,6 +84,7 @@ rm -rf cache
 mkdir -p dist/deep && echo shipped > dist/deep/app.whl
 echo more >> debug.log
 echo 'print(1)' > app.py
+mkdir -p build/locked && touch build/locked/planted && chmod 500 build/locked build/sub
 """
 
 

@@ -18,6 +18,7 @@ under a directory that resolves anywhere but its own place in the workspace.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -33,6 +34,7 @@ KEPT_DIR = "kept"
 _MANIFEST = "manifest.json"
 _CONTENT = "content"
 _GIT_DIR = ".git"
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,57 +114,133 @@ class IgnoredKeep:
     def restore(self, workspace: Path, tracked: Collection[str]) -> None:
         """Make the paths of ``workspace`` outside ``tracked`` exactly the kept ones. Raises
         OSError when the keep cannot be read or a path cannot be put back."""
-        workspace = Path(os.path.realpath(workspace))
         manifest = json.loads((self._directory / _MANIFEST).read_text())
         kept = {path: _Kept(*row) for path, row in manifest["paths"].items()}
-        for path, info in sorted(_outside(workspace, tracked).items()):
-            want = kept.get(path)
-            if want is None or want.kind != _kind(info.st_mode):
-                _remove(workspace / path)
-        directories: list[str] = []
-        for path in sorted(kept):
-            want = kept[path]
-            target = workspace / path
-            _check_parent(workspace, path)
-            if want.kind == "dir":
-                if not target.is_dir() or target.is_symlink():
-                    _remove(target)
-                    target.mkdir(mode=0o700)
-                os.chmod(target, 0o700)  # writable until its children are back
-                directories.append(path)
-            elif want.kind == "link":
-                if not target.is_symlink() or os.readlink(target) != want.target:
-                    temporary = _temporary(target)
-                    os.symlink(want.target, temporary)
-                    os.replace(temporary, target)
-            else:
-                self._write_file(target, want)
-            if want.kind != "dir":
-                os.utime(target, ns=(want.mtime_ns, want.mtime_ns), follow_symlinks=False)
-        for path in sorted(directories, key=lambda p: p.count("/"), reverse=True):
-            want = kept[path]
-            os.chmod(workspace / path, want.mode)
-            os.utime(workspace / path, ns=(want.mtime_ns, want.mtime_ns))
+        outside = _outside(workspace, tracked)
+        root = os.open(workspace, _DIRECTORY)
+        try:
+            for path in sorted(p for p, info in outside.items() if stat.S_ISDIR(info.st_mode)):
+                with _At(root, path) as at:
+                    at.chmod(0o700)  # so what it holds can be removed or written
+            for path, info in sorted(outside.items()):
+                want = kept.get(path)
+                if want is None or want.kind != _kind(info.st_mode):
+                    with contextlib.suppress(FileNotFoundError), _At(root, path) as at:
+                        at.remove()  # (gone already when a directory above it went)
+            for path in sorted(kept):
+                with _At(root, path) as at:
+                    self._put(at, kept[path])
+            directories = [p for p in kept if kept[p].kind == "dir"]
+            for path in sorted(directories, key=lambda p: p.count("/"), reverse=True):
+                with _At(root, path) as at:
+                    at.chmod(kept[path].mode)
+                    at.utime(kept[path].mtime_ns)
+        finally:
+            os.close(root)
 
     def forget(self) -> None:
         """Remove the keep (after Merge or Discard)."""
         shutil.rmtree(self._directory, ignore_errors=True)
 
-    def _write_file(self, target: Path, want: _Kept) -> None:
-        piece = Slice(_CONTENT, want.offset, want.size)
-        if target.is_file() and not target.is_symlink() and matches(self._directory, piece, target):
-            os.chmod(target, want.mode)
+    def _put(self, at: _At, want: _Kept) -> None:
+        """One kept path back in its place (a directory stays writable until the end)."""
+        now = at.lstat()
+        if want.kind == "dir":
+            if now is None:
+                os.mkdir(at.name, 0o700, dir_fd=at.dir)
             return
-        temporary = _temporary(target)
-        out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        if want.kind == "link":
+            if now is None or os.readlink(at.name, dir_fd=at.dir) != want.target:
+                temporary = at.temporary()
+                os.symlink(want.target, temporary, dir_fd=at.dir)
+                at.replace_with(temporary)
+        else:
+            piece = Slice(_CONTENT, want.offset, want.size)
+            same = now is not None and stat.S_IMODE(now.st_mode) == want.mode
+            if not same or not at.holds(self._directory, piece):
+                temporary = at.temporary()
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                out = os.open(temporary, flags, 0o600, dir_fd=at.dir)
+                try:
+                    copy_out(self._directory, piece, out)
+                    os.fchmod(out, want.mode)
+                finally:
+                    os.close(out)
+                at.replace_with(temporary)
+        at.utime(want.mtime_ns)
+
+
+class _At:
+    """A workspace path reached from the workspace's top without following any symlink: an
+    open descriptor of its directory and its name there, so nothing the host writes can
+    land outside the workspace, whatever links the agent left."""
+
+    def __init__(self, root: int, path: str) -> None:
+        *parents, self.name = path.split("/")
+        self.dir = os.dup(root)
         try:
-            copy_out(self._directory, piece, out)
+            for part in parents:
+                inner = os.open(part, _DIRECTORY, dir_fd=self.dir)
+                os.close(self.dir)
+                self.dir = inner
+        except BaseException:
+            os.close(self.dir)
+            raise
+
+    def __enter__(self) -> _At:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        os.close(self.dir)
+
+    def lstat(self) -> os.stat_result | None:
+        try:
+            return os.stat(self.name, dir_fd=self.dir, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+
+    def holds(self, directory: Path, piece: Slice) -> bool:
+        try:
+            fd = os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=self.dir)
+        except OSError:
+            return False
+        try:
+            return stat.S_ISREG(os.fstat(fd).st_mode) and matches(directory, piece, fd)
         finally:
-            os.close(out)
-        os.chmod(temporary, want.mode)
-        if target.is_dir() and not target.is_symlink():
-            _remove(target)
-        os.replace(temporary, target)
+            os.close(fd)
+
+    def chmod(self, mode: int) -> None:
+        """Change the mode of the path itself, never of what a link points at."""
+        fd = os.open(self.name, os.O_PATH | os.O_NOFOLLOW, dir_fd=self.dir)
+        try:
+            if not stat.S_ISLNK(os.fstat(fd).st_mode):
+                os.chmod(f"/proc/self/fd/{fd}", mode)
+        finally:
+            os.close(fd)
+
+    def utime(self, mtime_ns: int) -> None:
+        os.utime(self.name, ns=(mtime_ns, mtime_ns), dir_fd=self.dir, follow_symlinks=False)
+
+    def remove(self) -> None:
+        now = self.lstat()
+        if now is None:
+            return
+        if stat.S_ISDIR(now.st_mode):
+            shutil.rmtree(self.name, dir_fd=self.dir)
+        else:
+            os.unlink(self.name, dir_fd=self.dir)
+
+    def temporary(self) -> str:
+        name = f".{self.name}.plancord-restore"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=self.dir)
+        return name
+
+    def replace_with(self, temporary: str) -> None:
+        now = self.lstat()
+        if now is not None and stat.S_ISDIR(now.st_mode):
+            self.remove()
+        os.replace(temporary, self.name, src_dir_fd=self.dir, dst_dir_fd=self.dir)
 
 
 def _outside(workspace: Path, tracked: Collection[str]) -> dict[str, os.stat_result]:
@@ -218,30 +296,3 @@ def _kind(mode: int) -> str:
     if stat.S_ISREG(mode):
         return "file"
     return "other"
-
-
-def _check_parent(workspace: Path, path: str) -> None:
-    """Refuse to write ``path`` when its directory is not a real directory in its place."""
-    parent = os.path.dirname(os.path.join(workspace, path))
-    if os.path.realpath(parent) != os.path.normpath(parent):
-        raise OSError(f"the directory of {path} is not where it was (a symlink is in the way)")
-
-
-def _temporary(target: Path) -> Path:
-    temporary = target.with_name(f".{target.name}.plancord-restore")
-    _remove(temporary)
-    return temporary
-
-
-def _remove(path: Path) -> None:
-    """Remove a path whatever it is (a directory with all it holds, made writable first)."""
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return
-    if not stat.S_ISDIR(info.st_mode):
-        path.unlink()
-        return
-    for directory, _, _ in os.walk(path):
-        os.chmod(directory, 0o700)
-    shutil.rmtree(path)

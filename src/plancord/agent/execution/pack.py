@@ -88,28 +88,35 @@ def copy_out(directory: Path, piece: Slice, out: int) -> None:
         os.close(fd)
 
 
-def matches(directory: Path, piece: Slice, path: Path) -> bool:
-    """Whether the file at ``path`` holds exactly ``piece``'s content."""
+def matches(directory: Path, piece: Slice, file: Path | int) -> bool:
+    """Whether the file at ``file`` (a path, or an open descriptor) holds exactly
+    ``piece``'s content."""
+    if isinstance(file, int):
+        return _matches(directory, piece, file)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
     try:
-        if os.fstat(fd).st_size != piece.size:
-            return False
-        kept = os.open(directory / piece.pack, os.O_RDONLY | os.O_NOFOLLOW)
-        try:
-            at = 0
-            while at < piece.size:
-                want = min(_CHUNK, piece.size - at)
-                if os.pread(fd, want, at) != os.pread(kept, want, piece.offset + at):
-                    return False
-                at += want
-            return os.pread(fd, 1, at) == b""
-        finally:
-            os.close(kept)
+        return _matches(directory, piece, fd)
     finally:
         os.close(fd)
+
+
+def _matches(directory: Path, piece: Slice, fd: int) -> bool:
+    if os.fstat(fd).st_size != piece.size:
+        return False
+    kept = os.open(directory / piece.pack, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        at = 0
+        while at < piece.size:
+            want = min(_CHUNK, piece.size - at)
+            if os.pread(fd, want, at) != os.pread(kept, want, piece.offset + at):
+                return False
+            at += want
+        return os.pread(fd, 1, at) == b""
+    finally:
+        os.close(kept)
 
 
 def _write_all(out: int, data: bytes) -> None:
