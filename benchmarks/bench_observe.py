@@ -17,7 +17,8 @@ Then the one-off first look (which keeps every file's content, packed, for resto
 ratio to a plain ``cp -a`` of the workspace's files and to a full stat walk, measured alternately,
 and the time to build the
 per-step summary (``ExecutionBranch.steps``) and the full diff (``write_diff``, read back)
-for a 1 MB diff over three steps. Goal: observe's median under 20 ms.
+for a 1 MB diff over three steps, and the execution start that keeps the ignored files
+for Discard. Goal: observe's median under 20 ms.
 """
 
 from __future__ import annotations
@@ -159,9 +160,15 @@ async def observation(root: Path, stash: Path, runs: int) -> bool:
     return met
 
 
-async def completion(root: Path) -> None:
+async def completion(root: Path, stash: Path) -> None:
     policy = SandboxPolicy(workspace=root, writable=True)
-    branches = ExecutionBranch(policy)
+    plain = ExecutionBranch(policy)
+    branches = ExecutionBranch(policy, kept=stash / "kept")
+    starts: list[float] = []
+    keeping: list[float] = []
+    for n in range(3):
+        starts.append(await timed(lambda: plain.start("plain", n)))  # noqa: B023
+        keeping.append(await timed(lambda: branches.start("kept", n)))  # noqa: B023
     record = await branches.start("bench", 1)
     line = "".join(f"value_{n} = {n} * 2  # a line of about fifty bytes\n" for n in range(7_000))
     for step in range(1, 4):
@@ -185,11 +192,15 @@ async def completion(root: Path) -> None:
     print(f"completion card: per-step summary + full diff ({size / 1e6:.1f} MB), 5 runs:")
     print(row("no-op call", noop, base))
     print(row("summary+diff", samples, base))
+    print("execution start (git's reviewed-state commit), 3 runs each:")
+    print(row("start", starts, statistics.median(starts) * 1000))
+    print(row("  + keep", keeping, statistics.median(starts) * 1000))
+    print("  (+ keep: the 500 ignored files kept for Discard)")
 
 
 async def measure(root: Path, stash: Path, runs: int) -> int:
     met = await observation(root, stash, runs)
-    await completion(root)
+    await completion(root, stash)
     return 0 if met else 1
 
 
