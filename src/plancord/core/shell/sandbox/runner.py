@@ -175,7 +175,7 @@ def _prepare(
     else:
         argv = policy.limits.prlimit_argv()
         if policy.inner_wall:
-            argv += [host.python_executable, "-I", "-S", host.trampoline, "readonly", "--"]
+            argv += host.inner_wall_argv()
         argv += list(command)
     return _Spawn(argv, env, policy.workspace, layer, private_tmp)
 
