@@ -9,6 +9,8 @@ Run with ``python benchmarks/bench_sandbox.py [RUNS]``. For ``true``, ``ls`` and
 * ``planning``: as a planning agent runs it (read-only view plus the inner wall, applied by
   the native ``landlock-exec`` when it is built, as it is wherever a C compiler is found);
 * ``planning (py)``: the same with the Python trampoline as the inner wall (no compiler);
+* ``exec, no cache``: as ``executing`` with git's reading of the repository config, and the
+  walk for nested repositories, made afresh for every command (as before they were kept);
 * ``landlock only``: the fallback where bubblewrap cannot start;
 * ``old trampoline``: the plan-mode Landlock trampoline alone, as before the sandbox.
 
@@ -31,8 +33,10 @@ from pathlib import Path
 from plancord.core.shell.sandbox import (
     LayerChoice,
     SandboxPolicy,
+    config_cache,
     landlock_abi,
     layers,
+    nested,
     run_sandboxed,
     runner,
 )
@@ -63,12 +67,15 @@ def plain(argv: list[str], cwd: Path) -> Callable[[], Awaitable[object]]:
 
 
 def sandboxed(
-    argv: list[str], policy: SandboxPolicy, *, native: bool = True
+    argv: list[str], policy: SandboxPolicy, *, native: bool = True, cached: bool = True
 ) -> Callable[[], Awaitable[object]]:
     layout = layers.host_layout()
     chosen = layout if native else dataclasses.replace(layout, wall_helper=None)
 
     async def run() -> object:
+        if not cached:
+            config_cache.VIEWS.clear()
+            nested.forget()
         runner.host_layout = lambda: chosen  # type: ignore[assignment]
         try:
             return await run_sandboxed(argv, policy, timeout=30)
@@ -91,6 +98,7 @@ async def main(runs: int) -> None:
         workspace = Path(directory)
         (workspace / "a.txt").write_text("hello\n")
         await plain(["git", "init", "-q"], workspace)()
+        await asyncio.sleep(1.2)  # a config changed in the last second is not kept
         executing = SandboxPolicy(workspace, writable=True, layer=LayerChoice.BUBBLEWRAP)
         planning = SandboxPolicy(
             workspace, writable=False, inner_wall=True, layer=LayerChoice.BUBBLEWRAP
@@ -105,6 +113,7 @@ async def main(runs: int) -> None:
             actions: dict[str, Callable[[], Awaitable[object]]] = {
                 "plain": plain(argv, workspace),
                 "executing": sandboxed(argv, executing),
+                "exec, no cache": sandboxed(argv, executing, cached=False),
                 "planning": sandboxed(argv, planning),
                 "planning (py)": sandboxed(argv, planning, native=False),
                 "landlock only": sandboxed(argv, fallback),
