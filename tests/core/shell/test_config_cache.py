@@ -129,3 +129,19 @@ async def test_the_fallback_refuses_a_nested_repository_it_cannot_hide(tmp_path:
         handle.write("[core]\n\tfsmonitor = /bin/false\n")
     with pytest.raises(SandboxUnavailable, match=r"config in sub sets core\.fsmonitor"):
         await true_in(ws, LayerChoice.LANDLOCK)
+
+
+async def test_a_nested_git_directory_git_does_not_take_for_a_repository(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty ``sub/.git`` is no repository to git (it reads the workspace's config from
+    there): the workspace's view still hides its keys, and nothing is bound over the
+    ``sub/.git/config`` that does not exist."""
+    with (repo / ".git" / "config").open("a") as handle:
+        handle.write("[core]\n\tfsmonitor = /bin/false\n")
+    (repo / "sub" / ".git").mkdir(parents=True)
+    policy = SandboxPolicy(workspace=repo, writable=False)
+    command = ["git", "-C", "sub", "config", "--get-regexp", "^core[.](bare|fsmonitor)$"]
+    result = await run_sandboxed(command, policy, timeout=30)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "core.bare false\n"

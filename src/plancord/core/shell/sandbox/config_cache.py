@@ -122,11 +122,16 @@ def fingerprint(
         return None
     if not _plain_inside(repository.directory, roots):
         return None
+    read = [root / origin for origin in listing.origins if origin is not None]
+    if not all(path.is_file() for path in read):
+        # git printed its origins relative to where it ended up; a file that is not there
+        # from ``root`` means git read another repository's config than ``root``'s.
+        return None
     depends = [
         repository.directory / "HEAD",
         repository.config,
         repository.directory / "config.worktree",
-        *(root / origin for origin in listing.origins if origin is not None),
+        *read,
         *targets,
     ]
     paths: list[str] = []

@@ -82,10 +82,12 @@ def covers(
         covers.append((directory / f"config-{index}", repository.config))
         if repository.worktree_config is not None:
             covers.append((directory / "empty", repository.worktree_config))
+    # A config that does not exist is one git does not read (a nested ``.git`` git does not
+    # take for a repository), and bubblewrap could not bind over it in a read-only view.
     shown = tuple(
         (str(source), str(target))
         for source, target in covers
-        if any(target.resolve().is_relative_to(root) for root in mounted)
+        if target.is_file() and any(target.resolve().is_relative_to(root) for root in mounted)
     )
     return shown, str(directory)
 
