@@ -100,10 +100,11 @@ def check_agent_sandbox(config: Config | None) -> Check:
         return passed("agent sandbox: bubblewrap (namespaces; only the workspace is visible)")
     return warned(
         "agent sandbox",
-        f"Landlock fallback only ({bubblewrap_problem()}): reads and writes are confined and "
-        "TCP, UDP and unix sockets are off (a seccomp filter), but agent processes share the "
-        "bot's pid and network namespaces (an agent allowed the network gets the host's), "
-        "and git refuses a repository whose config holds keys outside the allow-list",
+        f"Landlock fallback only ({bubblewrap_problem()}): reads and writes are confined, "
+        "unix sockets are refused (a seccomp filter) and TCP and UDP too unless the agent "
+        "has the network, but agent processes share the bot's pid and network namespaces "
+        "(an agent allowed the network gets the host's), and git refuses a repository whose "
+        "config holds keys outside the allow-list",
         "install bubblewrap and allow unprivileged user namespaces; in Docker, run with "
         "seccomp-bubblewrap.json (docs/docker-sandbox.md)",
     )
