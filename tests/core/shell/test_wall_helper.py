@@ -218,3 +218,16 @@ def test_doctor_warns_only_when_planning_starts_python_for_the_wall() -> None:
     assert "landlock-exec" in slow.line()
     assert check_inner_wall(6, "/cache/landlock-exec-0123") is None
     assert check_inner_wall(0, None) is None
+
+
+def test_a_helper_others_may_write_is_never_used(tmp_path: Path, helper: str) -> None:
+    directory = tmp_path / "cache"
+    directory.mkdir(mode=0o700)
+    copy = directory / "landlock-exec"
+    shutil.copy2(helper, copy)
+    assert wall_helper.trusted(copy)
+    copy.chmod(0o777)
+    assert not wall_helper.trusted(copy)
+    copy.chmod(0o755)
+    directory.chmod(0o777)
+    assert not wall_helper.trusted(copy)

@@ -88,17 +88,30 @@ def works(helper: Path) -> bool:
     return done.returncode == 0
 
 
+def trusted(path: Path) -> bool:
+    """Whether ``path`` and its directory belong to this user or root and nobody else may
+    write them: a program planted there by another user is never run."""
+    for item in (path, path.parent):
+        try:
+            info = item.stat()
+        except OSError:
+            return False
+        if info.st_uid not in (0, os.geteuid()) or info.st_mode & 0o022:
+            return False
+    return os.access(path, os.X_OK)
+
+
 @functools.cache
 def native_wall() -> str | None:
     """The path of a working native inner wall, built on first use if a compiler is found;
     None means the runner uses the Python trampoline. Blocking: call it from a worker."""
-    found = next((path for path in candidates() if os.access(path, os.X_OK)), None)
+    found = next((path for path in candidates() if trusted(path)), None)
     if found is None:
         try:
             found = build(candidates()[-1].parent)
         except (OSError, subprocess.SubprocessError):
             return None
-    return str(found) if works(found) else None
+    return str(found) if trusted(found) and works(found) else None
 
 
 def main() -> int:
