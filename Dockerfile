@@ -26,7 +26,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PLANCORD_DATA_DIR=/data
 
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git ripgrep bubblewrap \
+    && apt-get install -y --no-install-recommends git ripgrep bubblewrap gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 plancord \
@@ -37,6 +37,9 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY src ./src
 RUN pip install --no-cache-dir .
+# The plan-mode Landlock wall as a native program (landlock-exec), beside the package, so a
+# planning command does not start a Python interpreter for it (docs/security.md).
+RUN python -m plancord.core.shell.sandbox.wall_helper
 
 RUN mkdir -p /etc/plancord /data \
     && printf 'data_dir: /data\n' > /etc/plancord/config.yaml \

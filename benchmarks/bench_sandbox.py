@@ -4,17 +4,24 @@ Run with ``python benchmarks/bench_sandbox.py [RUNS]``. For ``true``, ``ls`` and
 ``git status`` in a small repository it prints the median and p95 wall time of:
 
 * ``plain``: ``subprocess.run`` of the command, no sandbox (the baseline);
-* ``bubblewrap``: ``run_sandboxed`` as an executing agent runs it (namespaces, limits);
-* ``bwrap+landlock``: as a planning agent runs it (read-only view plus the inner wall);
+* ``executing``: ``run_sandboxed`` as an executing agent runs it (bubblewrap: namespaces,
+  limits);
+* ``planning``: as a planning agent runs it (read-only view plus the inner wall, applied by
+  the native ``landlock-exec`` when it is built, as it is wherever a C compiler is found);
+* ``planning (py)``: the same with the Python trampoline as the inner wall (no compiler);
+* ``exec, no cache``: as ``executing`` with git's reading of the repository config, and the
+  walk for nested repositories, made afresh for every command (as before they were kept);
 * ``landlock only``: the fallback where bubblewrap cannot start;
 * ``old trampoline``: the plan-mode Landlock trampoline alone, as before the sandbox.
 
-Each sandboxed figure is also given as the difference from ``plain`` and as a ratio.
+Each sandboxed figure is also given as the difference from ``plain`` and as a ratio, and
+planning's as the difference from executing's (``+exec``), the cost of the inner wall.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import statistics
 import subprocess
 import sys
@@ -26,8 +33,12 @@ from pathlib import Path
 from plancord.core.shell.sandbox import (
     LayerChoice,
     SandboxPolicy,
+    config_cache,
     landlock_abi,
+    layers,
+    nested,
     run_sandboxed,
+    runner,
 )
 from plancord.core.shell.sandbox import landlock as landlock_module
 
@@ -55,8 +66,23 @@ def plain(argv: list[str], cwd: Path) -> Callable[[], Awaitable[object]]:
     return lambda: asyncio.to_thread(run)
 
 
-def sandboxed(argv: list[str], policy: SandboxPolicy) -> Callable[[], Awaitable[object]]:
-    return lambda: run_sandboxed(argv, policy, timeout=30)
+def sandboxed(
+    argv: list[str], policy: SandboxPolicy, *, native: bool = True, cached: bool = True
+) -> Callable[[], Awaitable[object]]:
+    layout = layers.host_layout()
+    chosen = layout if native else dataclasses.replace(layout, wall_helper=None)
+
+    async def run() -> object:
+        if not cached:
+            config_cache.VIEWS.clear()
+            nested.forget()
+        runner.host_layout = lambda: chosen  # type: ignore[assignment]
+        try:
+            return await run_sandboxed(argv, policy, timeout=30)
+        finally:
+            runner.host_layout = layers.host_layout
+
+    return run
 
 
 def old_trampoline(argv: list[str], cwd: Path) -> Callable[[], Awaitable[object]]:
@@ -65,34 +91,44 @@ def old_trampoline(argv: list[str], cwd: Path) -> Callable[[], Awaitable[object]
 
 
 async def main(runs: int) -> None:
-    print(f"Landlock ABI {landlock_abi()}; {runs} runs of each; times in ms")
+    helper = await asyncio.to_thread(lambda: layers.host_layout().wall_helper)
+    print(f"Landlock ABI {landlock_abi()}; native inner wall: {helper or 'not built'}")
+    print(f"{runs} runs of each; times in ms")
     with tempfile.TemporaryDirectory() as directory:
         workspace = Path(directory)
         (workspace / "a.txt").write_text("hello\n")
         await plain(["git", "init", "-q"], workspace)()
-        policies = {
-            "bubblewrap": SandboxPolicy(workspace, writable=True, layer=LayerChoice.BUBBLEWRAP),
-            "bwrap+landlock": SandboxPolicy(
-                workspace, writable=False, inner_wall=True, layer=LayerChoice.BUBBLEWRAP
-            ),
-            "landlock only": SandboxPolicy(workspace, writable=True, layer=LayerChoice.LANDLOCK),
-        }
-        header = f"{'command':<12} {'how':<16} {'median':>8} {'p95':>8} {'+ms':>7} {'ratio':>6}"
+        await asyncio.sleep(1.2)  # a config changed in the last second is not kept
+        executing = SandboxPolicy(workspace, writable=True, layer=LayerChoice.BUBBLEWRAP)
+        planning = SandboxPolicy(
+            workspace, writable=False, inner_wall=True, layer=LayerChoice.BUBBLEWRAP
+        )
+        fallback = SandboxPolicy(workspace, writable=True, layer=LayerChoice.LANDLOCK)
+        header = (
+            f"{'command':<12} {'how':<16} {'median':>8} {'p95':>8} {'+ms':>7} {'ratio':>6} "
+            f"{'+exec':>7}"
+        )
         print(header)
         for name, argv in COMMANDS.items():
-            await plain(argv, workspace)()
-            baseline = await timed(runs, plain(argv, workspace))
-            base = statistics.median(baseline)
-            rows: list[tuple[str, list[float]]] = [("plain", baseline)]
-            for how, policy in policies.items():
-                await sandboxed(argv, policy)()
-                rows.append((how, await timed(runs, sandboxed(argv, policy))))
-            rows.append(("old trampoline", await timed(runs, old_trampoline(argv, workspace))))
-            for how, samples in rows:
-                median = statistics.median(samples)
+            actions: dict[str, Callable[[], Awaitable[object]]] = {
+                "plain": plain(argv, workspace),
+                "executing": sandboxed(argv, executing),
+                "exec, no cache": sandboxed(argv, executing, cached=False),
+                "planning": sandboxed(argv, planning),
+                "planning (py)": sandboxed(argv, planning, native=False),
+                "landlock only": sandboxed(argv, fallback),
+                "old trampoline": old_trampoline(argv, workspace),
+            }
+            medians: dict[str, float] = {}
+            for how, action in actions.items():
+                await action()
+                samples = await timed(runs, action)
+                median = medians[how] = statistics.median(samples)
+                base, exec_ = medians["plain"], medians.get("executing")
+                over_exec = f"{(median - exec_) * 1000:7.1f}" if exec_ and how != "plain" else ""
                 print(
                     f"{name:<12} {how:<16} {median * 1000:8.1f} {p95(samples) * 1000:8.1f} "
-                    f"{(median - base) * 1000:7.1f} {median / base:6.2f}"
+                    f"{(median - base) * 1000:7.1f} {median / base:6.2f} {over_exec:>7}"
                 )
 
 

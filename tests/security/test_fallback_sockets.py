@@ -71,3 +71,39 @@ async def test_a_plan_mode_command_in_the_fallback_reaches_no_unix_socket(
         connection.close()
     finally:
         server.close()
+
+
+async def test_an_agent_with_the_network_in_the_fallback_reaches_no_unix_socket(
+    hostile: Any, tmp_path: Path
+) -> None:
+    """The operator gave ``ada`` the network: UDP works (name resolution needs it), but the
+    host's unix sockets stay out of reach, in the phase where commands run unasked."""
+    path = tmp_path / "service.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    server.setblocking(False)
+    reach = f"python3 -c {REACH!r} {path}".replace("\\n", "\n")
+    commands = [reach, f'python3 -c "{UDP}"']
+    try:
+        scene: Hostile = await hostile(
+            [tool_turn(ToolCall("bash_execute", {"command": c})) for c in commands]
+            + [text_turn("done")],
+            profile="open",
+            config={"sandbox": {"layer": "landlock"}, "agents": {"ada": {"network": True}}},
+        )
+        await scene.ana.send(scene.channel, "talk to the service")
+        unix, udp = scene.ran(2)
+        assert "connected" not in unix and "Permission denied" in unix, unix
+        assert "udp open" in udp, udp
+        with pytest.raises(BlockingIOError):
+            server.accept()
+        # Positive control: the same command on the host reaches the socket.
+        done = await asyncio.to_thread(
+            subprocess.run, ["bash", "-c", reach], capture_output=True, text=True, check=False
+        )
+        assert "connected" in done.stdout, done.stderr
+        connection, _ = server.accept()
+        connection.close()
+    finally:
+        server.close()

@@ -22,11 +22,12 @@ from urllib.parse import quote
 import psycopg
 
 from plancord.config import Config, ConfigError, Secrets, load_config
-from plancord.core.shell.sandbox import landlock_abi
+from plancord.core.shell.sandbox import landlock_abi, native_wall
 from plancord.doctor.findings import Check, Status, failed, passed, warned
 from plancord.doctor.servers import check_mcp_servers
 from plancord.doctor.walls import (
     check_agent_sandbox,
+    check_inner_wall,
     check_landlock,
     check_shell_sandbox,
     check_user,
@@ -300,7 +301,11 @@ def diagnose(
     yield check_git()
     yield check_ripgrep()
     yield check_agent_sandbox(config)
-    yield check_landlock((landlock or landlock_abi)(), config)
+    abi = (landlock or landlock_abi)()
+    yield check_landlock(abi, config)
+    inner = check_inner_wall(abi, native_wall() if abi else None)
+    if inner is not None:
+        yield inner
     if config is not None:
         shell = check_shell_sandbox(config)
         if shell is not None:

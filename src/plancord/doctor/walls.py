@@ -10,7 +10,13 @@ from plancord.config import Config
 from plancord.core.settings import PlanModeSettings, ShellSandbox
 from plancord.doctor.findings import Check, failed, passed, warned
 
-__all__ = ["check_agent_sandbox", "check_landlock", "check_shell_sandbox", "check_user"]
+__all__ = [
+    "check_agent_sandbox",
+    "check_inner_wall",
+    "check_landlock",
+    "check_shell_sandbox",
+    "check_user",
+]
 
 
 def check_user(euid: int) -> Check | None:
@@ -94,10 +100,11 @@ def check_agent_sandbox(config: Config | None) -> Check:
         return passed("agent sandbox: bubblewrap (namespaces; only the workspace is visible)")
     return warned(
         "agent sandbox",
-        f"Landlock fallback only ({bubblewrap_problem()}): reads and writes are confined and "
-        "TCP, UDP and unix sockets are off (a seccomp filter), but agent processes share the "
-        "bot's pid and network namespaces (an agent allowed the network gets the host's), "
-        "and git refuses a repository whose config holds keys outside the allow-list",
+        f"Landlock fallback only ({bubblewrap_problem()}): reads and writes are confined, "
+        "unix sockets are refused (a seccomp filter) and TCP and UDP too unless the agent "
+        "has the network, but agent processes share the bot's pid and network namespaces "
+        "(an agent allowed the network gets the host's), and git refuses a repository whose "
+        "config holds keys outside the allow-list",
         "install bubblewrap and allow unprivileged user namespaces; in Docker, run with "
         "seccomp-bubblewrap.json (docs/docker-sandbox.md)",
     )
@@ -127,4 +134,18 @@ def check_landlock(abi: int, config: Config | None) -> Check:
         "not available (ABI 0); shell_sandbox is off, so plan-mode shell runs without the "
         "kernel sandbox and only the read-only check guards it",
         enable,
+    )
+
+
+def check_inner_wall(abi: int, helper: str | None) -> Check | None:
+    """Where Landlock works but the native inner wall (``landlock-exec``) is not built, each
+    planning command starts a Python interpreter for the wall: the same wall, slower."""
+    if abi == 0 or helper is not None:
+        return None
+    return warned(
+        "plan-mode inner wall",
+        "the native landlock-exec is not built (no C compiler was found), so each planning "
+        "command starts Python for the Landlock wall (the same wall, some 20-40 ms slower)",
+        "install a C compiler (apt-get install gcc libc6-dev) or build it at install time: "
+        "python -m plancord.core.shell.sandbox.wall_helper",
     )

@@ -434,19 +434,22 @@ def test_listing_round_trips_through_git(tmp_path: Path) -> None:
     config = tmp_path / "config"
     config.write_text(render(entries))
     raw = subprocess.run(
-        ["git", "config", "--file", str(config), "--list", "--show-scope", "-z"],
+        ["git", "config", "--file", str(config), "--list", "--show-scope", "--show-origin", "-z"],
         capture_output=True,
         check=True,
     ).stdout
-    assert parse_listing(raw.replace(b"command\0", b"local\0")) == entries
+    listing = parse_listing(raw.replace(b"command\0", b"local\0"))
+    assert listing.entries == entries
+    assert listing.origins == [str(config)] * len(entries)
 
 
 def test_a_listing_that_does_not_parse_is_refused() -> None:
     with pytest.raises(ValueError, match="ends inside a record"):
-        parse_listing(b"local\0core.bare\ntrue\0local\0")
+        parse_listing(b"local\0file:.git/config\0core.bare\ntrue\0local\0")
     with pytest.raises(ValueError, match="unreadable key"):
-        parse_listing(b"local\0nodot\0")
-    view = filtered(parse_listing(b"local\0core.bare\nfalse\0command\0core.pager\nx\0"))
+        parse_listing(b"local\0file:.git/config\0nodot\0")
+    raw = b"local\0file:.git/config\0core.bare\nfalse\0command\0command line:\0core.pager\nx\0"
+    view = filtered(parse_listing(raw).entries)
     assert view.kept == [("core.bare", "false")]
     assert not view.needed
 

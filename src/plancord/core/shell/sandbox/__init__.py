@@ -2,7 +2,8 @@
 
 ``policy`` says what a process may reach (a value, and the argv that enforces it),
 ``environment`` and ``git_config`` what it starts with, ``landlock`` is the kernel wall used
-inside bubblewrap while planning and as the fallback, ``layers`` says which layer works
+inside bubblewrap while planning and as the fallback (``wall_helper`` builds the same inner
+wall as a native program, so planning costs what executing costs), ``layers`` says which layer works
 here, and ``runner`` starts the process off the event loop and makes sure nothing outlives
 the call.
 """
@@ -16,6 +17,7 @@ from plancord.core.shell.sandbox.runner import (
     run_shell,
     sandbox_run,
 )
+from plancord.core.shell.sandbox.wall_helper import native_wall
 
 __all__ = [
     "Layer",
@@ -26,6 +28,7 @@ __all__ = [
     "SandboxUnavailable",
     "choose_layer",
     "landlock_abi",
+    "native_wall",
     "run_sandboxed",
     "run_shell",
     "sandbox_run",

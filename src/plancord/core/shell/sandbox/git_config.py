@@ -9,7 +9,9 @@ declares, misses what git obeys (two headers on one line, an include through
 ``/proc/self/cwd``, a config past a size limit, …). So:
 
 * git itself reads the repository's config (``git config --list --includes --show-scope
-  -z``, in the sandbox, read-only): :data:`READ_COMMAND`, parsed by :func:`parse_listing`;
+  --show-origin -z``, in the sandbox, read-only): :data:`READ_COMMAND`, parsed by
+  :func:`parse_listing`, which also keeps the file each entry came from (``config_cache``
+  keys its cache on them);
 * only the entries whose key is on the allow-list (:func:`is_allowed`: repository format,
   checkout and index keys, ``extensions.*``, remotes' urls and refspecs, branch tracking,
   identity, …) are kept, and :func:`render` writes them as a config file;
@@ -32,7 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: How git is asked for its own reading of the repository's config.
-READ_COMMAND = ("git", "config", "--list", "--includes", "--show-scope", "-z")
+READ_COMMAND = (
+    "git",
+    "config",
+    "--list",
+    "--includes",
+    "--show-scope",
+    "--show-origin",
+    "-z",
+)
 
 #: Settings git honours only from its command line (``GIT_CONFIG_COUNT``), for every run.
 #: None names a program a repository chose: bare repositories only when named explicitly,
@@ -134,25 +144,38 @@ def is_allowed(key: str) -> bool:
     return name in ALLOWED_NAMED_KEYS.get(section, frozenset())
 
 
-def parse_listing(raw: bytes) -> list[tuple[str, str | None]]:
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """The repository's entries in git's order, and for each the file git read it from
+    (``origins[i]`` is the path git printed, relative to where it ran, or None when the
+    origin was not a file)."""
+
+    entries: list[tuple[str, str | None]]
+    origins: list[str | None]
+
+
+def parse_listing(raw: bytes) -> Listing:
     """The repository's entries, in git's order, from ``READ_COMMAND``'s output.
 
-    Each record is ``scope NUL key [LF value] NUL``; a key without ``LF`` has no value (a
-    bare boolean). Raises ValueError on anything else, so a misread never passes.
+    Each record is ``scope NUL origin NUL key [LF value] NUL``; a key without ``LF`` has no
+    value (a bare boolean). Raises ValueError on anything else, so a misread never passes.
     """
     fields = raw.split(b"\0")
     if fields and fields[-1] == b"":
         fields.pop()
-    if len(fields) % 2:
+    if len(fields) % 3:
         raise ValueError("git's config listing ends inside a record")
     entries: list[tuple[str, str | None]] = []
-    for scope, record in zip(fields[0::2], fields[1::2], strict=True):
+    origins: list[str | None] = []
+    for scope, origin, record in zip(fields[0::3], fields[1::3], fields[2::3], strict=True):
         key, newline, value = record.decode("utf-8", "surrogateescape").partition("\n")
         if not key or "." not in key:
             raise ValueError(f"git's config listing holds an unreadable key {key!r}")
         if scope.decode("ascii", "replace") in _REPOSITORY_SCOPES:
             entries.append((key, value if newline else None))
-    return entries
+            kind, _, path = origin.decode("utf-8", "surrogateescape").partition(":")
+            origins.append(path if kind == "file" and path else None)
+    return Listing(entries, origins)
 
 
 def _quoted(text: str) -> str:
@@ -176,34 +199,43 @@ def render(entries: Iterable[tuple[str, str | None]]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Repository:
-    """Where git finds the workspace's config: ``config`` (in the common directory) and,
-    when it exists, the worktree's own ``config.worktree``."""
+    """Where git finds a repository's config: ``config`` (in the common directory) and,
+    when it exists, the worktree's own ``config.worktree``; ``directory`` is the git
+    directory itself."""
 
     config: Path
     worktree_config: Path | None
+    directory: Path
 
 
-def locate(workspace: Path, git_dir: Path | None = None) -> Repository | None:
-    """The workspace's repository, or None when it has no ``.git``.
+def locate(
+    workspace: Path, git_dir: Path | None = None, *, within: Path | None = None
+) -> Repository | None:
+    """The repository at ``workspace`` (a workspace, or a repository nested in one), or
+    None when it has no ``.git``.
 
-    Raises :class:`ForeignRepository` for a ``.git`` file, or a ``commondir``, unless it
-    leads to ``git_dir``, the git directory plancord made for this workspace.
+    Raises :class:`ForeignRepository` for a ``.git`` symbolic link, a ``.git`` file or a
+    ``commondir``, unless it leads to ``git_dir``, the git directory plancord made for this
+    workspace. ``within``: for a repository nested in that workspace, a ``.git`` file may
+    also lead to a git directory inside it (a submodule's, in ``.git/modules``).
     """
     dot_git = workspace / ".git"
     if dot_git.is_symlink():
         raise ForeignRepository(
-            "the workspace's .git is a symbolic link; plancord runs git only on a .git "
-            "directory inside the workspace"
+            f"{dot_git} is a symbolic link; plancord runs git only on a .git directory "
+            "inside the workspace"
         )
     if dot_git.is_file():
         pointer = dot_git.read_text(errors="replace").strip()
         target = Path(pointer.removeprefix("gitdir:").strip())
         resolved = (workspace / target).resolve()
-        if git_dir is None or not pointer.startswith("gitdir:") or resolved != git_dir.resolve():
+        made = git_dir is not None and resolved == git_dir.resolve()
+        nested = within is not None and resolved.is_relative_to(within) and resolved.is_dir()
+        if not pointer.startswith("gitdir:") or not (made or nested):
             raise ForeignRepository(
-                "the workspace's .git is a file pointing to another git directory "
+                f"{dot_git} is a file pointing to another git directory "
                 f"({pointer[:200]!r}), not a worktree plancord made; plancord runs git only "
-                "on the workspace's own .git directory"
+                "on git directories inside the workspace"
             )
         directory = resolved
     elif dot_git.is_dir():
@@ -215,7 +247,7 @@ def locate(workspace: Path, git_dir: Path | None = None) -> Repository | None:
     if commondir.exists():
         if git_dir is None or directory.resolve() != git_dir.resolve():
             raise ForeignRepository(
-                "the workspace's git directory has a commondir file, which sends git to "
+                f"the git directory {directory} has a commondir file, which sends git to "
                 "another repository's config; plancord runs git only on a repository it "
                 "can vouch for"
             )
@@ -224,6 +256,7 @@ def locate(workspace: Path, git_dir: Path | None = None) -> Repository | None:
     return Repository(
         config=common / "config",
         worktree_config=worktree_config if worktree_config.exists() else None,
+        directory=directory,
     )
 
 

@@ -25,11 +25,12 @@ What each Landlock ABI adds (the highest the kernel offers is used, up to 7):
   outside the sandbox (the bot, other commands).
 
 What Landlock does not stop: UDP and other non-TCP sockets and unix sockets that have a
-path; in ``confine`` mode without ``--net`` the ``socket_filter`` seccomp filter refuses
-unix sockets and every non-stream inet socket. Nor, so the fallback does not either: metadata
-changes (``chmod``, ``touch`` of times), reading the *names* in directories it cannot read
-(``stat`` of a known path), and anything a process may do by its capabilities when the bot
-runs as root. bubblewrap's namespaces stop those; this is why it comes first.
+path; in ``confine`` mode the ``socket_filter`` seccomp filter refuses every unix socket,
+and without ``--net`` every non-stream inet socket too. Nor, so the fallback does not
+either: metadata changes (``chmod``, ``touch`` of times), reading the *names* in
+directories it cannot read (``stat`` of a known path), and anything a process may do by its
+capabilities when the bot runs as root. bubblewrap's namespaces stop those; this is why it
+comes first.
 
 ``PR_SET_NO_NEW_PRIVS`` is set first, so setuid programs cannot regain rights. The
 trampoline needs only ``os``, ``signal``, ``sys`` and ``ctypes``, and is run as
@@ -327,7 +328,7 @@ def _exit_code(status: int) -> int:
     return 128 - code if code < 0 else code
 
 
-def _socket_filter() -> Callable[[], None]:
+def _socket_filter() -> Callable[..., None]:
     """``socket_filter.install``, loaded from beside this file before Landlock hides it
     (the trampoline imports nothing else)."""
     import importlib.util
@@ -338,18 +339,21 @@ def _socket_filter() -> Callable[[], None]:
         raise OSError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    install: Callable[[], None] = module.install
+    install: Callable[..., None] = module.install
     return install
 
 
 def _jail_and_exec(
     rules: list[tuple[str, int]], allow_tcp: bool, command: list[str], *, sockets: bool = True
 ) -> NoReturn:
+    """``sockets``: leave sockets to Landlock alone (the inner wall, inside bubblewrap's
+    namespaces); otherwise the socket filter goes on too, with inet sockets only if
+    ``allow_tcp`` (the network)."""
     try:
         filter_sockets = None if sockets else _socket_filter()
         restrict_self(landlock_abi(), rules, allow_tcp=allow_tcp)
         if filter_sockets is not None:
-            filter_sockets()
+            filter_sockets(network=allow_tcp)
     except OSError as exc:
         print(f"plancord sandbox: could not apply Landlock or its filter: {exc}", file=sys.stderr)
         os._exit(EXIT_CANNOT_RUN)
@@ -377,8 +381,8 @@ def _supervise(rules: list[tuple[str, int]], allow_tcp: bool, command: list[str]
     pid = os.fork()
     if pid == 0:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        # No network namespace here: without the network, no unix or UDP sockets either.
-        _jail_and_exec(rules, allow_tcp, command, sockets=allow_tcp)
+        # No network namespace here: no unix sockets, and without the network no UDP either.
+        _jail_and_exec(rules, allow_tcp, command, sockets=False)
     _, status = os.waitpid(pid, 0)
     _kill_descendants()
     os._exit(_exit_code(status))

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from plancord.core.shell.sandbox import landlock
+from plancord.core.shell.sandbox import landlock, wall_helper
 from plancord.core.shell.sandbox.environment import sandbox_environment
 from plancord.core.shell.sandbox.policy import (
     ETC_ENTRIES,
@@ -41,7 +41,8 @@ class SandboxUnavailable(Exception):
 
 @functools.cache
 def host_layout() -> HostLayout:
-    """The host's system directories, /etc entries and Python, read once per process."""
+    """The host's system directories, /etc entries, Python and the native inner wall, read
+    once per process (the first call may build the wall: call it from a worker thread)."""
     symlinks: list[tuple[str, str]] = []
     directories: list[str] = []
     for path in SYSTEM_DIRS:
@@ -57,6 +58,7 @@ def host_layout() -> HostLayout:
         python_prefix=os.path.realpath(sys.base_prefix),
         python_executable=os.path.realpath(sys.executable),
         trampoline=os.path.realpath(landlock.__file__),
+        wall_helper=wall_helper.native_wall() if landlock.landlock_abi() > 0 else None,
     )
 
 

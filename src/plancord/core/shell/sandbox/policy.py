@@ -15,7 +15,8 @@ The bubblewrap view, in mount order (later mounts win):
    never a secret the host keeps there;
 4. a fresh ``/proc`` of the sandbox's own pid namespace and a minimal ``/dev``;
 5. a private ``/tmp`` (a tmpfs of bounded size), which is also ``HOME``;
-6. for the inner Landlock wall: the Python install and the trampoline, read-only;
+6. for the inner Landlock wall: the native ``landlock-exec`` (``wall_helper``) when built,
+   else the Python install and the trampoline, read-only;
 7. the directories the operator shares with every agent, if any, and the agent's own
    workspace, each at its own path, read-only while planning, writable otherwise;
 8. over the repository's config, when it holds keys git must not see, the allow-listed view
@@ -36,6 +37,8 @@ from pathlib import Path
 SANDBOX_TMP = "/tmp"  # noqa: S108 - a tmpfs private to each sandbox, not the host's /tmp
 #: Where the Landlock trampoline is bound inside the sandbox for the inner wall.
 TRAMPOLINE_PATH = "/run/plancord/landlock.py"
+#: Where the native inner wall (``wall_helper``) is bound inside the sandbox, when built.
+WALL_HELPER_PATH = "/run/plancord/landlock-exec"
 #: The only PATH a sandboxed process starts with: the system's programs.
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 PRLIMIT = "/usr/bin/prlimit"
@@ -143,6 +146,14 @@ class HostLayout:
     python_prefix: str
     python_executable: str
     trampoline: str
+    wall_helper: str | None = None
+
+    def inner_wall_argv(self) -> list[str]:
+        """The argv prefix that applies the inner wall outside bubblewrap: the native helper
+        when built, else the Python trampoline."""
+        if self.wall_helper is not None:
+            return [self.wall_helper, "--"]
+        return [self.python_executable, "-I", "-S", self.trampoline, "readonly", "--"]
 
 
 def bwrap_argv(
@@ -178,7 +189,9 @@ def bwrap_argv(
         argv += ["--ro-bind", f"/etc/{entry}", f"/etc/{entry}"]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--size", str(policy.limits.tmp_bytes), "--tmpfs", SANDBOX_TMP]
-    if policy.inner_wall:
+    if policy.inner_wall and host.wall_helper is not None:
+        argv += ["--ro-bind", host.wall_helper, WALL_HELPER_PATH]
+    elif policy.inner_wall:
         argv += ["--ro-bind", host.python_prefix, host.python_prefix]
         argv += ["--ro-bind", host.trampoline, TRAMPOLINE_PATH]
     bind = "--bind" if policy.writable else "--ro-bind"
@@ -189,7 +202,9 @@ def bwrap_argv(
         argv += ["--ro-bind", source, target]
     argv += ["--chdir", workspace, "--"]
     argv += policy.limits.prlimit_argv()
-    if policy.inner_wall:
+    if policy.inner_wall and host.wall_helper is not None:
+        argv += [WALL_HELPER_PATH, "--"]
+    elif policy.inner_wall:
         argv += [host.python_executable, "-I", "-S", TRAMPOLINE_PATH, "readonly", "--"]
     return argv + command
 

@@ -127,10 +127,11 @@ class _Spawn:
                 shutil.rmtree(directory, ignore_errors=True)
 
 
-def _read_config(policy: SandboxPolicy) -> ProcessResult:
-    """git's own reading of the repository's config, read-only in the sandbox, with the
-    repository's config as it is (``git config`` runs no program)."""
-    spawn = _prepare(git_config.READ_COMMAND, policy, None, view=False)
+def _read_config(policy: SandboxPolicy, root: Path) -> ProcessResult:
+    """git's own reading of the config of the repository at ``root``, read-only in the
+    sandbox, with the config as it is (``git config`` runs no program)."""
+    command = ["git", "-C", str(root), *git_config.READ_COMMAND[1:]]
+    spawn = _prepare(command, policy, None, view=False)
     return _run_blocking(
         spawn,
         timeout=config_view.READ_SECONDS,
@@ -175,7 +176,7 @@ def _prepare(
     else:
         argv = policy.limits.prlimit_argv()
         if policy.inner_wall:
-            argv += [host.python_executable, "-I", "-S", host.trampoline, "readonly", "--"]
+            argv += host.inner_wall_argv()
         argv += list(command)
     return _Spawn(argv, env, policy.workspace, layer, private_tmp)
 

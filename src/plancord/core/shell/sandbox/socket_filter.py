@@ -1,12 +1,20 @@
-"""The fallback's seccomp filter: no unix sockets, no UDP, when the network is off.
+"""The fallback's seccomp filter: no unix sockets ever, no UDP when the network is off.
 
 Why this exists: Landlock turns TCP off but leaves other sockets alone, so under the Landlock
 fallback (no user namespaces, hence no network namespace) a command could reach a host
 service through a unix socket that has a path (a Docker socket, a database's socket) or send
-UDP. Where the sandbox gives a command no network, the trampoline installs this filter
-before ``exec``: ``socket(AF_UNIX, …)`` and any ``AF_INET``/``AF_INET6`` socket that is not a
-stream fail with EACCES, and so does ``io_uring_setup`` (io_uring can open sockets past the
-filter). ``socketpair`` still works, so pipes between a command's own processes do.
+UDP. The trampoline installs this filter before ``exec`` in every fallback run:
+``socket(AF_UNIX, …)`` fails with EACCES, and so does ``io_uring_setup`` (io_uring can open
+sockets past the filter); where the sandbox gives the command no network, so does any
+``AF_INET``/``AF_INET6`` socket that is not a stream (TCP is Landlock's). An agent the
+operator gave the network keeps UDP (name resolution needs it) but not unix sockets: it
+shares the host's network namespace, and the host's unix sockets are not the network.
+
+Every AF_UNIX socket is refused, not only those with a path: seccomp sees the arguments of
+``connect`` as a pointer it cannot follow, so the family at ``socket`` is all it can judge.
+Abstract sockets are already Landlock's (ABI 6 scopes them); programs that want a unix
+socket of their own (a local agent, ``syslog(3)`` through ``/dev/log``, nscd lookups) fail
+or do without. ``socketpair`` still works, so pipes between a command's own processes do.
 
 The filter is a classic BPF program built here and installed with ``prctl(PR_SET_SECCOMP)``
 (after ``PR_SET_NO_NEW_PRIVS``, which the Landlock trampoline sets first): a real kernel
@@ -44,10 +52,12 @@ ARCHITECTURES = {
 }
 
 
-def program(machine: str) -> list[tuple[int, int, int, int]]:
-    """The filter as (code, jt, jf, k) instructions for ``machine``; KeyError if unknown."""
+def program(machine: str, *, network: bool = False) -> list[tuple[int, int, int, int]]:
+    """The filter as (code, jt, jf, k) instructions for ``machine``; KeyError if unknown.
+    ``network``: inet sockets of every type pass (unix sockets and io_uring still do not)."""
     arch, socket_nr, io_uring_nr = ARCHITECTURES[machine]
     allow, deny, kill = 13, 14, 15
+    inet_type = allow if network else 10
     return [
         (_LD_ABS_W, 0, 0, 4),  # 0: arch
         (_JEQ_K, 0, kill - 2, arch),  # 1
@@ -57,8 +67,8 @@ def program(machine: str) -> list[tuple[int, int, int, int]]:
         (_JEQ_K, 0, allow - 6, socket_nr),  # 5
         (_LD_ABS_W, 0, 0, 16),  # 6: args[0], the family (low half)
         (_JEQ_K, deny - 8, 0, _AF_UNIX),  # 7
-        (_JEQ_K, 10 - 9, 0, _AF_INET),  # 8
-        (_JEQ_K, 0, allow - 10, _AF_INET6),  # 9
+        (_JEQ_K, inet_type - 9, 0, _AF_INET),  # 8
+        (_JEQ_K, inet_type - 10, allow - 10, _AF_INET6),  # 9
         (_LD_ABS_W, 0, 0, 24),  # 10: args[1], the type (low half)
         (_AND_K, 0, 0, _SOCK_TYPE_MASK),  # 11
         (_JEQ_K, allow - 13, deny - 13, _SOCK_STREAM),  # 12
@@ -72,7 +82,7 @@ class _SockFprog(ctypes.Structure):
     _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_char_p))
 
 
-def install() -> None:
+def install(*, network: bool = False) -> None:
     """Install the filter on this process (and so on everything it will start).
 
     Raises OSError when the kernel refuses it or the architecture is unknown; the caller
@@ -81,7 +91,8 @@ def install() -> None:
     machine = os.uname().machine
     if machine not in ARCHITECTURES:
         raise OSError(errno.ENOSYS, f"no socket filter for {machine}")
-    raw = b"".join(struct.pack("=HBBI", *instruction) for instruction in program(machine))
+    instructions = program(machine, network=network)
+    raw = b"".join(struct.pack("=HBBI", *instruction) for instruction in instructions)
     buffer = ctypes.create_string_buffer(raw, len(raw))
     fprog = _SockFprog(len(raw) // 8, ctypes.cast(buffer, ctypes.c_char_p))
     libc = ctypes.CDLL(None, use_errno=True)
