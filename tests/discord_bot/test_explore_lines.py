@@ -10,38 +10,17 @@ import itertools
 import time
 from typing import Any
 
-import discord
-
 from plancord.agent.context import INTERRUPTED_BY_TOOL
-from plancord.agent.subagents.explore import NAME, SYSTEM
+from plancord.agent.subagents.explore import NAME
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.discord_bot.exploring import (
+    QUESTION,
+    is_sub_agent,
+    lines,
+    posts_of_lines,
+    sub_agent_requests,
+)
 from tests.world import PlanScene
-
-QUESTION = "Where is the entry point?"
-
-
-def is_sub_agent(request: dict[str, Any]) -> bool:
-    return bool(request["system"][0]["text"] == SYSTEM)
-
-
-def sub_agent_requests(scene: PlanScene) -> list[dict[str, Any]]:
-    return [r for r in scene.world.server.requests if is_sub_agent(r)]
-
-
-def lines(scene: PlanScene) -> list[discord.Message]:
-    """The bot's messages that are a sub-agent's line."""
-    return [m for m in scene.bot_messages() if " explore #" in (m.content or "")]
-
-
-def posts_of_lines(scene: PlanScene) -> list[str]:
-    """The content of every message the bot posted as a sub-agent's line."""
-    return [
-        r.json["content"]
-        for r in scene.env.http_requests
-        if r.method == "POST"
-        and r.path.endswith("/messages")
-        and " explore #" in str((r.json or {}).get("content"))
-    ]
 
 
 def exploring(*calls: ToolCall, answer: str = "It is app.py.") -> Any:
