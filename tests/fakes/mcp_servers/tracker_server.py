@@ -81,6 +81,23 @@ def sleep(seconds: float) -> str:
     return "slept"
 
 
+def _flood(mebibytes: float, last: str) -> None:
+    """Write ``mebibytes`` of noise to stderr, then ``last`` on a line of its own."""
+    line = ("noise " * 16 + "\n").encode()
+    chunk = line * (65536 // len(line))
+    for _ in range(int(mebibytes * 1024 * 1024) // len(chunk)):
+        sys.stderr.buffer.write(chunk)
+    sys.stderr.buffer.write(f"{last}\n".encode())
+    sys.stderr.flush()
+
+
+@server.tool(annotations=READ_ONLY)
+def shout(mebibytes: float) -> str:
+    """Writes ``mebibytes`` to stderr, then answers."""
+    _flood(mebibytes, "shouted the last line")
+    return "shouted"
+
+
 def grown() -> str:
     """A tool the server adds while running."""
     return "grown"
@@ -102,4 +119,9 @@ if "--mystery" in sys.argv:
 
 
 if __name__ == "__main__":
+    if "--flood" in sys.argv:
+        _flood(float(sys.argv[sys.argv.index("--flood") + 1]), "flooded at start")
+    if "--die-loudly" in sys.argv:
+        _flood(4, "fatal: the tracker's database is missing")
+        sys.exit(1)
     server.run("stdio")
