@@ -5,8 +5,12 @@ runs under SimCord, and a scripted (attacker-steered) model calls the server's t
 
 from __future__ import annotations
 
+import asyncio
+import os
 import site
 import socket
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +195,37 @@ async def test_a_stdio_server_sees_neither_the_bot_nor_other_workspaces_nor_the_
     assert OTHER_SECRET not in reads[3]
     assert reached.startswith("unreachable")
     assert "closed" not in wrote and not (scene.workspace / "closed.txt").exists()
+
+
+def processes_with(needle: str) -> list[int]:
+    """The host's processes with ``needle`` in their command line."""
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if needle.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+async def test_removing_an_agent_stops_its_mcp_servers(hostile: Any) -> None:
+    tag = f"--tag={uuid.uuid4().hex}"
+    config = tracker(tag, trust_hints=True)
+    scene: Hostile = await patient(
+        hostile, [call("read_issue", number=5), text_turn("read")], config=config
+    )
+    await scene.ana.send(scene.channel, "read issue 5")
+    assert scene.tool_results() == ["issue 5: the build is red"]
+    assert processes_with(tag), "the server is not running"
+
+    prompt = await scene.ana.slash(scene.channel, "agent remove", name="ada")
+    await scene.ana.click(prompt.response, label="Remove")
+    assert "Removed agent **ada**" in prompt.response.content
+
+    deadline = time.perf_counter() + 10
+    while processes_with(tag):
+        assert time.perf_counter() < deadline, "the removed agent's MCP server still runs"
+        await asyncio.sleep(0.05)
