@@ -1,7 +1,8 @@
 """A small MCP server speaking the real protocol over stdio through the SDK, for the tests.
 
 Run inside the agent's sandbox as ``python3.11 tracker_server.py SITE_PACKAGES``: the
-sandbox shows it the SDK's install read-only (``mounts``), which it puts on its path. Its
+sandbox shows it the SDK's install read-only (``mounts``), which it puts on its path. With
+``--http PORT`` it serves streamable HTTP on 127.0.0.1 instead, as a remote server would. Its
 tools let a test see what the server can reach: the environment, a path, the network.
 """
 
@@ -124,4 +125,8 @@ if __name__ == "__main__":
     if "--die-loudly" in sys.argv:
         _flood(4, "fatal: the tracker's database is missing")
         sys.exit(1)
-    server.run("stdio")
+    if "--http" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        server.run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        server.run("stdio")
