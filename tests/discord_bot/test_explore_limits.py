@@ -1,7 +1,8 @@
 """The bounds of an ``explore`` sub-agent, through the real bot under SimCord: reaching its
 call or token limit ends it with a result that names the limit (and its line says so), and
 one sub-agent more than ``explore.concurrency`` waits for a free slot, its line saying so,
-and runs once one is free: the sub-agents never interleave. (The time limit is tested in
+and runs once one is free: the sub-agents never interleave. Its tokens count toward the
+parent's plan budget. (The time limit is tested in
 ``tests/agent/test_explore_time_limit.py``: SimCord fires a timer only once the bot is
 idle, and a bot waiting on the model is not.)"""
 
@@ -10,11 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from plancord.agent.subagents.explore import NAME
+from plancord.core.planning import Phase
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.discord_bot.exploring import QUESTION, is_sub_agent, lines, posts_of_lines
+from tests.discord_bot.plans import submitted_plan
 from tests.world import PlanScene
 
 GLOB = ToolCall("glob", {"pattern": "*"})
+SUB_CALLS = 10
 
 
 def explore_result(scene: PlanScene) -> dict[str, Any]:
@@ -116,3 +120,34 @@ async def test_one_sub_agent_more_than_the_concurrency_waits_for_a_free_slot(
         f"✅ explore #1: {questions[0]}",
         f"✅ explore #2: {questions[1]}",
     ]
+
+
+async def test_a_sub_agents_tokens_count_toward_the_plans_budget(plan_scene: Any) -> None:
+    plan = {"summary": "Write a note", "steps": [{"description": "Write it", "files": ["n.md"]}]}
+    execution = [
+        tool_turn(ToolCall(NAME, {"question": QUESTION})),
+        *[tool_turn(GLOB) for _ in range(SUB_CALLS)],
+        text_turn("It is app.py."),
+        tool_turn(ToolCall("create_file", {"path": "n.md", "content": "note\n"})),
+        text_turn("Done."),
+    ]
+    scene = await submitted_plan(plan_scene, plan, *execution)
+    usage = await scene.app.conversations.usage("ada")
+    so_far = int(sum(u.billed_input() + u.output_tokens for u in usage))
+    last = usage[-1].billed_input() + usage[-1].output_tokens
+    # Room for the parent's next call (at most its last one's size and a quarter more, were
+    # it all written to the cache), not for that call and its sub-agent's calls too.
+    record = await scene.app.store.get_agent("ada")
+    budget = {"budget_tokens": int(so_far + 2 * last)}
+    await scene.app.store.update_agent(record.model_copy(update={"plan_mode_overrides": budget}))
+
+    await scene.ana.click(scene.plan_message(1), label="Approve")
+    await scene.app.runtime.wait_idle("ada")
+
+    assert len(subs(scene)) == SUB_CALLS + 1
+    spent = await scene.app.conversations.usage("ada")
+    sub_agent = sum(u.billed_input() + u.output_tokens for u in spent[len(usage) + 1 :])
+    assert sub_agent > 2 * last, "the sub-agent spent too little to tell"
+    assert not (scene.app.manager.workspace_of("ada") / "n.md").exists()
+    assert (await scene.state()).phase is Phase.INACTIVE
+    assert any(t.startswith("💸 Execution stopped") for t in scene.bot_texts())
