@@ -192,6 +192,7 @@ class App:
             workspace_roots=config.workspace_roots,
             sandbox_layer=config.sandbox.layer,
         )
+        manager.on_removed(mcp.stop)
         scheduler = DeadlineScheduler(planning, max_sleep=scheduler_max_sleep)
         return cls(
             config=config,

@@ -40,6 +40,9 @@ class FakeNotifier:
     async def activity(self, agent: str, line: str) -> None:
         self.activities.append((agent, line))
 
+    async def progress_line(self, agent: str, key: str, line: str, *, final: bool = False) -> None:
+        self.activities.append((agent, line))
+
     async def ask_user(self, question: Question) -> str | None:
         self.questions.append(question)
         return self.answer

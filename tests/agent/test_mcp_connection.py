@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from plancord.agent.mcp import McpConfigProblem, McpHub
+from plancord.agent.mcp.probe import STDERR_CHARS, probe_servers
+from plancord.agent.mcp.stderr import TAIL_BYTES
 from plancord.agent.mcp.tool import McpTool
 from plancord.config.mcp import McpServerConfig
 from plancord.core.shell.sandbox.policy import SandboxSettings
@@ -19,10 +21,10 @@ SERVERS = Path(__file__).resolve().parent.parent / "fakes" / "mcp_servers"
 SITE_PACKAGES = next(p for p in site.getsitepackages() if p.endswith("site-packages"))
 
 
-def tracker(**settings: Any) -> McpServerConfig:
+def tracker(*extra: str, **settings: Any) -> McpServerConfig:
     return McpServerConfig(
         command="/usr/bin/python3.11",
-        args=[str(SERVERS / "tracker_server.py"), SITE_PACKAGES],
+        args=[str(SERVERS / "tracker_server.py"), SITE_PACKAGES, *extra],
         mounts=[Path(SITE_PACKAGES), SERVERS],
         trust_hints=True,
         **settings,
@@ -88,3 +90,50 @@ async def test_an_unreadable_secret_file_stops_the_start_naming_it(
     hub = hub_for({"tracker": tracker(env={"TOKEN_FILE": str(missing)})})
     with pytest.raises(McpConfigProblem, match=r"mcp_servers\.tracker\.env\.TOKEN_FILE"):
         await hub.tools_for("ada")
+
+
+async def test_a_server_flooding_stderr_is_neither_blocked_nor_kept_whole(
+    hub_for: Callable[..., McpHub],
+) -> None:
+    """16 MiB on stderr at start and 16 MiB during a call: the server starts and answers
+    (a pipe nobody drains blocks at 64 KiB), and only the last 64 KiB are kept."""
+    hub = hub_for({"tracker": tracker("--flood", "16")})
+    tools = await tools_of(hub)
+    connection = tools["mcp__tracker__shout"].connection
+
+    shouted = await connection.call("shout", {"mebibytes": 16})
+    assert shouted.content == "shouted" and not shouted.is_error
+    read = await connection.call("read_issue", {"number": 4})
+    assert read.content == "issue 4: the build is red"
+    await hub.close()
+
+    assert connection.stderr_bytes >= 30 * 1024 * 1024
+    kept = connection.stderr.encode()
+    assert 0 < len(kept) <= TAIL_BYTES
+    assert connection.stderr.rstrip().endswith("shouted the last line")
+
+
+async def test_a_server_that_dies_flooding_stderr_says_why_in_a_bounded_tail(
+    hub_for: Callable[..., McpHub],
+) -> None:
+    hub = hub_for({"tracker": tracker("--die-loudly")})
+
+    [status] = await hub.status("ada")
+
+    assert not status.started
+    assert status.problem is not None
+    assert "fatal: the tracker's database is missing" in status.problem
+    assert "\n" not in status.problem
+    assert 0 < len(status.stderr.encode()) <= TAIL_BYTES
+    assert status.stderr.rstrip().endswith("fatal: the tracker's database is missing")
+
+
+async def test_the_doctor_shows_the_end_of_a_failed_servers_stderr(tmp_path: Path) -> None:
+    servers = {"tracker": tracker("--die-loudly")}
+
+    [probe] = await probe_servers({}, {"ada": servers}, SandboxSettings())
+
+    assert not probe.started
+    said = probe.detail.split("; its stderr ended with: ")[1]
+    assert said.endswith("noise ⏎ fatal: the tracker's database is missing")
+    assert len(said) <= STDERR_CHARS + 1

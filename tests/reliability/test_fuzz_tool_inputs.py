@@ -136,6 +136,9 @@ class SilentChannel:
     async def activity(self, agent: str, line: str) -> None:
         return None
 
+    async def progress_line(self, agent: str, key: str, line: str, *, final: bool = False) -> None:
+        return None
+
     async def ask_user(self, question: Question) -> str | None:
         return None
 

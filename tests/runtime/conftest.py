@@ -49,6 +49,9 @@ class ChannelRecorder:
     async def activity(self, agent: str, line: str) -> None:
         self.activity_lines.append(line)
 
+    async def progress_line(self, agent: str, key: str, line: str, *, final: bool = False) -> None:
+        self.activity_lines.append(line)
+
     async def ask_user(self, question: Question) -> str | None:
         self.questions.append(question)
         return self.answers.pop(0) if self.answers else None

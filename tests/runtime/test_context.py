@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from plancord.agent.context import INTERRUPTED, build_messages, repair_history
+from plancord.agent.context import (
+    INTERRUPTED,
+    INTERRUPTED_BY_TOOL,
+    build_messages,
+    repair_history,
+)
 
 
 def use(*ids: str) -> dict[str, Any]:
@@ -41,6 +46,18 @@ def test_a_trailing_unanswered_call_gets_an_error_result() -> None:
         "content": INTERRUPTED,
         "is_error": True,
     }
+
+
+def test_an_interrupted_explore_call_says_its_sub_agent_was_ended_by_the_restart() -> None:
+    explore = {"type": "tool_use", "id": "e", "name": "explore", "input": {"question": "?"}}
+    viewed = {"type": "tool_use", "id": "v", "name": "view", "input": {}}
+    fixed, changed = repair_history(
+        [user(TEXT), {"role": "assistant", "content": [explore, viewed]}]
+    )
+    assert changed
+    answers = {b["tool_use_id"]: b["content"] for b in fixed[-1]["content"]}
+    assert answers == {"e": INTERRUPTED_BY_TOOL["explore"], "v": INTERRUPTED}
+    assert "ended by the restart" in answers["e"]
 
 
 def test_a_partly_answered_call_is_completed_before_later_text() -> None:

@@ -71,8 +71,8 @@ async def test_a_sub_agent_may_only_read_and_its_answer_is_the_tools_result(
     assert (await scene.app.store.load_state("ada")).phase is Phase.INACTIVE
     usage = await scene.app.conversations.usage("ada")
     assert len(usage) == len(scene.world.server.requests)
-    progress = [t for t in scene.channel_texts() if "explore #" in t]
-    assert progress and "answered after" in progress[-1]
+    [progress] = [t for t in scene.channel_texts() if "explore #" in t]
+    assert progress.startswith(f"✅ explore #1: {QUESTION} — done · {len(ATTEMPTS) + 1} calls")
 
 
 async def test_cancelling_the_agent_stops_its_sub_agent(hostile: Any) -> None:
@@ -97,7 +97,7 @@ async def test_cancelling_the_agent_stops_its_sub_agent(hostile: Any) -> None:
     assert len(sub_agent_requests(scene)) == 2
     assert (await scene.app.store.load_state("ada")).phase is Phase.INACTIVE
     texts = scene.channel_texts()
-    assert any("stopped with its parent" in t for t in texts)
+    assert any(t.startswith("⛔ explore #1: ") and "its parent was stopped" in t for t in texts)
     assert "Stopped." in texts
 
 
@@ -155,9 +155,8 @@ async def test_several_sub_agents_run_at_the_same_time(hostile: Any) -> None:
     [result] = scene.tool_results()
     assert "## Question 1: Where are the tests?\nanswer to Where are the tests?" in result
     assert "## Question 2: Where is the config?\nanswer to Where is the config?" in result
-    [status] = [t for t in scene.channel_texts() if "explore #" in t]
-    lines = [line for line in status.splitlines() if "explore #" in line]
-    assert sorted(lines) == [
-        "› 🔎 explore #1: answered after 0 calls",
-        "› 🔎 explore #2: answered after 0 calls",
+    lines = sorted(t for t in scene.channel_texts() if "explore #" in t)
+    assert [line.split(" — ")[0] for line in lines] == [
+        "✅ explore #1: Where are the tests?",
+        "✅ explore #2: Where is the config?",
     ]

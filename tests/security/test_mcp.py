@@ -5,8 +5,15 @@ runs under SimCord, and a scripted (attacker-steered) model calls the server's t
 
 from __future__ import annotations
 
+import asyncio
+import os
 import site
 import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +198,111 @@ async def test_a_stdio_server_sees_neither_the_bot_nor_other_workspaces_nor_the_
     assert OTHER_SECRET not in reads[3]
     assert reached.startswith("unreachable")
     assert "closed" not in wrote and not (scene.workspace / "closed.txt").exists()
+
+
+def processes_with(needle: str) -> list[int]:
+    """The host's processes with ``needle`` in their command line."""
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if needle.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+async def test_removing_an_agent_stops_its_mcp_servers(hostile: Any) -> None:
+    tag = f"--tag={uuid.uuid4().hex}"
+    config = tracker(tag, trust_hints=True)
+    scene: Hostile = await patient(
+        hostile, [call("read_issue", number=5), text_turn("read")], config=config
+    )
+    await scene.ana.send(scene.channel, "read issue 5")
+    assert scene.tool_results() == ["issue 5: the build is red"]
+    assert processes_with(tag), "the server is not running"
+
+    prompt = await scene.ana.slash(scene.channel, "agent remove", name="ada")
+    await scene.ana.click(prompt.response, label="Remove")
+    assert "Removed agent **ada**" in prompt.response.content
+
+    deadline = time.perf_counter() + 10
+    while processes_with(tag):
+        assert time.perf_counter() < deadline, "the removed agent's MCP server still runs"
+        await asyncio.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def http_tracker() -> Iterator[str]:
+    """The test tracker serving streamable HTTP on 127.0.0.1, as a remote server would; its
+    URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, str(SERVERS / "tracker_server.py"), SITE_PACKAGES, "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.perf_counter() + 30
+        while True:
+            assert server.poll() is None, "the HTTP tracker exited"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.perf_counter() < deadline, "the HTTP tracker never listened"
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def remote(url: str, *, network: bool, **settings: Any) -> dict[str, Any]:
+    """Agent ``ada`` with the HTTP tracker as its server ``tracker``."""
+    server = {"url": url, "trust_hints": True, **settings}
+    return {"agents": {"ada": {"network": network, "mcp_servers": {"tracker": server}}}}
+
+
+async def test_an_http_server_serves_an_agent_whose_network_is_allowed(
+    hostile: Any, http_tracker: str
+) -> None:
+    scene: Hostile = await patient(
+        hostile,
+        [call("read_issue", number=11), text_turn("read")],
+        config=remote(http_tracker, network=True),
+    )
+    await scene.ana.send(scene.channel, "read issue 11")
+
+    assert scene.tool_results() == ["issue 11: the build is red"]
+
+
+async def test_an_http_server_is_refused_to_an_agent_without_network(
+    hostile: Any, http_tracker: str
+) -> None:
+    scene: Hostile = await patient(
+        hostile, [text_turn("never")], config=remote(http_tracker, network=False)
+    )
+    await scene.ana.send(scene.channel, "read issue 11")
+
+    said = scene.channel.last_message.content
+    assert "has no `network: true`" in said and "does not start" in said and "\n" not in said
+    assert scene.world.server.requests == []
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+async def test_an_http_server_runs_in_plan_mode_only_when_the_operator_says_so(
+    hostile: Any, http_tracker: str, allowed: bool
+) -> None:
+    config = remote(http_tracker, network=True, network_in_plan_mode=allowed)
+    scene = await planning(hostile, [call("read_issue", number=12)], config)
+
+    [result] = scene.tool_results()
+    if allowed:
+        assert result == "issue 12: the build is red"
+    else:
+        assert result.startswith("Refused in plan mode") and "network_in_plan_mode" in result

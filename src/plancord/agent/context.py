@@ -185,6 +185,14 @@ INTERRUPTED = (
     "Interrupted: plancord stopped (restart, crash or error) before this tool call finished, so "
     "it may or may not have taken effect. Check the current state before repeating it."
 )
+#: What an interrupted call of a tool whose work cannot outlive the process says instead.
+INTERRUPTED_BY_TOOL = {
+    "explore": (
+        "Interrupted: plancord restarted (or stopped) while this explore sub-agent ran. The "
+        "sub-agent was ended by the restart and gave no answer; call explore again if you "
+        "still need one."
+    ),
+}
 
 
 def repair_history(history: list[Message]) -> tuple[list[Message], bool]:
@@ -196,17 +204,16 @@ def repair_history(history: list[Message]) -> tuple[list[Message], bool]:
     """
     fixed: list[Message] = []
     changed = False
-    pending: list[str] = []
+    pending: list[tuple[str, str]] = []
     for message in history:
         if message["role"] == "user":
             content = list(message["content"])
             answered = {b.get("tool_use_id") for b in content if b.get("type") == "tool_result"}
+            ids = {i for i, _ in pending}
             kept = [
-                b
-                for b in content
-                if b.get("type") != "tool_result" or b.get("tool_use_id") in pending
+                b for b in content if b.get("type") != "tool_result" or b.get("tool_use_id") in ids
             ]
-            missing = [_interrupted(i) for i in pending if i not in answered]
+            missing = [_interrupted(*call) for call in pending if call[0] not in answered]
             if missing or len(kept) != len(content):
                 changed = True
                 results = [b for b in kept if b.get("type") == "tool_result"]
@@ -219,19 +226,23 @@ def repair_history(history: list[Message]) -> tuple[list[Message], bool]:
         else:
             if pending:
                 changed = True
-                fixed.append({"role": "user", "content": [_interrupted(i) for i in pending]})
+                fixed.append({"role": "user", "content": [_interrupted(*call) for call in pending]})
             fixed.append(message)
-            pending = [b["id"] for b in message["content"] if b.get("type") == "tool_use"]
+            pending = [
+                (b["id"], str(b.get("name")))
+                for b in message["content"]
+                if b.get("type") == "tool_use"
+            ]
     if pending:
         changed = True
-        fixed.append({"role": "user", "content": [_interrupted(i) for i in pending]})
+        fixed.append({"role": "user", "content": [_interrupted(*call) for call in pending]})
     return fixed, changed
 
 
-def _interrupted(tool_use_id: str) -> dict[str, Any]:
+def _interrupted(tool_use_id: str, name: str) -> dict[str, Any]:
     return {
         "type": "tool_result",
         "tool_use_id": tool_use_id,
-        "content": INTERRUPTED,
+        "content": INTERRUPTED_BY_TOOL.get(name, INTERRUPTED),
         "is_error": True,
     }

@@ -8,8 +8,9 @@ disk and the audit log in the database: nobody loses work by removing a bot.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -29,6 +30,8 @@ from plancord.core.roles import RoleNames, role_names_in
 from plancord.core.settings import PlanModeSettings
 from plancord.core.shell.sandbox import LayerChoice
 from plancord.storage.store import SqlStore
+
+log = logging.getLogger(__name__)
 
 AGENT_ROLES = ("coordinator", "worker", "proactive")
 
@@ -63,6 +66,12 @@ class AgentManager:
         self.agents_dir = agents_dir
         self.default_model = default_model
         self.clock = clock
+        self._on_removed: list[Callable[[str], Awaitable[None]]] = []
+
+    def on_removed(self, listener: Callable[[str], Awaitable[None]]) -> None:
+        """Call ``listener`` with each removed agent's name (what runs for the agent, such
+        as its MCP servers, stops then); a listener's failure is logged, never raised."""
+        self._on_removed.append(listener)
 
     def workspace_of(self, name: str) -> Path:
         return self.agents_dir / name / "workspace"
@@ -164,6 +173,13 @@ class AgentManager:
             at=self.clock.now(), agent=name, actor=actor.label, action=AuditAction.AGENT_REMOVED
         )
         await self.store.delete_agent(name, audit)
+        for listener in self._on_removed:
+            try:
+                await listener(name)
+            except Exception:
+                log.exception(
+                    "agent %s was removed, but what ran for it may not have stopped", name
+                )
         return self.workspace_of(name)
 
     async def list(self) -> list[AgentRecord]:

@@ -237,6 +237,13 @@ class Notifier(PlanningListener, Protocol):
         """A compact line of tool activity (the front end may coalesce them)."""
         ...
 
+    async def progress_line(self, agent: str, key: str, line: str, *, final: bool = False) -> None:
+        """A line of its own that changes as work goes on (a sub-agent's progress): shown the
+        first time ``key`` is seen, then replaced by each newer ``line``; ``final`` marks the
+        last. The front end limits how often it redraws (the latest line wins) and never
+        makes the caller wait on its transport."""
+        ...
+
     async def ask_user(self, question: Question) -> str | None:
         """The human's answer, or None when nobody answered in time."""
         ...

@@ -23,6 +23,8 @@ from plancord.discord_bot.shared.members import DiscordMembers
 from plancord.gc_tuning import GcTuning
 
 log = logging.getLogger(__name__)
+#: How long a shutdown waits for the progress lines to show their last text.
+LINES_SETTLE_SECONDS = 5.0
 
 
 class PlancordBot(PlancordClient):
@@ -174,6 +176,8 @@ class PlancordBot(PlancordClient):
             if self._app is not None:
                 await self.app.close()
                 self._app = None
+                # The sub-agents the shutdown ended have said so on their lines: show it.
+                await self.notifier.lines.settle(LINES_SETTLE_SECONDS)
         finally:
             await super().close()
 

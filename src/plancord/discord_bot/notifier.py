@@ -3,7 +3,8 @@
 The plan card (``plan_card``: the plan message, its answers, its restore) and the asks
 (``asks``: questions and permission requests) never import each other; this is the one
 place that holds both, with the channel I/O they share (``shared.channel_io``: agent text,
-tool activity, typing). The bot hands each cog the parts it uses.
+tool activity, typing) and the sub-agents' progress lines (``shared.live_lines``). The bot
+hands each cog the parts it uses.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from plancord.discord_bot.plan_card.reposting import PlanReposts
 from plancord.discord_bot.plan_card.restore import PlanRestore
 from plancord.discord_bot.shared.channel_io import ChannelIO
 from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.live_lines import LiveLines
 from plancord.discord_bot.shared.reposting import CardReposting
 
 
@@ -28,6 +30,7 @@ class DiscordNotifier:
     def __init__(self, bot: PlancordClient) -> None:
         self.bot = bot
         self.io = ChannelIO(bot)
+        self.lines = LiveLines(self.io.destination)
         cards = PlanCards(bot)
         self.cards = cards
         self.plans = PlanMessages(bot, cards)
@@ -54,6 +57,9 @@ class DiscordNotifier:
 
     async def activity(self, agent: str, line: str) -> None:
         await self.io.activity(agent, line)
+
+    async def progress_line(self, agent: str, key: str, line: str, *, final: bool = False) -> None:
+        await self.lines.show(agent, key, line, final=final)
 
     async def ask_user(self, question: Question) -> str | None:
         return await self.asks.ask_user(question)

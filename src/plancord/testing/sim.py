@@ -108,6 +108,7 @@ class SimPlancordBot(PlancordBot):
 
     async def setup_hook(self) -> None:
         self.notifier.plans.progress_debounce = PROGRESS_DEBOUNCE_SECONDS
+        self.notifier.lines.min_interval = PROGRESS_DEBOUNCE_SECONDS
         await super().setup_hook()
 
     def make_gc_tuning(self, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> GcTuning:

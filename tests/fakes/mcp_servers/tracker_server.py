@@ -1,7 +1,8 @@
 """A small MCP server speaking the real protocol over stdio through the SDK, for the tests.
 
 Run inside the agent's sandbox as ``python3.11 tracker_server.py SITE_PACKAGES``: the
-sandbox shows it the SDK's install read-only (``mounts``), which it puts on its path. Its
+sandbox shows it the SDK's install read-only (``mounts``), which it puts on its path. With
+``--http PORT`` it serves streamable HTTP on 127.0.0.1 instead, as a remote server would. Its
 tools let a test see what the server can reach: the environment, a path, the network.
 """
 
@@ -81,6 +82,23 @@ def sleep(seconds: float) -> str:
     return "slept"
 
 
+def _flood(mebibytes: float, last: str) -> None:
+    """Write ``mebibytes`` of noise to stderr, then ``last`` on a line of its own."""
+    line = ("noise " * 16 + "\n").encode()
+    chunk = line * (65536 // len(line))
+    for _ in range(int(mebibytes * 1024 * 1024) // len(chunk)):
+        sys.stderr.buffer.write(chunk)
+    sys.stderr.buffer.write(f"{last}\n".encode())
+    sys.stderr.flush()
+
+
+@server.tool(annotations=READ_ONLY)
+def shout(mebibytes: float) -> str:
+    """Writes ``mebibytes`` to stderr, then answers."""
+    _flood(mebibytes, "shouted the last line")
+    return "shouted"
+
+
 def grown() -> str:
     """A tool the server adds while running."""
     return "grown"
@@ -102,4 +120,13 @@ if "--mystery" in sys.argv:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if "--flood" in sys.argv:
+        _flood(float(sys.argv[sys.argv.index("--flood") + 1]), "flooded at start")
+    if "--die-loudly" in sys.argv:
+        _flood(4, "fatal: the tracker's database is missing")
+        sys.exit(1)
+    if "--http" in sys.argv:
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        server.run("streamable-http", host="127.0.0.1", port=port)
+    else:
+        server.run("stdio")

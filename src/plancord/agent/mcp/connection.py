@@ -6,7 +6,8 @@ connection runs in a task of its own that holds the client open until it is clos
 calls go through the client it publishes. All of it runs on the MCP background loop
 (``background``): the public methods cross over to it. A server that dies mid-call is a tool
 error; the next call starts it again, no sooner than the backoff allows (1 s, doubling, at
-most 60 s).
+most 60 s). A stdio server's stderr is drained into a bounded tail (``stderr``), whose last
+line says why a server died.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ import asyncio
 import contextlib
 import json
 import logging
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any, TextIO, cast
+from typing import Any
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -29,6 +29,7 @@ from mcp.types import Tool as RemoteTool
 
 from plancord.agent.mcp.background import BackgroundLoop
 from plancord.agent.mcp.spawn import ServerSpawn
+from plancord.agent.mcp.stderr import StderrTail
 from plancord.agent.tools.base import ToolResult
 from plancord.core.errors import PlancordError
 
@@ -77,6 +78,10 @@ class McpConnection:
         self._failures = 0
         self._next_attempt = 0.0
         self.restarts = 0
+        self.stderr = ""
+        self.stderr_bytes = 0
+        """The end of what the server's last run wrote to stderr (at most ``TAIL_BYTES``);
+        ``stderr_bytes`` counts all it wrote, in every run."""
 
     @property
     def running(self) -> bool:
@@ -119,37 +124,43 @@ class McpConnection:
 
     async def _serve(self, ready: asyncio.Future[list[RemoteTool]], closing: asyncio.Event) -> None:
         spawn: ServerSpawn | None = None
-        with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
-            try:
-                if self._endpoint.spawn is not None:
-                    spawn = await asyncio.to_thread(self._endpoint.spawn)
-                async with Client(self._transport(spawn, errlog), cache=None) as client:
-                    tools = await _list_tools(client)
-                    self._client = client
-                    if not ready.done():
-                        ready.set_result(tools)
-                    await closing.wait()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
+        errlog = StderrTail() if self._endpoint.spawn is not None else None
+        try:
+            if self._endpoint.spawn is not None:
+                spawn = await asyncio.to_thread(self._endpoint.spawn)
+            async with Client(self._transport(spawn, errlog), cache=None) as client:
+                if errlog is not None:
+                    errlog.spawned()
+                tools = await _list_tools(client)
+                self._client = client
                 if not ready.done():
-                    ready.set_exception(McpServerDown(self.server, _why(exc, errlog)))
-                else:
-                    log.warning("MCP server %s ended: %s", self.server, exc)
-            finally:
-                self._client = None
-                if not ready.done():
-                    ready.set_exception(McpServerDown(self.server, _why(None, errlog)))
-                if spawn is not None:
-                    spawn.cleanup()
+                    ready.set_result(tools)
+                await closing.wait()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(McpServerDown(self.server, _why(exc, errlog)))
+            else:
+                log.warning("MCP server %s ended: %s", self.server, exc)
+        finally:
+            self._client = None
+            if errlog is not None:
+                errlog.close()
+                self.stderr = errlog.text()
+                self.stderr_bytes += errlog.total
+            if not ready.done():
+                ready.set_exception(McpServerDown(self.server, _why(None, errlog)))
+            if spawn is not None:
+                spawn.cleanup()
 
-    def _transport(self, spawn: ServerSpawn | None, errlog: IO[str]) -> Any:
-        if spawn is None:
+    def _transport(self, spawn: ServerSpawn | None, errlog: StderrTail | None) -> Any:
+        if spawn is None or errlog is None:
             return self._endpoint.url
         params = StdioServerParameters(
             command=spawn.argv[0], args=spawn.argv[1:], env=spawn.env, cwd=spawn.cwd
         )
-        return stdio_client(params, errlog=cast(TextIO, errlog))
+        return stdio_client(params, errlog=errlog.writer)
 
     async def _call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
         client = await self._client_for_call()
@@ -163,9 +174,11 @@ class McpConnection:
             if exc.code != CONNECTION_CLOSED:
                 return ToolResult.error(f"MCP server `{self.server}`: {exc.error.message}")
             await self._died(exc.error.message)
+            said = last_line(self.stderr)
             return ToolResult.error(
-                f"MCP server `{self.server}` ended during the call; it is restarted on the "
-                "next call"
+                f"MCP server `{self.server}` ended during the call"
+                + (f" (its last words on stderr: {said})" if said else "")
+                + "; it is restarted on the next call"
             )
         except TimeoutError:
             await self._died("it did not answer within the call timeout")
@@ -245,13 +258,17 @@ async def _list_tools(client: Client) -> list[RemoteTool]:
     return tools
 
 
-def _why(exc: BaseException | None, errlog: IO[str]) -> str:
+def last_line(text: str) -> str:
+    """The last line of ``text`` that says something, cut to 300 characters."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _why(exc: BaseException | None, errlog: StderrTail | None) -> str:
     """One line: the server's last line on stderr, else the exception."""
-    with contextlib.suppress(OSError, ValueError):
-        errlog.seek(0)
-        lines = [line.strip() for line in errlog.read().splitlines() if line.strip()]
-        if lines:
-            return lines[-1][:300]
+    said = last_line(errlog.text()) if errlog is not None else ""
+    if said:
+        return said
     if exc is None:
         return "it exited"
     return (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)[:300]

@@ -41,6 +41,8 @@ class ServerStatus:
     started: bool
     problem: str | None = None
     tools: dict[str, Classified] = field(default_factory=dict)
+    stderr: str = ""
+    """The end of what the server wrote to stderr when it failed to start."""
 
 
 @dataclass(slots=True)
@@ -62,7 +64,7 @@ class McpHub:
         self._sandbox = sandbox
         self._agents: dict[str, _AgentServers] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._problems: dict[tuple[str, str], str] = {}
+        self._problems: dict[tuple[str, str], tuple[str, str]] = {}
         self._loop = BackgroundLoop()
 
     async def tools_for(self, agent: str) -> Sequence[Tool[Any]]:
@@ -87,10 +89,11 @@ class McpHub:
         started = self._agents.get(agent)
         if started is not None:
             return started.status
-        return [
-            ServerStatus(name, False, self._problems.get((agent, name)))
-            for name in self._servers_for(agent)
-        ]
+        statuses: list[ServerStatus] = []
+        for name in self._servers_for(agent):
+            problem, stderr = self._problems.get((agent, name), (None, ""))
+            statuses.append(ServerStatus(name, False, problem, stderr=stderr))
+        return statuses
 
     async def _start(self, agent: str) -> _AgentServers:
         connections: list[McpConnection] = []
@@ -110,7 +113,7 @@ class McpHub:
                     remote = await connection.start()
                     kinds = classify_all(name, config, [(t.name, _hints(t)) for t in remote])
                 except PlancordError as exc:
-                    self._problems[(agent, name)] = str(exc)
+                    self._problems[(agent, name)] = (str(exc), connection.stderr)
                     raise
                 status.append(ServerStatus(name, True, None, kinds))
                 networked = config.url is not None or agent in self._sandbox.network_agents

@@ -31,9 +31,22 @@ class ServerProbe:
     """When started: each tool with its kind and why; otherwise the problem."""
 
 
+#: How much of a failed server's stderr the doctor shows: its last lines, on one line.
+STDERR_LINES = 5
+STDERR_CHARS = 600
+
+
+def _stderr_end(stderr: str) -> str:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()][-STDERR_LINES:]
+    text = " ⏎ ".join(lines)
+    return text if len(text) <= STDERR_CHARS else "…" + text[-STDERR_CHARS:]
+
+
 def _describe(status: ServerStatus) -> str:
     if not status.started:
-        return status.problem or "not started: another server of this agent failed"
+        problem = status.problem or "not started: another server of this agent failed"
+        said = _stderr_end(status.stderr)
+        return f"{problem}; its stderr ended with: {said}" if said else problem
     if not status.tools:
         return "no tools"
     return "; ".join(

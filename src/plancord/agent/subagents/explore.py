@@ -6,15 +6,17 @@ way around plan mode. So a sub-agent is a fresh conversation with only the read-
 (its tool list holds nothing else), every call of it passes the gate as if planning whatever
 the parent's phase, and anything that would need a human (an ``ask``) is refused, never
 waited on: it cannot write, enter or leave plan mode, ask a human, submit a plan or start
-another sub-agent. Calls, tokens and time are bounded; its usage is recorded as the
-parent's, so it counts toward the parent's plan cost and budget; the channel sees one
-line per sub-agent when it ends; cancelling the parent's call (Stop, Cancel, shutdown) cancels it.
+another sub-agent. Calls, tokens and time are bounded, and reaching a bound ends it with
+a result saying which; its usage is recorded as the parent's, so it counts toward the
+parent's plan cost and budget. At most ``concurrency`` run at once in the process: one more
+waits for a free slot (its line says so), and its time limit starts when it runs. The
+channel sees one line per sub-agent, edited as it works (``progress``). Stop and Cancel end
+it between calls; a shutdown cancels it at once, and its line says so.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 from collections.abc import Callable
@@ -24,6 +26,7 @@ from typing import Annotated, Any
 from pydantic import Field, ValidationError
 
 from plancord.agent.dispatch import is_shell
+from plancord.agent.subagents.progress import Progress
 from plancord.agent.tools.base import (
     AgentTools,
     StrictInput,
@@ -96,6 +99,7 @@ class SubAgents:
         """The agent's own model (the runtime's choice), used unless ``limits.model``."""
         self.limits = limits
         self._slots = asyncio.Semaphore(limits.concurrency)
+        self._running = 0
         self._numbers = itertools.count(1)
         self._extensions = extensions
         self._base: ToolRegistry | None = None
@@ -116,42 +120,53 @@ class SubAgents:
         number = next(self._numbers)
         registry = await self._base.for_agent(ctx.agent.name)
         tools = [t for t in registry if sub_agent_may_use(t)]
-        run = _Run(self, ctx, number, {t.name: t for t in tools})
+        progress = Progress(ctx.notifier, self.clock, ctx.agent.name, number, question)
+        run = _Run(self, ctx, number, {t.name: t for t in tools}, progress)
+        limit = self.limits.timeout_seconds
         try:
-            async with asyncio.timeout(self.limits.timeout_seconds):
-                async with self._slots:
-                    return await run.answer(question, [t.schema() for t in tools])
-        except TimeoutError:
-            await run.progress("stopped at its time limit")
-            return ToolResult.error(
-                f"explore #{number} stopped after {self.limits.timeout_seconds:g} s "
-                f"without an answer{run.partial()}"
-            )
+            if self._running >= self.limits.concurrency:
+                await progress.waiting(self._running)
+            async with self._slots:
+                self._running += 1
+                try:
+                    await progress.running()
+                    async with asyncio.timeout(limit):
+                        return await run.answer(question, [t.schema() for t in tools])
+                except TimeoutError:
+                    await progress.stopped(f"its time limit ({limit:g} s)")
+                    return ToolResult.error(
+                        f"explore #{number} stopped at its time limit: no answer after "
+                        f"{limit:g} s{run.partial()}"
+                    )
+                finally:
+                    self._running -= 1
+        except asyncio.CancelledError:
+            # Only a shutdown cancels a turn (Stop and Cancel end it between calls); the
+            # parent's call is answered after the restart (``context.repair_history``).
+            await progress.stopped("plancord stopped or restarted while it ran")
+            raise
 
 
 class _Run:
     """One sub-agent's conversation."""
 
     def __init__(
-        self, owner: SubAgents, ctx: ToolContext, number: int, tools: dict[str, Tool[Any]]
+        self,
+        owner: SubAgents,
+        ctx: ToolContext,
+        number: int,
+        tools: dict[str, Tool[Any]],
+        progress: Progress,
     ) -> None:
         self._owner = owner
         self._ctx = replace(ctx, phase=Phase.GATHERING, interactive=False, requester=None)
         self._number = number
         self._tools = tools
-        self._calls = 0
-        self._tokens = 0
+        self._progress = progress
         self._last_text = ""
 
     def partial(self) -> str:
         return f"; its last words: {self._last_text[:2000]}" if self._last_text else ""
-
-    async def progress(self, line: str) -> None:
-        """The sub-agent's one line in the channel, when it ends."""
-        with contextlib.suppress(Exception):
-            await self._ctx.notifier.activity(
-                self._ctx.agent.name, f"🔎 explore #{self._number}: {line}"
-            )
 
     async def answer(self, question: str, schemas: list[dict[str, Any]]) -> ToolResult:
         owner = self._owner
@@ -177,27 +192,36 @@ class _Run:
                 self._ctx.agent.name, model, reply.usage, reply.stop_reason, owner.clock.now()
             )
             usage = reply.usage
-            self._tokens += usage.input_tokens + usage.output_tokens
+            progress = self._progress
+            progress.tokens += (
+                usage.input_tokens
+                + usage.cache_creation_input_tokens
+                + usage.cache_read_input_tokens
+                + usage.output_tokens
+            )
             content = [b for b in reply.content if b.get("type") in ("text", "tool_use")]
             text = "\n".join(b["text"] for b in content if b.get("type") == "text").strip()
             self._last_text = text or self._last_text
             uses = [b for b in content if b.get("type") == "tool_use"]
             if not uses or reply.stop_reason != "tool_use":
-                await self.progress(f"answered after {self._calls} calls")
+                await progress.answered()
                 return ToolResult(text or "(the sub-agent gave no answer)")
-            if self._tokens >= limits.max_tokens:
-                await self.progress("stopped at its token limit")
+            if progress.tokens >= limits.max_tokens:
+                await progress.stopped(f"its token limit ({limits.max_tokens:,})")
                 return ToolResult.error(
-                    f"explore #{self._number} used its {limits.max_tokens:,} tokens without an "
+                    f"explore #{self._number} stopped at its token limit: it used "
+                    f"{progress.tokens:,} of its {limits.max_tokens:,} tokens without an "
                     f"answer{self.partial()}"
                 )
+            await progress.running()
             messages.append({"role": "assistant", "content": content})
             results = []
             for call in uses:
                 if self._ctx.stopped():
                     return await self._stopped()
                 result = await self._dispatch(call)
-                self._calls += 1
+                progress.calls += 1
+                await progress.running()
                 results.append(
                     {
                         "type": "tool_result",
@@ -207,14 +231,14 @@ class _Run:
                     }
                 )
             messages.append({"role": "user", "content": results})
-        await self.progress("stopped at its call limit")
+        await self._progress.stopped(f"its call limit ({limits.max_calls} model calls)")
         return ToolResult.error(
-            f"explore #{self._number} reached {limits.max_calls} model calls without an "
-            f"answer{self.partial()}"
+            f"explore #{self._number} stopped at its call limit: {limits.max_calls} model "
+            f"calls without an answer{self.partial()}"
         )
 
     async def _stopped(self) -> ToolResult:
-        await self.progress("stopped with its parent")
+        await self._progress.stopped("its parent was stopped")
         return ToolResult.error(f"explore #{self._number} stopped: the agent was stopped")
 
     async def _dispatch(self, call: dict[str, Any]) -> ToolResult:
