@@ -23,13 +23,16 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
+from plancord.core.shell.readonly import arithmetic, compound
 from plancord.core.shell.readonly.options import names
 from plancord.core.shell.readonly.raw import (
     LOOP_VALUE,
+    Element,
     RawCommand,
-    RawLoop,
+    RawConditional,
     RawRedirect,
     RawScript,
+    RawSubshell,
     Word,
 )
 from plancord.core.shell.readonly.substitution import (
@@ -68,13 +71,16 @@ RESERVED_WORDS: Final = names(
     "coproc { } [[ ]] !"
 )
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-_KEYWORD_FOR: Final = "for"
-_KEYWORD_IN: Final = "in"
-_KEYWORD_DO: Final = "do"
-_KEYWORD_DONE: Final = "done"
 
 
-def _is_keyword(value: object, keyword: str) -> bool:
+def _ends(token: Token, until: frozenset[str]) -> bool:
+    kind, value = token
+    if isinstance(value, Word):
+        return value.source in until
+    return kind == "op" and value == ")" and value in until
+
+
+def is_keyword(value: object, keyword: str) -> bool:
     """Whether a token is the reserved word ``keyword``, written plainly (bash does not
     take a quoted or escaped ``done`` for the keyword)."""
     return isinstance(value, Word) and value.source == keyword
@@ -104,29 +110,46 @@ def read(text: str, outputs: Mapping[str, str] | None = None) -> RawScript:
     ``outputs`` holds the output of each command substitution already run (by its inner
     text); one not there raises ``NeedsStage``.
     """
-    return _Reader(text, outputs or {}).script()
+    reader = Reader(text, outputs or {})
+    script = reader.script()
+    if reader.ended is not None:
+        raise Denied(f"`{shown(reader.ended)}` has nothing to close")
+    return script
 
 
-_LOOP_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+Token = tuple[str, Word | str]
 
 
-class _Reader:
+class Reader:
+    """The lexer and the list grammar; ``compound`` and ``conditional`` read the compound
+    commands through ``token``, ``peek``, ``word`` and ``script``."""
+
     def __init__(self, text: str, outputs: Mapping[str, str]) -> None:
         self.s = text
         self.i = 0
         self.outputs = outputs
         self.substitutions = 0
         self.loop_name: str | None = None  # the loop variable, while reading a loop body
+        self.in_conditional = False  # inside `[[ … ]]`, where a lone `$` stays unquoted
+        self.in_branch = False  # inside an `if`
+        self.ended: str | None = None  # the keyword or `)` that ended the last ``script``
 
-    def script(self, *, until_done: bool = False) -> RawScript:
-        """Read to the end of the text, or (``until_done``) to the ``done`` of a loop body."""
+    def script(self, until: frozenset[str] = frozenset()) -> RawScript:
+        """Read a list to the end of the text, or to one of the keywords ``until`` (or ``)``)
+        at a command's start; ``ended`` says which one ended it (None: the text's end)."""
         result = RawScript()
-        pipeline: list[RawCommand] = []
+        pipeline: list[Element] = []
         command = RawCommand()
+        closed = False  # the pipeline's last element is a `[[ … ]]` or `( … )`, complete
         pending: str | None = None  # a connector or pipe waiting for the next command
+        started = pipe_at = self.i  # where the pipeline's text starts; its last `|`
+        self.ended = None
 
         def finish_command(after: str) -> None:
-            nonlocal command
+            nonlocal command, closed
+            if closed:
+                closed = False
+                return
             if not command.words and not command.redirects:
                 raise Denied(f"`{after}` has no command before it")
             if not command.words:
@@ -135,39 +158,48 @@ class _Reader:
             command = RawCommand()
 
         while True:
-            token = self._token()
-            if token is None:
-                if until_done:
-                    raise Denied("a `for` loop has no `done`")
-                break
-            kind, value = token
-            at_start = not command.words and not command.redirects
-            if at_start and until_done and _is_keyword(value, _KEYWORD_DONE):
+            before = self.i
+            token = self.token()
+            at_start = not command.words and not command.redirects and not closed
+            if token is None or ((at_start or token[1] == ")") and _ends(token, until)):
+                if token is None and until:
+                    raise Denied(f"`{'`, `'.join(sorted(until))}` is missing")
                 if pending in ("|", "&&", "||"):
-                    raise Denied(f"`{pending}` before `done` has no command after it")
+                    raise Denied(f"the list ends with `{pending}`, so bash would wait for more")
+                if command.words or command.redirects or closed:
+                    finish_command("end")
                 if pipeline:
                     result.pipelines.append(pipeline)
                 elif result.connectors:
-                    result.connectors.pop()
+                    result.connectors.pop()  # a trailing `;` or line break joins nothing
                 if not result.pipelines:
-                    raise Denied("the `for` loop's body runs nothing")
+                    raise Denied("the list runs nothing" if until else "the command runs nothing")
+                self.ended = None if token is None else str(getattr(token[1], "source", token[1]))
                 return result
-            if at_start and not pipeline and _is_keyword(value, _KEYWORD_FOR):
-                if until_done:
-                    raise Denied("a `for` loop inside a `for` loop is not unrolled")
-                if pending in ("&&", "||"):
-                    raise Denied(f"a `for` loop after `{pending}` is not unrolled; use `;`")
-                result.pipelines.append(self._loop())
-                following = self._token()
-                if following is not None and following[1] not in (";", "\n"):
-                    raise Denied(
-                        "a `for` loop is unrolled only as a whole command line element: "
-                        "`;` or a line break after `done`"
-                    )
-                if following is not None:
-                    result.connectors.append(";")
-                pending = ";" if following is not None else None
+            kind, value = token
+            if not pipeline and at_start:
+                started = before
+            starter = value.source if isinstance(value, Word) else value
+            if at_start and starter in compound.STARTERS:
+                producer = self.s[started:pipe_at] if pipeline and pending == "|" else None
+                joiner = result.connectors[-1] if result.pipelines else None
+                element = compound.read_compound(self, starter, joiner, producer)
+                if isinstance(element, (RawCommand, RawConditional, RawSubshell)):
+                    pipeline.append(element)
+                    closed = True
+                else:
+                    pipeline = []
+                    result.pipelines.append(element)
+                    pending = compound.after_whole(self)
+                    if pending is not None:
+                        result.connectors.append(pending)
+                        pending = pending if pending != ";" else None
                 continue
+            if closed and (kind != "op" or value == "("):
+                raise Denied(
+                    f"`{shown(str(getattr(value, 'source', value)))}` after `]]` or `)`: only "
+                    "a pipe or a connector may follow"
+                )
             if kind == "word":
                 assert isinstance(value, Word)
                 redirect = self._redirect_after(value)
@@ -180,15 +212,18 @@ class _Reader:
                 continue
             assert isinstance(value, str)
             if kind == "redirect":
-                command.redirects.append(RawRedirect(None, value, self._target(value)))
+                command.redirects.append(RawRedirect(None, value, self.target(value)))
                 pending = None
                 continue
+            if value in ("(", ")"):
+                raise Denied(_REFUSED_OPERATORS[value])
             if value == "|":
+                pipe_at = before
                 finish_command("|")
                 pending = "|"
                 continue
             # a connector (&&, ||, ;) or a line break
-            if not command.words and not command.redirects:
+            if not command.words and not command.redirects and not closed:
                 if value == "\n" and (pending is not None or not pipeline):
                     continue  # a blank line, or a line break after `|`, `&&` or `||`
                 if not pipeline:
@@ -198,57 +233,18 @@ class _Reader:
             result.connectors.append(";" if value == "\n" else value)
             pipeline = []
             pending = value if value in ("&&", "||") else None
-        if pending in ("|", "&&", "||"):
-            raise Denied(f"the command ends with `{pending}`, so bash would wait for more")
-        if command.words or command.redirects:
-            finish_command("end")
-        if pipeline:
-            result.pipelines.append(pipeline)
-        elif result.connectors:
-            result.connectors.pop()  # a trailing `;` or line break joins nothing
-        if not result.pipelines:
-            raise Denied("the command runs nothing")
-        return result
 
-    def _loop(self) -> RawLoop:
-        """``for NAME in WORDS; do BODY; done``, after the ``for``."""
-        name = self._token()
-        if name is None or name[0] != "word" or not isinstance(name[1], Word):
-            raise Denied("`for` needs a variable name")
-        variable = name[1]
-        if not variable.fully_quoted and _LOOP_NAME.fullmatch(variable.source) is None:
-            raise Denied(f"`for {shown(variable.source)}` is not a loop plan mode unrolls")
-        if variable.source != variable.text or _LOOP_NAME.fullmatch(variable.text) is None:
-            raise Denied(f"`for {shown(variable.source)}` is not a loop plan mode unrolls")
-        keyword = self._token()
-        if keyword is None or not _is_keyword(keyword[1], _KEYWORD_IN):
-            raise Denied("only `for NAME in WORDS; do …; done` loops are unrolled")
-        words: list[Word] = []
-        while True:
-            token = self._token()
-            if token is None:
-                raise Denied("a `for` loop has no `do`")
-            if token[0] == "word" and isinstance(token[1], Word):
-                words.append(token[1])
-                continue
-            if token[1] in (";", "\n"):
-                break
-            raise Denied(f"`{shown(str(token[1]))}` in a `for` loop's list is not allowed")
-        token = self._token()
-        while token is not None and token[1] == "\n":
-            token = self._token()
-        if token is None or not _is_keyword(token[1], _KEYWORD_DO):
-            raise Denied("a `for` loop has no `do`")
-        self.loop_name = variable.text
+    def peek(self) -> Token | None:
+        """The next token, without reading past it."""
+        at = self.i
         try:
-            body = self.script(until_done=True)
+            return self.token()
         finally:
-            self.loop_name = None
-        return RawLoop(variable.text, words, body)
+            self.i = at
 
     # -- tokens ----------------------------------------------------------------------------
 
-    def _token(self) -> tuple[str, Word | str] | None:
+    def token(self) -> tuple[str, Word | str] | None:
         s = self.s
         while self.i < len(s):
             c = s[self.i]
@@ -267,16 +263,16 @@ class _Reader:
             elif c in METACHARACTERS:
                 operator = next(op for op in _OPERATORS if s.startswith(op, self.i))
                 self.i += len(operator)
-                if operator in _REFUSED_OPERATORS:
+                if operator in _REFUSED_OPERATORS and operator not in ("(", ")"):
                     raise Denied(_REFUSED_OPERATORS[operator])
                 if operator in ("<", ">", ">>", ">|", "&>", "&>>", ">&"):
                     return "redirect", operator
                 return "op", operator
             else:
-                return "word", self._word()
+                return "word", self.word()
         return None
 
-    def _word(self) -> Word:
+    def word(self) -> Word:
         s, start = self.s, self.i
         word = _WordBuilder()
         while self.i < len(s):
@@ -300,14 +296,12 @@ class _Reader:
                     word.add(s[self.i + 1], True)
                 self.i += 2
             elif c == "`":
-                raise Denied(
-                    "command substitution (backquotes) runs a command plan mode cannot see"
-                )
+                self._backquoted(word, quoted=False)
             elif c == "$":
-                if self._loop_value(word, quoted=False) or self._substitution(word, quoted=False):
+                if self._expansion(word, quoted=False):
                     continue
                 self._dollar(quoted=False)
-                word.add("$", True)
+                word.add("$", not self.in_conditional)
                 self.i += 1
             elif c == "~" and word.tilde_position():
                 raise Denied("tilde expansion (`~`) reaches outside the workspace")
@@ -330,11 +324,10 @@ class _Reader:
                 self.i += 2
                 continue
             if c == "`":
-                raise Denied(
-                    "command substitution (backquotes) runs a command plan mode cannot see"
-                )
+                self._backquoted(word, quoted=True)
+                continue
             if c == "$":
-                if self._loop_value(word, quoted=True) or self._substitution(word, quoted=True):
+                if self._expansion(word, quoted=True):
                     continue
                 self._dollar(quoted=True)
             word.add(c, True)
@@ -356,9 +349,41 @@ class _Reader:
                 return True
         return False
 
-    def _inner_output(self, inner: str, kind: str) -> str:
+    def _expansion(self, word: _WordBuilder, *, quoted: bool) -> bool:
+        """A ``$`` that starts what the reader evaluates: the loop variable, ``$(…)``, or
+        literal arithmetic ``$((…))``."""
+        if self._loop_value(word, quoted=quoted) or self._substitution(word, quoted=quoted):
+            return True
+        if not self.s.startswith("$((", self.i):
+            return False
+        value, self.i = arithmetic.expansion(self.s, self.i)
+        word.add(value, True)
+        return True
+
+    def _backquoted(self, word: _WordBuilder, *, quoted: bool) -> None:
+        """`` `inner` `` read as ``$(inner)`` when bash's backquote rules leave its text as
+        written: no backslash inside (bash removes some of them), and inside double quotes
+        no double quote (POSIX leaves that undefined)."""
+        end = self.s.find("`", self.i + 1)
+        if end < 0:
+            raise Denied("a backquote is not closed")
+        inner = self.s[self.i + 1 : end]
+        if "\\" in inner:
+            raise Denied(
+                "a backslash inside backquotes is read by bash's backquote rules; write "
+                "`$(…)` instead"
+            )
+        if quoted and '"' in inner:
+            raise Denied('a `"` inside backquotes inside double quotes is ambiguous; write `$(…)`')
+        if inner_text(f"$({inner})", 0) != (inner, len(inner) + 3):
+            raise Denied("`)` inside backquotes is not evaluated; write `$(…)`")
+        output = self.inner_output(inner, "command substitution")
+        word.add(substituted(inner, output, quoted=quoted), True)
+        self.i = end + 1
+
+    def inner_output(self, inner: str, kind: str) -> str:
         if self.loop_name is not None:
-            raise Denied("a substitution inside a `for` loop is not evaluated")
+            raise Denied("a substitution inside a loop is not evaluated")
         self.substitutions += 1
         if self.substitutions > MAX_SUBSTITUTIONS:
             raise Denied(f"the command line has more than {MAX_SUBSTITUTIONS} substitutions")
@@ -374,7 +399,7 @@ class _Reader:
         following = self.s[end : end + 1]
         if following and following not in METACHARACTERS:
             raise Denied("a process substitution joined to other text is not evaluated")
-        text = piped_input(self._inner_output(inner, "process substitution"))
+        text = piped_input(self.inner_output(inner, "process substitution"))
         self.i = end
         return Word(text, (True,) * len(text), self.s[start:end])
 
@@ -383,7 +408,7 @@ class _Reader:
         if not self.s.startswith("$(", self.i) or self.s.startswith("$((", self.i):
             return False
         inner, end = inner_text(self.s, self.i)
-        value = substituted(inner, self._inner_output(inner, "command substitution"), quoted=quoted)
+        value = substituted(inner, self.inner_output(inner, "command substitution"), quoted=quoted)
         for char in value:
             word.add(char, True)
         self.i = end
@@ -396,8 +421,6 @@ class _Reader:
         if not following or following not in allowed:
             return
         if following == "(":
-            if self.s.startswith("$((", self.i):
-                raise Denied("arithmetic expansion (`$((…))`) is not read-only shell")
             raise Denied("command substitution (`$(…)`) runs a command plan mode cannot see")
         if following == "[":
             raise Denied("arithmetic expansion (`$[…]`) is not read-only shell")
@@ -426,14 +449,14 @@ class _Reader:
         s = self.s
         if not (word.source.isdigit() and self.i < len(s) and s[self.i] in "<>"):
             return None
-        token = self._token()
+        token = self.token()
         assert token is not None
         assert token[0] == "redirect"
         assert isinstance(token[1], str)
         fd = int(word.source) if len(word.source) < 4 else 1000
-        return RawRedirect(fd, token[1], self._target(token[1]))
+        return RawRedirect(fd, token[1], self.target(token[1]))
 
-    def _target(self, op: str) -> Word:
+    def target(self, op: str) -> Word:
         s = self.s
         while self.i < len(s) and s[self.i] in " \t":
             self.i += 1
@@ -443,7 +466,7 @@ class _Reader:
             )
         if self.i >= len(s) or s[self.i] in METACHARACTERS:
             raise Denied(f"the redirection `{op}` has no target")
-        return self._word()
+        return self.word()
 
     @staticmethod
     def _check_word_place(command: RawCommand, word: Word) -> None:
