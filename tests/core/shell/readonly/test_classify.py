@@ -98,7 +98,7 @@ REASONS = [
     ("echo $((a+1))", "arithmetic"),
     ("echo $'a'", "$'…'"),
     ("cat ~/.bashrc", "tilde"),
-    ("(ls)", "subshells"),
+    ("echo (ls)", "subshells"),
     ("ls &", "background"),
     ("cat <<EOF\nx\nEOF", "here-documents"),
     ("diff <(ls) <(ls src)", "process substitution"),
