@@ -26,14 +26,24 @@ STAGE_MAX_OUTPUT: Final = 64 * 1024
 """An inner command printing more bytes denies the command line."""
 
 
-def judge_staged(command: str, workspace: Path, rules: Sequence[OperatorRule] = ()) -> Verdict:
-    """The verdict on ``command``, running its command substitutions first when they are
-    read-only. Blocking: call it off the event loop (the dispatcher runs it in a thread)."""
+def judge_staged(
+    command: str,
+    workspace: Path,
+    rules: Sequence[OperatorRule] = (),
+    *,
+    ran: list[str] | None = None,
+) -> Verdict:
+    """The verdict on ``command``, running its stages (command substitutions, a ``while
+    read`` loop's input) first when they are read-only; each stage's script that ran is
+    appended to ``ran``. Blocking: call it off the event loop (the dispatcher runs it in a
+    thread)."""
     verdict = classify(command, workspace, rules)
     if verdict.stage is None:
         return verdict
     policy = SandboxPolicy(workspace=workspace.resolve(), writable=False, inner_wall=True)
-    return asyncio.run(_staged(command, workspace, rules, verdict, policy))
+    return asyncio.run(
+        _staged(command, workspace, rules, verdict, policy, [] if ran is None else ran)
+    )
 
 
 async def _staged(
@@ -42,6 +52,7 @@ async def _staged(
     rules: Sequence[OperatorRule],
     verdict: Verdict,
     policy: SandboxPolicy,
+    ran: list[str],
 ) -> Verdict:
     outputs: dict[str, str] = {}
     for _ in range(MAX_SUBSTITUTIONS):
@@ -71,6 +82,7 @@ async def _staged(
                 f"the substitution {inner} printed more than "
                 f"{STAGE_MAX_OUTPUT // 1024} KiB (the bound for a substitution)",
             )
+        ran.append(verdict.stage)
         outputs[verdict.stage_key] = result.stdout
         verdict = classify(command, workspace, rules, outputs)
     if verdict.stage is not None:

@@ -10,15 +10,16 @@ lines a ``while read`` loop is unrolled over give each command the words bash bu
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from plancord.core.shell.readonly import classify
 from plancord.core.shell.readonly.arithmetic import evaluate
 from plancord.core.shell.readonly.loops import MAX_LOOP_VALUES
 from tests.core.shell.readonly.scratch import Listener, harm, run
@@ -172,3 +173,30 @@ def test_the_unrolled_while_loop_gives_bash_the_words_bash_builds(
         ["bash", "-c", verdict.script], cwd=tmp_path, capture_output=True, check=True, env=env
     ).stdout
     assert got == expected
+
+
+def _check_bash(*args: str, workspace: Path) -> list[dict[str, object]]:
+    result = subprocess.run(
+        [sys.executable, "-m", "plancord.cli", "check-bash", "--json", "--explain", *args],
+        input='git ls-files src | while read -r f; do head -1 "$f"; done\nif true; then rm x; fi\n',
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=workspace,
+    )
+    assert result.returncode == 1, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_check_bash_says_which_stage_runs_first_and_runs_it_when_asked(scratch: Path) -> None:
+    loop, harmful = _check_bash(workspace=scratch)
+    assert not loop["allowed"]
+    assert loop["stage"] == "'git' 'ls-files' 'src'"
+    assert loop["stages_run"] == []
+    assert harmful["decided_by"] == ["rm: the list of refused commands"]
+    loop, harmful = _check_bash("--stages", workspace=scratch)
+    assert loop["allowed"], loop["reason"]
+    assert loop["stages_run"] == ["'git' 'ls-files' 'src'"]
+    assert loop["runs"] == "'head' '-1' 'src/main.py'; 'head' '-1' 'src/run.sh'"
+    assert loop["decided_by"] == ["head: option table from head(1), GNU coreutils 9.1"] * 2
+    assert not harmful["allowed"]
