@@ -4,6 +4,7 @@ refused before anything runs, and its input stage never runs either."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,8 @@ async def test_everyday_loops_and_ifs_run_in_plan_mode_and_a_writing_loop_is_ref
     workspace = scene.workspace
     (workspace / "notes.txt").write_text("alpha\nbanana\n")
     (workspace / "list").write_text("notes.txt\n")
-    subprocess.run(["git", "add", "notes.txt", "list"], cwd=workspace, check=True)
+    add = ["git", "add", "notes.txt", "list"]
+    await asyncio.to_thread(subprocess.run, add, cwd=workspace, check=True)
     before = _files(workspace)
     await scene.ana.slash(scene.channel, "plan start", task="look around")
     assert (await scene.app.store.load_state("ada")).phase is Phase.GATHERING

@@ -67,20 +67,20 @@ async def _staged(
                 max_output=STAGE_MAX_OUTPUT,
             )
         except SandboxUnavailable as exc:
-            return Verdict(False, f"the substitution {inner} could not run: {exc}")
+            return Verdict(False, f"the stage {inner} could not run: {exc}")
         except OSError as exc:
-            return Verdict(False, f"the substitution {inner} could not run: {exc.strerror or exc}")
+            return Verdict(False, f"the stage {inner} could not run: {exc.strerror or exc}")
         if result.timed_out:
             return Verdict(
                 False,
-                f"the substitution {inner} ran longer than "
-                f"{STAGE_TIMEOUT_SECONDS:g} s (the bound for a substitution)",
+                f"the stage {inner} ran longer than "
+                f"{STAGE_TIMEOUT_SECONDS:g} s (the bound for a stage)",
             )
         if result.truncated:
             return Verdict(
                 False,
-                f"the substitution {inner} printed more than "
-                f"{STAGE_MAX_OUTPUT // 1024} KiB (the bound for a substitution)",
+                f"the stage {inner} printed more than "
+                f"{STAGE_MAX_OUTPUT // 1024} KiB (the bound for a stage)",
             )
         ran.append(verdict.stage)
         outputs[verdict.stage_key] = result.stdout

@@ -71,6 +71,8 @@ EVERYDAY = [
     "echo `git rev-parse --abbrev-ref HEAD`",
     'echo "head: `git rev-parse --short HEAD`"',
     'for f in src/*; do [[ -x "$f" ]] || echo "$f not executable"; done',
+    'for f in src/*; do if grep -q print "$f"; then echo "$f"; else echo "no $f"; fi; done',
+    'if [ -d src ]; then for f in src/*.py; do head -1 "$f"; done; fi',
 ]
 
 REASONS = [
@@ -79,7 +81,7 @@ REASONS = [
     ("while true; do ls; done", "only `while read"),
     ("while read -r f; do echo; done < notes.txt | sort", "whole element"),
     ("ls && while read -r f; do echo; done < notes.txt", "after `&&`"),
-    ("if true; then if true; then ls; fi; fi", "inside a loop or an `if`"),
+    ("if true; then if true; then ls; fi; fi", "inside an `if`"),
     ("if true; then cd src && ls; fi", "`cd`"),
     ("echo $(( x + 1 ))", "literal numbers"),
     ("echo $(( 1 / 0 ))", "division by zero"),

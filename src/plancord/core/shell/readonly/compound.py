@@ -12,7 +12,8 @@
 * ``[[ … ]]`` (``conditional``) and ``(( … ))`` of literals (``arithmetic``).
 
 A loop or ``if`` stands as a whole element of its list. Loops may not nest in loops, nor
-``if`` in ``if``: each level is one more place a reader can go wrong, and agents rarely need it.
+``if`` in ``if`` (an ``if`` in a loop, or a loop in an ``if``, may): each level is one more
+place a reader can go wrong, and agents rarely need it.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ def read_compound(
         if reader.ended != ")":
             raise Denied("a `(` is not closed")
         return RawSubshell(body)
-    if reader.loop_name is not None or reader.in_branch:
-        raise Denied(f"`{starter}` inside a loop or an `if` is not evaluated")
+    if reader.in_branch if starter == "if" else reader.loop_name is not None:
+        kind = "an `if`" if starter == "if" else "a loop"
+        raise Denied(f"`{starter}` inside {kind} is not evaluated")
     if starter != "if" and joiner in ("&&", "||"):
         raise Denied(f"a `{starter}` loop after `{joiner}` is not unrolled; use `;`")
     if starter == "if":

@@ -84,9 +84,21 @@ def _values(loop: RawLoop, cwd: Path, budget: GlobBudget) -> list[str]:
 def _script(script: RawScript, value: str, name: str) -> RawScript:
     pipelines: list[list[Element] | RawLoop | RawIf] = []
     for element in script.pipelines:
-        if not isinstance(element, list):  # the reader keeps loops and `if` out of loops
-            raise Denied("a loop or an `if` inside a loop is not evaluated")
-        pipelines.append([_element(part, value, name) for part in element])
+        if isinstance(element, RawIf):
+            otherwise = element.otherwise
+            pipelines.append(
+                RawIf(
+                    [
+                        (_script(c, value, name), _script(b, value, name))
+                        for c, b in element.branches
+                    ],
+                    None if otherwise is None else _script(otherwise, value, name),
+                )
+            )
+        elif isinstance(element, RawLoop):  # the reader keeps loops out of loops
+            raise Denied("a loop inside a loop is not evaluated")
+        else:
+            pipelines.append([_element(part, value, name) for part in element])
     return RawScript(pipelines, list(script.connectors))
 
 
