@@ -40,6 +40,7 @@ from plancord.core.shell.readonly.verdict import Denied, shown
 if TYPE_CHECKING:
     from plancord.core.shell.readonly.reading import Reader
 
+MAX_SUBSHELL_DEPTH: Final = 8
 STARTERS: Final = frozenset(("for", "while", "if", "[[", "("))
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DONE: Final = frozenset(("done",))
@@ -61,7 +62,11 @@ def read_compound(
             status, reader.i = arithmetic.command(reader.s, reader.i - 1)
             text = "true" if status else "false"
             return RawCommand([Word(text, (True,) * len(text), text)])
+        reader.depth += 1
+        if reader.depth > MAX_SUBSHELL_DEPTH:
+            raise Denied(f"subshells nest deeper than {MAX_SUBSHELL_DEPTH}")
         body = reader.script(frozenset((")",)))
+        reader.depth -= 1
         if reader.ended != ")":
             raise Denied("a `(` is not closed")
         return RawSubshell(body)

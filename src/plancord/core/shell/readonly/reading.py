@@ -1,15 +1,13 @@
 """Read a command line once, the way bash reads it, into words, redirections and connectors.
 
-Only the part of bash's grammar that a read-only command needs is accepted: words made of
-plain characters, single quotes, double quotes and backslash escapes; pipes; ``&&``, ``||``,
-``;`` and line breaks; ``<`` from a file; ``>`` to a file (judged later: only ``/dev/null``);
-``N>&M``; comments; and ``for NAME in WORDS; do …; done`` as a whole element of the line,
-its body read with the loop variable marked where it is used (``loops`` unrolls it). Every
-other construct is refused here with a reason naming it:
-expansions whose value is not known (``$NAME``, ``${…}``, backquotes, ``$((…))``,
-``$'…'``), tilde expansion, subshells and groups, background jobs, here-documents and
-process substitution, assignments and reserved words. A command substitution ``$(…)`` is
-read as data once its output is known (``substitution``); until then the reader asks for it.
+This module is the lexer: words made of plain characters, single quotes, double quotes and
+backslash escapes, operators and comments; ``grammar`` puts the tokens together into
+pipelines and lists, and ``compound`` reads ``for``, ``while read``, ``if``, ``( … )``,
+``[[ … ]]`` and ``(( … ))``. Expansions are read only where their value is known here:
+the loop variable in a loop's body, ``$(…)``, ``<(…)`` and backquotes once their output is
+known (``substitution``; until then the reader asks for a stage), and ``$((…))`` of
+literals (``arithmetic``). Every other expansion (``$NAME``, ``${…}``, ``$'…'``, tilde) is
+refused with a reason naming it.
 
 The lexer follows bash's rules for where a word ends and what a quote or backslash means,
 and records for every character whether it was quoted, so that globs and braces (which
@@ -23,16 +21,12 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from plancord.core.shell.readonly import arithmetic, compound
-from plancord.core.shell.readonly.options import names
+from plancord.core.shell.readonly import arithmetic
+from plancord.core.shell.readonly.grammar import REFUSED_OPERATORS, read_list
 from plancord.core.shell.readonly.raw import (
     LOOP_VALUE,
-    Element,
-    RawCommand,
-    RawConditional,
     RawRedirect,
     RawScript,
-    RawSubshell,
     Word,
 )
 from plancord.core.shell.readonly.substitution import (
@@ -54,30 +48,6 @@ _OPERATORS: Final = (
     "&>>", "<<<", "&&", "||", ";;", ";&", "|&", "&>", ">>", ">&", "<&", "<<", "<>", ">|",
     "|", "&", ";", "<", ">", "(", ")",
 )  # fmt: skip
-_REFUSED_OPERATORS: Final = {
-    ";;": "`;;` belongs to `case`, which plan mode does not run",
-    ";&": "`;&` belongs to `case`, which plan mode does not run",
-    "|&": "`|&` pipes standard error; write `2>&1 |` instead",
-    "&": "`&` runs a command in the background",
-    "<<": "here-documents are not read-only shell plan mode can check",
-    "<<<": "here-strings are not read-only shell plan mode can check",
-    "<>": "`<>` opens a file for writing",
-    "<&": "`<&` duplicates input descriptors",
-    "(": "subshells, process substitution and `(` are not allowed",
-    ")": "subshells, process substitution and `)` are not allowed",
-}
-RESERVED_WORDS: Final = names(
-    "if then else elif fi case esac for select while until do done in function time "
-    "coproc { } [[ ]] !"
-)
-_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-
-
-def _ends(token: Token, until: frozenset[str]) -> bool:
-    kind, value = token
-    if isinstance(value, Word):
-        return value.source in until
-    return kind == "op" and value == ")" and value in until
 
 
 def is_keyword(value: object, keyword: str) -> bool:
@@ -132,107 +102,13 @@ class Reader:
         self.loop_name: str | None = None  # the loop variable, while reading a loop body
         self.in_conditional = False  # inside `[[ … ]]`, where a lone `$` stays unquoted
         self.in_branch = False  # inside an `if`
+        self.depth = 0  # of subshells
         self.ended: str | None = None  # the keyword or `)` that ended the last ``script``
 
     def script(self, until: frozenset[str] = frozenset()) -> RawScript:
         """Read a list to the end of the text, or to one of the keywords ``until`` (or ``)``)
         at a command's start; ``ended`` says which one ended it (None: the text's end)."""
-        result = RawScript()
-        pipeline: list[Element] = []
-        command = RawCommand()
-        closed = False  # the pipeline's last element is a `[[ … ]]` or `( … )`, complete
-        pending: str | None = None  # a connector or pipe waiting for the next command
-        started = pipe_at = self.i  # where the pipeline's text starts; its last `|`
-        self.ended = None
-
-        def finish_command(after: str) -> None:
-            nonlocal command, closed
-            if closed:
-                closed = False
-                return
-            if not command.words and not command.redirects:
-                raise Denied(f"`{after}` has no command before it")
-            if not command.words:
-                raise Denied("a redirection needs a command")
-            pipeline.append(command)
-            command = RawCommand()
-
-        while True:
-            before = self.i
-            token = self.token()
-            at_start = not command.words and not command.redirects and not closed
-            if token is None or ((at_start or token[1] == ")") and _ends(token, until)):
-                if token is None and until:
-                    raise Denied(f"`{'`, `'.join(sorted(until))}` is missing")
-                if pending in ("|", "&&", "||"):
-                    raise Denied(f"the list ends with `{pending}`, so bash would wait for more")
-                if command.words or command.redirects or closed:
-                    finish_command("end")
-                if pipeline:
-                    result.pipelines.append(pipeline)
-                elif result.connectors:
-                    result.connectors.pop()  # a trailing `;` or line break joins nothing
-                if not result.pipelines:
-                    raise Denied("the list runs nothing" if until else "the command runs nothing")
-                self.ended = None if token is None else str(getattr(token[1], "source", token[1]))
-                return result
-            kind, value = token
-            if not pipeline and at_start:
-                started = before
-            starter = value.source if isinstance(value, Word) else value
-            if at_start and starter in compound.STARTERS:
-                producer = self.s[started:pipe_at] if pipeline and pending == "|" else None
-                joiner = result.connectors[-1] if result.pipelines else None
-                element = compound.read_compound(self, starter, joiner, producer)
-                if isinstance(element, (RawCommand, RawConditional, RawSubshell)):
-                    pipeline.append(element)
-                    closed = True
-                else:
-                    pipeline = []
-                    result.pipelines.append(element)
-                    pending = compound.after_whole(self)
-                    if pending is not None:
-                        result.connectors.append(pending)
-                        pending = pending if pending != ";" else None
-                continue
-            if closed and (kind != "op" or value == "("):
-                raise Denied(
-                    f"`{shown(str(getattr(value, 'source', value)))}` after `]]` or `)`: only "
-                    "a pipe or a connector may follow"
-                )
-            if kind == "word":
-                assert isinstance(value, Word)
-                redirect = self._redirect_after(value)
-                if redirect is not None:
-                    command.redirects.append(redirect)
-                else:
-                    self._check_word_place(command, value)
-                    command.words.append(value)
-                pending = None
-                continue
-            assert isinstance(value, str)
-            if kind == "redirect":
-                command.redirects.append(RawRedirect(None, value, self.target(value)))
-                pending = None
-                continue
-            if value in ("(", ")"):
-                raise Denied(_REFUSED_OPERATORS[value])
-            if value == "|":
-                pipe_at = before
-                finish_command("|")
-                pending = "|"
-                continue
-            # a connector (&&, ||, ;) or a line break
-            if not command.words and not command.redirects and not closed:
-                if value == "\n" and (pending is not None or not pipeline):
-                    continue  # a blank line, or a line break after `|`, `&&` or `||`
-                if not pipeline:
-                    raise Denied(f"`{shown(value)}` has no command before it")
-            finish_command(value)
-            result.pipelines.append(pipeline)
-            result.connectors.append(";" if value == "\n" else value)
-            pipeline = []
-            pending = value if value in ("&&", "||") else None
+        return read_list(self, until)
 
     def peek(self) -> Token | None:
         """The next token, without reading past it."""
@@ -263,8 +139,8 @@ class Reader:
             elif c in METACHARACTERS:
                 operator = next(op for op in _OPERATORS if s.startswith(op, self.i))
                 self.i += len(operator)
-                if operator in _REFUSED_OPERATORS and operator not in ("(", ")"):
-                    raise Denied(_REFUSED_OPERATORS[operator])
+                if operator in REFUSED_OPERATORS and operator not in ("(", ")"):
+                    raise Denied(REFUSED_OPERATORS[operator])
                 if operator in ("<", ">", ">>", ">|", "&>", "&>>", ">&"):
                     return "redirect", operator
                 return "op", operator
@@ -444,7 +320,7 @@ class Reader:
 
     # -- redirections ----------------------------------------------------------------------
 
-    def _redirect_after(self, word: Word) -> RawRedirect | None:
+    def redirect_after(self, word: Word) -> RawRedirect | None:
         """A word of digits directly followed by ``<`` or ``>`` is a descriptor number."""
         s = self.s
         if not (word.source.isdigit() and self.i < len(s) and s[self.i] in "<>"):
@@ -467,16 +343,3 @@ class Reader:
         if self.i >= len(s) or s[self.i] in METACHARACTERS:
             raise Denied(f"the redirection `{op}` has no target")
         return self.word()
-
-    @staticmethod
-    def _check_word_place(command: RawCommand, word: Word) -> None:
-        if command.words:
-            return
-        if word.source in RESERVED_WORDS:
-            raise Denied(f"the shell keyword `{word.source}` is not read-only shell plan mode runs")
-        match = _ASSIGNMENT.match(word.source)
-        if match is not None:
-            raise Denied(
-                f"the assignment `{shown(word.source, 30)}` sets a variable, which changes what "
-                "commands do"
-            )
