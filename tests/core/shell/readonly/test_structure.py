@@ -20,9 +20,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from plancord.core.shell.readonly import classify
 from plancord.core.shell.readonly.arithmetic import evaluate
 from plancord.core.shell.readonly.loops import MAX_LOOP_VALUES
+from plancord.core.shell.readonly.structure import quote
 from tests.core.shell.readonly.scratch import Listener, harm, run
+from tests.core.shell.readonly.test_bash_agreement import WORD
 from tests.core.shell.readonly.test_substitution import staged
 
 HARMFUL = [
@@ -202,3 +205,28 @@ def test_check_bash_says_which_stage_runs_first_and_runs_it_when_asked(scratch: 
     assert loop["runs"] == "'head' '-1' 'src/main.py'; 'head' '-1' 'src/run.sh'"
     assert loop["decided_by"] == ["head: option table from head(1), GNU coreutils 9.1"] * 2
     assert not harmful["allowed"]
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(pattern=WORD, operator=st.sampled_from(["==", "!=", "=~"]))
+def test_a_rendered_conditional_matches_what_bash_matches(
+    pattern: str, operator: str, tmp_path: Path
+) -> None:
+    subjects = ["a.txt", "ab", "x]y", "sp ace", "a*", "", "\\", "é"]
+    command = "; ".join(
+        f"[[ {quote(s)} {operator} {pattern} ]] && echo y{i} || echo n{i}"
+        for i, s in enumerate(subjects)
+    )
+    verdict = classify(command, tmp_path)
+    assume(verdict.allowed)
+    assert verdict.script is not None
+    env = {"PATH": os.environ["PATH"], "LC_ALL": "C"}
+    expected = subprocess.run(
+        ["bash", "-c", command], cwd=tmp_path, capture_output=True, check=False, env=env
+    )
+    got = subprocess.run(
+        ["bash", "-c", verdict.script], cwd=tmp_path, capture_output=True, check=False, env=env
+    )
+    assert (got.stdout, got.returncode) == (expected.stdout, expected.returncode)

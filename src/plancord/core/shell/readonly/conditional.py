@@ -61,6 +61,9 @@ _BINARY: Final = _PATTERN | _FILE_COMPARISONS | _INTEGER | {"=~"}
 _RAW: Final = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789*?[]!^-.+{}=,@%_/:"
 )
+_ACTIVE: Final = frozenset("()|\\<>&; \t\n'\"`")
+"""Characters an unquoted expansion may bring into a pattern that bash reads as special
+there, and that the lexer never leaves unquoted itself."""
 _LITERAL_INTEGER: Final = re.compile(r"[-+]?[0-9]+")
 _OPERATORS: Final = ("&&", "||", "(", ")", "<", ">")
 _ENDS_WORD: Final = frozenset(" \t\n|&;<>()")
@@ -224,6 +227,10 @@ def render_pattern(word: Word) -> str:
     parts: list[str] = []
     run: list[str] = []
     for index, (char, quoted) in enumerate(zip(word.text, word.quoted, strict=True)):
+        if not quoted and char in _ACTIVE:
+            raise Denied(
+                f"`{shown(char)}` from an unquoted expansion is special in a pattern; quote it"
+            )
         if quoted or (char not in _RAW and char != "$"):
             run.append(char)
             continue

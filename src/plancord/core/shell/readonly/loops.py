@@ -131,5 +131,5 @@ def _word(word: Word, value: str, name: str) -> Word:
                 f'globbed by bash; write `"${name}"`'
             )
         text.extend(value)
-        quoted.extend([True] * len(value))
+        quoted.extend([was_quoted] * len(value))  # bash neither splits nor globs it (above)
     return Word("".join(text), tuple(quoted), word.source)

@@ -254,7 +254,7 @@ class Reader:
         if inner_text(f"$({inner})", 0) != (inner, len(inner) + 3):
             raise Denied("`)` inside backquotes is not evaluated; write `$(…)`")
         output = self.inner_output(inner, "command substitution")
-        word.add(substituted(inner, output, quoted=quoted), True)
+        word.add(substituted(inner, output, quoted=quoted), quoted or not self.in_conditional)
         self.i = end + 1
 
     def inner_output(self, inner: str, kind: str) -> str:
@@ -285,8 +285,7 @@ class Reader:
             return False
         inner, end = inner_text(self.s, self.i)
         value = substituted(inner, self.inner_output(inner, "command substitution"), quoted=quoted)
-        for char in value:
-            word.add(char, True)
+        word.add(value, quoted or not self.in_conditional)  # unquoted in a pattern: active
         self.i = end
         return True
 
