@@ -76,6 +76,8 @@ EVERYDAY = [
     'for f in src/*; do [[ -x "$f" ]] || echo "$f not executable"; done',
     'for f in src/*; do if grep -q print "$f"; then echo "$f"; else echo "no $f"; fi; done',
     'if [ -d src ]; then for f in src/*.py; do head -1 "$f"; done; fi',
+    # loop values that would be syntax if rendered bare stay one pattern word
+    "for f in ']]' '!' 'x'; do [[ x == $f ]] && echo y || echo n; done",
 ]
 
 REASONS = [

@@ -242,4 +242,7 @@ def render_pattern(word: Word) -> str:
         parts.append(char)
     if run:
         parts.append(quote("".join(run)))
-    return "".join(parts) or "''"
+    rendered = "".join(parts)
+    if rendered in ("]]", "!", ""):  # bash would read these as syntax; as patterns, literal
+        return quote(word.text)
+    return rendered
