@@ -59,8 +59,9 @@ its quoted flag says whether the use was quoted. Input never holds it: NUL is re
 
 @dataclass(slots=True)
 class RawLoop:
-    """``for NAME in WORDS; do BODY; done``, a whole element of its list (``;`` or a line
-    break before and after it): unrolled when judged, once for each word of the list."""
+    """``for NAME in WORDS; do BODY; done`` or ``while read NAME; do BODY; done``, a whole
+    element of its list (``;`` or a line break before and after it): unrolled when judged,
+    once for each word of the list (or line of the input)."""
 
     name: str
     words: list[Word]
