@@ -157,7 +157,7 @@ LINE = st.text(alphabet=st.sampled_from([*"ab *?[]", "\t", "'", '"', "$", "-", "
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(lines=st.lists(LINE, min_size=0, max_size=4), keep=st.booleans(), last=st.booleans())
 def test_the_unrolled_while_loop_gives_bash_the_words_bash_builds(
@@ -167,9 +167,8 @@ def test_the_unrolled_while_loop_gives_bash_the_words_bash_builds(
     (tmp_path / "input").write_text(text)
     (tmp_path / "a.txt").write_text("")
     read = "IFS= read -r" if keep else "read -r"
-    command = f"while {read} v; do printf '<%s>' \"$v\" [[$v]]; echo; done < input"
+    command = f'while {read} v; do printf \'<%s>\' "$v" "${{v}}x"; echo; done < input'
     verdict = staged(command, tmp_path)
-    assume("split or globbed" not in verdict.reason)
     assert verdict.allowed, verdict.reason
     assert verdict.script is not None
     env = {"PATH": os.environ["PATH"], "LC_ALL": "C"}
@@ -210,7 +209,7 @@ def test_check_bash_says_which_stage_runs_first_and_runs_it_when_asked(scratch: 
 
 
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(pattern=WORD, operator=st.sampled_from(["==", "!=", "=~"]))
 def test_a_rendered_conditional_matches_what_bash_matches(
