@@ -1,7 +1,9 @@
 """How long the read-only filter takes, next to the process spawn every shell call pays.
 
 Plan mode judges each shell command before it runs; the check must cost under a quarter of
-a process spawn. Commands are judged in this repository (globs expand against its files).
+a process spawn. Commands are judged in this repository (globs expand against its files);
+when it is a linked worktree (whose ``.git`` file points outside, which the sandbox will not
+show) a local clone of it is used, so the stages can run as they do in an agent's workspace.
 Run it with ``.venv/bin/python benchmarks/bench_readonly.py``.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -111,10 +114,42 @@ EVERYDAY = [
     "ls /usr/share/doc | head",
     "git grep -n 'def main'",
     "sha256sum pyproject.toml",
+    # loops, if, [[ ]], test, arithmetic, subshells and backquotes, as an agent types them
+    'git ls-files src/plancord/core | while read -r f; do wc -l "$f"; done',
+    'find src -name "*.toml" -o -name "py.typed" | while read -r f; do echo "$f"; done',
+    'while IFS= read -r line; do echo "$line"; done < .gitignore',
+    "if [ -f pyproject.toml ]; then head -5 pyproject.toml; fi",
+    "if git diff --quiet; then echo clean; else git diff --stat; fi",
+    "if [[ -d tests ]]; then ls tests | head; else echo no tests; fi",
+    "[[ -f README.md ]] && head -20 README.md",
+    '[[ "$(git rev-parse --abbrev-ref HEAD)" == main ]] || git log --oneline -3',
+    "test -d .git && git log --oneline -1",
+    "[ -s pyproject.toml ] && echo present",
+    "(cd src && ls)",
+    "(cd src/plancord && grep -rn TODO . | head -5)",
+    "cd tests && ls | head",
+    "echo $(( 60 * 60 * 24 ))",
+    "echo `git rev-parse --short HEAD`",
+    'for f in src/plancord/*.py; do [[ -s "$f" ]] && wc -l "$f"; done',
+    'for d in src tests; do if [ -d "$d" ]; then echo "$d"; fi; done',
 ]
 """Everyday exploration that must run without asking; the false-deny rate is measured here."""
 
+HARMFUL = [
+    "if true; then rm -f nothing-here; fi",
+    'printf "x\\n" | while read -r f; do rm "$f"; done',
+    'while read -r f; do sed -i s/a/b/ "$f"; done < .gitignore',
+    "[[ -v a[$(touch PWNED)] ]]",
+    "(( a[$(touch PWNED)] ))",
+    "echo `touch PWNED`",
+    "(cd .. && ls)",
+    "[[ -f README.md ]] && touch PWNED",
+    "if true; then cat README.md > out; fi",
+]
+"""Harmful variants of the same constructs: none may be judged read-only."""
+
 STAGED = [
+    'git ls-files src/plancord/core/shell | while read -r f; do wc -l "$f"; done',
     'ls "$(git rev-parse --show-toplevel)"/src',
     "diff <(git show HEAD~1:README.md) README.md",
     'cat "$(git rev-parse --show-toplevel)/README.md" <(git log -1 --format=%s)',
@@ -160,7 +195,18 @@ def judge(command: str) -> object:
     return classify(command, WORKSPACE)
 
 
+def _own_repository() -> None:
+    """Judge in a clone when this checkout is a linked worktree (see the module docstring)."""
+    global WORKSPACE
+    if not (WORKSPACE / ".git").is_file():
+        return
+    clone = Path(tempfile.mkdtemp(prefix="bench-readonly-")) / "repo"
+    subprocess.run(["git", "clone", "-q", str(WORKSPACE), str(clone)], check=True)
+    WORKSPACE = clone
+
+
 def main() -> None:
+    _own_repository()
     for command in REALISTIC:
         judge(command)
     spawn = statistics.median(measure(lambda: subprocess.run(["true"], check=True), 200))
@@ -184,6 +230,10 @@ def main() -> None:
     print(f"  false denies: {len(refused)} ({share:.0%}; the goal is at most 5%)")
     for command, reason in refused:
         print(f"    {command}  <- {reason}")
+    harmful = [c for c in HARMFUL if judge_staged(c, WORKSPACE).allowed]
+    print(f"harmful variants judged read-only: {len(harmful)} of {len(HARMFUL)}")
+    for command in harmful:
+        print(f"    {command}")
     loop = 'for f in src/plancord/core/shell/readonly/*.py; do head -3 "$f"; done'
     unrolled = statistics.median(measure(lambda: judge(loop), 50))
     print(row("judge a for loop over 20 files, median", unrolled, spawn))

@@ -46,7 +46,13 @@ def _cmd_check_bash(args: argparse.Namespace) -> int:
     for command in commands:
         if args.command is None and not command.strip():
             continue
-        verdict = classify(command, args.workspace, rules)
+        ran: list[str] = []
+        if args.stages:
+            from plancord.agent.tools.staging import judge_staged
+
+            verdict = judge_staged(command, Path(args.workspace), rules, ran=ran)
+        else:
+            verdict = classify(command, args.workspace, rules)
         denied = denied or not verdict.allowed
         if args.json:
             record = {
@@ -54,6 +60,8 @@ def _cmd_check_bash(args: argparse.Namespace) -> int:
                 "allowed": verdict.allowed,
                 "reason": verdict.reason,
                 "runs": verdict.script,
+                "stages_run": ran,
+                "stage": verdict.stage,
             }
             if args.explain:
                 record["decided_by"] = list(verdict.decided_by)
@@ -61,6 +69,10 @@ def _cmd_check_bash(args: argparse.Namespace) -> int:
         else:
             word = "allowed" if verdict.allowed else "denied"
             print(f"{word}: {verdict.reason}")
+            for stage in ran:
+                print(f"  ran first (read-only sandbox): {stage}")
+            if verdict.stage is not None:
+                print(f"  would run first (read-only; --stages runs it): {verdict.stage}")
             if verdict.script is not None:
                 print(f"  runs: {verdict.script}")
             if args.explain:
@@ -364,6 +376,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--explain", action="store_true", help="show which rule decided each command"
+    )
+    check.add_argument(
+        "--stages",
+        action="store_true",
+        help="run the stages a command asks for (its substitutions and loop inputs) in the "
+        "read-only sandbox, as bash_execute does, and judge the result",
     )
     check.add_argument(
         "--config",

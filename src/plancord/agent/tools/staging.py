@@ -26,14 +26,24 @@ STAGE_MAX_OUTPUT: Final = 64 * 1024
 """An inner command printing more bytes denies the command line."""
 
 
-def judge_staged(command: str, workspace: Path, rules: Sequence[OperatorRule] = ()) -> Verdict:
-    """The verdict on ``command``, running its command substitutions first when they are
-    read-only. Blocking: call it off the event loop (the dispatcher runs it in a thread)."""
+def judge_staged(
+    command: str,
+    workspace: Path,
+    rules: Sequence[OperatorRule] = (),
+    *,
+    ran: list[str] | None = None,
+) -> Verdict:
+    """The verdict on ``command``, running its stages (command substitutions, a ``while
+    read`` loop's input) first when they are read-only; each stage's script that ran is
+    appended to ``ran``. Blocking: call it off the event loop (the dispatcher runs it in a
+    thread)."""
     verdict = classify(command, workspace, rules)
     if verdict.stage is None:
         return verdict
     policy = SandboxPolicy(workspace=workspace.resolve(), writable=False, inner_wall=True)
-    return asyncio.run(_staged(command, workspace, rules, verdict, policy))
+    return asyncio.run(
+        _staged(command, workspace, rules, verdict, policy, [] if ran is None else ran)
+    )
 
 
 async def _staged(
@@ -42,6 +52,7 @@ async def _staged(
     rules: Sequence[OperatorRule],
     verdict: Verdict,
     policy: SandboxPolicy,
+    ran: list[str],
 ) -> Verdict:
     outputs: dict[str, str] = {}
     for _ in range(MAX_SUBSTITUTIONS):
@@ -56,21 +67,22 @@ async def _staged(
                 max_output=STAGE_MAX_OUTPUT,
             )
         except SandboxUnavailable as exc:
-            return Verdict(False, f"the substitution {inner} could not run: {exc}")
+            return Verdict(False, f"the stage {inner} could not run: {exc}")
         except OSError as exc:
-            return Verdict(False, f"the substitution {inner} could not run: {exc.strerror or exc}")
+            return Verdict(False, f"the stage {inner} could not run: {exc.strerror or exc}")
         if result.timed_out:
             return Verdict(
                 False,
-                f"the substitution {inner} ran longer than "
-                f"{STAGE_TIMEOUT_SECONDS:g} s (the bound for a substitution)",
+                f"the stage {inner} ran longer than "
+                f"{STAGE_TIMEOUT_SECONDS:g} s (the bound for a stage)",
             )
         if result.truncated:
             return Verdict(
                 False,
-                f"the substitution {inner} printed more than "
-                f"{STAGE_MAX_OUTPUT // 1024} KiB (the bound for a substitution)",
+                f"the stage {inner} printed more than "
+                f"{STAGE_MAX_OUTPUT // 1024} KiB (the bound for a stage)",
             )
+        ran.append(verdict.stage)
         outputs[verdict.stage_key] = result.stdout
         verdict = classify(command, workspace, rules, outputs)
     if verdict.stage is not None:

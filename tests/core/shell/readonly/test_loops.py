@@ -43,8 +43,8 @@ EVERYDAY = [
 
 REASONS = [
     ("ls && for f in a; do echo $f; done", "after `&&`"),
-    ("for f in a; do echo $f; done | sort", "whole command line element"),
-    ("for f in a; do for g in b; do echo; done; done", "inside a `for` loop"),
+    ("for f in a; do echo $f; done | sort", "whole element of its list"),
+    ("for f in a; do for g in b; do echo; done; done", "inside a loop"),
     ('for f in "a b"; do echo $f; done', "split or globbed"),
     ("for f in a; do echo $g; done", "`$g`"),
     ("for f in; do echo; done", "no words"),
@@ -52,7 +52,7 @@ REASONS = [
     ("for f; do echo $f; done", "only `for NAME in WORDS"),
     ("for f in a b; do cd src && ls; done", "`cd DIR && …`"),
     ("for f in a; echo $f", "no `do`"),
-    ("for f in a; do echo $f", "no `done`"),
+    ("for f in a; do echo $f", "`done` is missing"),
 ]
 
 

@@ -53,7 +53,7 @@ REASONS = [
     ("echo $()", "empty command substitution"),
     ("echo $(ls # )\n)", "inside a command substitution"),
     ('cd src && cat "$(echo main.py)"', "`cd`"),
-    ('for f in a; do echo "$(echo $f)"; done', "inside a `for` loop"),
+    ('for f in a; do echo "$(echo $f)"; done', "inside a loop"),
     ("diff a<(ls) notes.txt", "joined to other text"),
     ("diff <(ls)a notes.txt", "joined to other text"),
     ("sort -o <(ls) notes.txt", "writes its output"),

@@ -5,9 +5,10 @@ returns a ``Verdict`` whose ``script`` (set when allowed) is the structure re-re
 every word quoted. That script is what runs, so bash never reads the text differently from
 the filter. One module per concept:
 
-* ``reading``: the text into words, redirections and connectors (bash's rules, a subset),
-  described by ``raw``
-* ``loops``: ``for`` loops over a literal or glob list, unrolled
+* ``reading``: the lexer (bash's rules, a subset); ``grammar``: pipelines and lists;
+  ``compound``: ``for``, ``while read``, ``if``, ``( … )``; ``conditional``: ``[[ … ]]``;
+  ``arithmetic``: literal ``$((…))`` and ``((…))``; all described by ``raw``
+* ``loops``: ``for`` and ``while read`` loops, unrolled
 * ``substitution``: ``$(…)`` and ``<(…)`` judged in stages (the caller runs the inner command)
 * ``expansion``: globs expanded in the workspace, braces refused
 * ``options``: option tables parsed as each program parses them

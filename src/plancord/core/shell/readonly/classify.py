@@ -21,18 +21,30 @@ from pathlib import Path
 from typing import Final
 
 from plancord.core.shell.readonly.commands import Call, Rule, describe
+from plancord.core.shell.readonly.conditional import judge_conditional
 from plancord.core.shell.readonly.expansion import GlobBudget, check_braces, expand, is_glob
 from plancord.core.shell.readonly.loops import unroll
 from plancord.core.shell.readonly.operator_rules import OperatorRule, find_rule
 from plancord.core.shell.readonly.paths import Place, check_path
-from plancord.core.shell.readonly.raw import RawRedirect
+from plancord.core.shell.readonly.raw import (
+    RawCommand,
+    RawConditional,
+    RawIf,
+    RawLoop,
+    RawRedirect,
+    RawScript,
+    RawSubshell,
+)
 from plancord.core.shell.readonly.reading import read
 from plancord.core.shell.readonly.structure import (
     DEV_NULL,
     Command,
+    Conditional,
+    IfClause,
     Pipeline,
     Redirect,
     Script,
+    Subshell,
 )
 from plancord.core.shell.readonly.substitution import NeedsStage
 from plancord.core.shell.readonly.tables import REFUSED, RULES
@@ -112,49 +124,101 @@ def _classify(
     if control is not None:
         raise Denied(f"the command holds a control character ({control!r})")
     place = Place.at(workspace if workspace is not None else os.getcwd())
-    budget = GlobBudget()
-    raw = unroll(read(command, outputs), place.cwd, budget)
-    if sum(len(pipeline) for pipeline in raw.pipelines) > MAX_COMMANDS:
-        raise Denied(f"the command line runs more than {MAX_COMMANDS} commands")
-    pipelines: list[Pipeline] = []
-    names: list[str] = []
-    decided: list[str] = []
-    words = 0
-    for index, raw_pipeline in enumerate(raw.pipelines):
-        commands: list[Command] = []
-        for raw_command in raw_pipeline:
-            argv = [w for word in raw_command.words for w in expand(word, place.cwd, budget)]
-            words += len(argv)
-            if words > MAX_WORDS:
-                raise Denied(f"the command has more than {MAX_WORDS} words")
-            redirects = [
-                r for raw_redirect in raw_command.redirects for r in _redirect(raw_redirect, place)
-            ]
-            name = argv[0]
-            piped = not any(r.op == "<" for r in redirects)
-            feeders = tuple(c.argv for c in commands) if piped else ()
-            call = Call(name, argv[1:], place, feeders)
-            if name == "cd":
-                if outputs:
-                    raise Denied(
-                        "`cd` in a command line with a command substitution is not evaluated "
-                        "(the substitution runs in the workspace)"
-                    )
-                if len(raw_pipeline) > 1 or any(c != "&&" for c in raw.connectors[index:]):
-                    raise Denied(
-                        "`cd` is allowed only as `cd DIR && …`, so every later command runs "
-                        "where the filter expects"
-                    )
-                place = Place(place.workspace, Path(place.resolve(check_cd(call))))
-                decided.append(f"cd: {describe(check_cd)}")
-            else:
-                decided.append(_check_command(call, argv, rules))
-            commands.append(Command(tuple(argv), tuple(redirects)))
-            names.append(name)
-        pipelines.append(Pipeline(tuple(commands)))
-    script = Script(tuple(pipelines), tuple(raw.connectors))  # type: ignore[arg-type]
-    reason = "read-only: " + ", ".join(dict.fromkeys(names))
-    return Verdict(True, reason, script.render(), tuple(decided))
+    judging = _Judging(rules, bool(outputs))
+    script = judging.script(read(command, outputs), place, cd_allowed=True)
+    reason = "read-only: " + ", ".join(dict.fromkeys(judging.names))
+    return Verdict(True, reason, script.render(), tuple(judging.decided))
+
+
+class _Judging:
+    """One command line being judged: its rules, and what the parts judged so far add up to."""
+
+    def __init__(self, rules: Sequence[OperatorRule], staged: bool) -> None:
+        self.rules = rules
+        self.staged = staged
+        self.budget = GlobBudget()
+        self.names: list[str] = []
+        self.decided: list[str] = []
+        self.commands = 0
+        self.words = 0
+
+    def script(self, raw: RawScript, place: Place, *, cd_allowed: bool) -> Script:
+        """``raw`` (one list) judged as run from ``place``; ``cd DIR && …`` moves the rest
+        of this list only, and only where ``cd_allowed`` (the whole line or a subshell)."""
+        flat = unroll(raw, place.cwd, self.budget)
+        elements: list[Pipeline | IfClause] = []
+        for index, element in enumerate(flat.pipelines):
+            if isinstance(element, RawIf):
+                elements.append(self._if(element, place))
+                continue
+            assert not isinstance(element, RawLoop)  # unrolled
+            commands: list[Command | Conditional | Subshell] = []
+            for part in element:
+                if isinstance(part, RawConditional):
+                    commands.append(judge_conditional(part, place))
+                    self._judged("[[", f"[[: {describe(judge_conditional)}")
+                elif isinstance(part, RawSubshell):
+                    commands.append(Subshell(self.script(part.body, place, cd_allowed=True)))
+                elif part.words and part.words[0].source == "cd":
+                    if (
+                        not cd_allowed
+                        or len(element) > 1
+                        or any(c != "&&" for c in flat.connectors[index:])
+                    ):
+                        raise Denied(
+                            "`cd` is allowed only as `cd DIR && …` (on the whole line or in a "
+                            "subshell), so every later command runs where the filter expects"
+                        )
+                    command = self._command(part, place, ())
+                    place = Place(place.workspace, Path(place.resolve(command.argv[1])))
+                    commands.append(command)
+                else:
+                    feeders = tuple(c.argv for c in commands if isinstance(c, Command))
+                    if len(feeders) != len(commands):
+                        feeders = (("(",),)  # a subshell's or test's output: not a path list
+                    commands.append(self._command(part, place, feeders))
+            elements.append(Pipeline(tuple(commands)))
+        return Script(tuple(elements), tuple(flat.connectors))  # type: ignore[arg-type]
+
+    def _if(self, clause: RawIf, place: Place) -> IfClause:
+        branches = tuple(
+            (self.script(c, place, cd_allowed=False), self.script(b, place, cd_allowed=False))
+            for c, b in clause.branches
+        )
+        otherwise = clause.otherwise
+        return IfClause(
+            branches, None if otherwise is None else self.script(otherwise, place, cd_allowed=False)
+        )
+
+    def _judged(self, name: str, decided: str) -> None:
+        self.commands += 1
+        if self.commands > MAX_COMMANDS:
+            raise Denied(f"the command line runs more than {MAX_COMMANDS} commands")
+        self.names.append(name)
+        self.decided.append(decided)
+
+    def _command(
+        self, raw: RawCommand, place: Place, feeders: tuple[tuple[str, ...], ...]
+    ) -> Command:
+        argv = [w for word in raw.words for w in expand(word, place.cwd, self.budget)]
+        self.words += len(argv)
+        if self.words > MAX_WORDS:
+            raise Denied(f"the command has more than {MAX_WORDS} words")
+        redirects = [r for raw_redirect in raw.redirects for r in _redirect(raw_redirect, place)]
+        call = Call(
+            argv[0], argv[1:], place, feeders if not any(r.op == "<" for r in redirects) else ()
+        )
+        if argv[0] == "cd":
+            if self.staged:
+                raise Denied(
+                    "`cd` in a command line with a command substitution is not evaluated "
+                    "(the substitution runs in the workspace)"
+                )
+            check_cd(call)
+            self._judged("cd", f"cd: {describe(check_cd)}")
+        else:
+            self._judged(argv[0], _check_command(call, argv, self.rules))
+        return Command(tuple(argv), tuple(redirects))
 
 
 def _check_command(call: Call, argv: list[str], rules: Sequence[OperatorRule]) -> str:

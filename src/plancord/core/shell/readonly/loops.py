@@ -14,17 +14,20 @@ it, never ``&&``, ``||`` or a pipe), so that running its iterations one after an
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from plancord.core.shell.readonly.expansion import GlobBudget, check_braces, expand
 from plancord.core.shell.readonly.raw import (
     LOOP_VALUE,
+    Element,
     RawCommand,
+    RawConditional,
+    RawIf,
     RawLoop,
     RawRedirect,
     RawScript,
+    RawSubshell,
     Word,
 )
 from plancord.core.shell.readonly.verdict import Denied, shown
@@ -35,35 +38,33 @@ MAX_LOOP_VALUES: Final = 256
 _SPLIT_OR_GLOB: Final = frozenset(" \t\n*?[\\")
 
 
-@dataclass(slots=True)
-class FlatScript:
-    """A command line with no loops left: pipelines of commands and their connectors."""
-
-    pipelines: list[list[RawCommand]] = field(default_factory=list)
-    connectors: list[str] = field(default_factory=list)
-
-
-def unroll(raw: RawScript, cwd: Path, budget: GlobBudget) -> FlatScript:
-    """``raw`` with every loop replaced by its iterations, joined by ``;``."""
-    result = FlatScript()
+def unroll(raw: RawScript, cwd: Path, budget: GlobBudget) -> RawScript:
+    """``raw`` with every loop of its own list replaced by its iterations, joined by ``;``
+    (the lists inside a subshell or an ``if`` are unrolled when they are judged)."""
+    result = RawScript()
     for index, element in enumerate(raw.pipelines):
         if index:
             result.connectors.append(raw.connectors[index - 1])
         if not isinstance(element, RawLoop):
             result.pipelines.append(element)
             continue
-        iterations = _values(element, cwd, budget)
-        if not iterations:
-            raise Denied(f"the `for {element.name}` loop runs over no words, so it runs nothing")
+        iterations = element.values
+        if iterations is None:
+            iterations = _values(element, cwd, budget)
+            if not iterations:
+                raise Denied(
+                    f"the `for {element.name}` loop runs over no words, so it runs nothing"
+                )
+        if not iterations:  # `while read` over no lines: bash runs nothing, status 0
+            result.pipelines.append([RawCommand([Word("true", (True,) * 4, "true")])])
         for number, value in enumerate(iterations):
             if number:
                 result.connectors.append(";")
-            body = element.body
+            body = _script(element.body, value, element.name)
             for position, pipeline in enumerate(body.pipelines):
                 if position:
                     result.connectors.append(body.connectors[position - 1])
-                assert not isinstance(pipeline, RawLoop)  # the reader refuses nested loops
-                result.pipelines.append([_substitute(c, value, element.name) for c in pipeline])
+                result.pipelines.append(pipeline)
     return result
 
 
@@ -80,10 +81,37 @@ def _values(loop: RawLoop, cwd: Path, budget: GlobBudget) -> list[str]:
     return values
 
 
-def _substitute(command: RawCommand, value: str, name: str) -> RawCommand:
+def _script(script: RawScript, value: str, name: str) -> RawScript:
+    pipelines: list[list[Element] | RawLoop | RawIf] = []
+    for element in script.pipelines:
+        if isinstance(element, RawIf):
+            otherwise = element.otherwise
+            pipelines.append(
+                RawIf(
+                    [
+                        (_script(c, value, name), _script(b, value, name))
+                        for c, b in element.branches
+                    ],
+                    None if otherwise is None else _script(otherwise, value, name),
+                )
+            )
+        elif isinstance(element, RawLoop):  # the reader keeps loops out of loops
+            raise Denied("a loop inside a loop is not evaluated")
+        else:
+            pipelines.append([_element(part, value, name) for part in element])
+    return RawScript(pipelines, list(script.connectors))
+
+
+def _element(element: Element, value: str, name: str) -> Element:
+    if isinstance(element, RawSubshell):
+        return RawSubshell(_script(element.body, value, name))
+    if isinstance(element, RawConditional):
+        return RawConditional(
+            [t if isinstance(t, str) else _word(t, value, name) for t in element.tokens]
+        )
     return RawCommand(
-        [_word(word, value, name) for word in command.words],
-        [RawRedirect(r.fd, r.op, _word(r.target, value, name)) for r in command.redirects],
+        [_word(word, value, name) for word in element.words],
+        [RawRedirect(r.fd, r.op, _word(r.target, value, name)) for r in element.redirects],
     )
 
 
@@ -103,5 +131,5 @@ def _word(word: Word, value: str, name: str) -> Word:
                 f'globbed by bash; write `"${name}"`'
             )
         text.extend(value)
-        quoted.extend([True] * len(value))
+        quoted.extend([was_quoted] * len(value))  # bash neither splits nor globs it (above)
     return Word("".join(text), tuple(quoted), word.source)

@@ -1,6 +1,7 @@
 """What the reader makes of a command line, before anything is expanded or judged: words
-(with which characters were quoted), redirections, commands, pipelines and connectors, and
-``for`` loops still to unroll."""
+(with which characters were quoted), redirections, commands, pipelines and connectors,
+``for`` and ``while read`` loops still to unroll, ``if`` clauses, ``( … )`` subshells and
+``[[ … ]]`` conditionals."""
 
 from __future__ import annotations
 
@@ -38,8 +39,16 @@ class RawCommand:
 
 
 @dataclass(slots=True)
+class RawConditional:
+    """``[[ … ]]``: its words, and its operators (``&&``, ``||``, ``(``, ``)``, ``<``, ``>``)
+    as plain strings, in order (``conditional`` judges and renders it)."""
+
+    tokens: list[Word | str]
+
+
+@dataclass(slots=True)
 class RawScript:
-    pipelines: list[list[RawCommand] | RawLoop] = field(default_factory=list)
+    pipelines: list[list[Element] | RawLoop | RawIf] = field(default_factory=list)
     connectors: list[str] = field(default_factory=list)
 
 
@@ -50,9 +59,31 @@ its quoted flag says whether the use was quoted. Input never holds it: NUL is re
 
 @dataclass(slots=True)
 class RawLoop:
-    """``for NAME in WORDS; do BODY; done``, a whole element of its list (``;`` or a line
-    break before and after it): unrolled when judged, once for each word of the list."""
+    """``for NAME in WORDS; do BODY; done`` or ``while read NAME; do BODY; done``, a whole
+    element of its list (``;`` or a line break before and after it): unrolled when judged,
+    once for each word of the list (or line of the input)."""
 
     name: str
     words: list[Word]
     body: RawScript
+    values: list[str] | None = None
+    """Set for ``while read NAME``: the lines its input gave (``words`` is then empty)."""
+
+
+@dataclass(slots=True)
+class RawIf:
+    """``if C; then B; elif C; then B; else E; fi``: each branch's condition and body."""
+
+    branches: list[tuple[RawScript, RawScript]]
+    otherwise: RawScript | None
+
+
+@dataclass(slots=True)
+class RawSubshell:
+    """``( … )``: a list run in a subshell, so a ``cd`` inside ends at the ``)``."""
+
+    body: RawScript
+
+
+Element = RawCommand | RawConditional | RawSubshell
+"""What stands in a pipeline."""

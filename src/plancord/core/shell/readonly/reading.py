@@ -1,15 +1,13 @@
 """Read a command line once, the way bash reads it, into words, redirections and connectors.
 
-Only the part of bash's grammar that a read-only command needs is accepted: words made of
-plain characters, single quotes, double quotes and backslash escapes; pipes; ``&&``, ``||``,
-``;`` and line breaks; ``<`` from a file; ``>`` to a file (judged later: only ``/dev/null``);
-``N>&M``; comments; and ``for NAME in WORDS; do …; done`` as a whole element of the line,
-its body read with the loop variable marked where it is used (``loops`` unrolls it). Every
-other construct is refused here with a reason naming it:
-expansions whose value is not known (``$NAME``, ``${…}``, backquotes, ``$((…))``,
-``$'…'``), tilde expansion, subshells and groups, background jobs, here-documents and
-process substitution, assignments and reserved words. A command substitution ``$(…)`` is
-read as data once its output is known (``substitution``); until then the reader asks for it.
+This module is the lexer: words made of plain characters, single quotes, double quotes and
+backslash escapes, operators and comments; ``grammar`` puts the tokens together into
+pipelines and lists, and ``compound`` reads ``for``, ``while read``, ``if``, ``( … )``,
+``[[ … ]]`` and ``(( … ))``. Expansions are read only where their value is known here:
+the loop variable in a loop's body, ``$(…)``, ``<(…)`` and backquotes once their output is
+known (``substitution``; until then the reader asks for a stage), and ``$((…))`` of
+literals (``arithmetic``). Every other expansion (``$NAME``, ``${…}``, ``$'…'``, tilde) is
+refused with a reason naming it.
 
 The lexer follows bash's rules for where a word ends and what a quote or backslash means,
 and records for every character whether it was quoted, so that globs and braces (which
@@ -23,11 +21,10 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from plancord.core.shell.readonly.options import names
+from plancord.core.shell.readonly import arithmetic
+from plancord.core.shell.readonly.grammar import REFUSED_OPERATORS, read_list
 from plancord.core.shell.readonly.raw import (
     LOOP_VALUE,
-    RawCommand,
-    RawLoop,
     RawRedirect,
     RawScript,
     Word,
@@ -51,30 +48,9 @@ _OPERATORS: Final = (
     "&>>", "<<<", "&&", "||", ";;", ";&", "|&", "&>", ">>", ">&", "<&", "<<", "<>", ">|",
     "|", "&", ";", "<", ">", "(", ")",
 )  # fmt: skip
-_REFUSED_OPERATORS: Final = {
-    ";;": "`;;` belongs to `case`, which plan mode does not run",
-    ";&": "`;&` belongs to `case`, which plan mode does not run",
-    "|&": "`|&` pipes standard error; write `2>&1 |` instead",
-    "&": "`&` runs a command in the background",
-    "<<": "here-documents are not read-only shell plan mode can check",
-    "<<<": "here-strings are not read-only shell plan mode can check",
-    "<>": "`<>` opens a file for writing",
-    "<&": "`<&` duplicates input descriptors",
-    "(": "subshells, process substitution and `(` are not allowed",
-    ")": "subshells, process substitution and `)` are not allowed",
-}
-RESERVED_WORDS: Final = names(
-    "if then else elif fi case esac for select while until do done in function time "
-    "coproc { } [[ ]] !"
-)
-_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-_KEYWORD_FOR: Final = "for"
-_KEYWORD_IN: Final = "in"
-_KEYWORD_DO: Final = "do"
-_KEYWORD_DONE: Final = "done"
 
 
-def _is_keyword(value: object, keyword: str) -> bool:
+def is_keyword(value: object, keyword: str) -> bool:
     """Whether a token is the reserved word ``keyword``, written plainly (bash does not
     take a quoted or escaped ``done`` for the keyword)."""
     return isinstance(value, Word) and value.source == keyword
@@ -104,151 +80,47 @@ def read(text: str, outputs: Mapping[str, str] | None = None) -> RawScript:
     ``outputs`` holds the output of each command substitution already run (by its inner
     text); one not there raises ``NeedsStage``.
     """
-    return _Reader(text, outputs or {}).script()
+    reader = Reader(text, outputs or {})
+    script = reader.script()
+    if reader.ended is not None:
+        raise Denied(f"`{shown(reader.ended)}` has nothing to close")
+    return script
 
 
-_LOOP_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+Token = tuple[str, Word | str]
 
 
-class _Reader:
+class Reader:
+    """The lexer and the list grammar; ``compound`` and ``conditional`` read the compound
+    commands through ``token``, ``peek``, ``word`` and ``script``."""
+
     def __init__(self, text: str, outputs: Mapping[str, str]) -> None:
         self.s = text
         self.i = 0
         self.outputs = outputs
         self.substitutions = 0
         self.loop_name: str | None = None  # the loop variable, while reading a loop body
+        self.in_conditional = False  # inside `[[ … ]]`, where a lone `$` stays unquoted
+        self.in_branch = False  # inside an `if`
+        self.depth = 0  # of subshells
+        self.ended: str | None = None  # the keyword or `)` that ended the last ``script``
 
-    def script(self, *, until_done: bool = False) -> RawScript:
-        """Read to the end of the text, or (``until_done``) to the ``done`` of a loop body."""
-        result = RawScript()
-        pipeline: list[RawCommand] = []
-        command = RawCommand()
-        pending: str | None = None  # a connector or pipe waiting for the next command
+    def script(self, until: frozenset[str] = frozenset()) -> RawScript:
+        """Read a list to the end of the text, or to one of the keywords ``until`` (or ``)``)
+        at a command's start; ``ended`` says which one ended it (None: the text's end)."""
+        return read_list(self, until)
 
-        def finish_command(after: str) -> None:
-            nonlocal command
-            if not command.words and not command.redirects:
-                raise Denied(f"`{after}` has no command before it")
-            if not command.words:
-                raise Denied("a redirection needs a command")
-            pipeline.append(command)
-            command = RawCommand()
-
-        while True:
-            token = self._token()
-            if token is None:
-                if until_done:
-                    raise Denied("a `for` loop has no `done`")
-                break
-            kind, value = token
-            at_start = not command.words and not command.redirects
-            if at_start and until_done and _is_keyword(value, _KEYWORD_DONE):
-                if pending in ("|", "&&", "||"):
-                    raise Denied(f"`{pending}` before `done` has no command after it")
-                if pipeline:
-                    result.pipelines.append(pipeline)
-                elif result.connectors:
-                    result.connectors.pop()
-                if not result.pipelines:
-                    raise Denied("the `for` loop's body runs nothing")
-                return result
-            if at_start and not pipeline and _is_keyword(value, _KEYWORD_FOR):
-                if until_done:
-                    raise Denied("a `for` loop inside a `for` loop is not unrolled")
-                if pending in ("&&", "||"):
-                    raise Denied(f"a `for` loop after `{pending}` is not unrolled; use `;`")
-                result.pipelines.append(self._loop())
-                following = self._token()
-                if following is not None and following[1] not in (";", "\n"):
-                    raise Denied(
-                        "a `for` loop is unrolled only as a whole command line element: "
-                        "`;` or a line break after `done`"
-                    )
-                if following is not None:
-                    result.connectors.append(";")
-                pending = ";" if following is not None else None
-                continue
-            if kind == "word":
-                assert isinstance(value, Word)
-                redirect = self._redirect_after(value)
-                if redirect is not None:
-                    command.redirects.append(redirect)
-                else:
-                    self._check_word_place(command, value)
-                    command.words.append(value)
-                pending = None
-                continue
-            assert isinstance(value, str)
-            if kind == "redirect":
-                command.redirects.append(RawRedirect(None, value, self._target(value)))
-                pending = None
-                continue
-            if value == "|":
-                finish_command("|")
-                pending = "|"
-                continue
-            # a connector (&&, ||, ;) or a line break
-            if not command.words and not command.redirects:
-                if value == "\n" and (pending is not None or not pipeline):
-                    continue  # a blank line, or a line break after `|`, `&&` or `||`
-                if not pipeline:
-                    raise Denied(f"`{shown(value)}` has no command before it")
-            finish_command(value)
-            result.pipelines.append(pipeline)
-            result.connectors.append(";" if value == "\n" else value)
-            pipeline = []
-            pending = value if value in ("&&", "||") else None
-        if pending in ("|", "&&", "||"):
-            raise Denied(f"the command ends with `{pending}`, so bash would wait for more")
-        if command.words or command.redirects:
-            finish_command("end")
-        if pipeline:
-            result.pipelines.append(pipeline)
-        elif result.connectors:
-            result.connectors.pop()  # a trailing `;` or line break joins nothing
-        if not result.pipelines:
-            raise Denied("the command runs nothing")
-        return result
-
-    def _loop(self) -> RawLoop:
-        """``for NAME in WORDS; do BODY; done``, after the ``for``."""
-        name = self._token()
-        if name is None or name[0] != "word" or not isinstance(name[1], Word):
-            raise Denied("`for` needs a variable name")
-        variable = name[1]
-        if not variable.fully_quoted and _LOOP_NAME.fullmatch(variable.source) is None:
-            raise Denied(f"`for {shown(variable.source)}` is not a loop plan mode unrolls")
-        if variable.source != variable.text or _LOOP_NAME.fullmatch(variable.text) is None:
-            raise Denied(f"`for {shown(variable.source)}` is not a loop plan mode unrolls")
-        keyword = self._token()
-        if keyword is None or not _is_keyword(keyword[1], _KEYWORD_IN):
-            raise Denied("only `for NAME in WORDS; do …; done` loops are unrolled")
-        words: list[Word] = []
-        while True:
-            token = self._token()
-            if token is None:
-                raise Denied("a `for` loop has no `do`")
-            if token[0] == "word" and isinstance(token[1], Word):
-                words.append(token[1])
-                continue
-            if token[1] in (";", "\n"):
-                break
-            raise Denied(f"`{shown(str(token[1]))}` in a `for` loop's list is not allowed")
-        token = self._token()
-        while token is not None and token[1] == "\n":
-            token = self._token()
-        if token is None or not _is_keyword(token[1], _KEYWORD_DO):
-            raise Denied("a `for` loop has no `do`")
-        self.loop_name = variable.text
+    def peek(self) -> Token | None:
+        """The next token, without reading past it."""
+        at = self.i
         try:
-            body = self.script(until_done=True)
+            return self.token()
         finally:
-            self.loop_name = None
-        return RawLoop(variable.text, words, body)
+            self.i = at
 
     # -- tokens ----------------------------------------------------------------------------
 
-    def _token(self) -> tuple[str, Word | str] | None:
+    def token(self) -> tuple[str, Word | str] | None:
         s = self.s
         while self.i < len(s):
             c = s[self.i]
@@ -267,16 +139,16 @@ class _Reader:
             elif c in METACHARACTERS:
                 operator = next(op for op in _OPERATORS if s.startswith(op, self.i))
                 self.i += len(operator)
-                if operator in _REFUSED_OPERATORS:
-                    raise Denied(_REFUSED_OPERATORS[operator])
+                if operator in REFUSED_OPERATORS and operator not in ("(", ")"):
+                    raise Denied(REFUSED_OPERATORS[operator])
                 if operator in ("<", ">", ">>", ">|", "&>", "&>>", ">&"):
                     return "redirect", operator
                 return "op", operator
             else:
-                return "word", self._word()
+                return "word", self.word()
         return None
 
-    def _word(self) -> Word:
+    def word(self) -> Word:
         s, start = self.s, self.i
         word = _WordBuilder()
         while self.i < len(s):
@@ -300,14 +172,12 @@ class _Reader:
                     word.add(s[self.i + 1], True)
                 self.i += 2
             elif c == "`":
-                raise Denied(
-                    "command substitution (backquotes) runs a command plan mode cannot see"
-                )
+                self._backquoted(word, quoted=False)
             elif c == "$":
-                if self._loop_value(word, quoted=False) or self._substitution(word, quoted=False):
+                if self._expansion(word, quoted=False):
                     continue
                 self._dollar(quoted=False)
-                word.add("$", True)
+                word.add("$", not self.in_conditional)
                 self.i += 1
             elif c == "~" and word.tilde_position():
                 raise Denied("tilde expansion (`~`) reaches outside the workspace")
@@ -330,11 +200,10 @@ class _Reader:
                 self.i += 2
                 continue
             if c == "`":
-                raise Denied(
-                    "command substitution (backquotes) runs a command plan mode cannot see"
-                )
+                self._backquoted(word, quoted=True)
+                continue
             if c == "$":
-                if self._loop_value(word, quoted=True) or self._substitution(word, quoted=True):
+                if self._expansion(word, quoted=True):
                     continue
                 self._dollar(quoted=True)
             word.add(c, True)
@@ -356,9 +225,41 @@ class _Reader:
                 return True
         return False
 
-    def _inner_output(self, inner: str, kind: str) -> str:
+    def _expansion(self, word: _WordBuilder, *, quoted: bool) -> bool:
+        """A ``$`` that starts what the reader evaluates: the loop variable, ``$(…)``, or
+        literal arithmetic ``$((…))``."""
+        if self._loop_value(word, quoted=quoted) or self._substitution(word, quoted=quoted):
+            return True
+        if not self.s.startswith("$((", self.i):
+            return False
+        value, self.i = arithmetic.expansion(self.s, self.i)
+        word.add(value, True)
+        return True
+
+    def _backquoted(self, word: _WordBuilder, *, quoted: bool) -> None:
+        """`` `inner` `` read as ``$(inner)`` when bash's backquote rules leave its text as
+        written: no backslash inside (bash removes some of them), and inside double quotes
+        no double quote (POSIX leaves that undefined)."""
+        end = self.s.find("`", self.i + 1)
+        if end < 0:
+            raise Denied("a backquote is not closed")
+        inner = self.s[self.i + 1 : end]
+        if "\\" in inner:
+            raise Denied(
+                "a backslash inside backquotes is read by bash's backquote rules; write "
+                "`$(…)` instead"
+            )
+        if quoted and '"' in inner:
+            raise Denied('a `"` inside backquotes inside double quotes is ambiguous; write `$(…)`')
+        if inner_text(f"$({inner})", 0) != (inner, len(inner) + 3):
+            raise Denied("`)` inside backquotes is not evaluated; write `$(…)`")
+        output = self.inner_output(inner, "command substitution")
+        word.add(substituted(inner, output, quoted=quoted), quoted or not self.in_conditional)
+        self.i = end + 1
+
+    def inner_output(self, inner: str, kind: str) -> str:
         if self.loop_name is not None:
-            raise Denied("a substitution inside a `for` loop is not evaluated")
+            raise Denied("a substitution inside a loop is not evaluated")
         self.substitutions += 1
         if self.substitutions > MAX_SUBSTITUTIONS:
             raise Denied(f"the command line has more than {MAX_SUBSTITUTIONS} substitutions")
@@ -374,7 +275,7 @@ class _Reader:
         following = self.s[end : end + 1]
         if following and following not in METACHARACTERS:
             raise Denied("a process substitution joined to other text is not evaluated")
-        text = piped_input(self._inner_output(inner, "process substitution"))
+        text = piped_input(self.inner_output(inner, "process substitution"))
         self.i = end
         return Word(text, (True,) * len(text), self.s[start:end])
 
@@ -383,9 +284,8 @@ class _Reader:
         if not self.s.startswith("$(", self.i) or self.s.startswith("$((", self.i):
             return False
         inner, end = inner_text(self.s, self.i)
-        value = substituted(inner, self._inner_output(inner, "command substitution"), quoted=quoted)
-        for char in value:
-            word.add(char, True)
+        value = substituted(inner, self.inner_output(inner, "command substitution"), quoted=quoted)
+        word.add(value, quoted or not self.in_conditional)  # unquoted in a pattern: active
         self.i = end
         return True
 
@@ -396,8 +296,6 @@ class _Reader:
         if not following or following not in allowed:
             return
         if following == "(":
-            if self.s.startswith("$((", self.i):
-                raise Denied("arithmetic expansion (`$((…))`) is not read-only shell")
             raise Denied("command substitution (`$(…)`) runs a command plan mode cannot see")
         if following == "[":
             raise Denied("arithmetic expansion (`$[…]`) is not read-only shell")
@@ -421,19 +319,19 @@ class _Reader:
 
     # -- redirections ----------------------------------------------------------------------
 
-    def _redirect_after(self, word: Word) -> RawRedirect | None:
+    def redirect_after(self, word: Word) -> RawRedirect | None:
         """A word of digits directly followed by ``<`` or ``>`` is a descriptor number."""
         s = self.s
         if not (word.source.isdigit() and self.i < len(s) and s[self.i] in "<>"):
             return None
-        token = self._token()
+        token = self.token()
         assert token is not None
         assert token[0] == "redirect"
         assert isinstance(token[1], str)
         fd = int(word.source) if len(word.source) < 4 else 1000
-        return RawRedirect(fd, token[1], self._target(token[1]))
+        return RawRedirect(fd, token[1], self.target(token[1]))
 
-    def _target(self, op: str) -> Word:
+    def target(self, op: str) -> Word:
         s = self.s
         while self.i < len(s) and s[self.i] in " \t":
             self.i += 1
@@ -443,17 +341,4 @@ class _Reader:
             )
         if self.i >= len(s) or s[self.i] in METACHARACTERS:
             raise Denied(f"the redirection `{op}` has no target")
-        return self._word()
-
-    @staticmethod
-    def _check_word_place(command: RawCommand, word: Word) -> None:
-        if command.words:
-            return
-        if word.source in RESERVED_WORDS:
-            raise Denied(f"the shell keyword `{word.source}` is not read-only shell plan mode runs")
-        match = _ASSIGNMENT.match(word.source)
-        if match is not None:
-            raise Denied(
-                f"the assignment `{shown(word.source, 30)}` sets a variable, which changes what "
-                "commands do"
-            )
+        return self.word()

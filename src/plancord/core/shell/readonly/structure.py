@@ -1,4 +1,5 @@
-"""What a read-only command *is* once read: argv vectors, redirections, pipes and connectors.
+"""What a read-only command *is* once read: argv vectors, redirections, pipes and connectors,
+``[[ … ]]`` tests, ``( … )`` subshells and ``if`` clauses whose parts are all of these.
 
 The filter never hands the model's text to bash. It reads the text once into this structure,
 judges the structure, and runs a script rendered from it (``Script.render``) in which every
@@ -58,18 +59,56 @@ class Command:
 
 
 @dataclass(frozen=True, slots=True)
+class Conditional:
+    """``[[ … ]]``, its words already rendered (``conditional.judge_conditional``)."""
+
+    parts: tuple[str, ...]
+
+    def render(self) -> str:
+        return "[[ " + " ".join(self.parts) + " ]]"
+
+
+@dataclass(frozen=True, slots=True)
+class Subshell:
+    """``( … )``: a list run in a subshell (a ``cd`` inside ends at the ``)``)."""
+
+    body: Script
+
+    def render(self) -> str:
+        return "( " + self.body.render() + " )"
+
+
+@dataclass(frozen=True, slots=True)
 class Pipeline:
-    commands: tuple[Command, ...]
+    commands: tuple[Command | Conditional | Subshell, ...]
 
     def render(self) -> str:
         return " | ".join(command.render() for command in self.commands)
 
 
 @dataclass(frozen=True, slots=True)
-class Script:
-    """Pipelines run in order; ``connectors[i]`` joins ``pipelines[i]`` to ``pipelines[i + 1]``."""
+class IfClause:
+    """``if C; then B; [elif C; then B;]… [else E;] fi``, every list judged."""
 
-    pipelines: tuple[Pipeline, ...]
+    branches: tuple[tuple[Script, Script], ...]
+    otherwise: Script | None
+
+    def render(self) -> str:
+        parts = []
+        for index, (condition, body) in enumerate(self.branches):
+            keyword = "elif" if index else "if"
+            parts.append(f"{keyword} {condition.render()}; then {body.render()}; ")
+        if self.otherwise is not None:
+            parts.append(f"else {self.otherwise.render()}; ")
+        return "".join(parts) + "fi"
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """Pipelines (or ``if`` clauses) run in order; ``connectors[i]`` joins element ``i`` to
+    element ``i + 1``."""
+
+    pipelines: tuple[Pipeline | IfClause, ...]
     connectors: tuple[Connector, ...] = ()
 
     def render(self) -> str:
@@ -78,7 +117,3 @@ class Script:
             parts.append(f" {connector} " if connector != ";" else "; ")
             parts.append(pipeline.render())
         return "".join(parts)
-
-    @property
-    def commands(self) -> tuple[Command, ...]:
-        return tuple(command for pipeline in self.pipelines for command in pipeline.commands)

@@ -59,6 +59,7 @@ def inner_text(text: str, start: int) -> tuple[str, int]:
     """
     i = start + 2
     quote: str | None = None
+    escaped = -1  # the index of the last character a backslash escaped
     while i < len(text):
         c = text[i]
         if quote == "'":
@@ -66,6 +67,7 @@ def inner_text(text: str, start: int) -> tuple[str, int]:
                 quote = None
         elif c == "\\":
             i += 1
+            escaped = i
         elif quote == '"':
             if c == '"':
                 quote = None
@@ -78,7 +80,9 @@ def inner_text(text: str, start: int) -> tuple[str, int]:
             if not inner.strip():
                 raise Denied("an empty command substitution `$()` is not evaluated")
             return inner, i + 1
-        elif c in "(`\n" or (c == "#" and (i == start + 2 or text[i - 1] in " \t;|&<>")):
+        elif c in "(`\n" or (
+            c == "#" and (i == start + 2 or (text[i - 1] in " \t;|&<>" and escaped != i - 1))
+        ):
             raise Denied(
                 f"`{shown(c)}` inside a command substitution is not evaluated; plan mode "
                 "evaluates only a plain read-only command there"

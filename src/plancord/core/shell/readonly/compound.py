@@ -1,0 +1,211 @@
+"""The compound commands the reader accepts, read into the structure ``classify`` judges.
+
+* ``for NAME in WORDS; do …; done``: unrolled by ``loops`` over the expanded words.
+* ``while read [-r] NAME; do …; done < FILE`` and ``PRODUCER | while read …``: the input is
+  a stage (``cat -- FILE``, or the producer's own text) that runs first, read-only; its
+  lines become the loop's values the way ``read`` makes them (one line each, blanks around
+  it stripped unless ``IFS=`` is given, a last line without a newline dropped, as bash's
+  ``read`` fails on it), and the loop is unrolled like a ``for`` loop. The body's commands
+  do not see the loop's remaining input: what runs is the unrolled list.
+* ``if …; then …; [elif …; then …;] [else …;] fi``: each list judged; rendered as written.
+* ``( … )``: a subshell, in which ``cd DIR && …`` moves only the commands inside.
+* ``[[ … ]]`` (``conditional``) and ``(( … ))`` of literals (``arithmetic``).
+
+A loop or ``if`` stands as a whole element of its list. Loops may not nest in loops, nor
+``if`` in ``if`` (an ``if`` in a loop, or a loop in an ``if``, may): each level is one more
+place a reader can go wrong, and agents rarely need it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Final
+
+from plancord.core.shell.readonly import arithmetic
+from plancord.core.shell.readonly.conditional import read_conditional
+from plancord.core.shell.readonly.expansion import check_braces, is_glob
+from plancord.core.shell.readonly.loops import MAX_LOOP_VALUES
+from plancord.core.shell.readonly.raw import (
+    RawCommand,
+    RawConditional,
+    RawIf,
+    RawLoop,
+    RawScript,
+    RawSubshell,
+    Word,
+)
+from plancord.core.shell.readonly.structure import quote
+from plancord.core.shell.readonly.verdict import Denied, shown
+
+if TYPE_CHECKING:
+    from plancord.core.shell.readonly.reading import Reader
+
+MAX_SUBSHELL_DEPTH: Final = 8
+STARTERS: Final = frozenset(("for", "while", "if", "[[", "("))
+_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DONE: Final = frozenset(("done",))
+
+Compound = RawLoop | RawIf | RawSubshell | RawConditional | RawCommand
+
+
+def read_compound(
+    reader: Reader, starter: str, joiner: str | None, producer: str | None
+) -> Compound:
+    """The compound command ``starter`` opens. ``joiner`` is the connector before its
+    pipeline; ``producer`` the text of the pipeline piped into it (None when not piped)."""
+    if producer is not None and starter not in ("while", "[[", "("):
+        raise Denied(f"a pipe into `{starter}` is not evaluated")
+    if starter == "[[":
+        return read_conditional(reader)
+    if starter == "(":
+        if reader.s.startswith("(", reader.i):
+            status, reader.i = arithmetic.command(reader.s, reader.i - 1)
+            text = "true" if status else "false"
+            return RawCommand([Word(text, (True,) * len(text), text)])
+        reader.depth += 1
+        if reader.depth > MAX_SUBSHELL_DEPTH:
+            raise Denied(f"subshells nest deeper than {MAX_SUBSHELL_DEPTH}")
+        body = reader.script(frozenset((")",)))
+        reader.depth -= 1
+        if reader.ended != ")":
+            raise Denied("a `(` is not closed")
+        return RawSubshell(body)
+    if reader.in_branch if starter == "if" else reader.loop_name is not None:
+        kind = "an `if`" if starter == "if" else "a loop"
+        raise Denied(f"`{starter}` inside {kind} is not evaluated")
+    if starter != "if" and joiner in ("&&", "||"):
+        raise Denied(f"a `{starter}` loop after `{joiner}` is not unrolled; use `;`")
+    if starter == "if":
+        return _read_if(reader)
+    if starter == "for":
+        return _read_for(reader)
+    return _read_while(reader, producer)
+
+
+def after_whole(reader: Reader) -> str | None:
+    """The connector after a loop or ``if`` (None at the end of the list): it is a whole
+    element, so only ``;`` or a line break follows it."""
+    token = reader.peek()
+    if (
+        token is None
+        or token[1] == ")"
+        or (
+            isinstance(token[1], Word) and token[1].source in ("done", "fi", "then", "elif", "else")
+        )
+    ):
+        return None
+    reader.token()
+    if token[1] in (";", "\n"):
+        return ";"
+    raise Denied(
+        "a loop or `if` is evaluated only as a whole element of its list: `;` or a line "
+        f"break after it, not `{shown(str(getattr(token[1], 'source', token[1])))}`"
+    )
+
+
+def _keyword(reader: Reader, keyword: str, what: str) -> None:
+    token = reader.token()
+    while token is not None and token[1] == "\n":
+        token = reader.token()
+    if token is None or not isinstance(token[1], Word) or token[1].source != keyword:
+        raise Denied(f"{what} has no `{keyword}`")
+
+
+def _read_if(reader: Reader) -> RawIf:
+    branches = []
+    otherwise = None
+    reader.in_branch = True
+    try:
+        while True:
+            condition = reader.script(frozenset(("then",)))
+            body = reader.script(frozenset(("elif", "else", "fi")))
+            branches.append((condition, body))
+            if reader.ended == "elif":
+                continue
+            if reader.ended == "else":
+                otherwise = reader.script(frozenset(("fi",)))
+            return RawIf(branches, otherwise)
+    finally:
+        reader.in_branch = False
+
+
+def _loop_body(reader: Reader, name: str) -> RawScript:
+    _keyword(reader, "do", f"the `{name}` loop")
+    reader.loop_name = name
+    try:
+        return reader.script(_DONE)
+    finally:
+        reader.loop_name = None
+
+
+def _read_for(reader: Reader) -> RawLoop:
+    """``for NAME in WORDS; do BODY; done``, after the ``for``."""
+    name = reader.token()
+    if name is None or not isinstance(name[1], Word):
+        raise Denied("`for` needs a variable name")
+    variable = name[1]
+    if variable.source != variable.text or _NAME.fullmatch(variable.text) is None:
+        raise Denied(f"`for {shown(variable.source)}` is not a loop plan mode unrolls")
+    keyword = reader.token()
+    if keyword is None or not isinstance(keyword[1], Word) or keyword[1].source != "in":
+        raise Denied("only `for NAME in WORDS; do …; done` loops are unrolled")
+    words: list[Word] = []
+    while True:
+        token = reader.token()
+        if token is None:
+            raise Denied("a `for` loop has no `do`")
+        if token[0] == "word" and isinstance(token[1], Word):
+            words.append(token[1])
+            continue
+        if token[1] in (";", "\n"):
+            break
+        raise Denied(f"`{shown(str(token[1]))}` in a `for` loop's list is not allowed")
+    return RawLoop(variable.text, words, _loop_body(reader, variable.text))
+
+
+def _read_while(reader: Reader, producer: str | None) -> RawLoop:
+    """``while [IFS=] read [-r] NAME; do BODY; done [< FILE]``, after the ``while``."""
+    words: list[str] = []
+    while (token := reader.token()) is not None and token[1] not in (";", "\n"):
+        if not isinstance(token[1], Word):
+            raise Denied(f"`{shown(str(token[1]))}` in a `while` condition is not evaluated")
+        words.append(token[1].source)
+    keep_blanks = words[:1] == ["IFS="]
+    words = words[1:] if keep_blanks else words
+    raw = words[1:2] == ["-r"]
+    names = words[2:] if raw else words[1:]
+    if words[:1] != ["read"] or len(names) != 1 or _NAME.fullmatch(names[0]) is None:
+        raise Denied(
+            "only `while read [-r] NAME; do …; done` (optionally `IFS= read`) over a "
+            "read-only input is evaluated"
+        )
+    body = _loop_body(reader, names[0])
+    following = reader.peek()
+    if following is not None and following[0] == "redirect":
+        if producer is not None or following[1] != "<":
+            raise Denied("a `while read` loop reads from one file with `<` or from a pipe")
+        reader.token()
+        target = reader.target("<")
+        check_braces(target)
+        if is_glob(target):
+            raise Denied(f"the loop's input `{shown(target.source)}` is a glob")
+        producer = "cat -- " + quote(target.text)
+    if producer is None:
+        raise Denied("a `while read` loop needs its input: `< FILE` or a pipe into it")
+    output = reader.inner_output(producer.strip(), "`while read` loop's input")
+    return RawLoop(names[0], [], body, read_lines(output, keep_blanks=keep_blanks, raw=raw))
+
+
+def read_lines(output: str, *, keep_blanks: bool, raw: bool) -> list[str]:
+    """The values ``read`` assigns, one line at a time, until it fails."""
+    lines = output.split("\n")[:-1]  # a last line without a newline makes `read` fail
+    if len(lines) > MAX_LOOP_VALUES:
+        raise Denied(
+            f"the `while read` loop's input has more than {MAX_LOOP_VALUES} lines; plan "
+            "mode unrolls at most that many"
+        )
+    if "\0" in output:
+        raise Denied("the `while read` loop's input holds a NUL byte")
+    if not raw and any("\\" in line for line in lines):
+        raise Denied("`read` without `-r` treats backslashes in its input; use `read -r`")
+    return lines if keep_blanks else [line.strip(" \t") for line in lines]

@@ -1,0 +1,166 @@
+"""The list grammar of the read-only reader: commands joined by pipes, ``&&``, ``||``, ``;``
+and line breaks into pipelines and lists, and the places where a compound command
+(``compound``) may start or a list end (a closing keyword or ``)``).
+
+The lexer (``reading.Reader``) gives the tokens; this module says what they make.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Final
+
+from plancord.core.shell.readonly import compound
+from plancord.core.shell.readonly.options import names
+from plancord.core.shell.readonly.raw import (
+    Element,
+    RawCommand,
+    RawConditional,
+    RawRedirect,
+    RawScript,
+    RawSubshell,
+    Word,
+)
+from plancord.core.shell.readonly.verdict import Denied, shown
+
+if TYPE_CHECKING:
+    from plancord.core.shell.readonly.reading import Reader, Token
+
+REFUSED_OPERATORS: Final = {
+    ";;": "`;;` belongs to `case`, which plan mode does not run",
+    ";&": "`;&` belongs to `case`, which plan mode does not run",
+    "|&": "`|&` pipes standard error; write `2>&1 |` instead",
+    "&": "`&` runs a command in the background",
+    "<<": "here-documents are not read-only shell plan mode can check",
+    "<<<": "here-strings are not read-only shell plan mode can check",
+    "<>": "`<>` opens a file for writing",
+    "<&": "`<&` duplicates input descriptors",
+    "(": "a `(` inside a command is not read: subshells start a command",
+    ")": "a `)` here closes nothing plan mode reads as a subshell",
+}
+RESERVED_WORDS: Final = names(
+    "if then else elif fi case esac for select while until do done in function time "
+    "coproc { } [[ ]] !"
+)
+_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+
+
+def _ends(token: Token, until: frozenset[str]) -> bool:
+    kind, value = token
+    if isinstance(value, Word):
+        return value.source in until
+    return kind == "op" and value == ")" and value in until
+
+
+def read_list(reader: Reader, until: frozenset[str]) -> RawScript:
+    """Read a list to the end of the text, or to one of the keywords ``until`` (or ``)``)
+    at a command's start; ``ended`` says which one ended it (None: the text's end)."""
+    result = RawScript()
+    pipeline: list[Element] = []
+    command = RawCommand()
+    closed = False  # the pipeline's last element is a `[[ … ]]` or `( … )`, complete
+    pending: str | None = None  # a connector or pipe waiting for the next command
+    started = pipe_at = reader.i  # where the pipeline's text starts; its last `|`
+    reader.ended = None
+
+    def finish_command(after: str) -> None:
+        nonlocal command, closed
+        if closed:
+            closed = False
+            return
+        if not command.words and not command.redirects:
+            raise Denied(f"`{after}` has no command before it")
+        if not command.words:
+            raise Denied("a redirection needs a command")
+        pipeline.append(command)
+        command = RawCommand()
+
+    while True:
+        before = reader.i
+        token = reader.token()
+        at_start = not command.words and not command.redirects and not closed
+        if token is None or ((at_start or token[1] == ")") and _ends(token, until)):
+            if token is None and until:
+                raise Denied(f"`{'`, `'.join(sorted(until))}` is missing")
+            if pending in ("|", "&&", "||"):
+                raise Denied(f"the list ends with `{pending}`, so bash would wait for more")
+            if command.words or command.redirects or closed:
+                finish_command("end")
+            if pipeline:
+                result.pipelines.append(pipeline)
+            elif result.connectors:
+                result.connectors.pop()  # a trailing `;` or line break joins nothing
+            if not result.pipelines:
+                raise Denied("the list runs nothing" if until else "the command runs nothing")
+            reader.ended = None if token is None else str(getattr(token[1], "source", token[1]))
+            return result
+        kind, value = token
+        if not pipeline and at_start:
+            started = before
+        starter = value.source if isinstance(value, Word) else value
+        if at_start and starter in compound.STARTERS:
+            producer = reader.s[started:pipe_at] if pipeline and pending == "|" else None
+            joiner = result.connectors[-1] if result.pipelines else None
+            element = compound.read_compound(reader, starter, joiner, producer)
+            if isinstance(element, (RawCommand, RawConditional, RawSubshell)):
+                pipeline.append(element)
+                closed = True
+            else:
+                pipeline = []
+                result.pipelines.append(element)
+                pending = compound.after_whole(reader)
+                if pending is not None:
+                    result.connectors.append(pending)
+                    pending = pending if pending != ";" else None
+            continue
+        if closed and (kind != "op" or value == "("):
+            raise Denied(
+                f"`{shown(str(getattr(value, 'source', value)))}` after `]]` or `)`: only "
+                "a pipe or a connector may follow"
+            )
+        if kind == "word":
+            assert isinstance(value, Word)
+            redirect = reader.redirect_after(value)
+            if redirect is not None:
+                command.redirects.append(redirect)
+            else:
+                check_word_place(command, value)
+                command.words.append(value)
+            pending = None
+            continue
+        assert isinstance(value, str)
+        if kind == "redirect":
+            command.redirects.append(RawRedirect(None, value, reader.target(value)))
+            pending = None
+            continue
+        if value in ("(", ")"):
+            raise Denied(REFUSED_OPERATORS[value])
+        if value == "|":
+            pipe_at = before
+            finish_command("|")
+            pending = "|"
+            continue
+        # a connector (&&, ||, ;) or a line break
+        if not command.words and not command.redirects and not closed:
+            if value == "\n" and (pending is not None or not pipeline):
+                continue  # a blank line, or a line break after `|`, `&&` or `||`
+            if not pipeline:
+                raise Denied(f"`{shown(value)}` has no command before it")
+        finish_command(value)
+        result.pipelines.append(pipeline)
+        result.connectors.append(";" if value == "\n" else value)
+        pipeline = []
+        pending = value if value in ("&&", "||") else None
+
+
+def check_word_place(command: RawCommand, word: Word) -> None:
+    if command.words:
+        return
+    if word.source in RESERVED_WORDS:
+        raise Denied(f"the shell keyword `{word.source}` is not read-only shell plan mode runs")
+    match = _ASSIGNMENT.match(word.source)
+    if match is not None:
+        raise Denied(
+            f"the assignment `{shown(word.source, 30)}` sets a variable, which changes what "
+            "commands do"
+        )
