@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from plancord.core.agents import AgentRecord
 from plancord.core.ports import PlanningChange, StaticSettings
@@ -21,6 +22,7 @@ from plancord.storage.backend import Backend
 from plancord.storage.engines import open_database
 from plancord.storage.store import SqlStore
 from plancord.testing.postgres_server import PostgresServer, PostgresUnavailable
+from tests.workspaces import WorkspaceTemplates
 from tests.world import Worlds
 
 # CI sets this: there, a machine without PostgreSQL fails the run instead of skipping.
@@ -29,6 +31,12 @@ _postgres_missing: list[str] = []
 # CI sets this too: there, a kernel without Landlock fails the run, instead of the plan-mode
 # tests quietly running with the read-only wall off (``shell_sandbox: off``) or skipping.
 REQUIRE_LANDLOCK = os.environ.get("PLANCORD_REQUIRE_LANDLOCK") == "1"
+
+# Hypothesis's timing checks, off: the suite runs on two workers on a two-core machine often
+# busy with other work, where an example or its generation can take seconds. What a property
+# test asserts is unchanged; each test's own ``@settings`` still sets its example count.
+settings.register_profile("plancord", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("plancord")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -70,6 +78,13 @@ class RecordingNotifier:
     @property
     def actions(self) -> list[str]:
         return [c.action for c in self.changes]
+
+
+@pytest.fixture(scope="session")
+def workspace_templates(tmp_path_factory: pytest.TempPathFactory) -> WorkspaceTemplates:
+    """``await workspace_templates.copy(path, agent)``: the workspace ``init_workspace`` makes,
+    copied from one made per agent name for the session (``tests.workspaces``)."""
+    return WorkspaceTemplates(tmp_path_factory.mktemp("workspace-templates"))
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 import pytest
 
 from plancord.agent.manager import StoredSettings
-from plancord.agent.workspace import init_workspace
 from plancord.cli_operator import APPROVAL_MODES
 from plancord.config import load_config
 from plancord.core.agents import AgentRecord
@@ -38,6 +37,7 @@ from plancord.storage.engines import migrate_database
 from plancord.storage.migrations import discover
 from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
 from plancord.storage.store import SqlStore
+from tests.workspaces import WorkspaceTemplates
 
 T = TypeVar("T")
 ANA = Actor.user(42, "ana")
@@ -118,7 +118,7 @@ class World:
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> World:
+def world(tmp_path: Path, workspace_templates: WorkspaceTemplates) -> World:
     config = tmp_path / "config.yaml"
     config.write_text("data_dir: state\n")
     found = World(tmp_path, config)
@@ -135,7 +135,7 @@ def world(tmp_path: Path) -> World:
                 AgentRecord(name="bob", model="claude-other", role="worker", created_at=created)
             )
         for name in ("ada", "bob"):  # an approved plan executes on a branch of the workspace
-            await init_workspace(tmp_path / "state" / "agents" / name / "workspace", name)
+            await workspace_templates.copy(tmp_path / "state" / "agents" / name / "workspace", name)
 
     asyncio.run(setup())
     return found

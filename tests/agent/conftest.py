@@ -10,11 +10,11 @@ from typing import Any, Protocol
 import pytest
 
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
-from plancord.agent.workspace import init_workspace
 from plancord.core.planning import Actor, Phase
 from plancord.core.ports import Notifier, PermissionRequest, PlanningChange, Question
 from plancord.core.service import PlanningService
 from plancord.storage.store import SqlStore
+from tests.workspaces import WorkspaceTemplates
 
 REQUESTER = Actor.user(42, "ana")
 
@@ -85,10 +85,9 @@ def git() -> GitRunner:
 
 
 @pytest.fixture
-async def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    await init_workspace(path, "ada")
-    return path
+async def workspace(tmp_path: Path, workspace_templates: WorkspaceTemplates) -> Path:
+    """Agent ada's workspace as ``init_workspace`` makes it (a copy of one made per session)."""
+    return await workspace_templates.copy(tmp_path / "workspace", "ada")
 
 
 @pytest.fixture
