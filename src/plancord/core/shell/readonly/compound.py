@@ -19,10 +19,11 @@ place a reader can go wrong, and agents rarely need it.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from plancord.core.shell.readonly import arithmetic
 from plancord.core.shell.readonly.conditional import read_conditional
+from plancord.core.shell.readonly.cursor import Cursor
 from plancord.core.shell.readonly.expansion import check_braces, is_glob
 from plancord.core.shell.readonly.loops import MAX_LOOP_VALUES
 from plancord.core.shell.readonly.raw import (
@@ -37,9 +38,6 @@ from plancord.core.shell.readonly.raw import (
 from plancord.core.shell.readonly.structure import quote
 from plancord.core.shell.readonly.verdict import Denied, shown
 
-if TYPE_CHECKING:
-    from plancord.core.shell.readonly.reading import Reader
-
 MAX_SUBSHELL_DEPTH: Final = 8
 STARTERS: Final = frozenset(("for", "while", "if", "[[", "("))
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -49,7 +47,7 @@ Compound = RawLoop | RawIf | RawSubshell | RawConditional | RawCommand
 
 
 def read_compound(
-    reader: Reader, starter: str, joiner: str | None, producer: str | None
+    reader: Cursor, starter: str, joiner: str | None, producer: str | None
 ) -> Compound:
     """The compound command ``starter`` opens. ``joiner`` is the connector before its
     pipeline; ``producer`` the text of the pipeline piped into it (None when not piped)."""
@@ -82,7 +80,7 @@ def read_compound(
     return _read_while(reader, producer)
 
 
-def after_whole(reader: Reader) -> str | None:
+def after_whole(reader: Cursor) -> str | None:
     """The connector after a loop or ``if`` (None at the end of the list): it is a whole
     element, so only ``;`` or a line break follows it."""
     token = reader.peek()
@@ -103,7 +101,7 @@ def after_whole(reader: Reader) -> str | None:
     )
 
 
-def _keyword(reader: Reader, keyword: str, what: str) -> None:
+def _keyword(reader: Cursor, keyword: str, what: str) -> None:
     token = reader.token()
     while token is not None and token[1] == "\n":
         token = reader.token()
@@ -111,7 +109,7 @@ def _keyword(reader: Reader, keyword: str, what: str) -> None:
         raise Denied(f"{what} has no `{keyword}`")
 
 
-def _read_if(reader: Reader) -> RawIf:
+def _read_if(reader: Cursor) -> RawIf:
     branches = []
     otherwise = None
     reader.in_branch = True
@@ -129,7 +127,7 @@ def _read_if(reader: Reader) -> RawIf:
         reader.in_branch = False
 
 
-def _loop_body(reader: Reader, name: str) -> RawScript:
+def _loop_body(reader: Cursor, name: str) -> RawScript:
     _keyword(reader, "do", f"the `{name}` loop")
     reader.loop_name = name
     try:
@@ -138,7 +136,7 @@ def _loop_body(reader: Reader, name: str) -> RawScript:
         reader.loop_name = None
 
 
-def _read_for(reader: Reader) -> RawLoop:
+def _read_for(reader: Cursor) -> RawLoop:
     """``for NAME in WORDS; do BODY; done``, after the ``for``."""
     name = reader.token()
     if name is None or not isinstance(name[1], Word):
@@ -163,7 +161,7 @@ def _read_for(reader: Reader) -> RawLoop:
     return RawLoop(variable.text, words, _loop_body(reader, variable.text))
 
 
-def _read_while(reader: Reader, producer: str | None) -> RawLoop:
+def _read_while(reader: Cursor, producer: str | None) -> RawLoop:
     """``while [IFS=] read [-r] NAME; do BODY; done [< FILE]``, after the ``while``."""
     words: list[str] = []
     while (token := reader.token()) is not None and token[1] not in (";", "\n"):

@@ -15,15 +15,13 @@ holds only integer literals; ``-v`` and ``-R`` (which evaluate subscripts too) a
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
+from plancord.core.shell.readonly.cursor import Cursor
 from plancord.core.shell.readonly.paths import Place, check_path
 from plancord.core.shell.readonly.raw import RawConditional, Word
 from plancord.core.shell.readonly.structure import Conditional, quote
 from plancord.core.shell.readonly.verdict import Denied, shown
-
-if TYPE_CHECKING:
-    from plancord.core.shell.readonly.reading import Reader
 
 _FILE_TESTS: Final = frozenset(
     [
@@ -69,7 +67,7 @@ _OPERATORS: Final = ("&&", "||", "(", ")", "<", ">")
 _ENDS_WORD: Final = frozenset(" \t\n|&;<>()")
 
 
-def read_conditional(reader: Reader) -> RawConditional:
+def read_conditional(reader: Cursor) -> RawConditional:
     """The tokens of ``[[ … ]]`` after the ``[[``, through the ``]]``."""
     s = reader.s
     tokens: list[Word | str] = []

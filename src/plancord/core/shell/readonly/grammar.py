@@ -2,15 +2,17 @@
 and line breaks into pipelines and lists, and the places where a compound command
 (``compound``) may start or a list end (a closing keyword or ``)``).
 
-The lexer (``reading.Reader``) gives the tokens; this module says what they make.
+The lexer (``reading.Reader``, seen through ``cursor.Cursor``) gives the tokens; this
+module says what they make.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from plancord.core.shell.readonly import compound
+from plancord.core.shell.readonly.cursor import Cursor, Token
 from plancord.core.shell.readonly.options import names
 from plancord.core.shell.readonly.raw import (
     Element,
@@ -22,9 +24,6 @@ from plancord.core.shell.readonly.raw import (
     Word,
 )
 from plancord.core.shell.readonly.verdict import Denied, shown
-
-if TYPE_CHECKING:
-    from plancord.core.shell.readonly.reading import Reader, Token
 
 REFUSED_OPERATORS: Final = {
     ";;": "`;;` belongs to `case`, which plan mode does not run",
@@ -52,7 +51,7 @@ def _ends(token: Token, until: frozenset[str]) -> bool:
     return kind == "op" and value == ")" and value in until
 
 
-def read_list(reader: Reader, until: frozenset[str]) -> RawScript:
+def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
     """Read a list to the end of the text, or to one of the keywords ``until`` (or ``)``)
     at a command's start; ``ended`` says which one ended it (None: the text's end)."""
     result = RawScript()

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from plancord.core.shell.readonly import arithmetic
+from plancord.core.shell.readonly.cursor import Token
 from plancord.core.shell.readonly.grammar import REFUSED_OPERATORS, read_list
 from plancord.core.shell.readonly.raw import (
     LOOP_VALUE,
@@ -85,9 +86,6 @@ def read(text: str, outputs: Mapping[str, str] | None = None) -> RawScript:
     if reader.ended is not None:
         raise Denied(f"`{shown(reader.ended)}` has nothing to close")
     return script
-
-
-Token = tuple[str, Word | str]
 
 
 class Reader:
