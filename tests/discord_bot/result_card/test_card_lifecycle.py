@@ -5,7 +5,11 @@ result's diff."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from plancord.storage.executions import ExecutionStore
@@ -88,3 +92,24 @@ async def test_plan_diff_result_attaches_the_diff(plan_scene: Any) -> None:
     assert "The result of plan v1" in message.content
     [attachment] = message.attachments
     assert "+def hello():" in (await attachment.read()).decode()
+
+
+async def test_the_operator_cli_prints_the_whole_diff(plan_scene: Any, tmp_path: Path) -> None:
+    scene, workspace = await completed(plan_scene)
+    found = await record(scene)
+    config = tmp_path / "operator.yaml"
+    config.write_text(f"data_dir: {scene.app.config.data_dir}\n")
+
+    printed = await asyncio.to_thread(_cli, "plan", "result-diff", "--agent", "ada", config)
+
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == git(workspace, "diff", "--binary", found.reviewed_commit, found.branch)
+    assert "+def hello():" in printed.stdout
+    nobody = await asyncio.to_thread(_cli, "plan", "result-diff", "--agent", "nobody", config)
+    assert nobody.returncode == 1 and "nobody" in nobody.stderr
+
+
+def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    *words, config = args
+    argv = [sys.executable, "-m", "plancord.cli", *map(str, words), "--config", str(config)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
