@@ -18,13 +18,12 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from urllib.parse import urlparse
 
 from plancord.agent.execution.branch import BranchError, ExecutionBranch, MergeConflict
+from plancord.agent.execution.remotes import push_remote
 from plancord.agent.execution.result_summary import summarise
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.plan_review.runs import PlanReviewRuns
-from plancord.agent.tools.git import run_git
 from plancord.core.approval_votes import entitled_votes
 from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.errors import NotAuthorised, PlancordError
@@ -84,7 +83,7 @@ class ExecutionResults:
         self._listeners.append(listener)
 
     def branch_of(self, agent: str) -> ExecutionBranch:
-        return ExecutionBranch(self._policy(agent))
+        return ExecutionBranch(self.policy_of(agent))
 
     # -- reading -----------------------------------------------------------------------
 
@@ -145,29 +144,10 @@ class ExecutionResults:
             return True
 
     async def push_remote(self, record: ExecutionRecord) -> str | None:
-        """The remote Push sends the branch to: ``origin``, or the only remote; a remote
-        on this machine only inside the agent's shared paths, anything else only for an
-        agent allowed the network. None when there is none the agent can reach."""
+        """The remote Push sends a waiting result's branch to (``remotes.push_remote``)."""
         if not record.waiting:
             return None
-        policy = self._policy(record.agent)
-        names = await run_git(policy, "remote")
-        remotes = names.stdout.split() if names.ok else []
-        name = "origin" if "origin" in remotes else remotes[0] if len(remotes) == 1 else None
-        if name is None:
-            return None
-        url = await run_git(policy, "remote", "get-url", "--push", name)
-        if not url.ok:
-            return None
-        return name if self._reachable(record.agent, url.stdout.strip()) else None
-
-    def _reachable(self, agent: str, url: str) -> bool:
-        parsed = urlparse(url)
-        local = url.startswith("/") or parsed.scheme == "file"
-        if not local:
-            return agent in self._sandbox.network_agents
-        path = Path(parsed.path if parsed.scheme == "file" else url).resolve()
-        return any(path.is_relative_to(shared) for shared in self._sandbox.shared)
+        return await push_remote(self.policy_of(record.agent), record.agent, self._sandbox)
 
     # -- an execution ended ----------------------------------------------------------------
 
@@ -407,7 +387,8 @@ class ExecutionResults:
     def _lock(self, plan_id: str) -> asyncio.Lock:
         return self._locks.setdefault(plan_id, asyncio.Lock())
 
-    def _policy(self, agent: str) -> SandboxPolicy:
+    def policy_of(self, agent: str) -> SandboxPolicy:
+        """The sandbox policy of the agent's git runs on its result."""
         workspace = self._agents_dir / agent / "workspace"
         return self._sandbox.policy(agent, workspace, planning=False, inner_wall=False)
 
