@@ -113,3 +113,20 @@ def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     *words, config = args
     argv = [sys.executable, "-m", "plancord.cli", *map(str, words), "--config", str(config)]
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+
+
+async def test_a_card_whose_file_discord_refuses_is_posted_without_it(plan_scene: Any) -> None:
+    scene, _ = await completed(plan_scene)
+    found = await record(scene)
+    scene.env.inject_error(
+        "POST", "/channels/*/messages", status=413, code=40005, message="Request entity too large"
+    )
+
+    posted = await scene.world.bot.notifier.results.post(found.plan_id)
+
+    assert posted is not None
+    card = result_card(scene)
+    assert card.id == posted.id and not card.attachments
+    assert "could not be attached" in (card.embeds[0].description or "")
+    assert buttons(card) == {"Merge": True, "Discard": True}
+    assert (await record(scene)).card_message == card.id
