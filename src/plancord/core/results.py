@@ -68,6 +68,8 @@ class DriftLine:
 
     what: str
     decision: DriftDecision | None
+    checkpoint: bool = False
+    """A 🔴 step's checkpoint answer rather than a drift event."""
 
 
 @dataclass(frozen=True, slots=True)

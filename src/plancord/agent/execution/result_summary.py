@@ -81,7 +81,7 @@ def _step(
         e.action[:200] for e in events if e.step == number and e.kind is ExecutionEventKind.COMMAND
     )
     drift = tuple(
-        DriftLine(_drift_text(e), e.decision)
+        DriftLine(_drift_text(e), e.decision, e.kind is ExecutionEventKind.CHECKPOINT)
         for e in events
         if e.step == number and e.kind is not ExecutionEventKind.COMMAND
     )

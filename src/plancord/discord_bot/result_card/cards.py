@@ -29,6 +29,9 @@ from plancord.storage.executions import ExecutionStore
 log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
+FILE_REFUSED = (400, 413)
+"""Discord's answers to a file it will not take (too large, or refused as a request); any
+other failure is not the file's, and posting without it would not help."""
 
 
 class ResultCards:
@@ -85,7 +88,7 @@ class ResultCards:
             else:
                 message = await channel.send(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
         except discord.HTTPException as exc:
-            if diff is None or not diff.data:
+            if diff is None or not diff.data or exc.status not in FILE_REFUSED:
                 raise
             # Never lose the card for its file: post it without, saying why.
             log.warning("the completion card's diff was refused: %s", exc)

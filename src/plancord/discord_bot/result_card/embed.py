@@ -13,7 +13,7 @@ from __future__ import annotations
 import discord
 
 from plancord.core.execution import DriftDecision, ResultState, StepOutcome
-from plancord.core.results import ResultSummary, StepResult
+from plancord.core.results import DriftLine, ResultSummary, StepResult
 from plancord.discord_bot.shared.embed_basics import clip as _clip
 from plancord.discord_bot.shared.embed_basics import size
 
@@ -34,6 +34,12 @@ _DECISIONS = {
     DriftDecision.REFUSED: "refused, restored",
     DriftDecision.LOGGED: "kept, flagged",
     DriftDecision.STOPPED: "execution stopped",
+}
+_CHECKPOINTS = {
+    DriftDecision.ALLOWED: "Continue",
+    DriftDecision.DENIED: "Stop",
+    DriftDecision.TIMED_OUT: "nobody answered",
+    DriftDecision.STOPPED: "card not shown",
 }
 TITLE_PREFIX = "Result: "
 
@@ -113,11 +119,18 @@ def _step_text(step: StepResult) -> str:
     lines += _listed(files, 8, "file")
     lines += _listed([f"▸ `{_clip(c, 90)}`" for c in step.commands], 5, "command")
     drift = [
-        f"⚠️ {_clip(d.what, 150)} — {_DECISIONS[d.decision] if d.decision else 'undecided'}"
-        for d in step.drift
+        f"{'🔴' if d.checkpoint else '⚠️'} {_clip(d.what, 150)} — {_decided(d)}" for d in step.drift
     ]
     lines += _listed(drift, 4, "event")
     return "\n".join(lines)
+
+
+def _decided(line: DriftLine) -> str:
+    if line.decision is None:
+        return "undecided"
+    if line.checkpoint:
+        return _CHECKPOINTS.get(line.decision, line.decision.value)
+    return _DECISIONS[line.decision]
 
 
 def _listed(items: list[str], most: int, noun: str) -> list[str]:
