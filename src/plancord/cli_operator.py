@@ -10,6 +10,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from plancord.cli_result import add_result_diff, cmd_result_diff
+
 if TYPE_CHECKING:
     from plancord.operator import OperatorServices
 
@@ -242,6 +244,15 @@ def add_operator_commands(
         plan_sub, "cancel", "leave plan mode (gathering, submitted or executing)", _cmd_plan_cancel
     )
     cancel.add_argument("--reason", help="why (audited)")
+
+    add_result_diff(
+        command(
+            plan_sub,
+            "result-diff",
+            "print the whole diff of the agent's newest executed plan (its branch)",
+            cmd_result_diff,
+        )
+    )
 
     agents = sub.add_parser(
         "agents",

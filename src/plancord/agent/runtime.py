@@ -27,6 +27,7 @@ from plancord.agent.budget import BudgetGuard
 from plancord.agent.conversation_writer import ConversationWriter
 from plancord.agent.dispatch import ToolDispatch
 from plancord.agent.execution.host import ExecutionHost
+from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.steps import StepKeeper
 from plancord.agent.host_prompts import CONTINUE_PROMPT, HOST, RESUME_PROMPT
 from plancord.agent.interruptions import TurnMarkers
@@ -53,6 +54,7 @@ from plancord.core.ports import (
     Notifier,
     SettingsProvider,
 )
+from plancord.core.results import ResultListener
 from plancord.core.review_gate import ReviewListener
 from plancord.core.service import PlanningService
 from plancord.storage.conversations import ConversationStore
@@ -179,6 +181,20 @@ class AgentRuntime:
         )
         planning.add_notifier(self.reviews)
         planning.add_notifier(steps)
+        # After the step keeper, which ends the execution record this reads.
+        self.results = ExecutionResults(
+            executions=executions,
+            store=store,
+            plan_settings=plan_settings,
+            members=planning.members,
+            clock=clock,
+            agents_dir=agents_dir,
+            sandbox=settings.sandbox,
+            reviews=self.reviews,
+        )
+        if isinstance(notifier, ResultListener):
+            self.results.add_listener(notifier)
+        planning.add_notifier(self.results)
         planning.add_notifier(
             PlanEvents(
                 sessions=self._sessions,
@@ -303,6 +319,7 @@ class AgentRuntime:
         """Stop every running turn; see ``Restarts.shutdown``."""
         await self._restarts.shutdown(notice=notice, grace_seconds=grace_seconds)
         await self.reviews.close()
+        await self.results.close()
 
     async def resume_interrupted(self) -> list[str]:
         """Resume the turns a stop cut short (``Restarts.resume_interrupted``) and the plan

@@ -58,20 +58,7 @@ class ApprovalVotes:
         voter as the member directory reads them now (``fresh``: someone read just now, who
         need not be read again) may approve under ``settings`` in ``state``."""
         votes = await self._store.list_votes(ref.plan_id, ref.revision, revision.sha256)
-        now = await asyncio.gather(*(self._voter_now(ref.agent, vote, fresh) for vote in votes))
-        return [
-            vote
-            for vote, voter in zip(votes, now, strict=True)
-            if voter is not None and may_decide(voter, state, settings, approving=True)
-        ]
-
-    async def _voter_now(self, agent: str, vote: ApprovalVote, fresh: Actor | None) -> Actor | None:
-        if fresh is not None and fresh.id == vote.voter_id:
-            return fresh
-        if self._members is None:
-            return None
-        voter = await self._members.member(agent, vote.voter_id)
-        return voter if voter is not None and voter.id == vote.voter_id else None
+        return await entitled_votes(self._members, ref.agent, votes, state, settings, fresh)
 
     async def cast(
         self,
@@ -121,3 +108,34 @@ class ApprovalVotes:
             )
             await self._runner.notify(change)
         return votes
+
+
+async def entitled_votes(
+    members: MemberDirectory | None,
+    agent: str,
+    votes: Sequence[ApprovalVote],
+    state: PlanningState,
+    settings: PlanModeSettings,
+    fresh: Actor | None = None,
+) -> list[ApprovalVote]:
+    """The ``votes`` that count now, in their order: each voter as ``members`` reads them
+    now (``fresh``: someone read just now) may approve under ``settings`` in ``state``. A
+    voter who cannot be read again does not count. Plan approvals and Merge votes on a
+    completion card are both counted here."""
+    now = await asyncio.gather(*(_voter_now(members, agent, vote, fresh) for vote in votes))
+    return [
+        vote
+        for vote, voter in zip(votes, now, strict=True)
+        if voter is not None and may_decide(voter, state, settings, approving=True)
+    ]
+
+
+async def _voter_now(
+    members: MemberDirectory | None, agent: str, vote: ApprovalVote, fresh: Actor | None
+) -> Actor | None:
+    if fresh is not None and fresh.id == vote.voter_id:
+        return fresh
+    if members is None:
+        return None
+    voter = await members.member(agent, vote.voter_id)
+    return voter if voter is not None and voter.id == vote.voter_id else None

@@ -26,6 +26,15 @@ class StepOutcome(StrEnum):
     STOPPED = "stopped"
 
 
+class ResultState(StrEnum):
+    """The result of an ended execution, as its completion card decides it."""
+
+    WAITING = "waiting"
+    """Merge or Discard has not been chosen yet."""
+    MERGED = "merged"
+    DISCARDED = "discarded"
+
+
 class ExecutionEventKind(StrEnum):
     COMMAND = "command"
     DRIFT = "drift"
@@ -74,10 +83,28 @@ class ExecutionRecord(BaseModel):
     started_at: datetime
     ended_at: datetime | None = None
     end_reason: str | None = None
+    result: ResultState | None = None
+    """None while the plan runs (or for an execution from before results were kept)."""
+    result_version: int = 0
+    """Moves whenever the result changes, so a click on an older card is refused."""
+    requested_by: str | None = None
+    """Who asked for the work (the four-eyes rule holds after plan mode has ended)."""
+    requested_by_name: str | None = None
+    decided_by_name: str | None = None
+    decided_at: datetime | None = None
+    outcome: str | None = None
+    """What the decision did, for people (``merged as a fast-forward to 1a2b3c4d``)."""
+    card_channel: int | None = None
+    card_message: int | None = None
 
     @property
     def running(self) -> bool:
         return self.ended_at is None
+
+    @property
+    def waiting(self) -> bool:
+        """The result waits for Merge or Discard."""
+        return self.result is ResultState.WAITING
 
 
 class ExecutionEvent(BaseModel):

@@ -90,6 +90,7 @@ class PlanningService:
         self.clock = clock
         self.settings = settings
         self.probe = probe
+        self.members = members
         self._runner = TransitionRunner(store, clock, notifiers)
         votes = ApprovalVotes(store, clock, self._runner, members)
         self._decisions = Decisions(

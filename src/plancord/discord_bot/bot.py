@@ -62,6 +62,7 @@ class PlancordBot(PlancordClient):
         from plancord.discord_bot.plan_card.answer_menu import PlanAnswerSelect
         from plancord.discord_bot.plan_card.buttons import PLAN_BUTTONS
         from plancord.discord_bot.plan_card.review import REVIEW_BUTTONS
+        from plancord.discord_bot.result_card.buttons import RESULT_CONTROLS
 
         self._app = await App.open(
             self.config,
@@ -76,7 +77,12 @@ class PlancordBot(PlancordClient):
         await self.add_cog(AgentCog(self, self.notifier.io))
         await self.add_cog(MessageCog(self, self.notifier.io, self.notifier.asks))
         self.add_dynamic_items(
-            *PLAN_BUTTONS, *REVIEW_BUTTONS, PlanAnswerSelect, *ASK_BUTTONS, *QUESTION_CONTROLS
+            *PLAN_BUTTONS,
+            *REVIEW_BUTTONS,
+            PlanAnswerSelect,
+            *ASK_BUTTONS,
+            *QUESTION_CONTROLS,
+            *RESULT_CONTROLS,
         )
         await self.sync_commands()
         self.start_deadlines()

@@ -20,6 +20,7 @@ from plancord.discord_bot.plan_card.changes import PlanMessages
 from plancord.discord_bot.plan_card.message import PlanCards
 from plancord.discord_bot.plan_card.reposting import PlanReposts
 from plancord.discord_bot.plan_card.restore import PlanRestore
+from plancord.discord_bot.result_card.cards import ResultCards
 from plancord.discord_bot.shared.channel_io import ChannelIO
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.live_lines import LiveLines
@@ -44,6 +45,8 @@ class DiscordNotifier:
         self.reposting = CardReposting(bot)
         self.reposting.register("plan", PlanReposts(bot, cards))
         self.reposting.register("ask", AskReposts(bot, live, permissions))
+        self.results = ResultCards(bot)
+        self.reposting.register("result", self.results)
 
     async def planning_changed(self, change: PlanningChange) -> None:
         await self.plans.planning_changed(change)
@@ -51,6 +54,13 @@ class DiscordNotifier:
     async def plan_reviewed(self, agent: str, plan_id: str, revision: int) -> None:
         """A revision's review was kept: show it on the plan message (``ReviewListener``)."""
         await self.cards.show_review(plan_id, revision)
+
+    async def result_ready(self, agent: str, plan_id: str) -> None:
+        """An execution ended: post its completion card (``ResultListener``)."""
+        await self.results.result_ready(agent, plan_id)
+
+    async def result_changed(self, agent: str, plan_id: str) -> None:
+        await self.results.result_changed(agent, plan_id)
 
     async def say(self, agent: str, text: str) -> None:
         await self.io.say(agent, text)
@@ -71,3 +81,4 @@ class DiscordNotifier:
         """After a (re)start: re-attach pending plan messages and asks."""
         await self.plan_restore.restore()
         await self.asks.restore()
+        await self.results.restore()

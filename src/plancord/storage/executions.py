@@ -15,6 +15,7 @@ from plancord.core.execution import (
     ExecutionEvent,
     ExecutionEventKind,
     ExecutionRecord,
+    ResultState,
     StepOutcome,
 )
 from plancord.storage.backend import Backend, Tx
@@ -128,6 +129,79 @@ class ExecutionStore:
         )
         return changed == 1
 
+    # -- the result (storage.result_votes keeps the Merge votes) ---------------------------
+
+    async def open_result(
+        self, plan_id: str, requested_by: str | None, requested_by_name: str | None
+    ) -> bool:
+        """An ended execution's result starts waiting for a decision; False when it had
+        already been opened (or the execution has not ended)."""
+        changed = await self.db.execute(
+            "UPDATE executions SET result = 'waiting', result_version = result_version + 1, "
+            "requested_by = ?, requested_by_name = ? "
+            "WHERE plan_id = ? AND ended_at IS NOT NULL AND result IS NULL",
+            (requested_by, requested_by_name, plan_id),
+        )
+        return changed == 1
+
+    async def result_moved(self, plan_id: str, version: int) -> bool:
+        """The waiting result changed (rolled back): its version moves on, so older cards'
+        clicks are refused. False when it no longer waits at ``version``."""
+        changed = await self.db.execute(
+            "UPDATE executions SET result_version = result_version + 1 "
+            "WHERE plan_id = ? AND result = 'waiting' AND result_version = ?",
+            (plan_id, version),
+        )
+        return changed == 1
+
+    async def decide_result(
+        self,
+        plan_id: str,
+        version: int,
+        state: ResultState,
+        by: str,
+        at: datetime,
+        outcome: str,
+    ) -> bool:
+        """Record Merge or Discard; False when the result no longer waits at ``version``."""
+        changed = await self.db.execute(
+            "UPDATE executions SET result = ?, result_version = result_version + 1, "
+            "decided_by_name = ?, decided_at = ?, outcome = ? "
+            "WHERE plan_id = ? AND result = 'waiting' AND result_version = ?",
+            (state.value, by, ts(at), outcome[:1000], plan_id, version),
+        )
+        return changed == 1
+
+    async def set_card(self, plan_id: str, channel_id: int, message_id: int) -> None:
+        """Where the result's completion card is now."""
+        await self.db.execute(
+            "UPDATE executions SET card_channel = ?, card_message = ? WHERE plan_id = ?",
+            (str(channel_id), str(message_id), plan_id),
+        )
+
+    async def by_card(self, channel_id: int, message_id: int) -> ExecutionRecord | None:
+        row = await self.db.fetchone(
+            "SELECT * FROM executions WHERE card_channel = ? AND card_message = ?",
+            (str(channel_id), str(message_id)),
+        )
+        return _record(row) if row is not None else None
+
+    async def waiting_result(self, agent: str) -> ExecutionRecord | None:
+        """The agent's result waiting for Merge or Discard, if any."""
+        row = await self.db.fetchone(
+            "SELECT * FROM executions WHERE agent = ? AND result = 'waiting' "
+            "ORDER BY started_at DESC LIMIT 1",
+            (agent,),
+        )
+        return _record(row) if row is not None else None
+
+    async def waiting_results(self) -> list[ExecutionRecord]:
+        """Every result waiting for a decision, oldest first (restored after a restart)."""
+        rows = await self.db.fetchall(
+            "SELECT * FROM executions WHERE result = 'waiting' ORDER BY started_at"
+        )
+        return [_record(row) for row in rows]
+
     async def add_event(self, event: ExecutionEvent) -> None:
         """Append a command or drift event; its ``seq`` is the next in the execution."""
         await self.db.execute(
@@ -192,6 +266,15 @@ def _record(row: Any) -> ExecutionRecord:
         started_at=_at(row["started_at"]),
         ended_at=parse_ts(row["ended_at"]),
         end_reason=row["end_reason"],
+        result=ResultState(row["result"]) if row["result"] else None,
+        result_version=int(row["result_version"]),
+        requested_by=row["requested_by"],
+        requested_by_name=row["requested_by_name"],
+        decided_by_name=row["decided_by_name"],
+        decided_at=parse_ts(row["decided_at"]),
+        outcome=row["outcome"],
+        card_channel=int(row["card_channel"]) if row["card_channel"] else None,
+        card_message=int(row["card_message"]) if row["card_message"] else None,
     )
 
 

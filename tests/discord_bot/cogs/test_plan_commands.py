@@ -71,7 +71,10 @@ async def test_status_in_every_phase(plan_scene: Any) -> None:
     assert "Approval deadline" not in executing
 
     await scene.ana.slash(scene.channel, "plan cancel")
-    assert await status_of(scene) == {"Phase": "not in plan mode"}
+    ended = await status_of(scene)
+    # The cancelled execution's result waits for Merge or Discard on its completion card.
+    assert ended.pop("Result waiting for a decision").startswith("Plan v1 ran on `plancord/")
+    assert ended == {"Phase": "not in plan mode"}
 
 
 async def test_start_while_planning_changes_nothing_and_shows_the_status(plan_scene: Any) -> None:

@@ -39,6 +39,14 @@ class BranchStarter:
         )
 
     async def refusal(self, agent: str) -> str | None:
+        """Why ``agent`` cannot start a plan now: the result of its last one still waits for
+        a decision (Merge or Discard first), or its workspace cannot take a branch."""
+        waiting = await self._store.waiting_result(agent)
+        if waiting is not None:
+            return (
+                f"the result of its last plan (branch `{waiting.branch}`) waits for a "
+                "decision; Merge or Discard it on its completion card first"
+            )
         return await self.branch_of(agent).refusal()
 
     async def start(self, agent: str, plan_id: str, revision: int, steps: int) -> None:

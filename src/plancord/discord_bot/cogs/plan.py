@@ -25,6 +25,7 @@ from plancord.core.planning import ApprovalMode, PlanEvent, PlanRevision, next_p
 from plancord.discord_bot.plan_card import buttons
 from plancord.discord_bot.plan_card.buttons import FEEDBACK_LIMIT, REASON_LIMIT, explained_refusals
 from plancord.discord_bot.plan_card.status import render_status
+from plancord.discord_bot.result_card.commands import add_result_status, result_diff
 from plancord.discord_bot.shared.channel_io import ChannelIO
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.common import (
@@ -122,24 +123,35 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
             return
         async with explained_refusals(interaction):
             status = await self.bot.app.planning.status(record.name)
-            await interaction.followup.send(
-                embed=render_status(record.name, status), ephemeral=True
-            )
+            embed = render_status(record.name, status)
+            await add_result_status(self.bot.app, record.name, interaction.guild_id, embed)
+            await interaction.followup.send(embed=embed, ephemeral=True)
 
-    @app_commands.command(name="diff", description="What changed between two revisions")
+    @app_commands.command(
+        name="diff", description="What changed between two revisions, or in the result"
+    )
     @app_commands.describe(
         first="The older revision (default: the one before the newest)",
         second="The newer revision (default: the newest)",
+        result="Attach the newest executed plan's full diff instead",
     )
     async def diff(
         self,
         interaction: discord.Interaction,
         first: app_commands.Range[int, 1, 10_000] | None = None,
         second: app_commands.Range[int, 1, 10_000] | None = None,
+        result: bool = False,
     ) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
         record = await self._agent(interaction)
         if record is None:
+            return
+        if result:
+            text, file = await result_diff(self.bot.app, record.name)
+            if file is None:
+                await interaction.followup.send(text, ephemeral=True)
+            else:
+                await interaction.followup.send(text, file=file, ephemeral=True)
             return
         state = await self.bot.app.store.load_state(record.name)
         if state.plan_id is None or state.revision < 2:

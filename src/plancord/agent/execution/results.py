@@ -1,0 +1,410 @@
+"""The decisions on an execution's result: Merge, Discard, Roll back, Push.
+
+Why this exists: the result of an approved plan is a change a human merges or discards
+(``core.results``). When an execution ends, for whatever reason, its result starts waiting
+and the front ends are told to show its completion card (``ResultListener``); the agent's
+settings may ask for a review of the result, shown on the card when it is kept. Every click
+comes here: it must name the result's current version (an older card's click is refused),
+the clicker must pass the plan's approver policy (four-eyes and ``approvals: N`` apply to
+Merge; Merge votes are records of their own, counted like plan approvals), and only then is
+the branch touched (``ExecutionBranch``). A refusal changes nothing and is audited; so is
+every action with its outcome. Clicks on one result are taken one at a time, so a double
+click merges once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+from plancord.agent.execution.branch import BranchError, ExecutionBranch, MergeConflict
+from plancord.agent.execution.remotes import push_remote
+from plancord.agent.execution.result_summary import summarise
+from plancord.agent.execution.starter import branch_record
+from plancord.agent.plan_review.runs import PlanReviewRuns
+from plancord.core.approval_votes import entitled_votes
+from plancord.core.ballot import ApprovalVote, VoteWrite
+from plancord.core.errors import NotAuthorised, PlancordError
+from plancord.core.execution import ExecutionRecord, ResultState
+from plancord.core.planning import Actor, ActorKind, AuditEntry
+from plancord.core.ports import Clock, MemberDirectory, PlanningChange, SettingsProvider
+from plancord.core.results import (
+    ResultAction,
+    ResultFailed,
+    ResultListener,
+    ResultSummary,
+    StaleResult,
+    check_result_policy,
+    requester_state,
+)
+from plancord.core.settings import PlanModeSettings
+from plancord.core.shell.sandbox.policy import SandboxPolicy, SandboxSettings
+from plancord.storage.executions import ExecutionStore
+from plancord.storage.result_votes import ResultVoteStore
+from plancord.storage.store import SqlStore
+
+log = logging.getLogger(__name__)
+
+REVIEW_DIFF_LIMIT = 400_000
+"""The most of a result's diff a result review reads (the card attaches all of it)."""
+
+
+class ExecutionResults:
+    """Waiting results of every agent, and the one way a human decides them."""
+
+    def __init__(
+        self,
+        *,
+        executions: ExecutionStore,
+        store: SqlStore,
+        plan_settings: SettingsProvider,
+        members: MemberDirectory | None,
+        clock: Clock,
+        agents_dir: Path,
+        sandbox: SandboxSettings,
+        reviews: PlanReviewRuns | None = None,
+    ) -> None:
+        self._executions = executions
+        self._store = store
+        self._settings = plan_settings
+        self._members = members
+        self._clock = clock
+        self._agents_dir = agents_dir
+        self._sandbox = sandbox
+        self._reviews = reviews
+        self._votes = ResultVoteStore(store.db)
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._listeners: list[ResultListener] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def add_listener(self, listener: ResultListener) -> None:
+        self._listeners.append(listener)
+
+    def branch_of(self, agent: str) -> ExecutionBranch:
+        return ExecutionBranch(self.policy_of(agent))
+
+    # -- reading -----------------------------------------------------------------------
+
+    async def waiting(self, agent: str) -> ExecutionRecord | None:
+        """The agent's result waiting for Merge or Discard, if any."""
+        return await self._executions.waiting_result(agent)
+
+    async def with_result(self, plan_id: str) -> ExecutionRecord | None:
+        """``plan_id``'s execution when it has a result (waiting or decided)."""
+        record = await self._executions.get(plan_id)
+        return record if record is not None and record.result is not None else None
+
+    async def latest(self, agent: str) -> ExecutionRecord | None:
+        """The agent's newest execution that has a result (waiting or decided)."""
+        record = await self._executions.latest(agent)
+        return record if record is not None and record.result is not None else None
+
+    async def summary(self, plan_id: str) -> ResultSummary | None:
+        """What the completion card of ``plan_id``'s result shows now."""
+        record = await self._executions.get(plan_id)
+        if record is None or record.result is None:
+            return None
+        revision = await self._store.get_revision(plan_id, record.revision)
+        settings = await self._settings.plan_mode_for(record.agent)
+        votes: tuple[str, ...] = ()
+        if record.waiting and settings.approvals > 1:
+            counted = await self._counted(record, None)
+            votes = tuple(vote.voter_name for vote in counted)
+        review = None
+        if self._reviews is not None:
+            kept = await self._reviews.result_review(plan_id, record.revision)
+            review = _verdict(kept.failure, len(kept.findings)) if kept is not None else None
+        async with self._lock(plan_id):
+            return await summarise(
+                record,
+                revision.plan if revision is not None else None,
+                self._executions,
+                self.branch_of(record.agent),
+                votes=votes,
+                needed=settings.approvals,
+                review=review,
+                push_remote=await self.push_remote(record),
+            )
+
+    async def write_diff(self, plan_id: str, use: Callable[[Path], Awaitable[None]]) -> bool:
+        """Write the result's full diff to a file and hand it to ``use`` while no other
+        action on the result runs; False when there is no such result or branch."""
+        record = await self._executions.get(plan_id)
+        if record is None:
+            return False
+        async with self._lock(plan_id):
+            try:
+                path = await self.branch_of(record.agent).write_diff(branch_record(record))
+            except (BranchError, PlancordError) as exc:
+                log.info("no diff for the result of %s: %s", plan_id, exc)
+                return False
+            await use(path)
+            return True
+
+    async def push_remote(self, record: ExecutionRecord) -> str | None:
+        """The remote Push sends a waiting result's branch to (``remotes.push_remote``)."""
+        if not record.waiting:
+            return None
+        return await push_remote(self.policy_of(record.agent), record.agent, self._sandbox)
+
+    # -- an execution ended ----------------------------------------------------------------
+
+    async def planning_changed(self, change: PlanningChange) -> None:
+        """When the change ended an execution (its record has ended by now: the step
+        keeper listens before this), its result starts waiting and its card is shown."""
+        plan_id = change.before.plan_id
+        if plan_id is None:
+            return
+        record = await self._executions.get(plan_id)
+        if record is None or record.running or record.result is not None:
+            return
+        before = change.before
+        if not await self._executions.open_result(
+            plan_id, before.requested_by, before.requested_by_name
+        ):
+            return
+        await self._tell(record.agent, plan_id, ready=True)
+        if self._reviews is not None and change.revision is not None:
+            task = asyncio.create_task(self._review(record, change))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _review(self, record: ExecutionRecord, change: PlanningChange) -> None:
+        revision = change.revision
+        if revision is None or self._reviews is None:
+            return
+        settings = (await self._settings.plan_mode_for(record.agent)).review
+        if settings is None or not settings.review_result:
+            return
+        text: list[str] = []
+
+        async def read(path: Path) -> None:
+            data = await asyncio.to_thread(_head, path, REVIEW_DIFF_LIMIT)
+            text.append(data.decode("utf-8", "replace"))
+
+        try:
+            if not await self.write_diff(record.plan_id, read):
+                return
+            kept = await self._reviews.review_result(revision, before_task(change), text[0])
+        except PlancordError:
+            log.warning("the result review of %s failed", record.plan_id, exc_info=True)
+            return
+        if kept is not None:
+            await self._tell(record.agent, record.plan_id, ready=False)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # -- the decisions ---------------------------------------------------------------------
+
+    async def merge(self, plan_id: str, version: int, actor: Actor) -> str:
+        """Merge the branch onto its base (fast-forward, or a merge commit when the base
+        moved), or record ``actor``'s vote when more approvers must agree. A conflict
+        changes nothing. The answer for ``actor``."""
+        async with self._lock(plan_id):
+            record, settings = await self._decidable(plan_id, version, actor, ResultAction.MERGE)
+            if actor.kind is ActorKind.USER and settings.approvals > 1:
+                counted = await self._vote(record, actor)
+                if len(counted) < settings.approvals:
+                    self._redraw_soon(record.agent, plan_id)
+                    names = ", ".join(vote.voter_name for vote in counted)
+                    left = settings.approvals - len(counted)
+                    return (
+                        f"Your vote to merge is recorded: {len(counted)} of "
+                        f"{settings.approvals} ({names}). It merges after {left} more "
+                        f"approver{'s' if left != 1 else ''}."
+                    )
+            try:
+                merged = await self.branch_of(record.agent).merge(branch_record(record))
+            except BranchError as exc:
+                await self._audit(record, actor, ResultAction.REFUSED, "merge", str(exc))
+                raise ResultFailed(f"Not merged: {exc}") from exc
+            if isinstance(merged, MergeConflict):
+                paths = ", ".join(f"`{p}`" for p in merged.paths[:10]) or "some paths"
+                why = f"{record.base} moved and the branch conflicts with it in {paths}"
+                await self._audit(record, actor, ResultAction.REFUSED, "merge", why)
+                raise ResultFailed(
+                    f"Not merged: {why}. Nothing was changed; resolve it by hand, or Discard."
+                )
+            how = "as a fast-forward" if merged.fast_forward else "with a merge commit"
+            outcome = f"merged into `{record.base}` {how} ({merged.commit[:8]})"
+            await self._decided(record, actor, ResultState.MERGED, ResultAction.MERGE, outcome)
+            return f"Merged {record.branch} into `{record.base}` {how} ({merged.commit[:8]})."
+
+    async def discard(self, plan_id: str, version: int, actor: Actor) -> str:
+        """Put the base branch and the working tree back exactly at the reviewed state."""
+        async with self._lock(plan_id):
+            record, _ = await self._decidable(plan_id, version, actor, ResultAction.DISCARD)
+            try:
+                await self.branch_of(record.agent).discard(branch_record(record))
+            except BranchError as exc:
+                await self._audit(record, actor, ResultAction.REFUSED, "discard", str(exc))
+                raise ResultFailed(f"Not discarded: {exc}") from exc
+            outcome = f"discarded: `{record.base}` and the workspace are back at the reviewed state"
+            await self._decided(record, actor, ResultState.DISCARDED, ResultAction.DISCARD, outcome)
+            return f"Discarded the result; `{record.base}` is back at the reviewed state."
+
+    async def roll_back(self, plan_id: str, version: int, step: int, actor: Actor) -> str:
+        """The branch and working tree as they were before step ``step`` (1-based)."""
+        async with self._lock(plan_id):
+            record, _ = await self._decidable(plan_id, version, actor, ResultAction.ROLL_BACK)
+            try:
+                await self.branch_of(record.agent).roll_back(branch_record(record), step)
+            except BranchError as exc:
+                await self._audit(record, actor, ResultAction.REFUSED, "roll back", str(exc))
+                raise ResultFailed(f"Not rolled back: {exc}") from exc
+            await self._executions.result_moved(plan_id, record.result_version)
+            await self._audit(record, actor, ResultAction.ROLL_BACK, f"before step {step}")
+            self._redraw_soon(record.agent, plan_id)
+            return f"Rolled {record.branch} back to before step {step}."
+
+    async def push(self, plan_id: str, version: int, actor: Actor) -> str:
+        """Push the branch, under its own name, to the agent's push remote."""
+        async with self._lock(plan_id):
+            record, _ = await self._decidable(plan_id, version, actor, ResultAction.PUSH)
+            remote = await self.push_remote(record)
+            if remote is None:
+                why = "the agent has no push remote it can reach"
+                await self._audit(record, actor, ResultAction.REFUSED, "push", why)
+                raise ResultFailed(f"Not pushed: {why}.")
+            try:
+                await self.branch_of(record.agent).push(branch_record(record), remote)
+            except BranchError as exc:
+                await self._audit(record, actor, ResultAction.REFUSED, "push", str(exc))
+                raise ResultFailed(f"Not pushed: {exc}") from exc
+            await self._audit(record, actor, ResultAction.PUSH, f"pushed to {remote}")
+            return f"Pushed {record.branch} to `{remote}`."
+
+    # -- helpers -------------------------------------------------------------------------
+
+    async def _decidable(
+        self, plan_id: str, version: int, actor: Actor, action: ResultAction
+    ) -> tuple[ExecutionRecord, PlanModeSettings]:
+        record = await self._executions.get(plan_id)
+        if record is None or record.result is None:
+            raise StaleResult("This completion card names no result plancord knows.")
+        if not record.waiting:
+            why = f"the result was already {record.outcome or record.result.value}"
+            by = f" by {record.decided_by_name}" if record.decided_by_name else ""
+            await self._audit(record, actor, ResultAction.REFUSED, action.verb, why + by)
+            raise StaleResult(f"Nothing changed: {why}{by}.")
+        if record.result_version != version:
+            why = "the card is out of date (the result changed since)"
+            await self._audit(record, actor, ResultAction.REFUSED, action.verb, why)
+            raise StaleResult(f"Nothing changed: {why}; use the newest completion card.")
+        settings = await self._settings.plan_mode_for(record.agent)
+        refusal = check_result_policy(actor, record, settings, action)
+        if refusal is not None:
+            await self._audit(record, actor, ResultAction.REFUSED, action.verb, refusal)
+            raise NotAuthorised(refusal)
+        return record, settings
+
+    async def _vote(self, record: ExecutionRecord, actor: Actor) -> Sequence[ApprovalVote]:
+        vote = ApprovalVote(
+            plan_id=record.plan_id,
+            revision=record.result_version,
+            sha256="result",
+            voter_id=actor.id,
+            voter_name=actor.name,
+            at=self._clock.now(),
+        )
+        entry = self._entry(record, actor, ResultAction.MERGE_VOTE, "merge vote")
+        written = await self._votes.record(vote, entry)
+        if written is VoteWrite.CLOSED:
+            raise StaleResult("Nothing changed: the result changed while you voted.")
+        return await self._counted(record, actor)
+
+    async def _counted(self, record: ExecutionRecord, fresh: Actor | None) -> list[ApprovalVote]:
+        settings = await self._settings.plan_mode_for(record.agent)
+        votes = await self._votes.for_version(record.plan_id, record.result_version)
+        state = requester_state(record)
+        return await entitled_votes(self._members, record.agent, votes, state, settings, fresh)
+
+    async def _decided(
+        self,
+        record: ExecutionRecord,
+        actor: Actor,
+        state: ResultState,
+        action: ResultAction,
+        outcome: str,
+    ) -> None:
+        now = self._clock.now()
+        await self._executions.decide_result(
+            record.plan_id, record.result_version, state, actor.name, now, outcome
+        )
+        await self._audit(record, actor, action, outcome)
+        self._redraw_soon(record.agent, record.plan_id)
+
+    def _entry(
+        self, record: ExecutionRecord, actor: Actor, action: ResultAction, what: str, why: str = ""
+    ) -> AuditEntry:
+        detail: dict[str, object] = {"what": what, "version": record.result_version}
+        if why:
+            detail["why"] = why
+        return AuditEntry(
+            at=self._clock.now(),
+            agent=record.agent,
+            actor=actor.label,
+            action=action.value,
+            plan_id=record.plan_id,
+            revision=record.revision,
+            detail=detail,
+        )
+
+    async def _audit(
+        self, record: ExecutionRecord, actor: Actor, action: ResultAction, what: str, why: str = ""
+    ) -> None:
+        await self._store.append_audit(self._entry(record, actor, action, what, why))
+
+    async def _tell(self, agent: str, plan_id: str, *, ready: bool) -> None:
+        for listener in list(self._listeners):
+            try:
+                if ready:
+                    await listener.result_ready(agent, plan_id)
+                else:
+                    await listener.result_changed(agent, plan_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("a result listener failed for %s", plan_id)
+
+    def _redraw_soon(self, agent: str, plan_id: str) -> None:
+        """Tell the front ends once the action's lock is released (the card reads the
+        result under the same lock)."""
+        task = asyncio.create_task(self._tell(agent, plan_id, ready=False))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def settled(self) -> None:
+        """Wait for the card redraws started so far (tests, shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def _lock(self, plan_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(plan_id, asyncio.Lock())
+
+    def policy_of(self, agent: str) -> SandboxPolicy:
+        """The sandbox policy of the agent's git runs on its result."""
+        workspace = self._agents_dir / agent / "workspace"
+        return self._sandbox.policy(agent, workspace, planning=False, inner_wall=False)
+
+
+def before_task(change: PlanningChange) -> str:
+    return change.before.task or (change.revision.plan.summary if change.revision else "")
+
+
+def _verdict(failure: str | None, findings: int) -> str:
+    if failure is not None:
+        return f"unavailable: {failure}"
+    if findings == 0:
+        return "no findings"
+    return f"{findings} finding{'s' if findings != 1 else ''}"
+
+
+def _head(path: Path, limit: int) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(limit)

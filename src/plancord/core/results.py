@@ -1,0 +1,144 @@
+"""The result of an execution, as its completion card shows and decides it.
+
+Why this exists: an approved plan runs on a branch of its own, and what it produced is a
+change a human merges or discards. This module holds the domain side of that decision: what
+the card shows (``ResultSummary``: per step its outcome, files with lines added and removed,
+the commands run, the drift events and how each was decided), the actions a card offers
+(``ResultAction``), and the one approver policy applied to them (``result_refusal``): the
+plan's own policy, with the four-eyes rule and ``approvals: N`` applying to Merge as they
+apply to approving a plan. Discard, Roll back and Push are decisions like Edit or Reject: the
+requester, an approver or an administrator. The agent never decides its own result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from plancord.core.errors import PlancordError
+from plancord.core.execution import DriftDecision, ExecutionRecord, StepOutcome
+from plancord.core.planning import Actor, PlanningState, decision_refusal, describe_approvers
+from plancord.core.settings import PlanModeSettings
+
+
+class ResultAction(StrEnum):
+    """What a completion card can do; the value is also the audit row's action."""
+
+    MERGE = "result-merge"
+    MERGE_VOTE = "result-merge-vote"
+    DISCARD = "result-discard"
+    ROLL_BACK = "result-roll-back"
+    PUSH = "result-push"
+    REFUSED = "result-refused"
+    """A click the policy or the result's state refused; nothing changed."""
+
+    @property
+    def verb(self) -> str:
+        return {
+            ResultAction.MERGE: "merge",
+            ResultAction.MERGE_VOTE: "merge",
+            ResultAction.DISCARD: "discard",
+            ResultAction.ROLL_BACK: "roll back",
+            ResultAction.PUSH: "push",
+            ResultAction.REFUSED: "decide",
+        }[self]
+
+
+class StaleResult(PlancordError):
+    """The click names a result that no longer waits, or an older card of it."""
+
+
+class ResultFailed(PlancordError):
+    """The action was allowed but could not be done (git refused); nothing was changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileLines:
+    """A changed file of a step: lines added and removed (None for a binary file)."""
+
+    path: str
+    added: int | None
+    removed: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class DriftLine:
+    """A drift event or a checkpoint's answer, and how it was decided."""
+
+    what: str
+    decision: DriftDecision | None
+    checkpoint: bool = False
+    """A 🔴 step's checkpoint answer rather than a drift event."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    number: int
+    title: str
+    outcome: StepOutcome
+    files: tuple[FileLines, ...] = ()
+    commands: tuple[str, ...] = ()
+    drift: tuple[DriftLine, ...] = ()
+    committed: bool = False
+    """The step has a commit on the branch, so the card can roll back to before it."""
+    rolled_back: bool = False
+    """The step was done, and its commit was rolled back from the card since."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResultSummary:
+    """Everything a completion card shows of one execution's result."""
+
+    record: ExecutionRecord
+    summary: str
+    steps: tuple[StepResult, ...]
+    votes: tuple[str, ...] = ()
+    needed: int = 1
+    review: str | None = None
+    """The result review's verdict, when the agent's settings ask for one and it is kept."""
+    push_remote: str | None = None
+    """The remote Push sends the branch to; None when the agent has no way to push."""
+
+
+@runtime_checkable
+class ResultListener(Protocol):
+    """A front end showing completion cards (the Discord edge)."""
+
+    async def result_ready(self, agent: str, plan_id: str) -> None:
+        """An execution ended and its result waits: post its completion card."""
+        ...
+
+    async def result_changed(self, agent: str, plan_id: str) -> None:
+        """The result changed (rolled back, voted on, merged, discarded): redraw its card."""
+        ...
+
+
+def requester_state(record: ExecutionRecord) -> PlanningState:
+    """The planning state the approver policy reads, as it stood for this execution."""
+    return PlanningState(
+        agent=record.agent,
+        requested_by=record.requested_by,
+        requested_by_name=record.requested_by_name,
+    )
+
+
+def result_refusal(
+    actor: Actor, record: ExecutionRecord, settings: PlanModeSettings, action: ResultAction
+) -> str | None:
+    """Why ``actor`` may not take ``action`` on ``record``'s result; None when they may."""
+    merging = action in (ResultAction.MERGE, ResultAction.MERGE_VOTE)
+    return decision_refusal(actor, requester_state(record), settings, approving=merging)
+
+
+def check_result_policy(
+    actor: Actor, record: ExecutionRecord, settings: PlanModeSettings, action: ResultAction
+) -> str | None:
+    """None when ``actor`` may take ``action``; else the refusal a member reads."""
+    why = result_refusal(actor, record, settings, action)
+    if why is None:
+        return None
+    state = requester_state(record)
+    if decision_refusal(actor, state, settings) is None:
+        return f"You cannot {action.verb} this result: {why}."
+    return f"Only {describe_approvers(state, settings)} can {action.verb} this result."

@@ -1,0 +1,146 @@
+"""The completion card's embed: per step how it ended, the files it changed with lines
+added and removed, the commands it ran and the drift events with how each was decided.
+
+Why this exists: the card is the one place a human sees an execution's result before
+merging it. It must keep to every Discord embed limit (title 256, description 4096, 25
+fields of 1024, 6000 in all) however many steps, files and commands there are; what does
+not fit is counted ("and 12 more files"), never silently dropped, and the whole change is
+in the attached diff.
+"""
+
+from __future__ import annotations
+
+import discord
+
+from plancord.core.execution import DriftDecision, ResultState, StepOutcome
+from plancord.core.results import DriftLine, ResultSummary, StepResult
+from plancord.discord_bot.shared.embed_basics import clip as _clip
+from plancord.discord_bot.shared.embed_basics import size
+
+MAX_FIELDS = 25
+TOTAL_BUDGET = 5800
+FIELD_LIMIT = 1024
+_OUTCOMES = {
+    StepOutcome.DONE: "✅ done",
+    StepOutcome.SKIPPED: "⏭️ skipped",
+    StepOutcome.STOPPED: "⏹️ stopped",
+    StepOutcome.CURRENT: "⏹️ stopped",
+    StepOutcome.PENDING: "· not reached",
+}
+_DECISIONS = {
+    DriftDecision.ALLOWED: "allowed by a human",
+    DriftDecision.DENIED: "denied, restored",
+    DriftDecision.TIMED_OUT: "nobody answered, restored",
+    DriftDecision.REFUSED: "refused, restored",
+    DriftDecision.LOGGED: "kept, flagged",
+    DriftDecision.STOPPED: "execution stopped",
+}
+_CHECKPOINTS = {
+    DriftDecision.ALLOWED: "Continue",
+    DriftDecision.DENIED: "Stop",
+    DriftDecision.TIMED_OUT: "nobody answered",
+    DriftDecision.STOPPED: "card not shown",
+}
+TITLE_PREFIX = "Result: "
+
+
+def render_result(summary: ResultSummary, diff_note: str | None) -> discord.Embed:
+    record = summary.record
+    color = {
+        ResultState.WAITING: discord.Color.gold(),
+        ResultState.MERGED: discord.Color.green(),
+        ResultState.DISCARDED: discord.Color.dark_grey(),
+    }.get(record.result or ResultState.WAITING, discord.Color.gold())
+    embed = discord.Embed(
+        title=_clip(TITLE_PREFIX + summary.summary, 256),
+        description=_clip(_description(summary, diff_note), 4096),
+        color=color,
+    )
+    steps = list(summary.steps)
+    shown = steps if len(steps) <= MAX_FIELDS else steps[: MAX_FIELDS - 1]
+    used = size(embed.title or "") + size(embed.description or "") + 100
+    room = max(60, min(FIELD_LIMIT, (TOTAL_BUDGET - used) // max(1, len(shown) + 1)))
+    for step in shown:
+        name = _clip(f"{step.number}. {step.title or 'step'}", 200)
+        embed.add_field(name=name, value=_clip(_step_text(step), room), inline=False)
+    if len(steps) > len(shown):
+        rest = steps[len(shown) :]
+        counts: dict[str, int] = {}
+        for step in rest:
+            label = _label(step)
+            counts[label] = counts.get(label, 0) + 1
+        text = ", ".join(f"{n} {label}" for label, n in counts.items())
+        embed.add_field(
+            name=f"Steps {rest[0].number} to {rest[-1].number}",
+            value=_clip(text + " (see the diff)", room),
+            inline=False,
+        )
+    embed.set_footer(text=_clip(f"{record.branch} · v{record.revision} · {record.plan_id}", 2048))
+    return embed
+
+
+def _description(summary: ResultSummary, diff_note: str | None) -> str:
+    record = summary.record
+    lines: list[str] = []
+    if record.result is ResultState.WAITING:
+        lines.append(
+            f"**Waiting for a decision**: Merge puts `{record.branch}` onto `{record.base}`; "
+            f"Discard puts `{record.base}` and the workspace back at the reviewed state."
+        )
+    elif record.result is ResultState.MERGED:
+        lines.append(f"**Merged** by {record.decided_by_name}: {record.outcome}.")
+    elif record.result is ResultState.DISCARDED:
+        lines.append(f"**Discarded** by {record.decided_by_name}: {record.outcome}.")
+    if record.end_reason:
+        lines.append(f"Execution ended: {_clip(record.end_reason, 500)}")
+    if record.requested_by_name:
+        lines.append(f"Requested by {record.requested_by_name}.")
+    if summary.needed > 1 and record.result is ResultState.WAITING:
+        names = ", ".join(summary.votes) or "none yet"
+        lines.append(f"**Merge votes {len(summary.votes)} of {summary.needed}**: {names}")
+    if summary.review is not None:
+        lines.append(f"Result review: {summary.review}")
+    if summary.push_remote is not None and record.result is ResultState.WAITING:
+        lines.append(f"Push sends the branch to `{summary.push_remote}`.")
+    if diff_note:
+        lines.append(diff_note)
+    return "\n".join(lines)
+
+
+def _label(step: StepResult) -> str:
+    if step.rolled_back:
+        return "↩️ rolled back"
+    return _OUTCOMES[step.outcome]
+
+
+def _step_text(step: StepResult) -> str:
+    lines = [_label(step)]
+    files = [f"`{f.path}` {_lines(f.added, f.removed)}" for f in step.files]
+    lines += _listed(files, 8, "file")
+    lines += _listed([f"▸ `{_clip(c, 90)}`" for c in step.commands], 5, "command")
+    drift = [
+        f"{'🔴' if d.checkpoint else '⚠️'} {_clip(d.what, 150)} — {_decided(d)}" for d in step.drift
+    ]
+    lines += _listed(drift, 4, "event")
+    return "\n".join(lines)
+
+
+def _decided(line: DriftLine) -> str:
+    if line.decision is None:
+        return "undecided"
+    if line.checkpoint:
+        return _CHECKPOINTS.get(line.decision, line.decision.value)
+    return _DECISIONS[line.decision]
+
+
+def _listed(items: list[str], most: int, noun: str) -> list[str]:
+    if len(items) <= most:
+        return items
+    more = len(items) - most
+    return [*items[:most], f"… and {more} more {noun}{'s' if more != 1 else ''}"]
+
+
+def _lines(added: int | None, removed: int | None) -> str:
+    if added is None or removed is None:
+        return "(binary)"
+    return f"+{added} −{removed}"

@@ -1,0 +1,67 @@
+"""Merge votes under ``plan_mode.approvals: N``: each a record of its own, bound to one
+version of a waiting result and written with its audit row in one transaction, only while
+the result still waits at that version (a roll back or a decision closes the ballot).
+
+Why this exists apart from ``storage.approval_votes``: those votes bind to a plan revision
+waiting in ``planning_state``; these bind to an execution's result, which waits after plan
+mode has ended. Whether a vote *counts* is decided when the votes are counted
+(``core.approval_votes.entitled_votes``), as for plan approvals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plancord.core.ballot import ApprovalVote, VoteWrite
+from plancord.core.planning import AuditEntry
+from plancord.storage.backend import Backend, Tx
+from plancord.storage.codec import INSERT_AUDIT, audit_values, parse_ts, ts
+
+_HOLD_WAITING = (
+    "UPDATE executions SET result_version = result_version "
+    "WHERE plan_id = ? AND result = 'waiting' AND result_version = ?"
+)
+_INSERT = (
+    "INSERT INTO result_votes (plan_id, version, voter_id, voter_name, voted_at) "
+    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (plan_id, version, voter_id) DO NOTHING"
+)
+
+
+class ResultVoteStore:
+    def __init__(self, db: Backend) -> None:
+        self.db = db
+
+    async def record(self, vote: ApprovalVote, audit: AuditEntry) -> VoteWrite:
+        """Keep ``vote`` (its ``revision`` is the result's version) and ``audit`` together
+        or not at all."""
+        waiting = (vote.plan_id, vote.revision)
+        values = (vote.plan_id, vote.revision, vote.voter_id, vote.voter_name, ts(vote.at))
+        audited = audit_values(audit)
+
+        def write(conn: Tx) -> VoteWrite:
+            if conn.execute(_HOLD_WAITING, waiting).rowcount != 1:
+                return VoteWrite.CLOSED
+            if conn.execute(_INSERT, values).rowcount != 1:
+                return VoteWrite.ALREADY
+            conn.execute(INSERT_AUDIT, audited)
+            return VoteWrite.RECORDED
+
+        return await self.db.write(write)
+
+    async def for_version(self, plan_id: str, version: int) -> list[ApprovalVote]:
+        rows = await self.db.fetchall(
+            "SELECT * FROM result_votes WHERE plan_id = ? AND version = ? "
+            "ORDER BY voted_at, voter_id",
+            (plan_id, version),
+        )
+        return [_vote(row) for row in rows]
+
+
+def _vote(row: Any) -> ApprovalVote:
+    return ApprovalVote(
+        plan_id=row["plan_id"],
+        revision=int(row["version"]),
+        sha256="result",
+        voter_id=row["voter_id"],
+        voter_name=row["voter_name"],
+        at=parse_ts(row["voted_at"]),
+    )
