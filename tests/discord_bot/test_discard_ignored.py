@@ -1,8 +1,8 @@
 """Discard gives back the reviewed tree exactly, ignored files included, attacked through the
 real bot: a scripted model executing an approved plan rewrites ``.env``, deletes an ignored
-cache and plants an ignored directory; after a restart, the execution's Discard (as the
-completion card calls it) puts every byte, mode, link and mtime back, so the workspace
-fingerprints as the tree the approver reviewed."""
+cache and plants an ignored directory; after a restart, Discard clicked on the completion
+card puts every byte, mode, link and mtime back, so the workspace fingerprints as the tree
+the approver reviewed."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from plancord.agent.execution.starter import BranchStarter, branch_record
 from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.core.planning import Phase
 from plancord.storage.executions import ExecutionStore
 from tests.agent.execution.test_observe import tree_state
+from tests.discord_bot.result_card.completed import reply, result_card
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.world import PlanScene
 
@@ -64,10 +64,8 @@ async def test_discard_after_a_restart_restores_ignored_files_exactly(plan_scene
     app = scene.app
     record = await ExecutionStore(app.db).latest("ada")
     assert record is not None and not record.running
-    starter = BranchStarter(
-        app.agents_dir, app.config.sandbox_settings, ExecutionStore(app.db), app.clock
-    )
-    await starter.branch_of("ada").discard(branch_record(record))
+    answer = await scene.ana.click(result_card(scene), label="Discard")
+    assert "back at the reviewed state" in reply(answer)
 
     assert tree_state(workspace) == reviewed_files
     assert (workspace / ".env").stat().st_mtime_ns == 1_000_000_000

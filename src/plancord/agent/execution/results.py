@@ -22,7 +22,7 @@ from pathlib import Path
 from plancord.agent.execution.branch import BranchError, ExecutionBranch, MergeConflict
 from plancord.agent.execution.remotes import push_remote
 from plancord.agent.execution.result_summary import summarise
-from plancord.agent.execution.starter import branch_record
+from plancord.agent.execution.starter import agent_branch, branch_record
 from plancord.agent.plan_review.runs import PlanReviewRuns
 from plancord.core.approval_votes import entitled_votes
 from plancord.core.ballot import ApprovalVote, VoteWrite
@@ -83,7 +83,7 @@ class ExecutionResults:
         self._listeners.append(listener)
 
     def branch_of(self, agent: str) -> ExecutionBranch:
-        return ExecutionBranch(self.policy_of(agent))
+        return agent_branch(self._sandbox, self._agents_dir, agent)
 
     # -- reading -----------------------------------------------------------------------
 

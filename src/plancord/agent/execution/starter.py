@@ -32,11 +32,7 @@ class BranchStarter:
         self._clock = clock
 
     def branch_of(self, agent: str) -> ExecutionBranch:
-        home = self._agents_dir / agent
-        return ExecutionBranch(
-            self._sandbox.policy(agent, home / "workspace", planning=False, inner_wall=False),
-            kept=home / KEPT_DIR,
-        )
+        return agent_branch(self._sandbox, self._agents_dir, agent)
 
     async def refusal(self, agent: str) -> str | None:
         """Why ``agent`` cannot start a plan now: the result of its last one still waits for
@@ -103,4 +99,15 @@ def branch_record(record: ExecutionRecord) -> BranchRecord:
         base_commit=record.base_commit,
         reviewed_commit=record.reviewed_commit,
         reviewed_index=record.reviewed_index,
+    )
+
+
+def agent_branch(sandbox: SandboxSettings, agents_dir: Path, agent: str) -> ExecutionBranch:
+    """The agent's execution branch, as every part that touches it must build it: git runs
+    in the executing sandbox, and the ignored files kept at start live in the agent's home,
+    so Discard puts them back whoever calls it."""
+    home = agents_dir / agent
+    return ExecutionBranch(
+        sandbox.policy(agent, home / "workspace", planning=False, inner_wall=False),
+        kept=home / KEPT_DIR,
     )

@@ -18,8 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from plancord.agent.execution.branch import BranchError, ExecutionBranch
-from plancord.agent.execution.ignored import KEPT_DIR
-from plancord.agent.execution.starter import branch_record
+from plancord.agent.execution.starter import agent_branch, branch_record
 from plancord.core.errors import CardNotShown, PlancordError
 from plancord.core.execution import (
     DriftDecision,
@@ -56,11 +55,7 @@ class StepKeeper:
         self._sandbox = sandbox
 
     def branch_of(self, agent: str) -> ExecutionBranch:
-        home = self._agents_dir / agent
-        return ExecutionBranch(
-            self._sandbox.policy(agent, home / "workspace", planning=False, inner_wall=False),
-            kept=home / KEPT_DIR,
-        )
+        return agent_branch(self._sandbox, self._agents_dir, agent)
 
     async def checkpoint(
         self,
