@@ -48,16 +48,9 @@ class ApprovalVoteStore:
             ts(vote.at),
         )
         audited = audit_values(audit)
-
-        def write(conn: Tx) -> VoteWrite:
-            if conn.execute(HOLD_WAITING, waiting).rowcount != 1:
-                return VoteWrite.CLOSED
-            if conn.execute(_INSERT, values).rowcount != 1:
-                return VoteWrite.ALREADY
-            conn.execute(INSERT_AUDIT, audited)
-            return VoteWrite.RECORDED
-
-        return await self.db.write(write)
+        return await self.db.write(
+            lambda conn: write_vote(conn, (HOLD_WAITING, waiting), (_INSERT, values), audited)
+        )
 
     async def for_revision(self, plan_id: str, revision: int, sha256: str) -> list[ApprovalVote]:
         rows = await self.db.fetchall(
@@ -77,3 +70,20 @@ def _vote(row: Any) -> ApprovalVote:
         voter_name=row["voter_name"],
         at=parse_ts(row["voted_at"]),
     )
+
+
+def write_vote(
+    conn: Tx,
+    hold: tuple[str, tuple[Any, ...]],
+    insert: tuple[str, tuple[Any, ...]],
+    audited: tuple[Any, ...],
+) -> VoteWrite:
+    """One ballot's write, whatever it votes on: ``hold`` must match (and lock) the one row
+    saying the ballot is open, ``insert`` keeps the vote once per voter, and the audit row
+    goes in the same transaction or not at all."""
+    if conn.execute(*hold).rowcount != 1:
+        return VoteWrite.CLOSED
+    if conn.execute(*insert).rowcount != 1:
+        return VoteWrite.ALREADY
+    conn.execute(INSERT_AUDIT, audited)
+    return VoteWrite.RECORDED

@@ -13,8 +13,9 @@ from typing import Any
 
 from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.planning import AuditEntry
-from plancord.storage.backend import Backend, Tx
-from plancord.storage.codec import INSERT_AUDIT, audit_values, parse_ts, ts
+from plancord.storage.approval_votes import write_vote
+from plancord.storage.backend import Backend
+from plancord.storage.codec import audit_values, parse_ts, ts
 
 _HOLD_WAITING = (
     "UPDATE executions SET result_version = result_version "
@@ -36,16 +37,9 @@ class ResultVoteStore:
         waiting = (vote.plan_id, vote.revision)
         values = (vote.plan_id, vote.revision, vote.voter_id, vote.voter_name, ts(vote.at))
         audited = audit_values(audit)
-
-        def write(conn: Tx) -> VoteWrite:
-            if conn.execute(_HOLD_WAITING, waiting).rowcount != 1:
-                return VoteWrite.CLOSED
-            if conn.execute(_INSERT, values).rowcount != 1:
-                return VoteWrite.ALREADY
-            conn.execute(INSERT_AUDIT, audited)
-            return VoteWrite.RECORDED
-
-        return await self.db.write(write)
+        return await self.db.write(
+            lambda conn: write_vote(conn, (_HOLD_WAITING, waiting), (_INSERT, values), audited)
+        )
 
     async def for_version(self, plan_id: str, version: int) -> list[ApprovalVote]:
         rows = await self.db.fetchall(
