@@ -39,7 +39,7 @@ COPY src ./src
 RUN pip install --no-cache-dir .
 # The plan-mode Landlock wall as a native program (landlock-exec), beside the package, so a
 # planning command does not start a Python interpreter for it (docs/security.md).
-RUN python -m plancord.core.shell.sandbox.wall_helper
+RUN python -m plancord.sandbox.wall_helper
 
 RUN mkdir -p /etc/plancord /data \
     && printf 'data_dir: /data\n' > /etc/plancord/config.yaml \

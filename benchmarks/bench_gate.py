@@ -37,7 +37,7 @@ from plancord.core.planning import EntrySource, Phase, PlanRef
 from plancord.core.ports import ModelReply, ModelRequest
 from plancord.core.settings import ShellSandbox
 from plancord.core.shell.readonly import classify
-from plancord.core.shell.sandbox import landlock_abi
+from plancord.sandbox import landlock_abi
 
 PLAN = {"summary": "Read the app", "steps": [{"description": "Read src/app.py"}]}
 DRIFT_PLAN = {

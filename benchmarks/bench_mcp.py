@@ -28,7 +28,7 @@ from mcp.client.stdio import StdioServerParameters
 from plancord.agent.mcp import McpHub
 from plancord.agent.mcp.tool import McpArguments, McpTool
 from plancord.config.mcp import McpServerConfig
-from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.core.sandbox_policy import SandboxSettings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SERVERS = REPO_ROOT / "tests" / "fakes" / "mcp_servers"

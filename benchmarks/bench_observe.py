@@ -36,7 +36,7 @@ from plancord.agent.execution.branch import ExecutionBranch
 from plancord.agent.execution.observe import Effects, WorkspaceObserver
 from plancord.agent.execution.snapshot import take_snapshot
 from plancord.agent.tools.git import run_git
-from plancord.core.shell.sandbox import SandboxPolicy, run_sandboxed
+from plancord.sandbox import SandboxPolicy, run_sandboxed
 
 FILES = 10_000
 GOAL_MS = 20.0

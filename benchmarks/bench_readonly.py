@@ -19,7 +19,7 @@ from pathlib import Path
 
 from plancord.agent.tools.staging import judge_staged
 from plancord.core.shell.readonly import MAX_COMMAND_BYTES, MAX_COMMANDS, MAX_WORDS, classify
-from plancord.core.shell.sandbox import SandboxPolicy, run_sandboxed
+from plancord.sandbox import SandboxPolicy, run_sandboxed
 
 WORKSPACE = Path(__file__).resolve().parent.parent
 

@@ -30,7 +30,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from plancord.core.shell.sandbox import (
+from plancord.sandbox import (
     LayerChoice,
     SandboxPolicy,
     config_cache,
@@ -40,7 +40,7 @@ from plancord.core.shell.sandbox import (
     run_sandboxed,
     runner,
 )
-from plancord.core.shell.sandbox import landlock as landlock_module
+from plancord.sandbox import landlock as landlock_module
 
 COMMANDS = {"true": ["true"], "ls": ["ls", "-la"], "git status": ["git", "status", "--short"]}
 

@@ -17,8 +17,8 @@ from plancord.core.agents import AgentRecord
 from plancord.core.ports import PlanningChange, StaticSettings
 from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
-from plancord.core.shell.sandbox import landlock_abi
 from plancord.discord_bot.shared import channel_io
+from plancord.sandbox import landlock_abi
 from plancord.storage.backend import Backend
 from plancord.storage.engines import open_database
 from plancord.storage.store import SqlStore

@@ -82,7 +82,10 @@ def _cmd_check_bash(args: argparse.Namespace) -> int:
 
 
 def _cmd_sandbox_run(args: argparse.Namespace) -> int:
-    from plancord.core.shell.sandbox import sandbox_run
+    """``argv`` in the plan-mode sandbox with this process's stdio: no shell, no classifier.
+    Exits with the command's status, or 2 after a one-line error."""
+    from plancord.core.sandbox_policy import SandboxPolicy
+    from plancord.sandbox import SandboxUnavailable, run_attached
 
     argv = list(args.argv)
     if argv and argv[0] == "--":
@@ -90,7 +93,16 @@ def _cmd_sandbox_run(args: argparse.Namespace) -> int:
     if not argv:
         print("plancord sandbox-run: give a command after --", file=sys.stderr)
         return 2
-    return sandbox_run(Path(args.workspace), argv)
+    workspace = Path(args.workspace)
+    if not workspace.is_dir():
+        print(f"plancord sandbox-run: workspace {workspace} is not a directory", file=sys.stderr)
+        return 2
+    policy = SandboxPolicy(workspace=workspace.resolve(), writable=False, inner_wall=True)
+    try:
+        return run_attached(argv, policy)
+    except SandboxUnavailable as exc:
+        print(f"plancord sandbox-run: {exc}", file=sys.stderr)
+        return 2
 
 
 def _cmd_migrate(args: argparse.Namespace) -> int:

@@ -26,8 +26,8 @@ from plancord.agent.tools.git_write import (
     GitPushTool,
 )
 from plancord.agent.workspace import init_workspace
-from plancord.core.shell.sandbox import SandboxPolicy
-from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.core.sandbox_policy import SandboxSettings
+from plancord.sandbox import SandboxPolicy
 
 from .conftest import GitRunner, MakeCtx, call
 

@@ -15,7 +15,7 @@ from plancord.agent.mcp.probe import STDERR_CHARS, probe_servers
 from plancord.agent.mcp.stderr import TAIL_BYTES
 from plancord.agent.mcp.tool import McpTool
 from plancord.config.mcp import McpServerConfig
-from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.core.sandbox_policy import SandboxSettings
 
 SERVERS = Path(__file__).resolve().parent.parent / "fakes" / "mcp_servers"
 SITE_PACKAGES = next(p for p in site.getsitepackages() if p.endswith("site-packages"))

@@ -11,7 +11,7 @@ from plancord.agent.tools import shell
 from plancord.agent.tools.base import ShellSettings, ToolContext
 from plancord.agent.tools.shell import BashExecuteInput, BashExecuteTool
 from plancord.core.planning import Phase
-from plancord.core.shell.sandbox import SandboxUnavailable, landlock_abi
+from plancord.sandbox import SandboxUnavailable, landlock_abi
 
 from .conftest import MakeCtx, call
 

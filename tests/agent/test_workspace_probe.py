@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from plancord.agent.workspace_probe import tree_fingerprint
-from plancord.core.shell.sandbox import SandboxPolicy
+from plancord.sandbox import SandboxPolicy
 
 
 def git(root: Path, *args: str) -> None:

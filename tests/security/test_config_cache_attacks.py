@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from plancord.core.shell.sandbox import (
+from plancord.sandbox import (
     Layer,
     LayerChoice,
     choose_layer,
@@ -39,7 +39,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(autouse=True)
 def fresh(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """No reading kept from other tests, files count as settled at once (the one-second
-    rule is tested in tests/core/shell/test_config_cache.py), and every reading counted."""
+    rule is tested in tests/sandbox/test_config_cache.py), and every reading counted."""
     config_cache.VIEWS.clear()
     nested.forget()
     monkeypatch.setattr(config_cache, "SETTLE_NS", 0)

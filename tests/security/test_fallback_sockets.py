@@ -19,7 +19,7 @@ import pytest
 
 from plancord.agent.tools import shell
 from plancord.core.shell.readonly import Verdict
-from plancord.core.shell.sandbox import landlock_abi
+from plancord.sandbox import landlock_abi
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.security.hostile import Hostile
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from plancord.core.shell.sandbox import Layer, LayerChoice, choose_layer
+from plancord.sandbox import Layer, LayerChoice, choose_layer
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.security.hostile import Hostile
 

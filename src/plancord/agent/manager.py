@@ -28,7 +28,7 @@ from plancord.core.planning import Actor, AuditAction, AuditEntry, PlanningState
 from plancord.core.ports import Clock
 from plancord.core.roles import RoleNames, role_names_in
 from plancord.core.settings import PlanModeSettings
-from plancord.core.shell.sandbox import LayerChoice
+from plancord.sandbox import LayerChoice
 from plancord.storage.store import SqlStore
 
 log = logging.getLogger(__name__)

@@ -10,8 +10,8 @@ from plancord.agent.agent_settings import AgentOverrides, ThinkingSettings
 from plancord.agent.tools.base import ShellSettings
 from plancord.core.agents import AgentRecord
 from plancord.core.cost import Price
+from plancord.core.sandbox_policy import SandboxSettings
 from plancord.core.shards import ShardShare
-from plancord.core.shell.sandbox.policy import SandboxSettings
 
 
 @dataclass(frozen=True, slots=True)

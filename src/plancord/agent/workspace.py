@@ -13,7 +13,7 @@ from pathlib import Path
 
 from plancord.agent.tools.git import GitOutput, run_git
 from plancord.core.errors import PlancordError
-from plancord.core.shell.sandbox import LayerChoice, SandboxPolicy
+from plancord.sandbox import LayerChoice, SandboxPolicy
 
 INITIAL_BRANCH = "main"
 

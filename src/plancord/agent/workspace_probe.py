@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from plancord.agent.tools.git import run_git
-from plancord.core.shell.sandbox import SandboxPolicy
-from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.core.sandbox_policy import SandboxSettings
+from plancord.sandbox import SandboxPolicy
 
 MAX_STATUS_BYTES = 64_000_000
 """The most ``git status`` output read (about a million paths); past it, unreadable."""

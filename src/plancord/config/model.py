@@ -43,10 +43,10 @@ from plancord.config.sections import (
     ShellConfig,
     _global_plan_mode,
 )
+from plancord.core.sandbox_policy import SandboxSettings
 from plancord.core.settings import (
     PlanModeSettings,
 )
-from plancord.core.shell.sandbox.policy import SandboxSettings
 
 
 class Config(BaseModel):

@@ -36,6 +36,7 @@ from plancord.config.mcp import McpServers
 from plancord.config.read_only_rules import ReadOnlyRuleConfig
 from plancord.core.cost import Price
 from plancord.core.drift import DriftPolicy
+from plancord.core.sandbox_policy import LayerChoice, Limits, SandboxSettings
 from plancord.core.settings import (
     Access,
     ApprovalPolicy,
@@ -49,7 +50,6 @@ from plancord.core.settings import (
 from plancord.core.shards import ShardShare
 from plancord.core.shell.readonly.operator_rules import OperatorRule
 from plancord.core.shell.readonly.rule_examples import check_examples
-from plancord.core.shell.sandbox.policy import LayerChoice, Limits, SandboxSettings
 
 
 class PlanModeOverrides(BaseModel):

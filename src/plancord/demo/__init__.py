@@ -102,7 +102,7 @@ def story_script() -> list[Turn]:
 def host_plan_mode(**overrides: Any) -> dict[str, Any]:
     """Plan-mode settings for the demo on this host: where the kernel has no Landlock the
     read-only shell runs without the sandbox, so the story still shows exploring."""
-    from plancord.core.shell.sandbox import landlock_abi
+    from plancord.sandbox import landlock_abi
 
     plan_mode: dict[str, Any] = {} if landlock_abi() > 0 else {"shell_sandbox": "off"}
     return {**plan_mode, **overrides}
@@ -111,7 +111,7 @@ def host_plan_mode(**overrides: Any) -> dict[str, Any]:
 async def seed_workspace(workspace: Path) -> None:
     """Give the agent's fresh repository something to explore: a README and an app, committed."""
     from plancord.agent.tools.git import run_git
-    from plancord.core.shell.sandbox import SandboxPolicy
+    from plancord.sandbox import SandboxPolicy
 
     policy = SandboxPolicy(workspace=workspace, writable=True)
     (workspace / "README.md").write_text(README)
@@ -130,7 +130,7 @@ async def seed_workspace(workspace: Path) -> None:
 
 async def _git(workspace: Path, *args: str) -> str:
     from plancord.agent.tools.git import run_git
-    from plancord.core.shell.sandbox import SandboxPolicy
+    from plancord.sandbox import SandboxPolicy
 
     policy = SandboxPolicy(workspace=workspace, writable=False)
     return (await run_git(policy, *args)).stdout.rstrip()
@@ -139,7 +139,7 @@ async def _git(workspace: Path, *args: str) -> str:
 async def tell_story(data_dir: Path, out: TextIO) -> int:
     """Run the demo story over ``data_dir`` and print it to ``out``; the exit status."""
     from plancord.core.planning import Actor, Phase
-    from plancord.core.shell.sandbox import landlock_abi
+    from plancord.sandbox import landlock_abi
     from plancord.testing.sim import start_world
 
     sandboxed = landlock_abi() > 0

@@ -22,7 +22,6 @@ from urllib.parse import quote
 import psycopg
 
 from plancord.config import Config, ConfigError, Secrets, load_config
-from plancord.core.shell.sandbox import landlock_abi, native_wall
 from plancord.doctor.findings import Check, Status, failed, passed, warned
 from plancord.doctor.servers import check_mcp_servers
 from plancord.doctor.walls import (
@@ -32,6 +31,7 @@ from plancord.doctor.walls import (
     check_shell_sandbox,
     check_user,
 )
+from plancord.sandbox import landlock_abi, native_wall
 from plancord.startup import data_dir_fix, data_dir_problem, exposed_to_others
 from plancord.storage.backend import redact
 from plancord.storage.db import storage_error

@@ -81,8 +81,8 @@ def _sandbox_required_by(config: Config) -> list[str]:
 
 def check_agent_sandbox(config: Config | None) -> Check:
     """Which layer walls in agent processes here, and why; a FAIL when none would run."""
-    from plancord.core.shell.sandbox import LayerChoice, SandboxUnavailable, choose_layer
-    from plancord.core.shell.sandbox.layers import bubblewrap_problem
+    from plancord.sandbox import LayerChoice, SandboxUnavailable, choose_layer
+    from plancord.sandbox.layers import bubblewrap_problem
 
     choice = config.sandbox.layer if config is not None else LayerChoice.AUTO
     if choice is LayerChoice.OFF:
@@ -147,5 +147,5 @@ def check_inner_wall(abi: int, helper: str | None) -> Check | None:
         "the native landlock-exec is not built (no C compiler was found), so each planning "
         "command starts Python for the Landlock wall (the same wall, some 20-40 ms slower)",
         "install a C compiler (apt-get install gcc libc6-dev) or build it at install time: "
-        "python -m plancord.core.shell.sandbox.wall_helper",
+        "python -m plancord.sandbox.wall_helper",
     )

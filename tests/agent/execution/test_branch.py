@@ -17,7 +17,7 @@ from plancord.agent.execution.branch import (
     MergeConflict,
     Merged,
 )
-from plancord.core.shell.sandbox import SandboxPolicy
+from plancord.sandbox import SandboxPolicy
 
 from .test_observe import tree_state
 

@@ -11,7 +11,7 @@ import pytest
 
 from plancord.agent.execution.branch import BranchError, BranchRecord, ExecutionBranch
 from plancord.agent.execution.ignored import KeepLimits
-from plancord.core.shell.sandbox import SandboxPolicy, run_sandboxed
+from plancord.sandbox import SandboxPolicy, run_sandboxed
 
 from .test_branch import git
 from .test_observe import tree_state

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from plancord.agent.execution.ignored import IgnoredKeep, KeepLimits, KeepTooLarge
 from plancord.agent.tools.git import GitOutput, run_git
-from plancord.core.shell.sandbox import SandboxPolicy
+from plancord.sandbox import SandboxPolicy
 
 IDENTITY = ("plancord", "plancord@plancord.invalid")
 _HOST_CONFIG = (

@@ -49,7 +49,7 @@ from plancord.core.holding import (
 from plancord.core.plan import Plan
 from plancord.core.planning import Actor, AuditAction, AuditEntry
 from plancord.core.ports import Clock, Notifier, PermissionRequest
-from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.core.sandbox_policy import SandboxSettings
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.store import SqlStore
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from plancord.agent.tools.git import run_git
-from plancord.core.shell.sandbox.policy import SandboxPolicy, SandboxSettings
+from plancord.core.sandbox_policy import SandboxPolicy, SandboxSettings
 
 
 async def push_remote(policy: SandboxPolicy, agent: str, sandbox: SandboxSettings) -> str | None:

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from plancord.agent.tools.git import run_git
-from plancord.core.shell.sandbox import SandboxPolicy
-from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.core.sandbox_policy import SandboxSettings
+from plancord.sandbox import SandboxPolicy
 
 DIFF_CHARS = 700
 """How much of a drift's diff the permission card shows."""

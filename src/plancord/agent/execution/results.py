@@ -39,8 +39,8 @@ from plancord.core.results import (
     check_result_policy,
     requester_state,
 )
+from plancord.core.sandbox_policy import SandboxPolicy, SandboxSettings
 from plancord.core.settings import PlanModeSettings
-from plancord.core.shell.sandbox.policy import SandboxPolicy, SandboxSettings
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.result_votes import ResultVoteStore
 from plancord.storage.store import SqlStore

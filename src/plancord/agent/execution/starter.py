@@ -16,7 +16,7 @@ from plancord.agent.execution.ignored import KEPT_DIR
 from plancord.core.errors import ExecutionRefused
 from plancord.core.execution import ExecutionRecord, StepOutcome
 from plancord.core.ports import Clock
-from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.core.sandbox_policy import SandboxSettings
 from plancord.storage.executions import ExecutionStore
 
 

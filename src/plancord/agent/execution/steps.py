@@ -30,7 +30,7 @@ from plancord.core.execution import (
 from plancord.core.plan import Plan
 from plancord.core.planning import ActorKind, AuditAction, Phase
 from plancord.core.ports import Clock, Notifier, PermissionRequest, PlanningChange
-from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.core.sandbox_policy import SandboxSettings
 from plancord.storage.executions import ExecutionStore
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ from plancord.agent.workspace import workspace_of
 from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
 from plancord.core.errors import PlancordError
-from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.core.sandbox_policy import SandboxSettings
 
 
 class McpConfigProblem(PlancordError):

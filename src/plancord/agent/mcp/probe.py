@@ -16,7 +16,7 @@ from pathlib import Path
 from plancord.agent.mcp.hub import McpHub, ServerStatus
 from plancord.config.mcp import McpServerConfig
 from plancord.core.gate import ToolKind
-from plancord.core.shell.sandbox.policy import SandboxSettings
+from plancord.core.sandbox_policy import SandboxSettings
 
 #: The name the global servers are probed under (no agent has it: names have no spaces).
 ANY_AGENT = "any agent"

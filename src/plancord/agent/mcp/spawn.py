@@ -22,15 +22,10 @@ from pathlib import Path
 
 from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
-from plancord.core.shell.sandbox.environment import sandbox_environment
-from plancord.core.shell.sandbox.layers import choose_layer, host_layout
-from plancord.core.shell.sandbox.policy import (
-    SANDBOX_TMP,
-    Layer,
-    SandboxPolicy,
-    bwrap_argv,
-    landlock_argv,
-)
+from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy
+from plancord.sandbox.argv import bwrap_argv, landlock_argv
+from plancord.sandbox.environment import sandbox_environment
+from plancord.sandbox.layers import choose_layer, host_layout
 
 #: What the MCP SDK copies from the bot's environment unless it is given a value: each is
 #: overwritten, so nothing of the bot's own environment reaches the server.

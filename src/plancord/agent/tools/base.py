@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict
 
 from plancord.core.gate import ToolKind
 from plancord.core.planning import Actor, Phase
+from plancord.core.sandbox_policy import SandboxPolicy, SandboxSettings
 from plancord.core.shell.readonly.operator_rules import OperatorRule
-from plancord.core.shell.sandbox.policy import SandboxPolicy, SandboxSettings
 
 if TYPE_CHECKING:
     from plancord.core.agents import AgentRecord

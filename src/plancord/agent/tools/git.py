@@ -2,7 +2,7 @@
 change the repository are in ``git_write``).
 
 Git runs with an argument vector (never through a shell) inside the agent's sandbox
-(``plancord.core.shell.sandbox``), like every process an agent causes: it sees only the
+(``plancord.sandbox``), like every process an agent causes: it sees only the
 workspace (read-only for the tools that only look, and while planning), has no network unless
 the operator allowed it (never for the tools that only look), starts with the sandbox's
 environment (no secrets, no pager, no prompt, no discovery above the workspace) and sees only
@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
 from plancord.agent.tools.paths import PathOutsideWorkspace, display_path, resolve_in_workspace
 from plancord.core.gate import ToolKind
-from plancord.core.shell.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
+from plancord.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
 
 GIT_TIMEOUT_SECONDS = 30.0
 PUSH_TIMEOUT_SECONDS = 120.0

@@ -34,7 +34,7 @@ from plancord.agent.tools.paths import (
     resolve_in_workspace,
 )
 from plancord.core.gate import ToolKind
-from plancord.core.shell.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
+from plancord.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
 
 MAX_GREP_RESULTS = 1000
 DEFAULT_GREP_RESULTS = 100

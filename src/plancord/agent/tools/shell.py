@@ -28,7 +28,7 @@ from plancord.agent.tools.staging import judge_staged
 from plancord.core.gate import ToolKind
 from plancord.core.shell.readonly import Verdict
 from plancord.core.shell.readonly.operator_rules import OperatorRule
-from plancord.core.shell.sandbox import ProcessResult, SandboxUnavailable, run_shell
+from plancord.sandbox import ProcessResult, SandboxUnavailable, run_shell
 
 MAX_COMMAND_CHARS = 20_000
 MAX_TIMEOUT_SECONDS = 3600.0

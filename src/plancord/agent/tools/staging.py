@@ -17,7 +17,7 @@ from typing import Final
 from plancord.core.shell.readonly import Verdict, classify
 from plancord.core.shell.readonly.operator_rules import OperatorRule
 from plancord.core.shell.readonly.substitution import MAX_SUBSTITUTIONS
-from plancord.core.shell.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
+from plancord.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
 
 STAGE_TIMEOUT_SECONDS: Final = 5.0
 """An inner command running longer is killed and the command line denied."""

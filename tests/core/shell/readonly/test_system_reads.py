@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from plancord.core.shell.readonly import classify
-from plancord.core.shell.sandbox import SandboxPolicy, run_shell
+from plancord.sandbox import SandboxPolicy, run_shell
 
 READS = [
     "cat /etc/os-release",

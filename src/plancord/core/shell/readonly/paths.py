@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from plancord.core.sandbox_policy import ETC_ENTRIES, SYSTEM_DIRS
 from plancord.core.shell.readonly.structure import DEV_NULL
 from plancord.core.shell.readonly.substitution import is_piped_input
 from plancord.core.shell.readonly.verdict import Denied, shown
-from plancord.core.shell.sandbox.policy import ETC_ENTRIES, SYSTEM_DIRS
 
 SYSTEM_READ_PATHS: Final = (
     "/usr",

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from plancord.core.shell.sandbox import (
+from plancord.doctor.findings import Status
+from plancord.doctor.walls import check_inner_wall
+from plancord.sandbox import (
     LayerChoice,
     ProcessResult,
     SandboxPolicy,
@@ -25,9 +27,7 @@ from plancord.core.shell.sandbox import (
     runner,
     wall_helper,
 )
-from plancord.core.shell.sandbox.policy import HostLayout, bwrap_argv
-from plancord.doctor.findings import Status
-from plancord.doctor.walls import check_inner_wall
+from plancord.sandbox.argv import HostLayout, bwrap_argv
 
 
 def require_landlock(minimum: int = 1) -> None:

@@ -18,13 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from plancord.core.shell.sandbox import (
+from plancord.core.sandbox_policy import Layer, LayerChoice
+from plancord.sandbox import (
     SandboxPolicy,
     SandboxUnavailable,
     choose_layer,
     run_sandboxed,
 )
-from plancord.core.shell.sandbox.git_config import (
+from plancord.sandbox.git_config import (
     ForeignRepository,
     filtered,
     is_allowed,
@@ -32,7 +33,6 @@ from plancord.core.shell.sandbox.git_config import (
     parse_listing,
     render,
 )
-from plancord.core.shell.sandbox.policy import Layer, LayerChoice
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "t",

@@ -30,7 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from plancord.core.shell.sandbox import git_config
+from plancord.sandbox import git_config
 
 #: How long a file must have been left alone before a reading that depends on it is kept.
 SETTLE_NS = 1_000_000_000

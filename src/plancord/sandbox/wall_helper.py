@@ -7,7 +7,7 @@ everywhere, write only ``/dev/null``, no TCP, no signals or abstract sockets out
 privileges; any failure exits 126 before the command runs), a few hundred microseconds.
 
 It is built from the source shipped beside this module with the system's C compiler, once:
-at install time (``python -m plancord.core.shell.sandbox.wall_helper``, which writes it
+at install time (``python -m plancord.sandbox.wall_helper``, which writes it
 beside this module, as the Docker image does), or else on first use into the bot user's
 cache directory, where no sandbox can see it. The file's name carries the source's hash, so
 a build from another version is never used. Before it is used it is tried once

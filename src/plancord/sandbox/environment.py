@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from plancord.core.shell.sandbox import git_config
-from plancord.core.shell.sandbox.policy import SANDBOX_PATH
+from plancord.core.sandbox_policy import SANDBOX_PATH
+from plancord.sandbox import git_config
 
 FIXED_ENVIRONMENT: Mapping[str, str] = {
     "PATH": SANDBOX_PATH,

@@ -4,7 +4,7 @@ Why this exists: every process an agent causes (``bash_execute``, the git tools,
 behind ``grep``, anything added later) must be walled in the same way, so they all start
 here, through :func:`run_sandboxed`. It picks the layer (bubblewrap, else the Landlock
 fallback, else a refusal unless the operator turned the sandbox off), builds the argv from
-the :class:`~plancord.core.shell.sandbox.policy.SandboxPolicy`, and runs the process's whole
+the :class:`~plancord.core.sandbox_policy.SandboxPolicy`, and runs the process's whole
 life in a worker thread of its own pool: the fork, the reads, the wait and the kill never
 happen on the event loop that every agent and the Discord connection share.
 
@@ -27,7 +27,6 @@ import selectors
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -36,20 +35,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plancord.core.shell.sandbox import config_view, git_config, landlock
-from plancord.core.shell.sandbox.environment import sandbox_environment
-from plancord.core.shell.sandbox.layers import (
+from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy
+from plancord.sandbox import config_view, git_config, landlock
+from plancord.sandbox.argv import bwrap_argv, landlock_argv
+from plancord.sandbox.environment import sandbox_environment
+from plancord.sandbox.layers import (
     NO_LANDLOCK,
     SandboxUnavailable,
     choose_layer,
     host_layout,
-)
-from plancord.core.shell.sandbox.policy import (
-    SANDBOX_TMP,
-    Layer,
-    SandboxPolicy,
-    bwrap_argv,
-    landlock_argv,
 )
 
 #: Sandboxed runs in flight at once; more wait for a thread (never the event loop).
@@ -353,25 +347,13 @@ async def run_shell(
     )
 
 
-def sandbox_run(workspace: Path, argv: Sequence[str], policy: SandboxPolicy | None = None) -> int:
-    """``plancord sandbox-run``: ``argv`` in the plan-mode sandbox with this process's stdio.
+def run_attached(argv: Sequence[str], policy: SandboxPolicy) -> int:
+    """``argv`` under ``policy`` with this process's stdio (for an operator at a terminal).
 
-    No shell, no classifier. Returns the command's exit status (128+N when signal N killed
-    it), or 2 after a one-line error on stderr when the workspace is missing or no sandbox
-    layer works here.
+    Returns the command's exit status (128+N when signal N killed it); raises
+    :class:`SandboxUnavailable` when no sandbox layer works here.
     """
-    if not argv:
-        print("plancord sandbox-run: no command given", file=sys.stderr)
-        return 2
-    if not workspace.is_dir():
-        print(f"plancord sandbox-run: workspace {workspace} is not a directory", file=sys.stderr)
-        return 2
-    policy = policy or SandboxPolicy(workspace=workspace.resolve(), writable=False, inner_wall=True)
-    try:
-        spawn = _prepare(argv, policy, None)
-    except SandboxUnavailable as exc:
-        print(f"plancord sandbox-run: {exc}", file=sys.stderr)
-        return 2
+    spawn = _prepare(argv, policy, None)
     try:
         completed = subprocess.run(spawn.argv, cwd=spawn.cwd, env=spawn.env, check=False)
     finally:

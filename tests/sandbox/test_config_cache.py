@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from plancord.core.shell.sandbox import (
+from plancord.sandbox import (
     LayerChoice,
     SandboxPolicy,
     SandboxUnavailable,

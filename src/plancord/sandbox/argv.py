@@ -1,4 +1,4 @@
-"""What an agent's process may reach, as a value, and the argv that enforces it.
+"""The argv that enforces a sandbox policy (``plancord.core.sandbox_policy``).
 
 Why this exists: the sandbox is decided per call (the phase makes the workspace read-only or
 writable, an operator may allow the network while executing), and a mount-order mistake in
@@ -30,110 +30,13 @@ namespaces, so the process limit counts the sandbox's processes only) with the p
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
-from pathlib import Path
 
-#: Where the sandbox sees its private temporary directory, which is also its HOME.
-SANDBOX_TMP = "/tmp"  # noqa: S108 - a tmpfs private to each sandbox, not the host's /tmp
-#: Where the Landlock trampoline is bound inside the sandbox for the inner wall.
-TRAMPOLINE_PATH = "/run/plancord/landlock.py"
-#: Where the native inner wall (``wall_helper``) is bound inside the sandbox, when built.
-WALL_HELPER_PATH = "/run/plancord/landlock-exec"
-#: The only PATH a sandboxed process starts with: the system's programs.
-SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-PRLIMIT = "/usr/bin/prlimit"
-
-#: The parts of /etc that ordinary programs read: the dynamic linker, users and groups for
-#: ``ls -l``, time zone, ``alternatives`` (awk, editor links), TLS roots, name resolution for
-#: when the network is allowed, and libmagic's database for ``file``.
-ETC_ENTRIES = (
-    "alternatives",
-    "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
-    "localtime",
-    "timezone",
-    "nsswitch.conf",
-    "passwd",
-    "group",
-    "os-release",
-    "ssl",
-    "ca-certificates",
-    "ca-certificates.conf",
-    "hosts",
-    "resolv.conf",
-    "protocols",
-    "services",
-    "mime.types",
-    "magic",
-    "magic.mime",
+from plancord.core.sandbox_policy import (
+    SANDBOX_TMP,
+    TRAMPOLINE_PATH,
+    WALL_HELPER_PATH,
+    SandboxPolicy,
 )
-
-#: Top-level system directories: each is bound read-only, or recreated as the symlink it is.
-SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-
-
-class LayerChoice(StrEnum):
-    """What the operator configured: ``auto`` takes the strongest layer that works here."""
-
-    AUTO = "auto"
-    BUBBLEWRAP = "bubblewrap"
-    LANDLOCK = "landlock"
-    OFF = "off"
-
-
-class Layer(StrEnum):
-    """The layer a command actually runs under."""
-
-    BUBBLEWRAP = "bubblewrap"
-    LANDLOCK = "landlock"
-    OFF = "off"
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Per-command resource limits; each applies to every process of the command."""
-
-    memory_bytes: int = 2 * 1024**3
-    processes: int = 256
-    file_size_bytes: int = 1024**3
-    cpu_seconds: int = 600
-    tmp_bytes: int = 512 * 1024**2
-
-    def prlimit_argv(self) -> list[str]:
-        """``prlimit`` with these limits (soft = hard), ready to take the command after it."""
-        return [
-            PRLIMIT,
-            f"--as={self.memory_bytes}",
-            f"--nproc={self.processes}",
-            f"--fsize={self.file_size_bytes}",
-            f"--cpu={self.cpu_seconds}",
-            "--core=0",
-            "--",
-        ]
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxPolicy:
-    """Everything that decides what one agent process may reach.
-
-    ``writable``: the workspace can be changed (executing, inactive); read-only while
-    planning. ``network``: the process keeps the host's network (never while planning: the
-    runtime decides). ``inner_wall``: the Landlock read-only trampoline runs inside too.
-    ``shared``: directories the operator shares with every agent (a local git remote, a
-    cache), mounted like the workspace: read-only while planning, writable otherwise.
-    ``git_dir``: the git directory plancord made for this workspace (a worktree it created),
-    the only place a ``.git`` file or a ``commondir`` may lead; None refuses both.
-    """
-
-    workspace: Path
-    writable: bool
-    network: bool = False
-    inner_wall: bool = False
-    limits: Limits = Limits()
-    layer: LayerChoice = LayerChoice.AUTO
-    shared: tuple[Path, ...] = ()
-    git_dir: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,43 +142,3 @@ def landlock_argv(
     if policy.network:
         argv.append("--net")
     return [*argv, "--", *command]
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxSettings:
-    """The operator's sandbox settings, from which each call's policy is made."""
-
-    layer: LayerChoice = LayerChoice.AUTO
-    limits: Limits = Limits()
-    network_agents: frozenset[str] = frozenset()
-    shared: tuple[Path, ...] = ()
-
-    def policy(
-        self, agent: str, workspace: Path, *, planning: bool, inner_wall: bool
-    ) -> SandboxPolicy:
-        """The policy for one process of ``agent``: read-only and offline while planning;
-        the network only for agents the operator named, and only outside plan mode."""
-        return SandboxPolicy(
-            workspace=workspace,
-            writable=not planning,
-            network=not planning and agent in self.network_agents,
-            inner_wall=planning and inner_wall,
-            limits=self.limits,
-            layer=self.layer,
-            shared=self.shared,
-        )
-
-    def read_only_policy(self, workspace: Path, *, inner_wall: bool) -> SandboxPolicy:
-        """The policy for a process that runs without a human's Allow because it only reads
-        (a read-only tool, a command the filter judged read-only): the workspace read-only
-        and no network, in every phase and whatever the agent's network setting, so a wrong
-        judgement can neither write nor send."""
-        return SandboxPolicy(
-            workspace=workspace,
-            writable=False,
-            network=False,
-            inner_wall=inner_wall,
-            limits=self.limits,
-            layer=self.layer,
-            shared=self.shared,
-        )

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from plancord.core.shell.sandbox import (
+from plancord import cli
+from plancord.sandbox import (
     Layer,
     LayerChoice,
     ProcessResult,
@@ -26,9 +27,8 @@ from plancord.core.shell.sandbox import (
     choose_layer,
     landlock_abi,
     runner,
-    sandbox_run,
 )
-from plancord.core.shell.sandbox import landlock as sandbox_module
+from plancord.sandbox import landlock as sandbox_module
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Plan Tester",
@@ -466,7 +466,7 @@ async def test_missing_workspace_raises(tmp_path: Path) -> None:
 def test_trampoline_never_runs_the_command_when_the_jail_fails(tmp_path: Path) -> None:
     require_landlock()
     broken = (
-        "from plancord.core.shell.sandbox import landlock; "
+        "from plancord.sandbox import landlock; "
         "landlock._syscall_numbers = lambda: (444, 445, 99999); "
         "landlock.main(['readonly', '--', 'touch', 'x'])"
     )
@@ -568,7 +568,7 @@ def test_sandbox_run_without_landlock(
 ) -> None:
     monkeypatch.setattr(sandbox_module, "landlock_abi", lambda: 0)
 
-    status = sandbox_run(workspace, ["touch", "x"])
+    status = cli.main(["sandbox-run", "--workspace", str(workspace), "--", "touch", "x"])
 
     assert status == 2
     error = capsys.readouterr().err

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from plancord.core.shell.sandbox import config_cache, git_config, nested
-from plancord.core.shell.sandbox.layers import SandboxUnavailable
-from plancord.core.shell.sandbox.policy import Layer, SandboxPolicy
+from plancord.core.sandbox_policy import Layer, SandboxPolicy
+from plancord.sandbox import config_cache, git_config, nested
+from plancord.sandbox.layers import SandboxUnavailable
 
 
 class Reading(Protocol):

@@ -16,18 +16,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-from plancord.core.shell.sandbox import landlock, wall_helper
-from plancord.core.shell.sandbox.environment import sandbox_environment
-from plancord.core.shell.sandbox.policy import (
+from plancord.core.sandbox_policy import (
     ETC_ENTRIES,
     SANDBOX_TMP,
     SYSTEM_DIRS,
-    HostLayout,
     Layer,
     LayerChoice,
     SandboxPolicy,
-    bwrap_argv,
 )
+from plancord.sandbox import landlock, wall_helper
+from plancord.sandbox.argv import HostLayout, bwrap_argv
+from plancord.sandbox.environment import sandbox_environment
 
 NO_LANDLOCK = (
     "needs the Landlock kernel sandbox (Linux 5.13 or later built with "

@@ -25,7 +25,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from plancord.core.shell.sandbox import config_cache
+from plancord.sandbox import config_cache
 
 #: The most directories walked in one workspace; beyond it git could find a repository
 #: plancord has not seen, so the run is refused.

@@ -8,16 +8,16 @@ here, and ``runner`` starts the process off the event loop and makes sure nothin
 the call.
 """
 
-from plancord.core.shell.sandbox.landlock import landlock_abi
-from plancord.core.shell.sandbox.layers import SandboxUnavailable, choose_layer
-from plancord.core.shell.sandbox.policy import Layer, LayerChoice, Limits, SandboxPolicy
-from plancord.core.shell.sandbox.runner import (
+from plancord.core.sandbox_policy import Layer, LayerChoice, Limits, SandboxPolicy
+from plancord.sandbox.landlock import landlock_abi
+from plancord.sandbox.layers import SandboxUnavailable, choose_layer
+from plancord.sandbox.runner import (
     ProcessResult,
+    run_attached,
     run_sandboxed,
     run_shell,
-    sandbox_run,
 )
-from plancord.core.shell.sandbox.wall_helper import native_wall
+from plancord.sandbox.wall_helper import native_wall
 
 __all__ = [
     "Layer",
@@ -29,7 +29,7 @@ __all__ = [
     "choose_layer",
     "landlock_abi",
     "native_wall",
+    "run_attached",
     "run_sandboxed",
     "run_shell",
-    "sandbox_run",
 ]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from plancord.core.shell.sandbox import (
+from plancord.core.sandbox_policy import SandboxSettings
+from plancord.sandbox import (
     Layer,
     LayerChoice,
     Limits,
@@ -22,8 +23,8 @@ from plancord.core.shell.sandbox import (
     layers,
     run_sandboxed,
 )
-from plancord.core.shell.sandbox import landlock as landlock_module
-from plancord.core.shell.sandbox.policy import HostLayout, SandboxSettings, bwrap_argv
+from plancord.sandbox import landlock as landlock_module
+from plancord.sandbox.argv import HostLayout, bwrap_argv
 
 HOST = HostLayout(
     symlinks=(("/bin", "usr/bin"),),
