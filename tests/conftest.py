@@ -17,7 +17,6 @@ from plancord.core.agents import AgentRecord
 from plancord.core.ports import PlanningChange, StaticSettings
 from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
-from plancord.discord_bot.shared import channel_io
 from plancord.sandbox import landlock_abi
 from plancord.storage.backend import Backend
 from plancord.storage.engines import open_database
@@ -79,16 +78,6 @@ class RecordingNotifier:
     @property
     def actions(self) -> list[str]:
         return [c.action for c in self.changes]
-
-
-@pytest.fixture
-def typing_past_patient_settle(monkeypatch: pytest.MonkeyPatch) -> None:
-    """For tests that give SimCord a patient settle (a minute, for real git and sandboxes on a
-    loaded machine): SimCord's settle waits for every timer due before its deadline, and the
-    channel's typing refresh (every 8 s while a turn runs) would be such a timer again and
-    again, holding each settle for the whole minute while a turn waits on a card. A refresh
-    due after the deadline is parked like the card. No such test asserts the typing."""
-    monkeypatch.setattr(channel_io, "TYPING_REFRESH_SECONDS", 120.0)
 
 
 @pytest.fixture(scope="session")

@@ -18,8 +18,6 @@ from tests.discord_bot.plans import submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.world import buttons
 
-pytestmark = pytest.mark.usefixtures("typing_past_patient_settle")
-
 
 async def executing(plan_scene: Any, box: list[Any], *after: Any) -> Any:
     """Approved; step 1's work done; the model uses 🔴 step 2's tool, so the host posts its
