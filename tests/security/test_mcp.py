@@ -199,6 +199,11 @@ async def test_a_stdio_server_sees_neither_the_bot_nor_other_workspaces_nor_the_
     assert OTHER_SECRET not in reads[3]
     assert reached.startswith("unreachable")
     assert "closed" not in wrote and not (scene.workspace / "closed.txt").exists()
+    # Positive control: what the server was refused is there for a process of the host.
+    assert OTHER_SECRET in (other / "notes.txt").read_text()
+    assert scene.secret_file.read_bytes() and (scene.data_dir / "plancord.db").read_bytes()
+    with socket.create_server(("127.0.0.1", 0)) as again:
+        socket.create_connection(again.getsockname(), timeout=5).close()
 
 
 def processes_with(needle: str) -> list[int]:
