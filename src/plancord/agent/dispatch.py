@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,10 @@ class ToolDispatch:
         self._agents_dir = agents_dir
         self._clock = clock
         self._settings = settings
+        self.refusals: Counter[tuple[str, str, str]] = Counter()
+        """Calls the gate refused, by ``(agent, tool kind, rule)``; the rule is ``plan_mode``
+        (a mutating call while planning, a shell command the read-only filter denied) or
+        ``policy`` (the permission profile, a drift refusal). Read by the metrics."""
 
     async def dispatch(self, session: AgentSession, call: dict[str, Any]) -> ToolResult:
         """The single choke point: validate input, ask the gate, then (maybe) run the tool.
@@ -135,7 +140,9 @@ class ToolDispatch:
         if decision.outcome is GateOutcome.REFUSE:
             if decision.refusal is not None:
                 log_refusal(name, tool.kind.value, agent)
+                self.refusals[(agent, tool.kind.value, "plan_mode")] += 1
                 return ToolResult.error(decision.refusal.to_text())
+            self.refusals[(agent, tool.kind.value, "policy")] += 1
             return ToolResult.error(f"Refused: {decision.reason}.")
         if decision.outcome is GateOutcome.ASK:
             answer = await self._notifier.ask_permission(
