@@ -17,13 +17,16 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from plancord.app import MetricsUnavailable
+from plancord.core.execution import DriftDecision, ExecutionEventKind
 from plancord.core.planning import Actor
 from plancord.core.ports import SystemClock
 from plancord.metrics import MetricsEndpoint, PlancordCollector
 from plancord.storage.db import Database
 from plancord.storage.engines import migrate_database
+from plancord.storage.executions import ExecutionStore
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from plancord.testing.sim import MODEL
+from tests.discord_bot.result_card.completed import completed, record
 from tests.world import PlanScene, Worlds, plan_scene_in
 
 PLAN = {
@@ -178,3 +181,39 @@ async def test_off_by_default(worlds: Worlds) -> None:
     scene = await plan_scene_in(await worlds.start([]))
     assert scene.app.metrics is None
     assert scene.app.config.metrics.host == "127.0.0.1"
+
+
+DRIFTING = (
+    tool_turn(ToolCall("create_file", {"path": "greet.py", "content": "def hello():\n    pass\n"})),
+    tool_turn(ToolCall("bash_execute", {"command": "touch made-by-shell"})),
+    tool_turn(ToolCall("complete_plan", {"summary": "greeted"})),
+    text_turn("Done."),
+)
+
+
+async def test_an_executed_plan_its_drift_and_its_waiting_result(
+    worlds: Worlds, typing_past_patient_settle: None
+) -> None:
+    async def make(script: Any = (), **options: Any) -> PlanScene:
+        return await plan_scene_in(await worlds.start(script, config=METRICS, **options))
+
+    scene, workspace = await completed(make, work=DRIFTING, plan_mode={"drift": "refuse"})
+    assert not (workspace / "made-by-shell").exists()
+    events = await ExecutionStore(scene.app.db).events((await record(scene)).plan_id)
+    drifted = [e for e in events if e.kind is ExecutionEventKind.DRIFT]
+    assert [e.decision for e in drifted] == [DriftDecision.REFUSED]
+
+    samples = await scrape(scene)
+
+    assert value(samples, "plancord_results_waiting") == 1
+    assert value(samples, "plancord_agents", phase="inactive") == 1
+    assert value(samples, "plancord_drift_events_total", kind="drift", decision="refused") == 1
+    assert sum(n for _, n in series(samples, "plancord_drift_events_total")) == 1
+    refusals = list(series(samples, "plancord_tool_refusals_total"))
+    assert [(labels["agent"], labels["rule"], n) for labels, n in refusals] == [
+        ("ada", "drift", 1.0)
+    ]
+
+    found = await record(scene)
+    await scene.app.runtime.results.discard(found.plan_id, found.result_version, Actor.operator())
+    assert value(await scrape(scene), "plancord_results_waiting") == 0

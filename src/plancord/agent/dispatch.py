@@ -75,9 +75,10 @@ class ToolDispatch:
         self._clock = clock
         self._settings = settings
         self.refusals: Counter[tuple[str, str, str]] = Counter()
-        """Calls the gate refused, by ``(agent, tool kind, rule)``; the rule is ``plan_mode``
-        (a mutating call while planning, a shell command the read-only filter denied) or
-        ``policy`` (the permission profile, a drift refusal). Read by the metrics."""
+        """Calls refused, by ``(agent, tool kind, rule)``; the rule is ``plan_mode`` (a
+        mutating call while planning, a shell command the read-only filter denied),
+        ``policy`` (the permission profile) or ``drift`` (the host held an executing call
+        to its step and refused or undid it). Read by the metrics."""
 
     async def dispatch(self, session: AgentSession, call: dict[str, Any]) -> ToolResult:
         """The single choke point: validate input, ask the gate, then (maybe) run the tool.
@@ -179,6 +180,7 @@ class ToolDispatch:
             )
             moved, before = await self._host.before(call_held)
             if before.error is not None:
+                self.refusals[(agent, tool.kind.value, "drift")] += 1
                 return await self._refused(session, state, before.error, before.stop)
             call_held = replace(call_held, record=moved)
         context = ToolContext(
@@ -207,6 +209,7 @@ class ToolDispatch:
             after = await self._host.after(call_held)
         if after.error is None:
             return result
+        self.refusals[(agent, tool.kind.value, "drift")] += 1
         return await self._refused(session, state, after.error, after.stop, result)
 
     async def _held(

@@ -154,7 +154,7 @@ def families(readings: Readings, *, stale: bool = False) -> Iterator[Metric]:
     yield dollars
     yield _counter(
         "plancord_tool_refusals",
-        "Tool calls the gate refused, by agent, tool kind and rule (plan_mode or policy).",
+        "Tool calls refused, by agent, tool kind and rule (plan_mode, policy or drift).",
         ["agent", "tool_kind", "rule"],
         readings.refusals,
     )
