@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -217,3 +219,56 @@ async def test_an_executed_plan_its_drift_and_its_waiting_result(
     found = await record(scene)
     await scene.app.runtime.results.discard(found.plan_id, found.result_version, Actor.operator())
     assert value(await scrape(scene), "plancord_results_waiting") == 0
+
+
+async def test_a_call_the_permission_profile_denies(scene_with_metrics: Any) -> None:
+    scene: PlanScene = await scene_with_metrics(
+        [
+            tool_turn(ToolCall("create_file", {"path": "x.py", "content": "x = 1\n"})),
+            text_turn("not allowed, fine"),
+        ]
+    )
+    record = await scene.app.store.get_agent("ada")
+    profile = {"preset": "open", "deny": ["tool:create_file:.*"]}
+    await scene.app.store.update_agent(record.model_copy(update={"permission_profile": profile}))
+
+    await scene.ana.send(scene.channel, "make a file")
+
+    assert not (scene.app.manager.workspace_of("ada") / "x.py").exists()
+    refusals = list(series(await scrape(scene), "plancord_tool_refusals_total"))
+    assert refusals == [({"agent": "ada", "tool_kind": "mutating", "rule": "policy"}, 1.0)]
+
+
+async def test_the_loop_lag_is_how_long_the_loop_kept_the_read_waiting(
+    scene_with_metrics: Any,
+) -> None:
+    scene: PlanScene = await scene_with_metrics([])
+    metrics = scene.app.metrics
+    assert metrics is not None
+    asking = threading.Event()
+
+    def scrape_from_a_thread() -> list[Any]:
+        asking.set()
+        return list(metrics.registry.collect())
+
+    scraped = asyncio.get_running_loop().run_in_executor(None, scrape_from_a_thread)
+    asking.wait(30)
+    time.sleep(0.5)  # noqa: ASYNC251 - blocks the loop on purpose: the read waits for it
+    families = {family.name: family for family in await scraped}
+
+    assert families["plancord_event_loop_lag_seconds"].samples[0].value > 0.1
+    assert families["plancord_metrics_stale"].samples[0].value == 0
+
+
+async def test_asked_on_the_loop_itself_the_last_readings_are_marked_stale(
+    scene_with_metrics: Any,
+) -> None:
+    scene: PlanScene = await scene_with_metrics([])
+    metrics = scene.app.metrics
+    assert metrics is not None
+    await scrape(scene)  # readings exist now
+
+    families = {family.name: family for family in metrics.registry.collect()}
+
+    assert families["plancord_metrics_stale"].samples[0].value == 1
+    assert families["plancord_agents"].samples  # the previous readings, not nothing
