@@ -55,6 +55,7 @@ async def summarise(
         needed=needed,
         review=review,
         push_remote=push_remote,
+        head=commits[-1].commit if commits else None,
     )
 
 
