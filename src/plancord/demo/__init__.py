@@ -53,6 +53,9 @@ PLAN_V2: dict[str, Any] = {
         },
     ],
 }
+#: How long (real time) one step of the story may take before SimCord gives up waiting for
+#: the bot: SimCord's 5 s default is one slow sandbox start away on a loaded machine.
+SETTLE_SECONDS = 120.0
 QUIET_LOGGERS = ("discord", "simcord", "plancord", "aiohttp", "anthropic", "httpx", "asyncio")
 
 
@@ -144,6 +147,7 @@ async def tell_story(data_dir: Path, out: TextIO) -> int:
 
     sandboxed = landlock_abi() > 0
     world = await start_world(data_dir, story_script(), plan_mode=host_plan_mode())
+    world.env.settle_timeout = SETTLE_SECONDS
     try:
         env = world.env
         guild = env.create_guild("plancord demo")
