@@ -293,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser(
         "demo",
-        help="watch the whole plan-mode story offline: no token, no API key, a few seconds",
+        help="watch the whole plan-mode story offline: no token, no API key, under a minute",
         description=(
             "Run the real bot against a simulated Discord, with a scripted agent playing the "
             "model, in a temporary directory that is removed afterwards; print what the "

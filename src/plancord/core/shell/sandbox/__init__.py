@@ -9,7 +9,7 @@ the call.
 """
 
 from plancord.core.shell.sandbox.landlock import landlock_abi
-from plancord.core.shell.sandbox.layers import SandboxUnavailable, choose_layer
+from plancord.core.shell.sandbox.layers import SandboxUnavailable, choose_layer, layer_in_use
 from plancord.core.shell.sandbox.policy import Layer, LayerChoice, Limits, SandboxPolicy
 from plancord.core.shell.sandbox.runner import (
     ProcessResult,
@@ -28,6 +28,7 @@ __all__ = [
     "SandboxUnavailable",
     "choose_layer",
     "landlock_abi",
+    "layer_in_use",
     "native_wall",
     "run_sandboxed",
     "run_shell",
