@@ -514,10 +514,13 @@ def test_secrets_from_env_and_require() -> None:
     assert str(caught.value) == "ANTHROPIC_API_KEY is not set; export it and run again"
 
 
-def test_secrets_require_names_the_first_missing() -> None:
+def test_secrets_require_names_every_missing_one() -> None:
     secrets = Secrets.from_env({})
 
-    with pytest.raises(ConfigError, match=r"^DISCORD_TOKEN is not set; export it and run again$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^DISCORD_TOKEN and ANTHROPIC_API_KEY are not set; export them and run again$",
+    ):
         secrets.require()
     with pytest.raises(ValueError, match="unknown secret"):
         secrets.require("GITHUB_TOKEN")
