@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import importlib.metadata
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -190,6 +191,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 2
     harden(Secrets.environment_names())
     configure_logging(config.log_level)
+    from plancord.core.shell.sandbox import SandboxUnavailable, layer_in_use
+
+    try:
+        layer = layer_in_use(config.sandbox.layer)
+    except SandboxUnavailable as exc:
+        print(f"plancord: {exc}", file=sys.stderr)
+        return 2
+    logging.getLogger("plancord.run").info("%s", layer)
     import discord
 
     from plancord.discord_bot.bot import make_bot
@@ -251,8 +260,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def configure_logging(level: str) -> None:
     """Everything to stderr, one line per record; the ``[plan-mode]`` lines are among them."""
-    import logging
-
     logging.basicConfig(
         level=level,
         stream=sys.stderr,
@@ -414,6 +421,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         result: int = args.func(args)
+    except KeyboardInterrupt:
+        print(f"plancord: stopped (Ctrl-C) during {args.cmd}", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
