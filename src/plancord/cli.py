@@ -83,6 +83,9 @@ def _cmd_check_bash(args: argparse.Namespace) -> int:
 
 
 def _cmd_sandbox_run(args: argparse.Namespace) -> int:
+    """CMD in the plan-mode sandbox the config's ``sandbox`` section makes (layer, limits,
+    shared paths), as an agent's planning command would run."""
+    from plancord.config import ConfigError, load_config
     from plancord.core.shell.sandbox import sandbox_run
 
     argv = list(args.argv)
@@ -91,7 +94,18 @@ def _cmd_sandbox_run(args: argparse.Namespace) -> int:
     if not argv:
         print("plancord sandbox-run: give a command after --", file=sys.stderr)
         return 2
-    return sandbox_run(Path(args.workspace), argv)
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"plancord: {exc}", file=sys.stderr)
+        return 2
+    workspace = Path(args.workspace)
+    if not workspace.is_dir():
+        return sandbox_run(workspace, argv)
+    policy = config.sandbox.settings(frozenset()).policy(
+        "sandbox-run", workspace.resolve(), planning=True, inner_wall=True
+    )
+    return sandbox_run(workspace, argv, policy)
 
 
 def _cmd_migrate(args: argparse.Namespace) -> int:
@@ -403,11 +417,20 @@ def build_parser() -> argparse.ArgumentParser:
         "sandbox-run",
         help="run a command inside the plan-mode sandbox",
         description=(
-            "Run CMD inside the plan-mode sandbox (no read-only filter) and exit with its "
-            "status: for operators checking what their kernel enforces."
+            "Run CMD inside the plan-mode sandbox (no read-only filter), as the config's "
+            "sandbox section makes it, and exit with its status: for operators checking what "
+            "their kernel enforces."
         ),
     )
     sandbox.add_argument("--workspace", required=True, help="directory the command runs in")
+    sandbox.add_argument(
+        "--config",
+        **{
+            **config_after,
+            "help": "the config whose sandbox section (layer, limits, shared_paths) applies; "
+            "before the --",
+        },
+    )
     sandbox.add_argument("argv", nargs=argparse.REMAINDER, help="-- CMD [ARGS...]")
     sandbox.set_defaults(func=_cmd_sandbox_run)
     return parser
