@@ -347,7 +347,9 @@ def test_cancel_an_executing_plan(world: World) -> None:
     ],
 )
 def test_an_unknown_agent(world: World, command: tuple[str, ...]) -> None:
-    assert refused(world.cli(*command, "--agent", "zed")) == "There is no agent named 'zed'."
+    assert refused(world.cli(*command, "--agent", "zed")) == (
+        "There is no agent named 'zed'. `plancord agents list` names the agents."
+    )
 
 
 def test_a_bad_config_is_exit_2(world: World) -> None:

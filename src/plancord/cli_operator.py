@@ -35,7 +35,8 @@ def _run_operator(
 ) -> int:
     """Load the config (exit 2 on error), run ``action`` on the services, print its text.
 
-    Every ``PlancordError`` becomes one line ``plancord: <message>`` on stderr and exit 1.
+    Every ``PlancordError`` becomes one line ``plancord: <message>`` on stderr and exit 1;
+    an unknown agent's line says where the names are.
     """
     from plancord.config import ConfigError, load_config
 
@@ -44,7 +45,7 @@ def _run_operator(
     except ConfigError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
-    from plancord.core.errors import PlancordError
+    from plancord.core.errors import AgentNotFound, PlancordError
     from plancord.operator import open_services
 
     async def run() -> str:
@@ -54,7 +55,10 @@ def _run_operator(
     try:
         text = asyncio.run(run())
     except PlancordError as exc:
-        print(f"plancord: {' '.join(str(exc).split())}", file=sys.stderr)
+        said = " ".join(str(exc).split())
+        if isinstance(exc, AgentNotFound):
+            said += " `plancord agents list` names the agents."
+        print(f"plancord: {said}", file=sys.stderr)
         return 1
     print(text)
     return 0
