@@ -249,3 +249,15 @@ def test_tables_are_ordered_parents_first_and_a_cycle_is_refused() -> None:
     ]
     with pytest.raises(CopyRefused, match="cycle"):
         parents_first(["a", "b"], [("a", "b"), ("b", "a")])
+
+
+def test_migrate_into_a_database_not_created_yet_says_how_to_create_it(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    config = config_for(tmp_path, postgres_server.url("not_created_yet"))
+    done = run_cli("migrate", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "the database not_created_yet does not exist on that server" in done.stderr
+    assert f"sudo -u postgres createdb -O {postgres_server.user} not_created_yet" in done.stderr
+    assert "cannot be reached" not in done.stderr
