@@ -121,16 +121,26 @@ def test_shards_name_this_process_s_share_of_the_application(tmp_path: Path) -> 
             load_config(write_config(tmp_path, text))
 
 
-def test_example_file_loads_and_its_defaults_match_the_code() -> None:
+def example_entries() -> str:
+    """The example agents and channels of config.example.yaml, commented out there, as
+    YAML: the commented lines from ``# agents:`` on, without their ``# ``."""
+    lines = EXAMPLE.read_text(encoding="utf-8").splitlines()
+    start = lines.index("# agents:")
+    block = [line.removeprefix("#").removeprefix(" ") for line in lines[start:]]
+    assert all(line.startswith("#") or not line.strip() for line in lines[start:])
+    return "\n".join(block) + "\n"
+
+
+def test_example_file_loads_and_every_value_in_it_is_the_default() -> None:
     config = load_config(EXAMPLE)
 
-    assert config.plan_mode == PlanModeSettings()
-    assert config.data_dir == EXAMPLE.parent / "data"
-    assert config.database is None
-    assert config.log_level == Config().log_level
-    assert config.discord == DiscordConfig()
-    assert config.anthropic == AnthropicConfig()
-    assert config.shell == ShellConfig()
+    assert config == Config(data_dir=EXAMPLE.parent / "data")
+    assert config.agents == {} and config.channels == {}
+
+
+def test_example_entries_of_agents_and_channels_load_as_described() -> None:
+    config = parse_config_text(example_entries())
+
     assert config.agent_role("reviewer") == "coordinator"
     reviewer = config.plan_mode_for("reviewer")
     assert reviewer.approval_timeout == timedelta(hours=2)
@@ -141,7 +151,7 @@ def test_example_file_loads_and_its_defaults_match_the_code() -> None:
 
 def test_example_file_shows_and_explains_every_key() -> None:
     text = EXAMPLE.read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = {**yaml.safe_load(text), **yaml.safe_load(example_entries())}
     expected = {
         "": Config,
         "discord": DiscordConfig,
