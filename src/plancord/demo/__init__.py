@@ -181,6 +181,7 @@ async def tell_story(
         data_dir, story_script() if script is None else script, plan_mode=host_plan_mode()
     )
     world.env.settle_timeout = settle_seconds
+    interrupted = False
     try:
         env = world.env
         guild = env.create_guild("plancord demo")
@@ -282,11 +283,16 @@ async def tell_story(
         say("🎉 complete: planned, revised, approved by the requester, executed and committed.")
         return 0
     except asyncio.CancelledError:
-        # Ctrl-C: close at once instead of waiting out the step still running.
+        # Ctrl-C: close at once instead of waiting out the step still running, and let the
+        # interrupt, not a step cut short by it, be what the story ends with.
         world.env.settle_timeout = 1.0
+        interrupted = True
+        with contextlib.suppress(TimeoutError):
+            await world.close()
         raise
     finally:
-        await world.close()
+        if not interrupted:
+            await world.close()
 
 
 def tell(story: Coroutine[Any, Any, int], settle_seconds: float = SETTLE_SECONDS) -> int:
