@@ -122,16 +122,26 @@ def test_shards_name_this_process_s_share_of_the_application(tmp_path: Path) -> 
             load_config(write_config(tmp_path, text))
 
 
-def test_example_file_loads_and_its_defaults_match_the_code() -> None:
+def example_entries() -> str:
+    """The example agents and channels of config.example.yaml, commented out there, as
+    YAML: the commented lines from ``# agents:`` on, without their ``# ``."""
+    lines = EXAMPLE.read_text(encoding="utf-8").splitlines()
+    start = lines.index("# agents:")
+    block = [line.removeprefix("#").removeprefix(" ") for line in lines[start:]]
+    assert all(line.startswith("#") or not line.strip() for line in lines[start:])
+    return "\n".join(block) + "\n"
+
+
+def test_example_file_loads_and_every_value_in_it_is_the_default() -> None:
     config = load_config(EXAMPLE)
 
-    assert config.plan_mode == PlanModeSettings()
-    assert config.data_dir == EXAMPLE.parent / "data"
-    assert config.database is None
-    assert config.log_level == Config().log_level
-    assert config.discord == DiscordConfig()
-    assert config.anthropic == AnthropicConfig()
-    assert config.shell == ShellConfig()
+    assert config == Config(data_dir=EXAMPLE.parent / "data")
+    assert config.agents == {} and config.channels == {}
+
+
+def test_example_entries_of_agents_and_channels_load_as_described() -> None:
+    config = parse_config_text(example_entries())
+
     assert config.agent_role("reviewer") == "coordinator"
     reviewer = config.plan_mode_for("reviewer")
     assert reviewer.approval_timeout == timedelta(hours=2)
@@ -142,7 +152,7 @@ def test_example_file_loads_and_its_defaults_match_the_code() -> None:
 
 def test_example_file_shows_and_explains_every_key() -> None:
     text = EXAMPLE.read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = {**yaml.safe_load(text), **yaml.safe_load(example_entries())}
     expected = {
         "": Config,
         "discord": DiscordConfig,
@@ -517,10 +527,13 @@ def test_secrets_from_env_and_require() -> None:
     assert str(caught.value) == "ANTHROPIC_API_KEY is not set; export it and run again"
 
 
-def test_secrets_require_names_the_first_missing() -> None:
+def test_secrets_require_names_every_missing_one() -> None:
     secrets = Secrets.from_env({})
 
-    with pytest.raises(ConfigError, match=r"^DISCORD_TOKEN is not set; export it and run again$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^DISCORD_TOKEN and ANTHROPIC_API_KEY are not set; export them and run again$",
+    ):
         secrets.require()
     with pytest.raises(ValueError, match="unknown secret"):
         secrets.require("GITHUB_TOKEN")

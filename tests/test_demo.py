@@ -1,14 +1,45 @@
 """``plancord demo`` as a newcomer runs it: a subprocess that tells the whole story, exits 0,
-prints nothing on stderr and leaves no temporary directory behind."""
+prints nothing on stderr and leaves no temporary directory behind; a slow step still
+finishes, and one that never does, or a Ctrl-C, ends in one line naming ``plancord doctor``."""
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Sequence
 from pathlib import Path
+
+import pytest
+
+from plancord.demo import quiet, story_script, tell, tell_story
+from plancord.testing.anthropic_server import Turn
+from plancord.testing.fake_api.wire import JsonObject
+
+#: The model request that follows ana's Approve: the first of the execution.
+FIRST_EXECUTING_REQUEST = 5
+
+
+def slowed(turns: Sequence[Turn], request: int, seconds: float) -> object:
+    """``turns`` played in order, request number ``request`` answered only after ``seconds``
+    of real time spent off the event loop, as a slow sandbox start or git would."""
+    left = list(turns)
+    served = 0
+
+    async def play(body: JsonObject) -> Turn | None:
+        nonlocal served
+        served += 1
+        if served == request:
+            await asyncio.to_thread(time.sleep, seconds)
+        return left.pop(0) if left else None
+
+    return play
 
 
 def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
@@ -28,6 +59,7 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stderr == ""
     out = done.stdout
+    assert out.splitlines()[0].startswith("agent sandbox: ")
     beats = [
         "ana types /plan start task:add a greeting module",
         "🔧 view README.md",
@@ -69,7 +101,12 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
 
 def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: Path) -> None:
     kept = tmp_path / "kept"
-    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    venv_bin = Path(sys.executable).parent
+    # The virtual environment is not activated: its programs are not on PATH.
+    path = os.pathsep.join(
+        p for p in os.environ["PATH"].split(os.pathsep) if p and Path(p) != venv_bin
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PATH": path}
     env.pop("DISCORD_TOKEN", None)
     env.pop("ANTHROPIC_API_KEY", None)
 
@@ -79,13 +116,20 @@ def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: 
             capture_output=True,
             text=True,
             env={**env, **extra},
+            cwd=tmp_path,
             timeout=60,
             check=False,
         )
 
     done = plancord("demo", "--keep", str(kept))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"PLANCORD_DATA_DIR={kept} plancord agents list" in done.stdout
+    hint = f"PLANCORD_DATA_DIR={kept} {venv_bin / 'plancord'} agents list"
+    assert f"\n  {hint}\n" in done.stdout
+    hinted = subprocess.run(
+        ["bash", "-c", hint], capture_output=True, text=True, env=env, cwd=tmp_path, check=False
+    )
+    assert hinted.returncode == 0, hinted.stderr
+    assert "ada" in hinted.stdout and "inactive" in hinted.stdout
     assert kept.stat().st_mode & 0o777 == 0o700
     assert (kept / "plancord.db").stat().st_mode & 0o777 == 0o600
     assert (kept / "agents" / "ada" / "workspace" / "greet.py").is_file()
@@ -100,3 +144,59 @@ def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: 
     assert diff.returncode == 0, diff.stderr
     assert diff.stdout.startswith("# Changes from v1 to v2")
     assert "say which commit message you will use" in diff.stdout
+
+
+def test_a_step_that_takes_more_than_ten_seconds_still_ends_the_story(tmp_path: Path) -> None:
+    out = io.StringIO()
+    script = slowed(story_script(), FIRST_EXECUTING_REQUEST, 11.0)
+    with quiet():
+        status = tell(tell_story(tmp_path / "data", out, script=script))  # type: ignore[arg-type]
+    assert status == 0, out.getvalue()
+    assert "🎉 complete" in out.getvalue()
+
+
+def test_a_step_that_never_ends_is_one_line_naming_doctor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = io.StringIO()
+    script = slowed(story_script(), FIRST_EXECUTING_REQUEST, 4.0)
+    with quiet():
+        story = tell_story(tmp_path / "data", out, script=script, settle_seconds=1.0)  # type: ignore[arg-type]
+        status = tell(story, settle_seconds=1.0)
+    assert status == 1
+    said = capsys.readouterr()
+    assert said.err.splitlines() == [
+        "plancord demo: a step took longer than 1 s and the story stopped; the machine may be "
+        "overloaded or its sandbox slow to start: plancord doctor checks the setup"
+    ]
+    assert "🎉" not in out.getvalue()
+
+
+def test_ctrl_c_during_the_demo_is_one_line_naming_doctor(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    env.pop("DISCORD_TOKEN", None)
+    env.pop("ANTHROPIC_API_KEY", None)
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "plancord.cli", "demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert demo.stdout is not None
+    seen = []
+    for line in demo.stdout:
+        seen.append(line)
+        if "ana types /plan start" in line:
+            break
+    assert seen and "ana types /plan start" in seen[-1], "".join(seen)
+    demo.send_signal(signal.SIGINT)
+    rest, err = demo.communicate(timeout=120)
+
+    assert demo.returncode == 130, err
+    assert err.splitlines() == [
+        "plancord demo: stopped (Ctrl-C) before the story ended; if a step seemed stuck, "
+        "plancord doctor checks the setup"
+    ]
+    assert "🎉" not in rest
+    assert list(tmp_path.iterdir()) == []

@@ -432,3 +432,12 @@ def test_an_empty_or_unreadable_secret_file_is_one_line_naming_it(tmp_path: Path
     missing = tmp_path / "nope"
     found = checks(None, environ={"ANTHROPIC_API_KEY_FILE": str(missing)})
     assert str(missing) in by_what(found, "ANTHROPIC_API_KEY_FILE").problem
+
+
+def test_a_postgres_database_not_created_yet_says_how_to_create_it(
+    postgres_server: PostgresServer,
+) -> None:
+    url = postgres_server.url("not_created_yet")
+    check = doctor.check_database_server(url, len(discover()))
+    assert check.status is Status.FAIL and "the database does not exist" in check.line()
+    assert f"createdb -O {postgres_server.user} not_created_yet" in check.line()

@@ -90,3 +90,22 @@ def test_the_readme_commands_exist() -> None:
             check=False,
         )
         assert done.returncode == 0, (argv, done.stderr)
+
+
+def test_the_readme_setup_config_is_valid_and_requires_bubblewrap() -> None:
+    from plancord.config import parse_config_text
+    from plancord.sandbox import LayerChoice
+
+    readme = (ROOT / "README.md").read_text()
+    match = re.search(r"Give it the tokens and a config.*?```yaml\n(.+?)\n```", readme, re.S)
+    assert match, "no yaml block in the README's setup"
+    config = parse_config_text(match.group(1))
+    assert config.sandbox.layer is LayerChoice.BUBBLEWRAP
+    assert config.discord.dev_guild_id is not None
+
+
+def test_the_readme_puts_prerequisites_and_the_demo_before_setup() -> None:
+    readme = (ROOT / "README.md").read_text()
+    order = ["**Prerequisites:**", "python3-venv", "plancord demo", "## Why plancord", "## Setup"]
+    positions = [readme.find(part) for part in order]
+    assert -1 not in positions and positions == sorted(positions), positions

@@ -89,6 +89,8 @@ def test_run_that_cannot_reach_discord_says_so_in_one_line(tmp_path: Path) -> No
         check=False,
     )
     assert done.returncode in (1, 2), done.stderr
+    layer = [line for line in done.stderr.splitlines() if " plancord.run: agent sandbox: " in line]
+    assert len(layer) == 1, done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("plancord: "), done.stderr[-2000:]
     assert "Traceback" not in done.stderr

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,6 +106,14 @@ def test_migrate_creates_a_private_data_dir_and_database(tmp_path: Path) -> None
 # -- secrets ------------------------------------------------------------------------------
 
 
+def test_run_names_every_missing_secret_at_once(tmp_path: Path) -> None:
+    said = plancord("run", cwd=tmp_path, env=data_dir_env(tmp_path / "data"))
+    assert said.status == 2
+    assert said.line == (
+        "plancord: DISCORD_TOKEN and ANTHROPIC_API_KEY are not set; export them and run again"
+    )
+
+
 def test_run_with_a_secret_file_that_cannot_be_read(tmp_path: Path) -> None:
     missing = tmp_path / "secrets" / "discord_token"
     env = {"DISCORD_TOKEN_FILE": str(missing), "ANTHROPIC_API_KEY": "k"}
@@ -192,3 +202,57 @@ def test_demo_keep_refuses_a_directory_in_use(tmp_path: Path) -> None:
     said = plancord("demo", "--keep", str(tmp_path / "used"), cwd=tmp_path)
     assert said.status == 2
     assert str(tmp_path / "used") in said.line
+
+
+# -- the sandbox layer and Ctrl-C at start ---------------------------------------------------
+
+TOKENS = {"DISCORD_TOKEN": "not-a-token", "ANTHROPIC_API_KEY": "k"}
+
+
+def test_run_with_bubblewrap_required_and_missing_stops_before_discord(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(f"data_dir: {tmp_path / 'data'}\nsandbox:\n  layer: bubblewrap\n")
+    no_programs = tmp_path / "bin"
+    no_programs.mkdir()
+    env = {**TOKENS, "PATH": str(no_programs)}
+    said = plancord("run", "--config", str(config), cwd=tmp_path, env=env)
+    assert said.status == 2
+    assert said.line.startswith(
+        "plancord: the agent sandbox cannot start: bubblewrap is not installed"
+    )
+
+
+def test_ctrl_c_while_run_starts_is_one_line(tmp_path: Path) -> None:
+    """The interrupt arrives while ``run`` reads its token from a file (a pipe nobody has
+    written to yet, as a slow secret store would be), before the bot's own handlers."""
+    token = tmp_path / "discord_token"
+    os.mkfifo(token)
+    config = tmp_path / "config.yaml"
+    config.write_text(f"data_dir: {tmp_path / 'data'}\n")
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD", "ANTHROPIC"))}
+    env = {**environ, "DISCORD_TOKEN_FILE": str(token), "ANTHROPIC_API_KEY": "k"}
+    run = subprocess.Popen(
+        [sys.executable, "-m", "plancord.cli", "run", "--config", str(config)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    writer = None
+    try:
+        while writer is None and run.poll() is None:
+            try:  # opens once run has opened the pipe to read it
+                writer = os.open(token, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                time.sleep(0.05)
+        assert writer is not None, run.communicate()
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+    finally:
+        if writer is not None:
+            os.close(writer)
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 130, err
+    assert err.splitlines() == ["plancord: stopped (Ctrl-C) during run"]

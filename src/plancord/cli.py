@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import importlib.metadata
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -82,9 +83,10 @@ def _cmd_check_bash(args: argparse.Namespace) -> int:
 
 
 def _cmd_sandbox_run(args: argparse.Namespace) -> int:
-    """``argv`` in the plan-mode sandbox with this process's stdio: no shell, no classifier.
-    Exits with the command's status, or 2 after a one-line error."""
-    from plancord.core.sandbox_policy import SandboxPolicy
+    """CMD in the plan-mode sandbox the config's ``sandbox`` section makes (layer, limits,
+    shared paths), as an agent's planning command would run, with this process's stdio: no
+    shell, no classifier. Exits with the command's status, or 2 after a one-line error."""
+    from plancord.config import ConfigError, load_config
     from plancord.sandbox import SandboxUnavailable, run_attached
 
     argv = list(args.argv)
@@ -93,11 +95,18 @@ def _cmd_sandbox_run(args: argparse.Namespace) -> int:
     if not argv:
         print("plancord sandbox-run: give a command after --", file=sys.stderr)
         return 2
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"plancord: {exc}", file=sys.stderr)
+        return 2
     workspace = Path(args.workspace)
     if not workspace.is_dir():
         print(f"plancord sandbox-run: workspace {workspace} is not a directory", file=sys.stderr)
         return 2
-    policy = SandboxPolicy(workspace=workspace.resolve(), writable=False, inner_wall=True)
+    policy = config.sandbox.settings(frozenset()).policy(
+        "sandbox-run", workspace.resolve(), planning=True, inner_wall=True
+    )
     try:
         return run_attached(argv, policy)
     except SandboxUnavailable as exc:
@@ -202,6 +211,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 2
     harden(Secrets.environment_names())
     configure_logging(config.log_level)
+    from plancord.sandbox import SandboxUnavailable, layer_in_use
+
+    try:
+        layer = layer_in_use(config.sandbox.layer)
+    except SandboxUnavailable as exc:
+        print(f"plancord: {exc}", file=sys.stderr)
+        return 2
+    logging.getLogger("plancord.run").info("%s", layer)
     import discord
 
     from plancord.discord_bot.bot import make_bot
@@ -263,8 +280,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def configure_logging(level: str) -> None:
     """Everything to stderr, one line per record; the ``[plan-mode]`` lines are among them."""
-    import logging
-
     logging.basicConfig(
         level=level,
         stream=sys.stderr,
@@ -305,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser(
         "demo",
-        help="watch the whole plan-mode story offline: no token, no API key, a few seconds",
+        help="watch the whole plan-mode story offline: no token, no API key, under a minute",
         description=(
             "Run the real bot against a simulated Discord, with a scripted agent playing the "
             "model, in a temporary directory that is removed afterwards; print what the "
@@ -408,11 +423,20 @@ def build_parser() -> argparse.ArgumentParser:
         "sandbox-run",
         help="run a command inside the plan-mode sandbox",
         description=(
-            "Run CMD inside the plan-mode sandbox (no read-only filter) and exit with its "
-            "status: for operators checking what their kernel enforces."
+            "Run CMD inside the plan-mode sandbox (no read-only filter), as the config's "
+            "sandbox section makes it, and exit with its status: for operators checking what "
+            "their kernel enforces."
         ),
     )
     sandbox.add_argument("--workspace", required=True, help="directory the command runs in")
+    sandbox.add_argument(
+        "--config",
+        **{
+            **config_after,
+            "help": "the config whose sandbox section (layer, limits, shared_paths) applies; "
+            "before the --",
+        },
+    )
     sandbox.add_argument("argv", nargs=argparse.REMAINDER, help="-- CMD [ARGS...]")
     sandbox.set_defaults(func=_cmd_sandbox_run)
     return parser
@@ -426,6 +450,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         result: int = args.func(args)
+    except KeyboardInterrupt:
+        print(f"plancord: stopped (Ctrl-C) during {args.cmd}", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

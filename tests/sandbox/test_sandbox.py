@@ -641,3 +641,43 @@ async def test_under_bubblewrap_git_sees_only_the_allow_listed_config(tmp_path: 
     diff = await runner.run_sandboxed(["git", "diff"], policy, timeout=60)
     assert "+b" in diff.stdout
     assert not marker.exists()
+
+
+def test_cli_sandbox_run_follows_the_configs_sandbox_section(tmp_path: Path) -> None:
+    """``--config`` is the bot's: its layer is required here as it would be for an agent."""
+    config = tmp_path / "config.yaml"
+    config.write_text("sandbox:\n  layer: bubblewrap\n")
+    no_programs = tmp_path / "bin"
+    no_programs.mkdir()
+    argv = ["sandbox-run", "--workspace", str(tmp_path), "--config", str(config), "--", "true"]
+    completed = subprocess.run(
+        [sys.executable, "-m", "plancord.cli", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": str(no_programs)},
+        timeout=30,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert completed.stderr.startswith(
+        "plancord sandbox-run: the agent sandbox cannot start: bubblewrap is not installed"
+    )
+
+
+def test_cli_sandbox_run_shows_the_configs_shared_paths(tmp_path: Path) -> None:
+    require_landlock()
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    shared = tmp_path / "cache"
+    shared.mkdir()
+    (shared / "note.txt").write_text("shared\n")
+    config = tmp_path / "config.yaml"
+    config.write_text(f"sandbox:\n  shared_paths: [{shared}]\n")
+    read = ["--", "cat", str(shared / "note.txt")]
+
+    unshared = plancord("sandbox-run", "--workspace", workspace, *read)
+    with_config = plancord("sandbox-run", "--workspace", workspace, "--config", config, *read)
+
+    assert unshared.returncode != 0
+    assert with_config.returncode == 0, with_config.stderr
+    assert with_config.stdout == "shared\n"

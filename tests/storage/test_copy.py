@@ -3,15 +3,29 @@ database into it, through the real command line."""
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
+from plancord.core.ballot import ApprovalVote, VoteWrite
+from plancord.core.plan_answers import AnswerOutcome, PlanAnswer
 from plancord.core.planning import Actor, AuditEntry, EntrySource
 from plancord.core.ports import StaticSettings
 from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
+from plancord.storage.approval_votes import ApprovalVoteStore
 from plancord.storage.conversations import ConversationStore
+from plancord.storage.copy import CopyRefused, parents_first
 from plancord.storage.engines import open_database
+from plancord.storage.executions import ExecutionStore
 from plancord.storage.migrations import discover
+from plancord.storage.pending_asks import PendingAskStore, StoredAsk
+from plancord.storage.plan_answers import PlanAnswerStore
+from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
+from plancord.storage.result_votes import ResultVoteStore
 from plancord.storage.store import SqlStore
 from plancord.testing.postgres_server import PostgresServer
 from tests.conftest import ManualClock, agent_record
@@ -112,3 +126,138 @@ def test_migrate_from_a_missing_file_creates_nothing(
     assert done.returncode == 2
     assert f"no SQLite database at {missing}" in done.stderr
     assert not missing.exists()
+
+
+async def a_sqlite_database_with_every_table_filled(data_dir: Path) -> Path:
+    """The demo's database (a plan revised, approved and executed, its result waiting), and
+    what the demo leaves empty added through the stores: a Merge vote on that result, and a
+    second agent whose submitted plan has an answered question, an approval vote, a review
+    under way and a question pending."""
+    demo = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "plancord.cli", "demo", "--keep", str(data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    path = data_dir / "plancord.db"
+    clock = ManualClock()
+    async with await open_database(path) as db:
+        store = SqlStore(db)
+        executed = await ExecutionStore(db).latest("ada")
+        assert executed is not None and executed.result_version is not None
+        vote = ApprovalVote(
+            plan_id=executed.plan_id,
+            revision=executed.result_version,
+            sha256="result",
+            voter_id="user:7",
+            voter_name="cara",
+            at=clock.now(),
+        )
+        merge_vote = AuditEntry(at=clock.now(), agent="ada", actor="user:7", action="merge-vote")
+        assert await ResultVoteStore(db).record(vote, merge_vote) is VoteWrite.RECORDED
+
+        await store.create_agent(agent_record("bea", channel_id=1002))
+        service = PlanningService(store, clock, StaticSettings(PlanModeSettings()))
+        await service.enter("bea", source=EntrySource.USER, actor=ANA, task="health")
+        await service.submit("bea", PLAN)
+        state = await store.load_state("bea")
+        plan_id = state.plan_id or ""
+        answer = PlanAnswer(
+            plan_id=plan_id,
+            revision=1,
+            question=0,
+            answer="staging",
+            by=ANA.label,
+            by_name="ana",
+            at=clock.now(),
+        )
+        assert await PlanAnswerStore(db).record(answer, "bea", "Where?") is AnswerOutcome.KEPT
+        approval = vote.model_copy(
+            update={"plan_id": plan_id, "revision": 1, "sha256": state.plan_sha}
+        )
+        voted = AuditEntry(at=clock.now(), agent="bea", actor="user:7", action="approve-vote")
+        assert await ApprovalVoteStore(db).record(approval, "bea", voted) is VoteWrite.RECORDED
+        assert await PlanReviewStore(db).start(plan_id, 1, ReviewKind.PLAN, clock.now())
+        await PendingAskStore(db).add(
+            StoredAsk(
+                id="ask-1",
+                agent="bea",
+                kind="question",
+                payload={"question": "Which port?"},
+                created_at=clock.now(),
+                deadline=clock.now(),
+            )
+        )
+    return path
+
+
+async def table_counts(url_or_path: Path | str) -> dict[str, int]:
+    async with await open_database(url_or_path) as db:
+        if isinstance(url_or_path, Path):
+            listed = (
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        else:
+            listed = (
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+                "AND tablename <> 'plancord_schema'"
+            )
+        names = [row[0] for row in await db.fetchall(listed)]
+        counts = {}
+        for name in names:
+            row = await db.fetchone(f'SELECT count(*) FROM "{name}"')
+            counts[name] = int(row[0])
+        return counts
+
+
+async def test_migrate_from_sqlite_copies_a_database_with_every_table_filled(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    """An executed plan's rows (executions, then its events and votes) arrive whole: the copy
+    follows the schema's foreign keys, and ids PostgreSQL generates are kept in every table."""
+    source = await a_sqlite_database_with_every_table_filled(tmp_path / "demo")
+    before = await table_counts(source)
+    assert [table for table, rows in before.items() if rows == 0] == []
+    url = postgres_server.url(postgres_server.create_database())
+    config = config_for(tmp_path, url)
+
+    done = run_cli("migrate", "--config", str(config), "--from", f"sqlite:{source}", cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    assert await table_counts(url) == before
+    async with await open_database(source) as lite, await open_database(url) as pg:
+        old, new = ExecutionStore(lite), ExecutionStore(pg)
+        executed = await old.latest("ada")
+        assert executed is not None
+        assert await new.latest("ada") == executed
+        assert await new.events(executed.plan_id) == await old.events(executed.plan_id)
+    status = run_cli("plan", "status", "--agent", "bea", "--config", str(config), cwd=tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert "submitted" in status.stdout
+
+
+def test_tables_are_ordered_parents_first_and_a_cycle_is_refused() -> None:
+    references = [("execution_events", "executions"), ("executions", "agents"), ("t", "t")]
+    assert parents_first(["t", "execution_events", "executions", "agents"], references) == [
+        "agents",
+        "t",
+        "executions",
+        "execution_events",
+    ]
+    with pytest.raises(CopyRefused, match="cycle"):
+        parents_first(["a", "b"], [("a", "b"), ("b", "a")])
+
+
+def test_migrate_into_a_database_not_created_yet_says_how_to_create_it(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    config = config_for(tmp_path, postgres_server.url("not_created_yet"))
+    done = run_cli("migrate", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "the database not_created_yet does not exist on that server" in done.stderr
+    assert f"sudo -u postgres createdb -O {postgres_server.user} not_created_yet" in done.stderr
+    assert "cannot be reached" not in done.stderr

@@ -251,19 +251,27 @@ class Secrets(BaseModel):
         return [name for env in _ENV_FIELDS for name in (env, f"{env}_FILE")]
 
     def require(self, *names: str) -> None:
-        """Raise ``ConfigError`` for the first of ``names`` (default: all) that is unset or blank.
+        """Raise one ``ConfigError`` naming every one of ``names`` (default: all) that is unset
+        or blank, so a newcomer exports them all at once.
 
         Names are the environment variables: ``DISCORD_TOKEN``, ``ANTHROPIC_API_KEY``.
         """
+        missing: list[str] = []
         for name in names or tuple(_ENV_FIELDS):
             field = _ENV_FIELDS.get(name.upper())
             if field is None:
                 raise ValueError(f"unknown secret {name!r}; known: {', '.join(_ENV_FIELDS)}")
             secret: SecretStr | None = getattr(self, field)
             if secret is None or not secret.get_secret_value().strip():
-                raise ConfigError(
-                    f"{name.upper()} is not set; export it and run again", key=name.upper()
-                )
+                missing.append(name.upper())
+        if len(missing) == 1:
+            raise ConfigError(f"{missing[0]} is not set; export it and run again", key=missing[0])
+        if missing:
+            raise ConfigError(
+                f"{', '.join(missing[:-1])} and {missing[-1]} are not set; export them and run "
+                "again",
+                key=missing[0],
+            )
 
 
 _KeyPath = tuple[str, ...]

@@ -1,10 +1,13 @@
-"""``plancord demo``: the whole plan-mode story, offline, in one command and a few seconds.
+"""``plancord demo``: the whole plan-mode story, offline, in one command and well under a
+minute.
 
 A newcomer should be able to see what plancord does before they have a Discord token or an
 API key. So the demo runs the real bot (cogs, views, runtime, SQLite, a git workspace) in a
 temporary directory, against SimCord's simulated Discord, with the model played by the fake
 Messages API server and a scripted agent; then it prints what the people in the channel
-would have seen, and removes the directory again.
+would have seen, and removes the directory again. It says first which sandbox layer agent
+commands run under here; a step that never finishes, a Ctrl-C or a host where no sandbox
+works ends it in one line that names ``plancord doctor``, never a traceback.
 """
 
 from __future__ import annotations
@@ -12,15 +15,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shutil
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from plancord.demo.narration import Narrator, indent, plain
-from plancord.testing.anthropic_server import Reply, ToolCall, Turn, text_turn, tool_turn
+from plancord.testing.anthropic_server import (
+    Reply,
+    Script,
+    ToolCall,
+    Turn,
+    text_turn,
+    tool_turn,
+)
 
 AGENT = "ada"
 TASK = "add a greeting module"
@@ -53,6 +64,18 @@ PLAN_V2: dict[str, Any] = {
         },
     ],
 }
+#: How long (real time) one step of the story may take before SimCord gives up waiting for
+#: the bot: SimCord's 5 s default is one slow sandbox start away on a loaded machine.
+SETTLE_SECONDS = 120.0
+TOO_SLOW = (
+    "plancord demo: a step took longer than {seconds:.0f} s and the story stopped; the "
+    "machine may be overloaded or its sandbox slow to start: plancord doctor checks the setup"
+)
+INTERRUPTED = (
+    "plancord demo: stopped (Ctrl-C) before the story ended; if a step seemed stuck, "
+    "plancord doctor checks the setup"
+)
+NO_SANDBOX = "plancord demo: {problem}; plancord doctor says how to fix it"
 QUIET_LOGGERS = ("discord", "simcord", "plancord", "aiohttp", "anthropic", "httpx", "asyncio")
 
 
@@ -136,14 +159,29 @@ async def _git(workspace: Path, *args: str) -> str:
     return (await run_git(policy, *args)).stdout.rstrip()
 
 
-async def tell_story(data_dir: Path, out: TextIO) -> int:
-    """Run the demo story over ``data_dir`` and print it to ``out``; the exit status."""
+async def tell_story(
+    data_dir: Path,
+    out: TextIO,
+    *,
+    script: Script | None = None,
+    settle_seconds: float = SETTLE_SECONDS,
+) -> int:
+    """Run the demo story over ``data_dir`` and print it to ``out``; the exit status.
+
+    ``script`` replaces the model's turns (``story_script()``); a step may take up to
+    ``settle_seconds`` of real time before SimCord's TimeoutError ends the story.
+    SandboxUnavailable, before anything starts, when no sandbox layer works here."""
     from plancord.core.planning import Actor, Phase
-    from plancord.sandbox import landlock_abi
+    from plancord.sandbox import LayerChoice, landlock_abi, layer_in_use
     from plancord.testing.sim import start_world
 
+    print(await asyncio.to_thread(layer_in_use, LayerChoice.AUTO), file=out, flush=True)
     sandboxed = landlock_abi() > 0
-    world = await start_world(data_dir, story_script(), plan_mode=host_plan_mode())
+    world = await start_world(
+        data_dir, story_script() if script is None else script, plan_mode=host_plan_mode()
+    )
+    world.env.settle_timeout = settle_seconds
+    interrupted = False
     try:
         env = world.env
         guild = env.create_guild("plancord demo")
@@ -244,8 +282,35 @@ async def tell_story(data_dir: Path, out: TextIO) -> int:
         say()
         say("🎉 complete: planned, revised, approved by the requester, executed and committed.")
         return 0
+    except asyncio.CancelledError:
+        # Ctrl-C: close at once instead of waiting out the step still running, and let the
+        # interrupt, not a step cut short by it, be what the story ends with.
+        world.env.settle_timeout = 1.0
+        interrupted = True
+        with contextlib.suppress(TimeoutError):
+            await world.close()
+        raise
     finally:
-        await world.close()
+        if not interrupted:
+            await world.close()
+
+
+def tell(story: Coroutine[Any, Any, int], settle_seconds: float = SETTLE_SECONDS) -> int:
+    """Run ``story`` (a :func:`tell_story`); a step that never finished, a Ctrl-C or no
+    working sandbox is one line on stderr naming ``plancord doctor`` and a non-zero exit."""
+    from plancord.sandbox import SandboxUnavailable
+
+    try:
+        return asyncio.run(story)
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
+    except TimeoutError:
+        print(TOO_SLOW.format(seconds=settle_seconds), file=sys.stderr)
+        return 1
+    except SandboxUnavailable as exc:
+        print(NO_SANDBOX.format(problem=exc), file=sys.stderr)
+        return 1
 
 
 @contextlib.contextmanager
@@ -270,7 +335,7 @@ def run_demo(out: TextIO | None = None, keep: Path | None = None) -> int:
     stream = out or sys.stdout
     if keep is None:
         with quiet(), tempfile.TemporaryDirectory(prefix="plancord-demo-") as temp:
-            return asyncio.run(tell_story(Path(temp) / "data", stream))
+            return tell(tell_story(Path(temp) / "data", stream))
     keep = keep.expanduser().absolute()
     if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
         print(
@@ -279,14 +344,33 @@ def run_demo(out: TextIO | None = None, keep: Path | None = None) -> int:
         )
         return 2
     with quiet():
-        status = asyncio.run(tell_story(keep, stream))
+        status = tell(tell_story(keep, stream))
+    if status != 0:
+        return status
+    plancord = command_name()
     print(
         f"\nkept in {keep}: the database (plancord.db) and the agent's workspace "
         f"(agents/{AGENT}/workspace). Try:\n"
-        f"  PLANCORD_DATA_DIR={keep} plancord agents list\n"
-        f"  PLANCORD_DATA_DIR={keep} plancord plan status --agent {AGENT}\n"
-        f"  PLANCORD_DATA_DIR={keep} plancord plan diff --agent {AGENT}\n"
+        f"  PLANCORD_DATA_DIR={keep} {plancord} agents list\n"
+        f"  PLANCORD_DATA_DIR={keep} {plancord} plan status --agent {AGENT}\n"
+        f"  PLANCORD_DATA_DIR={keep} {plancord} plan diff --agent {AGENT}\n"
         f"  git -C {keep}/agents/{AGENT}/workspace log --stat",
         file=stream,
     )
     return status
+
+
+def command_name() -> str:
+    """How to call ``plancord`` from here: its bare name when the shell finds this one on
+    PATH, else the path of the one next to this Python (``.venv/bin/plancord`` when the
+    virtual environment is not activated)."""
+    beside = Path(sys.executable).parent / "plancord"
+    found = shutil.which("plancord")
+    if found is not None and Path(found).resolve() == beside.resolve():
+        return "plancord"
+    if not beside.exists():
+        return "plancord"
+    try:
+        return str(beside.relative_to(Path.cwd()))
+    except ValueError:
+        return str(beside)

@@ -37,6 +37,7 @@ from plancord.startup import data_dir_fix, data_dir_problem, exposed_to_others
 from plancord.storage.backend import redact
 from plancord.storage.db import storage_error
 from plancord.storage.migrations import MigrationError, default_migrations_dir, discover
+from plancord.storage.postgres import create_database_fix
 
 __all__ = ["Check", "Status", "diagnose", "render", "run_doctor"]
 
@@ -128,6 +129,9 @@ def check_database_server(url: str, latest: int | None) -> Check:
                 else None
             )
     except psycopg.Error as exc:
+        create = create_database_fix(exc, url)
+        if create is not None:
+            return failed(what, "reachable, but the database does not exist", create)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return failed(
             what, f"cannot be reached: {first}", "check the URL, the server and the password"

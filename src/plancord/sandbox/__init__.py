@@ -10,7 +10,7 @@ the call.
 
 from plancord.core.sandbox_policy import Layer, LayerChoice, Limits, SandboxPolicy
 from plancord.sandbox.landlock import landlock_abi
-from plancord.sandbox.layers import SandboxUnavailable, choose_layer
+from plancord.sandbox.layers import SandboxUnavailable, choose_layer, layer_in_use
 from plancord.sandbox.runner import (
     ProcessResult,
     run_attached,
@@ -28,6 +28,7 @@ __all__ = [
     "SandboxUnavailable",
     "choose_layer",
     "landlock_abi",
+    "layer_in_use",
     "native_wall",
     "run_attached",
     "run_sandboxed",

@@ -109,3 +109,19 @@ def choose_layer(choice: LayerChoice) -> Layer:
         f"({bubblewrap_problem() or 'not chosen'}) and the fallback {NO_LANDLOCK}; "
         "install bubblewrap, or set `sandbox.layer: off` to run agent commands unsandboxed"
     )
+
+
+def layer_in_use(choice: LayerChoice) -> str:
+    """One line saying which layer agent commands run under here (what ``run`` logs and the
+    demo prints first); SandboxUnavailable when none works. Blocking the first time, as
+    :func:`choose_layer` is."""
+    layer = choose_layer(choice)
+    if layer is Layer.BUBBLEWRAP:
+        return "agent sandbox: bubblewrap"
+    if layer is Layer.LANDLOCK:
+        why = bubblewrap_problem() or "sandbox.layer: landlock"
+        return (
+            f"agent sandbox: the Landlock fallback, weaker than bubblewrap ({why}); "
+            "plancord doctor says what it lacks"
+        )
+    return "agent sandbox: off (sandbox.layer: off): agent commands run as the bot's user"

@@ -106,6 +106,27 @@ class _PgTx:
         return cursor
 
 
+_NO_DATABASE = re.compile(r'database "([^"]+)" does not exist')
+
+
+def create_database_fix(exc: psycopg.Error, url: str) -> str | None:
+    """When ``exc`` says the database ``url`` names does not exist, how to create it (the
+    URL's user owning it); None for any other error."""
+    missing = _NO_DATABASE.search(str(exc))
+    if missing is None:
+        return None
+    try:
+        user = psycopg.conninfo.conninfo_to_dict(url).get("user")
+    except psycopg.ProgrammingError:
+        user = None
+    owner = f" -O {user}" if user else ""
+    return (
+        f"the database {missing.group(1)} does not exist on that server: create it (on the "
+        f"database host: sudo -u postgres createdb{owner} {missing.group(1)}), then run "
+        "plancord migrate"
+    )
+
+
 def storage_error(exc: psycopg.Error, where: str) -> StorageError:
     """A psycopg error as a message that says what happened and that nothing changed."""
     if isinstance(exc, pg_errors.LockNotAvailable | pg_errors.QueryCanceled):
@@ -120,6 +141,9 @@ def storage_error(exc: psycopg.Error, where: str) -> StorageError:
         )
     if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
         return StorageError(f"The database {where} is read-only; nothing was changed.", "readonly")
+    create = create_database_fix(exc, where)
+    if create is not None:
+        return StorageError(f"At {where}, {create}; nothing was changed.", "unavailable")
     if isinstance(exc, psycopg.OperationalError):
         return StorageError(
             f"The database server {where} cannot be reached ({_first_line(exc)}); nothing was "

@@ -183,11 +183,14 @@ class World:
         return fresh
 
     async def close(self) -> None:
-        """Stop the bot, the simulated Discord and the fake model, in that order."""
-        await self.env.settle()
-        await self.env.bot.close()
-        await self.env.shutdown()
-        await self.server.stop()
+        """Stop the bot, the simulated Discord and the fake model, in that order; all three
+        even when the bot does not settle first (whose TimeoutError is raised after)."""
+        try:
+            await self.env.settle()
+        finally:
+            await self.env.bot.close()
+            await self.env.shutdown()
+            await self.server.stop()
 
 
 async def start_world(

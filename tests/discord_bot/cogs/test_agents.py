@@ -169,4 +169,5 @@ async def test_remove_needs_manage_channels_and_an_existing_agent(scene: Scene) 
 
     assert refused.ephemeral and "Manage Channels" in refused.response.content
     assert missing.ephemeral and "no agent named 'nobody'" in missing.response.content
+    assert "`/agent list` names the agents" in missing.response.content
     assert (await scene.app.store.get_agent("ada")).name == "ada"

@@ -1,6 +1,6 @@
 """A stdio MCP server's process, started inside the agent's sandbox and kept running.
 
-Why this exists: the sandbox runner (``core.shell.sandbox.runner``) runs a command to
+Why this exists: the sandbox runner (``plancord.sandbox.runner``) runs a command to
 completion and keeps its output; an MCP server must live as long as the agent and talk over
 its stdin and stdout. So this module builds the same walls from the same public parts: the
 layer ``choose_layer`` picks, the argv ``bwrap_argv`` / ``landlock_argv`` make from the

@@ -18,7 +18,7 @@ from discord.ext import commands
 from plancord.agent.manager import AgentManager
 from plancord.core.access import describe_access
 from plancord.core.agents import AgentRecord, check_agent_name
-from plancord.core.errors import PlancordError
+from plancord.core.errors import AgentNotFound, PlancordError
 from plancord.core.permissions import PermissionProfile
 from plancord.discord_bot.shared.channel_io import ChannelIO, split_message
 from plancord.discord_bot.shared.client import PlancordClient
@@ -54,6 +54,13 @@ async def agent_choices(
     names = [a.name for a in await manager.list() if in_guild(a, guild_id)]
     matching = [n for n in names if current.lower() in n.lower()]
     return [app_commands.Choice(name=n, value=n) for n in matching[:25]]
+
+
+def refusal_text(exc: PlancordError) -> str:
+    """``exc`` as the member sees it; an unknown agent's says where the names are."""
+    if isinstance(exc, AgentNotFound):
+        return f"{exc} `/agent list` names the agents."
+    return str(exc)
 
 
 def may_manage_agents(
@@ -253,7 +260,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
             settings = await self.app.settings.plan_mode_for(name)
             description = await self.manager.describe(name, settings)
         except PlancordError as exc:
-            await reply_error(interaction, str(exc))
+            await reply_error(interaction, refusal_text(exc))
             return
         record = description.record
         if not in_guild(record, interaction.guild_id):
@@ -303,7 +310,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
         try:
             record = await self.app.store.get_agent(name)
         except PlancordError as exc:
-            await reply_error(interaction, str(exc))
+            await reply_error(interaction, refusal_text(exc))
             return
         if not in_guild(record, interaction.guild_id):
             await reply_error(interaction, NOT_HERE.format(name=name))
