@@ -201,6 +201,65 @@ class WriteTimer:
         db.write = write
 
 
+class CallbackCpu:
+    """The CPU time of every callback the loop runs (a task's step is one): the longest of
+    them is what the loop lag would be on a machine with nothing else to run, since a
+    callback holds the loop until it returns. Measured with the loop thread's own CPU clock,
+    so other processes do not lengthen it; where a long one ended is noted (the innermost
+    plancord frame its task was suspended at, or the callback's name)."""
+
+    def __init__(self) -> None:
+        self.recording = False
+        self.longest: list[tuple[float, str]] = []
+        self.over_10ms = 0
+        self._original = asyncio.events.Handle._run
+        self._loop_thread = threading.get_ident()
+
+    def install(self) -> None:
+        clock = self
+
+        def run(handle: Any) -> None:
+            if not clock.recording or threading.get_ident() != clock._loop_thread:
+                clock._original(handle)
+                return
+            began = time.thread_time()
+            clock._original(handle)
+            spent = time.thread_time() - began
+            if spent > 0.010:
+                clock.over_10ms += 1
+            if len(clock.longest) < 3 or spent > clock.longest[-1][0]:
+                clock.longest.append((spent, suspended_at(handle)))
+                clock.longest.sort(key=lambda item: -item[0])
+                del clock.longest[3:]
+
+        asyncio.events.Handle._run = run
+
+    def reset(self) -> None:
+        self.longest, self.over_10ms = [], 0
+
+    def uninstall(self) -> None:
+        asyncio.events.Handle._run = self._original
+
+
+def suspended_at(handle: Any) -> str:
+    task = getattr(handle._callback, "__self__", None)
+    coro = task.get_coro() if isinstance(task, asyncio.Task) else None
+    if coro is None:
+        return getattr(handle._callback, "__qualname__", repr(handle._callback))
+    frames = []
+    while coro is not None:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is not None:
+            frames.append(frame)
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+    ours = [f for f in frames if f.f_code.co_filename.startswith(SRC)] or frames
+    if not ours:
+        return repr(task)
+    own = ours[-1]
+    path = os.path.relpath(own.f_code.co_filename, REPO_ROOT)
+    return f"{path}:{own.f_lineno} ({own.f_code.co_name})"
+
+
 class AckClock:
     """Notes when the bot first answers each interaction (response, defer, modal)."""
 
@@ -246,6 +305,8 @@ class PhaseFigures:
     gc_pauses: list[tuple[int, float]] = field(default_factory=list)
     model_calls: int = 0
     loop_cpu: float = 0.0
+    longest_callbacks: list[tuple[float, str]] = field(default_factory=list)
+    callbacks_over_10ms: int = 0
     stalls: Counter[str] = field(default_factory=Counter)
 
 
@@ -264,6 +325,7 @@ class Scene:
         self.to_start: list[Any] = []
         self.writes: WriteTimer
         self.calls: CallCounter
+        self.callbacks = CallbackCpu()
 
     @property
     def app(self) -> Any:
@@ -413,15 +475,18 @@ async def run_phase(scene: Scene, monitor: LagMonitor, load: int) -> PhaseFigure
     ]
     await asyncio.sleep(0.5)
     monitor.reset()
+    scene.callbacks.reset()
     writes = scene.writes
     writes.durations = []
-    writes.recording = monitor.recording = True
+    writes.recording = monitor.recording = scene.callbacks.recording = True
     calls_before = scene.calls.calls
     window = time.perf_counter()
     cpu = time.thread_time()
     await scene.interactions(phase, window + PHASE_SECONDS, CYCLES)
-    writes.recording = monitor.recording = False
+    writes.recording = monitor.recording = scene.callbacks.recording = False
     phase.loop_cpu = time.thread_time() - cpu
+    phase.longest_callbacks = list(scene.callbacks.longest)
+    phase.callbacks_over_10ms = scene.callbacks.over_10ms
     phase.writes = writes.durations
     phase.objects = len(gc.get_objects())
     phase.frozen = gc.get_freeze_count()
@@ -500,13 +565,20 @@ def report(phases: list[PhaseFigures]) -> bool:
             for kind, v in phase.acks.items()
         ]
         print(f"  {phase.load:>3} agents: " + "; ".join(parts))
-    print("\nthe loop thread's own CPU time during the window (hardly affected by other load):")
+    print(
+        "\nthe loop thread's own CPU time during the window, and the longest callbacks by it "
+        "(hardly\naffected by other load: the longest callback is the lag an idle machine "
+        "would show):"
+    )
     for phase in phases:
         per_call = phase.loop_cpu / phase.model_calls * 1000 if phase.model_calls else 0.0
         print(
             f"  {phase.load:>3} agents: busy {phase.loop_cpu / phase.seconds:5.1%} of the window, "
-            f"{per_call:.2f} ms per model call"
+            f"{per_call:.2f} ms per model call; callbacks over 10 ms: "
+            f"{phase.callbacks_over_10ms}; longest:"
         )
+        for spent, place in phase.longest_callbacks:
+            print(f"        {spent * 1000:6.1f} ms CPU, ending at {place}")
     print("\ngoals:")
     ok = True
     for phase in phases:
@@ -577,6 +649,7 @@ async def main(seed: int) -> int:
         scene = Scene(env, server, acks)
         scene.calls = CallCounter(env.bot.app.model)
         scene.writes = WriteTimer(env.bot.app.db)
+        scene.callbacks.install()
         setup = time.perf_counter()
         planners = 2 * CYCLES * len(LOADS)
         await scene.create_agents(max(LOADS), planners)
@@ -611,6 +684,7 @@ async def main(seed: int) -> int:
             await env.shutdown()
             server.stop()
             acks.uninstall()
+            scene.callbacks.uninstall()
         env.raise_errors()
     ok = report(phases)
     print(f"\ntotal {time.perf_counter() - started:.1f} s; at the end: {load_average()}")
