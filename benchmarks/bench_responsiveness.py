@@ -201,44 +201,60 @@ class WriteTimer:
         db.write = write
 
 
-class CallbackCpu:
-    """The CPU time of every callback the loop runs (a task's step is one): the longest of
-    them is what the loop lag would be on a machine with nothing else to run, since a
-    callback holds the loop until it returns. Measured with the loop thread's own CPU clock,
-    so other processes do not lengthen it; where a long one ended is noted (the innermost
+class LoopCpu:
+    """The CPU time of every pass of the event loop: the callbacks it found ready, run one
+    after the other (a task's step is one), and nothing else runs on the loop meanwhile. The
+    longest pass is about what the loop lag would be on a machine with nothing else to run.
+    Measured with the loop thread's own CPU clock, so other processes do not lengthen it; each
+    long pass is named by its longest callback and where that callback ended (the innermost
     plancord frame its task was suspended at, or the callback's name)."""
 
     def __init__(self) -> None:
         self.recording = False
-        self.longest: list[tuple[float, str]] = []
+        self.longest: list[tuple[float, int, str]] = []
+        """(CPU seconds, callbacks run, the longest callback) of the three longest passes."""
         self.over_10ms = 0
         self._original = asyncio.events.Handle._run
         self._loop_thread = threading.get_ident()
+        self._pass: list[tuple[float, Any]] = []
 
-    def install(self) -> None:
-        clock = self
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        meter = self
+        run_once = loop._run_once  # type: ignore[attr-defined]
 
-        def run(handle: Any) -> None:
-            if not clock.recording or threading.get_ident() != clock._loop_thread:
-                clock._original(handle)
+        def one_pass() -> None:
+            if not meter.recording:
+                run_once()
                 return
+            meter._pass = []
             began = time.thread_time()
-            clock._original(handle)
+            run_once()
             spent = time.thread_time() - began
             if spent > 0.010:
-                clock.over_10ms += 1
-            if len(clock.longest) < 3 or spent > clock.longest[-1][0]:
-                clock.longest.append((spent, suspended_at(handle)))
-                clock.longest.sort(key=lambda item: -item[0])
-                del clock.longest[3:]
+                meter.over_10ms += 1
+            if meter._pass and (len(meter.longest) < 3 or spent > meter.longest[-1][0]):
+                _, handle = max(meter._pass, key=lambda item: item[0])
+                meter.longest.append((spent, len(meter._pass), suspended_at(handle)))
+                meter.longest.sort(key=lambda item: -item[0])
+                del meter.longest[3:]
 
-        asyncio.events.Handle._run = run
+        def run(handle: Any) -> None:
+            if not meter.recording or threading.get_ident() != meter._loop_thread:
+                meter._original(handle)
+                return
+            began = time.thread_time()
+            meter._original(handle)
+            meter._pass.append((time.thread_time() - began, handle))
+
+        loop._run_once = one_pass  # type: ignore[attr-defined]
+        asyncio.events.Handle._run = run  # type: ignore[method-assign]
 
     def reset(self) -> None:
         self.longest, self.over_10ms = [], 0
 
-    def uninstall(self) -> None:
-        asyncio.events.Handle._run = self._original
+    def uninstall(self, loop: asyncio.AbstractEventLoop) -> None:
+        asyncio.events.Handle._run = self._original  # type: ignore[method-assign]
+        del loop._run_once  # type: ignore[attr-defined]
 
 
 def suspended_at(handle: Any) -> str:
@@ -305,8 +321,8 @@ class PhaseFigures:
     gc_pauses: list[tuple[int, float]] = field(default_factory=list)
     model_calls: int = 0
     loop_cpu: float = 0.0
-    longest_callbacks: list[tuple[float, str]] = field(default_factory=list)
-    callbacks_over_10ms: int = 0
+    longest_passes: list[tuple[float, int, str]] = field(default_factory=list)
+    passes_over_10ms: int = 0
     stalls: Counter[str] = field(default_factory=Counter)
 
 
@@ -325,7 +341,7 @@ class Scene:
         self.to_start: list[Any] = []
         self.writes: WriteTimer
         self.calls: CallCounter
-        self.callbacks = CallbackCpu()
+        self.loop_cpu = LoopCpu()
 
     @property
     def app(self) -> Any:
@@ -475,18 +491,18 @@ async def run_phase(scene: Scene, monitor: LagMonitor, load: int) -> PhaseFigure
     ]
     await asyncio.sleep(0.5)
     monitor.reset()
-    scene.callbacks.reset()
+    scene.loop_cpu.reset()
     writes = scene.writes
     writes.durations = []
-    writes.recording = monitor.recording = scene.callbacks.recording = True
+    writes.recording = monitor.recording = scene.loop_cpu.recording = True
     calls_before = scene.calls.calls
     window = time.perf_counter()
     cpu = time.thread_time()
     await scene.interactions(phase, window + PHASE_SECONDS, CYCLES)
-    writes.recording = monitor.recording = scene.callbacks.recording = False
+    writes.recording = monitor.recording = scene.loop_cpu.recording = False
     phase.loop_cpu = time.thread_time() - cpu
-    phase.longest_callbacks = list(scene.callbacks.longest)
-    phase.callbacks_over_10ms = scene.callbacks.over_10ms
+    phase.longest_passes = list(scene.loop_cpu.longest)
+    phase.passes_over_10ms = scene.loop_cpu.over_10ms
     phase.writes = writes.durations
     phase.objects = len(gc.get_objects())
     phase.frozen = gc.get_freeze_count()
@@ -566,19 +582,22 @@ def report(phases: list[PhaseFigures]) -> bool:
         ]
         print(f"  {phase.load:>3} agents: " + "; ".join(parts))
     print(
-        "\nthe loop thread's own CPU time during the window, and the longest callbacks by it "
-        "(hardly\naffected by other load: the longest callback is the lag an idle machine "
-        "would show):"
+        "\nthe loop thread's own CPU time during the window, and the longest passes of the "
+        "loop by it\n(hardly affected by other load: the longest pass is about the lag an "
+        "idle machine would show):"
     )
     for phase in phases:
         per_call = phase.loop_cpu / phase.model_calls * 1000 if phase.model_calls else 0.0
         print(
             f"  {phase.load:>3} agents: busy {phase.loop_cpu / phase.seconds:5.1%} of the window, "
-            f"{per_call:.2f} ms per model call; callbacks over 10 ms: "
-            f"{phase.callbacks_over_10ms}; longest:"
+            f"{per_call:.2f} ms per model call; passes over 10 ms: {phase.passes_over_10ms}; "
+            "longest:"
         )
-        for spent, place in phase.longest_callbacks:
-            print(f"        {spent * 1000:6.1f} ms CPU, ending at {place}")
+        for spent, callbacks, place in phase.longest_passes:
+            print(
+                f"        {spent * 1000:6.1f} ms CPU in {callbacks} callbacks, the longest "
+                f"ending at {place}"
+            )
     print("\ngoals:")
     ok = True
     for phase in phases:
@@ -649,7 +668,7 @@ async def main(seed: int) -> int:
         scene = Scene(env, server, acks)
         scene.calls = CallCounter(env.bot.app.model)
         scene.writes = WriteTimer(env.bot.app.db)
-        scene.callbacks.install()
+        scene.loop_cpu.install(asyncio.get_running_loop())
         setup = time.perf_counter()
         planners = 2 * CYCLES * len(LOADS)
         await scene.create_agents(max(LOADS), planners)
@@ -684,7 +703,7 @@ async def main(seed: int) -> int:
             await env.shutdown()
             server.stop()
             acks.uninstall()
-            scene.callbacks.uninstall()
+            scene.loop_cpu.uninstall(asyncio.get_running_loop())
         env.raise_errors()
     ok = report(phases)
     print(f"\ntotal {time.perf_counter() - started:.1f} s; at the end: {load_average()}")
