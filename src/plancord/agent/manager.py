@@ -203,10 +203,10 @@ class StoredSettings:
     """``SettingsProvider`` over the config file and each agent's stored overrides.
 
     The agent's row is read every time (its overrides and channel change at runtime); the
-    settings resolved from it are kept, keyed by everything they are made of (the agent, its
-    channel, its stored overrides; the config and the role ids are this object's own and
-    reset the kept ones when they change), because resolving them validates several pydantic
-    models and is asked many times per model request."""
+    settings resolved from it are kept, keyed by the rest of what they are made of (the
+    agent, its channel, its stored overrides), because resolving them validates several
+    pydantic models and is asked many times per model request. The config does not change
+    while the bot runs; role ids resolved anew drop every kept setting."""
 
     def __init__(self, config: Config, store: SqlStore) -> None:
         self.config = config
