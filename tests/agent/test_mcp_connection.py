@@ -137,3 +137,21 @@ async def test_the_doctor_shows_the_end_of_a_failed_servers_stderr(tmp_path: Pat
     said = probe.detail.split("; its stderr ended with: ")[1]
     assert said.endswith("noise ⏎ fatal: the tracker's database is missing")
     assert len(said) <= STDERR_CHARS + 1
+
+
+async def test_the_config_is_asked_for_an_agents_servers_once(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    def servers_for(agent: str) -> dict[str, McpServerConfig]:
+        asked.append(agent)
+        return {}
+
+    hub = McpHub(servers_for, tmp_path, SandboxSettings())
+    try:
+        for _ in range(3):
+            assert await hub.tools_for("ada") == ()
+            assert await hub.tools_for("bea") == ()
+    finally:
+        await hub.close()
+
+    assert asked == ["ada", "bea"]

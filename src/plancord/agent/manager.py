@@ -8,6 +8,7 @@ disk and the audit log in the database: nobody loses work by removing a bot.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -194,8 +195,18 @@ class AgentManager:
         return await self.store.find_agent_by_channel(channel_id)
 
 
+RESOLVED_KEPT = 4096
+"""How many resolved settings ``StoredSettings`` keeps before it starts over."""
+
+
 class StoredSettings:
-    """``SettingsProvider`` over the config file and each agent's stored overrides."""
+    """``SettingsProvider`` over the config file and each agent's stored overrides.
+
+    The agent's row is read every time (its overrides and channel change at runtime); the
+    settings resolved from it are kept, keyed by the rest of what they are made of (the
+    agent, its channel, its stored overrides), because resolving them validates several
+    pydantic models and is asked many times per model request. The config does not change
+    while the bot runs; role ids resolved anew drop every kept setting."""
 
     def __init__(self, config: Config, store: SqlStore) -> None:
         self.config = config
@@ -203,11 +214,21 @@ class StoredSettings:
         self.role_names = RoleNames({})
         """Role names of the config resolved to ids (``resolve_roles``); until then a name
         grants nothing."""
+        self._resolved: dict[tuple[str, int | None, str], PlanModeSettings] = {}
 
     async def plan_mode_for(self, agent: str) -> PlanModeSettings:
         record = await self.store.get_agent(agent)
-        overrides = PlanModeOverrides.model_validate(record.plan_mode_overrides)
-        return self.role_names.apply(self.config.plan_mode_for(agent, record.channel_id, overrides))
+        stored = json.dumps(record.plan_mode_overrides, sort_keys=True, default=str)
+        key = (agent, record.channel_id, stored)
+        settings = self._resolved.get(key)
+        if settings is None:
+            overrides = PlanModeOverrides.model_validate(record.plan_mode_overrides)
+            resolved = self.config.plan_mode_for(agent, record.channel_id, overrides)
+            settings = self.role_names.apply(resolved)
+            if len(self._resolved) >= RESOLVED_KEPT:
+                self._resolved.clear()
+            self._resolved[key] = settings
+        return settings
 
     async def role_names_used(self) -> set[str]:
         """Every role name (not id) the config and the stored overrides mention."""
@@ -219,6 +240,7 @@ class StoredSettings:
 
     def resolve_roles(self, names: RoleNames) -> None:
         self.role_names = names
+        self._resolved.clear()
 
 
 def _profile(profile: str | dict[str, Any] | None) -> PermissionProfile:

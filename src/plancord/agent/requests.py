@@ -19,7 +19,7 @@ from plancord.agent.context import (
 from plancord.agent.dispatch import is_shell
 from plancord.agent.host_prompts import HOST
 from plancord.agent.runtime_settings import RuntimeSettings
-from plancord.agent.tools.base import ToolRegistry
+from plancord.agent.tools.base import Tool, ToolRegistry
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import (
     ContextTooLong,
@@ -46,6 +46,12 @@ SUMMARY_PROMPT = (
     "decisions taken, files read or changed and what they contain that matters, open questions, "
     "and the current state. Be concise and concrete."
 )
+
+
+def shown_while_planning(tool: Tool[Any]) -> bool:
+    """With ``tool_visibility: filter``: what the model is shown while planning (what the
+    gate would not refuse outright; the shell stays, for read-only commands)."""
+    return tool.kind is not ToolKind.MUTATING or is_shell(tool)
 
 
 class ModelRequests:
@@ -81,7 +87,7 @@ class ModelRequests:
         phase = (await self.store.load_state(agent)).phase
         if not phase.is_planning:
             return registry.schemas()
-        return registry.schemas(lambda t: t.kind is not ToolKind.MUTATING or is_shell(t))
+        return registry.schemas(shown_while_planning)
 
     async def build_request(self, agent: str, record: AgentRecord | None = None) -> ModelRequest:
         record = record or await self.store.get_agent(agent)

@@ -9,6 +9,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from plancord.agent.execution import remotes
 from plancord.core.execution import ResultState
 from tests.discord_bot.result_card.completed import completed, git, menu, record, reply, result_card
 from tests.world import buttons
@@ -65,6 +68,48 @@ async def test_push_sends_the_branch_to_a_bare_remote_in_shared_paths(
     assert "this result" in reply(refused)
 
 
+async def test_the_card_reads_the_push_remote_once_and_a_push_reads_it_again(
+    plan_scene: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remote = tmp_path / "shared" / "origin.git"
+    remote.parent.mkdir()
+    _bare(remote)
+    reads: list[tuple[str, ...]] = []
+    run_git = remotes.run_git
+
+    async def counted(policy: Any, *args: str, **options: Any) -> Any:
+        if args[:1] == ("remote",):
+            reads.append(args)
+        return await run_git(policy, *args, **options)
+
+    monkeypatch.setattr(remotes, "run_git", counted)
+
+    def prepare(workspace: Path) -> None:
+        git(workspace, "remote", "add", "origin", str(remote))
+
+    scene, workspace = await completed(
+        plan_scene, prepare=prepare, config={"sandbox": {"shared_paths": [str(remote.parent)]}}
+    )
+    assert buttons(result_card(scene))["Push"]
+    drawn = len(reads)
+    assert drawn > 0
+
+    await scene.ana.select(
+        result_card(scene), ["2"], custom_id=menu(scene, result_card(scene))["custom_id"]
+    )
+    assert "↩️ rolled back" in (result_card(scene).embeds[0].fields[1].value or "")
+    assert buttons(result_card(scene))["Push"]
+    assert len(reads) == drawn, "redrawing the card ran git again"
+
+    git(workspace, "remote", "remove", "origin")
+    answer = await scene.ana.click(result_card(scene), label="Push")
+
+    assert "no push remote it can reach" in reply(answer)
+    assert len(reads) > drawn
+    assert "Push" not in buttons(result_card(scene))
+    assert _bare_ref_missing(remote)
+
+
 async def test_no_push_without_a_reachable_remote(plan_scene: Any, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere.git"
     _bare(elsewhere)
@@ -79,6 +124,11 @@ async def test_no_push_without_a_reachable_remote(plan_scene: Any, tmp_path: Pat
 
 def _bare(path: Path) -> None:
     subprocess.run(["git", "init", "--quiet", "--bare", str(path)], check=True)
+
+
+def _bare_ref_missing(path: Path) -> bool:
+    argv = ["git", "--git-dir", str(path), "for-each-ref"]
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout == ""
 
 
 def _bare_ref(path: Path, branch: str) -> str:

@@ -5,15 +5,55 @@ Why this exists: the completion card offers Push only where it can work. The rem
 repository's configuration as the sandbox allows it). A remote on this machine counts only
 inside the agent's shared paths (the only places its sandbox reaches outside its
 workspace); any other URL only for an agent the operator allowed the network.
+
+The card is redrawn often (every vote, roll back, review), and each read is two git runs in
+a sandbox, so ``PushRemotes`` reads a result's remote once, when its card is first drawn (as
+the result opens, or the first time after a restart), and keeps it while the result waits.
+A remote is git state, which only the host changes (agents cannot write a git directory):
+Push itself always reads it again, and what it reads replaces what the card showed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
 from plancord.agent.tools.git import run_git
+from plancord.core.execution import ExecutionRecord
 from plancord.core.sandbox_policy import SandboxPolicy, SandboxSettings
+
+
+class PushRemotes:
+    """The push remote of each waiting result: read once for its card, again for a Push."""
+
+    def __init__(self, policy_of: Callable[[str], SandboxPolicy], sandbox: SandboxSettings) -> None:
+        self._policy_of = policy_of
+        self._sandbox = sandbox
+        self._shown: dict[str, str | None] = {}
+
+    async def shown(self, record: ExecutionRecord) -> str | None:
+        """The remote the card offers Push to: None once the result is decided; else what
+        was last read for this result, read now if it never was."""
+        if not record.waiting:
+            self._shown.pop(record.plan_id, None)
+            return None
+        if record.plan_id in self._shown:
+            return self._shown[record.plan_id]
+        return await self.read(record)
+
+    async def read(self, record: ExecutionRecord) -> str | None:
+        """The remote as git says now (what a Push uses), kept for the card."""
+        if not record.waiting:
+            self._shown.pop(record.plan_id, None)
+            return None
+        remote = await push_remote(self._policy_of(record.agent), record.agent, self._sandbox)
+        self._shown[record.plan_id] = remote
+        return remote
+
+    def forget(self, plan_id: str) -> None:
+        """The result was decided: its card offers no Push any more."""
+        self._shown.pop(plan_id, None)
 
 
 async def push_remote(policy: SandboxPolicy, agent: str, sandbox: SandboxSettings) -> str | None:

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from plancord.agent.execution.branch import BranchError, ExecutionBranch, MergeConflict
-from plancord.agent.execution.remotes import push_remote
+from plancord.agent.execution.remotes import PushRemotes
 from plancord.agent.execution.result_summary import summarise
 from plancord.agent.execution.starter import agent_branch, branch_record
 from plancord.agent.plan_review.runs import PlanReviewRuns
@@ -80,6 +80,7 @@ class ExecutionResults:
         self._locks: dict[str, asyncio.Lock] = {}
         self._listeners: list[ResultListener] = []
         self._tasks: set[asyncio.Task[None]] = set()
+        self._remotes = PushRemotes(self.policy_of, sandbox)
 
     def add_listener(self, listener: ResultListener) -> None:
         self._listeners.append(listener)
@@ -126,7 +127,7 @@ class ExecutionResults:
                 votes=votes,
                 needed=settings.approvals,
                 review=review,
-                push_remote=await self.push_remote(record),
+                push_remote=await self._remotes.shown(record),
             )
 
     async def write_diff(self, plan_id: str, use: Callable[[Path], Awaitable[None]]) -> bool:
@@ -145,10 +146,9 @@ class ExecutionResults:
             return True
 
     async def push_remote(self, record: ExecutionRecord) -> str | None:
-        """The remote Push sends a waiting result's branch to (``remotes.push_remote``)."""
-        if not record.waiting:
-            return None
-        return await push_remote(self.policy_of(record.agent), record.agent, self._sandbox)
+        """The remote Push sends a waiting result's branch to, as git says now
+        (``remotes.push_remote``); the card shows it from then on."""
+        return await self._remotes.read(record)
 
     # -- an execution ended ----------------------------------------------------------------
 
@@ -271,6 +271,7 @@ class ExecutionResults:
             if remote is None:
                 why = "the agent has no push remote it can reach"
                 await self._audit(record, actor, ResultAction.REFUSED, "push", why)
+                self._redraw_soon(record.agent, plan_id)
                 raise ResultFailed(f"Not pushed: {why}.")
             try:
                 await self.branch_of(record.agent).push(branch_record(record), remote)
@@ -340,6 +341,7 @@ class ExecutionResults:
             record.plan_id, record.result_version, state, actor.name, now, outcome
         )
         await self._audit(record, actor, action, outcome)
+        self._remotes.forget(record.plan_id)
         self._redraw_soon(record.agent, record.plan_id)
 
     def _entry(

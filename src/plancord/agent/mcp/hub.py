@@ -59,7 +59,8 @@ class McpHub:
         agents_dir: Path,
         sandbox: SandboxSettings,
     ) -> None:
-        self._servers_for = servers_for
+        self._config_servers_for = servers_for
+        self._servers: dict[str, Mapping[str, McpServerConfig]] = {}
         self._agents_dir = agents_dir
         self._sandbox = sandbox
         self._agents: dict[str, _AgentServers] = {}
@@ -141,6 +142,14 @@ class McpHub:
                 await connection.close()
             raise
         return _AgentServers(connections, tuple(tools), status)
+
+    def _servers_for(self, agent: str) -> Mapping[str, McpServerConfig]:
+        """The servers the config gives ``agent``, worked out once per agent: the config does
+        not change while the hub runs, and this is asked on every model request."""
+        servers = self._servers.get(agent)
+        if servers is None:
+            servers = self._servers[agent] = self._config_servers_for(agent)
+        return servers
 
     def _endpoint(self, agent: str, name: str, config: McpServerConfig) -> Endpoint:
         if config.url is not None:

@@ -131,7 +131,7 @@ class SubAgents:
                 try:
                     await progress.running()
                     async with asyncio.timeout(limit):
-                        return await run.answer(question, [t.schema() for t in tools])
+                        return await run.answer(question, registry.schemas(sub_agent_may_use))
                 except TimeoutError:
                     await progress.stopped(f"its time limit ({limit:g} s)")
                     return ToolResult.error(

@@ -8,6 +8,7 @@ gate (``plancord.core.gate``) decides before ``run`` is called, and passes its v
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from abc import ABC, abstractmethod
@@ -112,7 +113,7 @@ class Tool(ABC, Generic[InputT]):
         return {
             "name": self.name,
             "description": self.description,
-            "input_schema": self.Input.model_json_schema(),
+            "input_schema": input_schema_of(self.Input),
         }
 
     def detail(self, args: InputT) -> str:
@@ -135,6 +136,14 @@ class Tool(ABC, Generic[InputT]):
     async def run(self, args: InputT, ctx: ToolContext) -> ToolResult: ...
 
 
+@functools.cache
+def input_schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON schema, built by pydantic once per model class: it is a pure function
+    of the class, and building it takes long enough (about 0.3 ms a tool) that doing it for
+    every model request stalled the event loop under load. Callers must not mutate it."""
+    return model.model_json_schema()
+
+
 class ToolRegistryError(Exception):
     pass
 
@@ -148,13 +157,21 @@ class AgentTools(Protocol):
 
 
 class ToolRegistry:
-    """The tools an agent has. Startup fails on an unclassified tool or a bad/duplicate name."""
+    """The tools an agent has. Startup fails on an unclassified tool or a bad/duplicate name.
+
+    What the model is shown is computed once: each tool's schema when the registry is made,
+    one registry per set of agent-specific tools (shared by every agent with that set, made
+    again when the set changes, e.g. an agent's MCP servers restart), and one schema list per
+    filter. The lists a request carries are therefore identical from request to request and
+    phase to phase, which keeps Anthropic's prompt cache valid.
+    """
 
     def __init__(
         self, tools: Iterable[Tool[Any]], *, extensions: Sequence[AgentTools] = ()
     ) -> None:
         self._extensions = tuple(extensions)
-        self._per_agent: dict[str, tuple[tuple[Tool[Any], ...], ToolRegistry]] = {}
+        self._by_set: dict[tuple[Tool[Any], ...], ToolRegistry] = {}
+        self._set_of: dict[str, tuple[Tool[Any], ...]] = {}
         self._tools: dict[str, Tool[Any]] = {}
         for tool in tools:
             name = getattr(tool, "name", None)
@@ -168,20 +185,26 @@ class ToolRegistry:
                 raise ToolRegistryError(f"two tools are named {name!r}")
             self._tools[name] = tool
         self._schemas: dict[str, dict[str, Any]] = {n: t.schema() for n, t in self._tools.items()}
+        self._visible: dict[Callable[[Tool[Any]], bool] | None, list[dict[str, Any]]] = {}
 
     async def for_agent(self, agent: str) -> ToolRegistry:
         """The registry of ``agent``: these tools and, after them, the agent's own from the
-        extensions (built once per set of tools, so its schemas stay cached)."""
+        extensions. Agents with the same own tools (the same objects) share one registry;
+        a registry no agent uses any more is dropped."""
         extra: tuple[Tool[Any], ...] = ()
         for extension in self._extensions:
             extra += tuple(await extension.tools_for(agent))
+        previous = self._set_of.pop(agent, None)
+        if extra:
+            self._set_of[agent] = extra
+        if previous is not None and previous != extra and previous not in self._set_of.values():
+            del self._by_set[previous]
         if not extra:
             return self
-        cached = self._per_agent.get(agent)
-        if cached is not None and cached[0] == extra:
-            return cached[1]
-        registry = ToolRegistry([*self._tools.values(), *extra])
-        self._per_agent[agent] = (extra, registry)
+        registry = self._by_set.get(extra)
+        if registry is None:
+            registry = ToolRegistry([*self._tools.values(), *extra])
+            self._by_set[extra] = registry
         return registry
 
     def get(self, name: str) -> Tool[Any] | None:
@@ -194,14 +217,18 @@ class ToolRegistry:
         return len(self._tools)
 
     def schemas(self, visible: Callable[[Tool[Any]], bool] | None = None) -> list[dict[str, Any]]:
-        """Schemas in a fixed order (registration order), optionally filtered.
+        """Schemas in a fixed order (registration order), optionally filtered by ``visible``.
 
-        Built once, when the registry is made: they never change, and rebuilding twenty
-        pydantic schemas for every model call was a large share of the event loop's time
-        under load. Callers must not mutate them.
+        The list is worked out once per filter and kept, so ``visible`` must be a function
+        defined once (a module-level function), not a new lambda per call. Callers get their
+        own list but must not mutate the schemas in it.
         """
-        return [
-            self._schemas[name]
-            for name, tool in self._tools.items()
-            if visible is None or visible(tool)
-        ]
+        kept = self._visible.get(visible)
+        if kept is None:
+            kept = [
+                self._schemas[name]
+                for name, tool in self._tools.items()
+                if visible is None or visible(tool)
+            ]
+            self._visible[visible] = kept
+        return list(kept)
