@@ -12,16 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from plancord.core.execution import ResultState
 from tests.discord_bot.result_card.completed import completed, git, record, reply, result_card
 from tests.world import PlanScene, Worlds, buttons, plan_scene_in
-
-
-@pytest.fixture(autouse=True)
-def _patient(typing_past_patient_settle: None) -> None:
-    return None
 
 
 async def cli(data_dir: Path, *args: str) -> tuple[int, str, str]:

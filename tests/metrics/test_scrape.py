@@ -193,9 +193,7 @@ DRIFTING = (
 )
 
 
-async def test_an_executed_plan_its_drift_and_its_waiting_result(
-    worlds: Worlds, typing_past_patient_settle: None
-) -> None:
+async def test_an_executed_plan_its_drift_and_its_waiting_result(worlds: Worlds) -> None:
     async def make(script: Any = (), **options: Any) -> PlanScene:
         return await plan_scene_in(await worlds.start(script, config=METRICS, **options))
 
