@@ -63,7 +63,16 @@ class McpTool(Tool[McpArguments]):
                 "network, and nothing reaches the network while planning unless the operator "
                 "sets `network_in_plan_mode: true` for it. It runs once a plan is approved."
             )
-        return await self.connection.call(self.remote, args.model_dump(mode="json"))
+        answer = await self.connection.call(
+            self.remote, args.model_dump(mode="json"), max_output=ctx.shell.max_output_bytes
+        )
+        if answer.stopped is not None:
+            await ctx.notifier.say(
+                ctx.agent.name,
+                f"⚠️ MCP server `{self.connection.server}` was stopped: {answer.stopped}. "
+                "It is started again on the next call.",
+            )
+        return answer.result
 
 
 def mcp_tool(
