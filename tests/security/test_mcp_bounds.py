@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-MAX_LINE_BYTES = 16 * 1024 * 1024
+from plancord.agent.mcp.stdio import MAX_LINE_BYTES
 from plancord.testing.anthropic_server import text_turn
 from tests.security.hostile import Hostile
 from tests.security.mcp_scene import call, park_typing_refresh, patient, planning, tracker
