@@ -22,6 +22,7 @@ from plancord.agent.tools.base import ShellSettings, ToolRegistry
 from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.config import Config
 from plancord.core.errors import AgentNotFound
+from plancord.core.planning import Phase
 from plancord.core.ports import (
     Clock,
     MemberDirectory,
@@ -152,7 +153,11 @@ class App:
             core.planning,
         )
         agents_dir = config.data_dir / "agents"
-        mcp = McpHub(config.mcp_servers_for, agents_dir, config.sandbox_settings)
+
+        async def phase_of(agent: str) -> Phase:
+            return (await store.load_state(agent)).phase
+
+        mcp = McpHub(config.mcp_servers_for, agents_dir, config.sandbox_settings, phase_of=phase_of)
         runtime_options = runtime_settings(config)
         explore = config.explore
         subagents = SubAgents(

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from plancord.agent.mcp import McpConfigProblem, McpHub
 from plancord.agent.mcp.probe import STDERR_CHARS, probe_servers
@@ -166,3 +167,8 @@ async def test_a_result_past_the_bound_keeps_its_first_bytes_and_says_how_to_see
         "call the tool again with narrower arguments to see the rest]"
     )
     assert whole.content == "issue log " * 10
+
+
+def test_a_server_online_while_planning_is_a_config_error() -> None:
+    with pytest.raises(ValidationError, match="no longer allowed: while planning every MCP"):
+        McpServerConfig(command="/usr/bin/tracker-mcp", network_in_plan_mode=True)

@@ -107,19 +107,39 @@ async def test_while_executing_a_mutating_mcp_tool_asks_under_standard(hostile: 
     assert (scene.workspace / "closed.txt").read_text() == "9\n"
 
 
-@pytest.mark.parametrize("allowed", [False, True])
-async def test_a_server_with_network_runs_in_plan_mode_only_when_the_operator_says_so(
-    hostile: Any, allowed: bool
-) -> None:
-    config = tracker(trust_hints=True, network_in_plan_mode=allowed)
+async def test_a_network_servers_code_reaches_nothing_while_planning(hostile: Any) -> None:
+    """An agent with the network plans: its stdio server (which calls home as it starts) is
+    only listed, read-only and offline, and is not running while the agent plans; its tools
+    are refused naming why."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0)
+    tag = f"--tag={uuid.uuid4().hex}"
+    config = tracker(tag, "--call-home", str(listener.getsockname()[1]), trust_hints=True)
     config["agents"]["ada"]["network"] = True
-    scene = await planning(hostile, [call("read_issue", number=2)], config)
+    try:
+        scene = await planning(hostile, [call("read_issue", number=2)], config)
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    finally:
+        listener.close()
 
     [result] = scene.tool_results()
-    if allowed:
-        assert result == "issue 2: the build is red"
-    else:
-        assert result.startswith("Refused in plan mode") and "network_in_plan_mode" in result
+    assert result.startswith("Refused in plan mode") and "reaches the network" in result
+    assert processes_with(tag) == []
+
+
+async def test_a_writable_servers_read_only_tool_cannot_write_while_planning(
+    hostile: Any,
+) -> None:
+    """The operator calls every tool of a server with a writable workspace read-only (the
+    hint says so too): while planning the tool is refused and the workspace stays as it
+    was, as the shell's read-only commands run in a read-only sandbox."""
+    config = tracker(read_only=["*"], writable_workspace=True)
+    scene = await planning(hostile, [call("close_issue", number=4)], config)
+
+    [result] = scene.tool_results()
+    assert result.startswith("Refused in plan mode") and "writes the workspace" in result
+    assert not (scene.workspace / "closed.txt").exists()
 
 
 async def test_an_unclassified_tool_stops_the_agents_start_with_one_line(hostile: Any) -> None:
@@ -275,15 +295,11 @@ async def test_an_http_server_is_refused_to_an_agent_without_network(
     assert scene.world.server.requests == []
 
 
-@pytest.mark.parametrize("allowed", [False, True])
-async def test_an_http_server_runs_in_plan_mode_only_when_the_operator_says_so(
-    hostile: Any, http_tracker: str, allowed: bool
+async def test_an_http_servers_tools_are_refused_while_planning(
+    hostile: Any, http_tracker: str
 ) -> None:
-    config = remote(http_tracker, network=True, network_in_plan_mode=allowed)
+    config = remote(http_tracker, network=True)
     scene = await planning(hostile, [call("read_issue", number=12)], config)
 
     [result] = scene.tool_results()
-    if allowed:
-        assert result == "issue 12: the build is red"
-    else:
-        assert result.startswith("Refused in plan mode") and "network_in_plan_mode" in result
+    assert result.startswith("Refused in plan mode") and "reaches the network" in result

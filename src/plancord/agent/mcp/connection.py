@@ -79,7 +79,8 @@ class McpConnection:
         startup_timeout: float,
     ) -> None:
         self.server = server
-        self._endpoint = endpoint
+        self.endpoint = endpoint
+        """Where the next start finds the server (the hub changes it between phases)."""
         self._background = loop
         self._call_timeout = call_timeout
         self._startup_timeout = startup_timeout
@@ -138,11 +139,11 @@ class McpConnection:
 
     async def _serve(self, ready: asyncio.Future[list[RemoteTool]], closing: asyncio.Event) -> None:
         spawn: ServerSpawn | None = None
-        errlog = StderrTail() if self._endpoint.spawn is not None else None
+        errlog = StderrTail() if self.endpoint.spawn is not None else None
         self._fault = fault = StdioFault()
         try:
-            if self._endpoint.spawn is not None:
-                spawn = await asyncio.to_thread(self._endpoint.spawn)
+            if self.endpoint.spawn is not None:
+                spawn = await asyncio.to_thread(self.endpoint.spawn)
             async with Client(self._transport(spawn, errlog, fault), cache=None) as client:
                 if errlog is not None:
                     errlog.spawned()
@@ -173,7 +174,7 @@ class McpConnection:
         self, spawn: ServerSpawn | None, errlog: StderrTail | None, fault: StdioFault
     ) -> Any:
         if spawn is None or errlog is None:
-            return self._endpoint.url
+            return self.endpoint.url
         return bounded_stdio(spawn, errlog.writer, fault)
 
     async def _call(self, tool: str, arguments: dict[str, Any], max_output: int) -> McpAnswer:
