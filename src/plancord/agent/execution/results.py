@@ -114,8 +114,7 @@ class ExecutionResults:
             votes = tuple(vote.voter_name for vote in counted)
         review = None
         if self._reviews is not None:
-            kept = await self._reviews.result_review(plan_id, record.revision)
-            review = _verdict(kept.failure, len(kept.findings)) if kept is not None else None
+            review = await self._reviews.result_review(plan_id, record.revision)
         async with self._lock(plan_id):
             return await summarise(
                 record,
@@ -395,14 +394,6 @@ class ExecutionResults:
 
 def before_task(change: PlanningChange) -> str:
     return change.before.task or (change.revision.plan.summary if change.revision else "")
-
-
-def _verdict(failure: str | None, findings: int) -> str:
-    if failure is not None:
-        return f"unavailable: {failure}"
-    if findings == 0:
-        return "no findings"
-    return f"{findings} finding{'s' if findings != 1 else ''}"
 
 
 def _head(path: Path, limit: int) -> bytes:

@@ -27,8 +27,9 @@ from plancord.agent.plan_review.prompt import (
 from plancord.core.plan import Plan
 from plancord.core.plan_diff import PlanDiff
 from plancord.core.ports import ModelClient, ModelReply, ModelRequest, ModelUsage
-from plancord.core.review import Finding, PlanReview, ReviewAnswerInvalid, parse_review_answer
-from plancord.core.settings import ReviewSettings
+from plancord.core.review import Finding, PlanReview, ReviewAnswerInvalid
+from plancord.core.review_answer import parse_review_answer
+from plancord.core.settings import ReviewMode, ReviewSettings
 from plancord.llm.models import bounded_max_tokens
 
 REVIEW_MAX_TOKENS: Final = 4096
@@ -72,8 +73,10 @@ class PlanReviewer:
         model: str,
         timeout_seconds: float,
         max_tokens: int = REVIEW_MAX_TOKENS,
+        acknowledge_blockers: bool = False,
     ) -> None:
         self._client = client
+        self._acknowledge_blockers = acknowledge_blockers
         self.model = model
         self._timeout = timeout_seconds
         self._max_tokens = bounded_max_tokens(model, max_tokens)
@@ -84,7 +87,10 @@ class PlanReviewer:
     ) -> PlanReviewer:
         """The reviewer ``plan_mode.review`` describes; no model named means the agent's."""
         return cls(
-            client, model=settings.model or agent_model, timeout_seconds=settings.timeout_seconds
+            client,
+            model=settings.model or agent_model,
+            timeout_seconds=settings.timeout_seconds,
+            acknowledge_blockers=settings.mode is ReviewMode.REQUIRE_ACKNOWLEDGEMENT,
         )
 
     def request_for(self, review: ReviewRequest) -> ModelRequest:
@@ -166,14 +172,24 @@ class PlanReviewer:
                 model,
             )
         try:
-            findings, resolved = parse_review_answer(
+            answer = parse_review_answer(
                 _input_of(answers[0]), steps=subject.steps, previous=subject.previous
             )
         except ReviewAnswerInvalid as exc:
             return self._unavailable(
                 subject, f"the reviewer's answer was malformed: {exc}", reply.usage, model
             )
-        return PlanReview(model=model, usage=reply.usage, findings=findings, resolved=resolved)
+        if answer.dropped:
+            log.warning("review of %s: dropped %s", subject.name, "; ".join(answer.dropped))
+        return PlanReview(
+            model=model,
+            usage=reply.usage,
+            findings=answer.findings,
+            resolved=answer.resolved,
+            dropped=answer.dropped,
+            dropped_blockers=answer.dropped_blockers,
+            acknowledge_blockers=self._acknowledge_blockers,
+        )
 
     def _unavailable(
         self,
