@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plancord.agent.agent_settings import ThinkingSettings, overrides_from
+from plancord.agent.budget import PlanBudget
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.mcp import McpHub
@@ -173,6 +174,13 @@ class App:
                 concurrency=explore.concurrency,
             ),
             extensions=(mcp,),
+            budget=PlanBudget(
+                plan_settings=settings,
+                planning=planning,
+                conversations=conversations,
+                clock=clock,
+                prices=runtime_options.prices,
+            ),
         )
         registry = ToolRegistry(default_tools(), extensions=[mcp, subagents])
         subagents.bind(registry)

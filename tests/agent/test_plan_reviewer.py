@@ -187,7 +187,8 @@ async def test_an_outage_is_review_unavailable(
     assert not review.available
     assert review.summary_line() == "Review unavailable"
     assert "call failed" in (review.failure or "")
-    assert review.usage == ModelUsage()
+    # counted at its request's estimated input, so a failing reviewer still spends budget
+    assert review.usage.input_tokens > 100 and review.usage.output_tokens == 0
     assert "unavailable" in caplog.text
 
 
@@ -201,6 +202,7 @@ async def test_a_timeout_is_review_unavailable(harness: Any) -> None:
 
     assert not review.available
     assert review.failure == "the reviewer did not answer within 0.2 seconds"
+    assert review.usage.input_tokens > 100, "a call that timed out is counted"
 
 
 @pytest.mark.parametrize(

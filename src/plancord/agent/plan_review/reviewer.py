@@ -2,7 +2,10 @@
 
 A review is advice for the approver, so it must never be the reason a plan is stuck or a
 turn fails: an outage, a timeout, a refusal, an answer cut off or not in the tool's shape
-all become an unavailable review carrying the reason (logged) and whatever the call cost.
+all become an unavailable review carrying the reason (logged) and whatever the call cost:
+what the API reported, or, for a call that timed out or failed without a reply, its
+request's estimated input tokens, so a failing reviewer still counts toward the plan's
+budget.
 Whether an unavailable review blocks approval is the operator's choice
 (``plan_mode.review.require_review``), decided where approval is decided.
 """
@@ -15,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from plancord.agent.context import estimate_tokens
 from plancord.agent.plan_review.prompt import (
     RESULT_REVIEWER_SYSTEM_PROMPT,
     REVIEW_TOOL,
@@ -145,10 +149,14 @@ class PlanReviewer:
                 reply = await self._client.create(request)
         except TimeoutError:
             return self._unavailable(
-                subject, f"the reviewer did not answer within {self._timeout:g} seconds"
+                subject,
+                f"the reviewer did not answer within {self._timeout:g} seconds",
+                _estimated(request),
             )
         except Exception as exc:  # any failure of the call is "unavailable", by design
-            return self._unavailable(subject, f"the reviewer's call failed: {_first_line(exc)}")
+            return self._unavailable(
+                subject, f"the reviewer's call failed: {_first_line(exc)}", _estimated(request)
+            )
         return self._read(subject, reply)
 
     def _read(self, subject: _Subject, reply: ModelReply) -> PlanReview:
@@ -210,6 +218,13 @@ class _Subject:
     name: str
     steps: int
     previous: tuple[Finding, ...]
+
+
+def _estimated(request: ModelRequest) -> ModelUsage:
+    """What a call that gave no reply is counted as: its request's input, estimated."""
+    return ModelUsage(
+        input_tokens=estimate_tokens([request.system, request.tools, request.messages])
+    )
 
 
 def _input_of(block: Mapping[str, Any]) -> object:
