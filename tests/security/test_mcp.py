@@ -128,6 +128,36 @@ async def test_a_network_servers_code_reaches_nothing_while_planning(hostile: An
     assert processes_with(tag) == []
 
 
+async def test_a_network_server_started_outside_plan_mode_is_stopped_once_planning(
+    hostile: Any,
+) -> None:
+    """Idle, the agent's server runs with the network; once the agent plans, the server is
+    stopped before the next model call, and its tools are refused until planning ends."""
+    tag = f"--tag={uuid.uuid4().hex}"
+    config = tracker(tag, trust_hints=True)
+    config["agents"]["ada"]["network"] = True
+    script = [
+        call("read_issue", number=5),
+        text_turn("read"),
+        call("read_issue", number=6),
+        text_turn("planning"),
+    ]
+    scene: Hostile = await patient(hostile, script, profile="open", config=config)
+    await scene.ana.send(scene.channel, "read issue 5")
+    assert scene.tool_results() == ["issue 5: the build is red"]
+    assert processes_with(tag), "the server is not running"
+
+    await scene.ana.slash(scene.channel, "plan start", task="triage the tracker")
+
+    assert (await scene.app.store.load_state("ada")).phase is Phase.GATHERING
+    refused = scene.tool_results()[-1]
+    assert refused.startswith("Refused in plan mode") and "reaches the network" in refused
+    deadline = time.perf_counter() + 10
+    while processes_with(tag):
+        assert time.perf_counter() < deadline, "the server still runs while the agent plans"
+        await asyncio.sleep(0.05)
+
+
 async def test_a_writable_servers_read_only_tool_cannot_write_while_planning(
     hostile: Any,
 ) -> None:
