@@ -80,3 +80,25 @@ def test_a_review_section_is_read_and_layered_whole(tmp_path: Path) -> None:
 def test_a_bad_review_section_is_a_config_error(tmp_path: Path, section: str, problem: str) -> None:
     with pytest.raises(ConfigError, match=problem):
         load_config(write(tmp_path, f"plan_mode:\n  review:\n    {section}\n"))
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (
+            "plan_mode:\n  require_approval: false\n  review:\n    require_review: true\n",
+            "plan_mode:",
+        ),
+        (
+            "plan_mode:\n  review:\n    require_review: true\n"
+            "agents:\n  ada:\n    plan_mode:\n      require_approval: false\n",
+            "agents.ada:",
+        ),
+    ],
+)
+def test_a_required_review_nobody_approves_is_a_config_error(
+    tmp_path: Path, text: str, where: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config(write(tmp_path, text))
+    assert where in str(raised.value) and "require_approval is false" in str(raised.value)

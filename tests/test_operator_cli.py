@@ -461,3 +461,29 @@ def test_no_result_to_show_or_decide(world: World) -> None:
     assert "result" not in ok(world.cli("plan", "status", "--agent", "ada"))
     assert json.loads(ok(world.cli("plan", "status", "--agent", "ada", "--json")))["result"] is None
     assert [row[1] for row in world.audit("ada")] == ["entered", "submitted"]
+
+
+def test_a_kept_reviews_hold_travels_with_it_to_the_cli_without_the_config_file(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review was made under require_acknowledgement; the operator approves with only
+    PLANCORD_DATA_DIR (no config file, so no review settings): the blocker still needs
+    --despite-blockers, and the override is audited."""
+    revision = world.submit("ada")
+    blocker = Finding(severity=Severity.BLOCKER, step=2, text="No test covers /health.")
+
+    async def review(store: SqlStore, _: PlanningService) -> None:
+        kept = PlanReview(model="claude-test", findings=(blocker,), acknowledge_blockers=True)
+        at = datetime.now(UTC)
+        await PlanReviewStore(store.db).finish(revision.plan_id, 1, ReviewKind.PLAN, kept, at)
+
+    world.do(review)
+    monkeypatch.setenv("PLANCORD_DATA_DIR", str(world.root / "state"))
+    message = refused(world.cli("plan", "approve", "--agent", "ada", config=False))
+    assert "1 blocker" in message and "--despite-blockers 1" in message
+    assert world.state("ada").phase is Phase.SUBMITTED
+
+    ok(world.cli("plan", "approve", "--agent", "ada", "--despite-blockers", "1", config=False))
+    actor, action, _, detail = world.audit("ada")[-1]
+    assert (actor, action) == ("operator", "approved")
+    assert detail["review_blockers_acknowledged"] == 1

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plancord.agent.agent_settings import ThinkingSettings, overrides_from
+from plancord.agent.budget import PlanBudget
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.mcp import McpHub
@@ -23,6 +24,7 @@ from plancord.agent.tools.base import ShellSettings, ToolRegistry
 from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.config import Config
 from plancord.core.errors import AgentNotFound, PlancordError
+from plancord.core.planning import Phase
 from plancord.core.ports import (
     Clock,
     MemberDirectory,
@@ -160,7 +162,11 @@ class App:
             core.planning,
         )
         agents_dir = config.data_dir / "agents"
-        mcp = McpHub(config.mcp_servers_for, agents_dir, config.sandbox_settings)
+
+        async def phase_of(agent: str) -> Phase:
+            return (await store.load_state(agent)).phase
+
+        mcp = McpHub(config.mcp_servers_for, agents_dir, config.sandbox_settings, phase_of=phase_of)
         runtime_options = runtime_settings(config)
         explore = config.explore
         subagents = SubAgents(
@@ -176,6 +182,13 @@ class App:
                 concurrency=explore.concurrency,
             ),
             extensions=(mcp,),
+            budget=PlanBudget(
+                plan_settings=settings,
+                planning=planning,
+                conversations=conversations,
+                clock=clock,
+                prices=runtime_options.prices,
+            ),
         )
         registry = ToolRegistry(default_tools(), extensions=[mcp, subagents])
         subagents.bind(registry)

@@ -9,15 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from plancord.agent.mcp import McpConfigProblem, McpHub
 from plancord.agent.mcp.probe import STDERR_CHARS, probe_servers
 from plancord.agent.mcp.stderr import TAIL_BYTES
+from plancord.agent.mcp.stdio import MAX_LINE_BYTES
 from plancord.agent.mcp.tool import McpTool
 from plancord.config.mcp import McpServerConfig
 from plancord.core.sandbox_policy import SandboxSettings
 
 SERVERS = Path(__file__).resolve().parent.parent / "fakes" / "mcp_servers"
+LIMIT = 100_000
 SITE_PACKAGES = next(p for p in site.getsitepackages() if p.endswith("site-packages"))
 
 
@@ -56,12 +59,12 @@ async def test_a_dead_server_is_a_tool_error_and_restarts_after_its_backoff(
     tools = await tools_of(hub_for({"tracker": tracker()}))
     connection = tools["mcp__tracker__read_issue"].connection
 
-    died = await connection.call("crash", {})
+    died = (await connection.call("crash", {}, max_output=LIMIT)).result
     assert died.is_error and "restarted on the next call" in died.content
-    waiting = await connection.call("read_issue", {"number": 1})
+    waiting = (await connection.call("read_issue", {"number": 1}, max_output=LIMIT)).result
     assert waiting.is_error and "is down" in waiting.content
     await asyncio.sleep(1.2)
-    back = await connection.call("read_issue", {"number": 1})
+    back = (await connection.call("read_issue", {"number": 1}, max_output=LIMIT)).result
     assert back.content == "issue 1: the build is red" and not back.is_error
     assert connection.restarts == 1
 
@@ -71,7 +74,7 @@ async def test_a_tool_the_server_adds_while_running_is_not_the_agents(
 ) -> None:
     hub = hub_for({"tracker": tracker()})
     tools = await tools_of(hub)
-    added = await tools["mcp__tracker__grow"].connection.call("grow", {})
+    added = (await tools["mcp__tracker__grow"].connection.call("grow", {}, max_output=LIMIT)).result
     assert added.content == "added grown"
 
     assert "mcp__tracker__grown" not in await tools_of(hub)
@@ -101,9 +104,9 @@ async def test_a_server_flooding_stderr_is_neither_blocked_nor_kept_whole(
     tools = await tools_of(hub)
     connection = tools["mcp__tracker__shout"].connection
 
-    shouted = await connection.call("shout", {"mebibytes": 16})
+    shouted = (await connection.call("shout", {"mebibytes": 16}, max_output=LIMIT)).result
     assert shouted.content == "shouted" and not shouted.is_error
-    read = await connection.call("read_issue", {"number": 4})
+    read = (await connection.call("read_issue", {"number": 4}, max_output=LIMIT)).result
     assert read.content == "issue 4: the build is red"
     await hub.close()
 
@@ -155,3 +158,35 @@ async def test_the_config_is_asked_for_an_agents_servers_once(tmp_path: Path) ->
         await hub.close()
 
     assert asked == ["ada", "bea"]
+
+
+async def test_the_doctor_shows_a_server_stopped_for_a_line_without_end(tmp_path: Path) -> None:
+    """A server that writes 100 MB without a newline as it starts is stopped at the bound on
+    one message, and the doctor says so (not a timeout, not a crash of the bot)."""
+    servers = {"tracker": tracker("--endless-line", "100")}
+
+    [probe] = await probe_servers({}, {"ada": servers}, SandboxSettings())
+
+    assert not probe.started
+    assert f"more than {MAX_LINE_BYTES:,} bytes" in probe.detail and "stopped" in probe.detail
+
+
+async def test_a_result_past_the_bound_keeps_its_first_bytes_and_says_how_to_see_more(
+    hub_for: Callable[..., McpHub],
+) -> None:
+    tools = await tools_of(hub_for({"tracker": tracker()}))
+    connection = tools["mcp__tracker__dump"].connection
+
+    cut = (await connection.call("dump", {"characters": 250}, max_output=100)).result
+    whole = (await connection.call("dump", {"characters": 100}, max_output=100)).result
+
+    assert cut.content == (
+        "issue log " * 10 + "\n[output truncated: showing the first 100 of 250 bytes; "
+        "call the tool again with narrower arguments to see the rest]"
+    )
+    assert whole.content == "issue log " * 10
+
+
+def test_a_server_online_while_planning_is_a_config_error() -> None:
+    with pytest.raises(ValidationError, match="no longer allowed: while planning every MCP"):
+        McpServerConfig(command="/usr/bin/tracker-mcp", network_in_plan_mode=True)

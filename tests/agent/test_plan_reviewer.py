@@ -187,7 +187,8 @@ async def test_an_outage_is_review_unavailable(
     assert not review.available
     assert review.summary_line() == "Review unavailable"
     assert "call failed" in (review.failure or "")
-    assert review.usage == ModelUsage()
+    # counted at its request's estimated input, so a failing reviewer still spends budget
+    assert review.usage.input_tokens > 100 and review.usage.output_tokens == 0
     assert "unavailable" in caplog.text
 
 
@@ -201,36 +202,51 @@ async def test_a_timeout_is_review_unavailable(harness: Any) -> None:
 
     assert not review.available
     assert review.failure == "the reviewer did not answer within 0.2 seconds"
+    assert review.usage.input_tokens > 100, "a call that timed out is counted"
 
 
 @pytest.mark.parametrize(
-    ("turn", "reason"),
+    ("turn", "dropped", "blockers"),
     [
         (
             malformed_review_turn({"findings": [{"severity": "fatal", "step": 1, "text": "x"}]}),
-            "severity: must be info, concern or blocker",
+            "severity must be info, concern or blocker",
+            0,
         ),
         (
             review_turn(finding("blocker", 7, "There is no step 7 in this plan.")),
             "the plan has no step 7",
+            1,
         ),
         (
             malformed_review_turn({"findings": [], "resolved": [1]}),
             "no earlier finding 1",
+            0,
         ),
     ],
 )
-async def test_a_malformed_answer_is_unavailable_with_the_reason_logged(
-    harness: Any, caplog: pytest.LogCaptureFixture, turn: Turn, reason: str
+async def test_an_invalid_part_of_an_answer_is_dropped_named_and_logged(
+    harness: Any, caplog: pytest.LogCaptureFixture, turn: Turn, dropped: str, blockers: int
 ) -> None:
     h = await harness([turn])
     with caplog.at_level(logging.WARNING, "plancord.agent.plan_review"):
         review = await h.reviewer().review(first_revision())
 
-    assert not review.available
-    assert "malformed" in (review.failure or "") and reason in (review.failure or "")
-    assert reason in caplog.text
+    assert review.available and review.findings == ()
+    assert any(dropped in item for item in review.dropped), review.dropped
+    assert review.blockers == blockers
+    assert dropped in caplog.text
     assert review.usage.output_tokens > 0, "a call that answered was paid for"
+
+
+async def test_an_answer_without_a_findings_list_is_unavailable(harness: Any) -> None:
+    h = await harness([malformed_review_turn({"verdict": "fine"})])
+    review = await h.reviewer().review(first_revision())
+
+    assert not review.available
+    assert "malformed" in (review.failure or "") and "findings: must be a list" in (
+        review.failure or ""
+    )
 
 
 async def test_the_next_revision_is_reviewed_with_its_diff_and_says_what_it_resolves(

@@ -20,8 +20,8 @@ from plancord.core.review import (
     defuse,
     neutralise,
     one_line,
-    parse_review_answer,
 )
+from plancord.core.review_answer import parse_review_answer
 
 BLOCKER = Finding(severity=Severity.BLOCKER, step=2, text="Step 2 drops the users table.")
 CONCERN = Finding(severity=Severity.CONCERN, step=3, text="No test covers the new parser.")
@@ -33,21 +33,21 @@ def answer(*findings: dict[str, object], resolved: list[object] | None = None) -
 
 
 def test_a_well_formed_answer_becomes_findings() -> None:
-    findings, resolved = parse_review_answer(
+    kept = parse_review_answer(
         answer(
             {"severity": "blocker", "step": 2, "text": "  Step 2 drops\nthe users table. "},
             {"severity": "info", "step": None, "text": "The summary could name the module."},
         ),
         steps=3,
     )
-    assert findings == (BLOCKER, NOTE)
-    assert resolved == ()
+    assert kept.findings == (BLOCKER, NOTE)
+    assert kept.resolved == () and kept.dropped == () and kept.dropped_blockers == 0
 
 
 def test_resolved_numbers_pick_the_previous_reviews_findings() -> None:
     previous = PlanReview(model="m", findings=(CONCERN, BLOCKER)).ordered()
-    _, resolved = parse_review_answer(answer(resolved=[1, 1, 2]), steps=3, previous=previous)
-    assert resolved == (BLOCKER, CONCERN)
+    kept = parse_review_answer(answer(resolved=[1, 1, 2]), steps=3, previous=previous)
+    assert kept.resolved == (BLOCKER, CONCERN)
 
 
 @pytest.mark.parametrize(
@@ -56,42 +56,76 @@ def test_resolved_numbers_pick_the_previous_reviews_findings() -> None:
         (None, "must be an object"),
         ("findings", "must be an object"),
         ({"findings": "none"}, "findings: must be a list"),
-        (answer({"severity": "fatal", "step": 1, "text": "x"}), "severity: must be info"),
-        (answer({"severity": "concern", "step": 9, "text": "x"}), "the plan has no step 9"),
-        (answer({"severity": "concern", "step": 0, "text": "x"}), "the plan has no step 0"),
-        (answer({"severity": "concern", "step": True, "text": "x"}), "step: must be a step"),
-        (answer({"severity": "concern", "step": "2", "text": "x"}), "step: must be a step"),
-        (answer({"severity": "concern", "step": 1, "text": " \n "}), "text: must not be empty"),
-        (answer({"severity": "concern", "step": 1, "text": 3}), "text: must be text"),
-        (
-            answer({"severity": "concern", "step": 1, "text": "x" * (MAX_FINDING_CHARS + 1)}),
-            f"at most {MAX_FINDING_CHARS}",
-        ),
-        (answer({"severity": "concern", "step": 1, "text": "x", "url": 1}), "unknown field"),
-        (answer(*[{"severity": "info", "step": None, "text": "x"}] * 21), "at most 20"),
-        ({"findings": [], "verdict": "approve"}, "unknown field(s): verdict"),
-        (answer(resolved=[1]), "no earlier finding 1 (none: there was no earlier review)"),
-        (answer(resolved=["1"]), "must be a finding number"),
-        ({"findings": [], "resolved": 1}, "resolved: must be a list"),
-        (answer(["not", "a", "finding"]), "findings[0]: must be an object"),  # type: ignore[arg-type]
     ],
 )
-def test_a_malformed_answer_is_a_clear_error(data: object, problem: str) -> None:
+def test_an_answer_without_a_findings_list_is_a_clear_error(data: object, problem: str) -> None:
     with pytest.raises(ReviewAnswerInvalid) as caught:
         parse_review_answer(data, steps=3)
     assert problem in str(caught.value)
 
 
-def test_every_problem_is_named_at_once() -> None:
-    with pytest.raises(ReviewAnswerInvalid) as caught:
-        parse_review_answer(
-            answer(
-                {"severity": "bad", "step": 1, "text": "x"},
-                {"severity": "info", "step": 7, "text": "x"},
-            ),
-            steps=2,
-        )
-    assert len(caught.value.problems) == 2
+VALID = {"severity": "blocker", "step": 2, "text": "Step 2 drops the users table."}
+
+
+@pytest.mark.parametrize(
+    ("bad", "named"),
+    [
+        ({"severity": "fatal", "step": 1, "text": "x"}, "severity must be info"),
+        ({"severity": "concern", "step": 9, "text": "x"}, "the plan has no step 9"),
+        ({"severity": "concern", "step": 0, "text": "x"}, "the plan has no step 0"),
+        ({"severity": "concern", "step": True, "text": "x"}, "step must be a step"),
+        ({"severity": "concern", "step": "2", "text": "x"}, "step must be a step"),
+        ({"severity": "concern", "step": 1, "text": " \n "}, "text must be a sentence"),
+        ({"severity": "concern", "step": 1, "text": 3}, "text must be a sentence"),
+        ({"severity": "concern", "step": 1, "text": "x", "url": 1}, "unknown field"),
+        ("not a finding", "not an object"),
+    ],
+)
+def test_an_invalid_finding_is_dropped_and_named_and_the_valid_ones_kept(
+    bad: object, named: str
+) -> None:
+    kept = parse_review_answer(answer(VALID, bad, VALID), steps=3)  # type: ignore[arg-type]
+    assert kept.findings == (BLOCKER, BLOCKER)
+    [dropped] = kept.dropped
+    assert dropped.startswith("finding 2") and named in dropped
+    assert kept.dropped_blockers == 0
+
+
+def test_a_dropped_blocker_still_counts_as_a_blocker() -> None:
+    bad = {"severity": "blocker", "step": 7, "text": "Step 7 deletes production."}
+    kept = parse_review_answer(answer(bad), steps=3)
+    assert kept.findings == () and kept.dropped_blockers == 1
+    review = PlanReview(model="m", dropped=kept.dropped, dropped_blockers=1)
+    assert review.blockers == 1 and review.acknowledgement() == "Approve despite 1 blocker"
+    assert "(a blocker)" in kept.dropped[0]
+
+
+def test_a_long_finding_is_cut_not_dropped() -> None:
+    long = {"severity": "blocker", "step": 1, "text": "x" * (MAX_FINDING_CHARS + 50)}
+    [finding] = parse_review_answer(answer(long), steps=3).findings
+    assert finding.severity is Severity.BLOCKER and len(finding.text) == MAX_FINDING_CHARS
+
+
+def test_past_the_limit_the_least_severe_are_dropped_and_counted() -> None:
+    notes = [{"severity": "info", "step": None, "text": "x"}] * MAX_FINDINGS
+    kept = parse_review_answer(answer(*notes, VALID), steps=3)
+    assert len(kept.findings) == MAX_FINDINGS and kept.findings[0] == BLOCKER
+    assert kept.dropped == (f"1 findings past the {MAX_FINDINGS} kept (the least severe)",)
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
+        ({"findings": [], "verdict": "approve"}, "unknown field(s) ignored: verdict"),
+        (answer(resolved=[1]), "no earlier finding 1 (there was no earlier review)"),
+        (answer(resolved=["1"]), "not a finding number"),
+        ({"findings": [], "resolved": 1}, "resolved: not a list"),
+    ],
+)
+def test_the_rest_of_an_answer_is_dropped_by_part(data: object, named: str) -> None:
+    kept = parse_review_answer(data, steps=3)
+    assert kept.findings == () and kept.resolved == ()
+    assert any(named in d for d in kept.dropped), kept.dropped
 
 
 @given(
@@ -107,6 +141,16 @@ def test_no_answer_crashes_the_parse(data: object) -> None:
         parse_review_answer(data, steps=5)
     except ReviewAnswerInvalid:
         pass
+
+
+def test_a_review_with_dropped_parts_says_so_on_the_card_and_in_the_file() -> None:
+    review = PlanReview(
+        model="m", findings=(CONCERN,), dropped=("finding 2: the plan has no step 9",)
+    )
+    assert review.summary_line() == "Review: 1 concern · 1 invalid part dropped"
+    assert "⚠️ Dropped as invalid: finding 2: the plan has no step 9" in review.findings_field()
+    assert "### Dropped as invalid" in review.to_markdown(1)
+    assert PlanReview.from_data(review.to_data()) == review
 
 
 def test_the_summary_line_counts_by_severity() -> None:

@@ -123,6 +123,8 @@ async def test_one_sub_agent_more_than_the_concurrency_waits_for_a_free_slot(
 
 
 async def test_a_sub_agents_tokens_count_toward_the_plans_budget(plan_scene: Any) -> None:
+    """Executing, the sub-agent's calls spend the plan's budget and each asks it first: the
+    sub-agent stops once it is spent, and so does execution."""
     plan = {"summary": "Write a note", "steps": [{"description": "Write it", "files": ["n.md"]}]}
     execution = [
         tool_turn(ToolCall(NAME, {"question": QUESTION})),
@@ -144,10 +146,42 @@ async def test_a_sub_agents_tokens_count_toward_the_plans_budget(plan_scene: Any
     await scene.ana.click(scene.plan_message(1), label="Approve")
     await scene.app.runtime.wait_idle("ada")
 
-    assert len(subs(scene)) == SUB_CALLS + 1
+    assert 1 < len(subs(scene)) < SUB_CALLS + 1, "the sub-agent did not stop at the budget"
     spent = await scene.app.conversations.usage("ada")
     sub_agent = sum(u.billed_input() + u.output_tokens for u in spent[len(usage) + 1 :])
     assert sub_agent > 2 * last, "the sub-agent spent too little to tell"
     assert not (scene.app.manager.workspace_of("ada") / "n.md").exists()
     assert (await scene.state()).phase is Phase.INACTIVE
     assert any(t.startswith("💸 Execution stopped") for t in scene.bot_texts())
+
+
+async def test_eight_questions_stop_at_the_plans_budget_while_planning(plan_scene: Any) -> None:
+    """Planning with a token budget, the agent asks eight questions whose sub-agents keep
+    reading: every sub-agent call asks the plan's budget first, so once it is spent no new
+    call starts (only those in flight finish), each sub-agent says why it stopped, and the
+    agent's own next call is not made either."""
+    budget, concurrency = 40_000, 4
+    more = tuple(f"Where is part {n}?" for n in range(2, 9))
+    scene: PlanScene = await plan_scene(
+        endless(more=more),
+        plan_mode={"budget_tokens": budget},
+        config={"explore": {"concurrency": concurrency}},
+    )
+    await scene.ana.slash(scene.channel, "plan start", task="map the repository")
+    await scene.app.runtime.wait_idle("ada")
+
+    used = 0
+    after = 0
+    for call in await scene.app.conversations.usage("ada"):
+        if used >= budget:
+            after += 1
+        used += call.billed_input() + call.output_tokens
+    assert used >= budget, "the sub-agents spent too little to tell"
+    assert after <= concurrency, f"{after} model calls started after the budget was spent"
+    assert len(subs(scene)) < 8 * 20
+    stored = await scene.app.conversations.load("ada")
+    [result] = [b for b in stored[-1]["content"] if b.get("type") == "tool_result"]
+    assert "stopped: the plan's budget of 40.0k tokens is spent" in result["content"]
+    assert not any(r["messages"] == stored for r in scene.world.server.requests)
+    assert any(t.startswith("💸 Planning paused") for t in scene.bot_texts())
+    assert (await scene.state()).phase is Phase.GATHERING

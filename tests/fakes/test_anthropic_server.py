@@ -541,6 +541,35 @@ async def test_missing_anthropic_version_is_a_bad_request(client: AsyncAnthropic
         await client.messages.create(**base_body(), extra_headers={"anthropic-version": Omit()})
 
 
+@pytest.mark.parametrize("limit", [None, 200_000])
+async def test_a_request_over_the_size_limit_is_refused_413_as_the_api_does(
+    limit: int | None,
+) -> None:
+    """The API's front refuses a Messages request over 32 MB with 413 ``request_too_large``
+    and the API's error shape; a body under the limit is served."""
+    async with FakeAnthropicServer([text_turn("fits")]) as server:
+        if limit is not None:
+            server.max_request_bytes = limit
+        size = server.max_request_bytes + 1
+        body = base_body()
+        body["messages"] = [user(text("x" * size))]
+        with pytest.raises(anthropic.APIStatusError) as raised:
+            await server.client(max_retries=0).messages.create(**body)
+        message = await server.client().messages.create(**base_body())
+
+    assert raised.value.status_code == 413
+    assert raised.value.body == {
+        "type": "error",
+        "error": {
+            "type": "request_too_large",
+            "message": "Request exceeds the maximum allowed number of bytes.",
+        },
+        "request_id": raised.value.body["request_id"],  # type: ignore[index]
+    }
+    assert [r.error_type for r in server.rejections] == ["request_too_large"]
+    assert message.content == [TextBlock(type="text", text="fits")]
+
+
 async def test_exhausted_script_answers_500_and_is_recorded() -> None:
     async with FakeAnthropicServer([text_turn("only one")]) as server:
         client = server.client(max_retries=2)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import site
 import socket
 import subprocess
 import sys
@@ -22,41 +21,16 @@ import pytest
 from plancord.core.planning import Phase
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.security.hostile import OTHER_SECRET, Hostile, host_environment_entries
+from tests.security.mcp_scene import (
+    SERVERS,
+    SITE_PACKAGES,
+    call,
+    patient,
+    planning,
+    tracker,
+)
 
-SERVERS = Path(__file__).resolve().parent.parent / "fakes" / "mcp_servers"
-SITE_PACKAGES = next(p for p in site.getsitepackages() if p.endswith("site-packages"))
 TRACKER_TOKEN = "tracker-token-from-a-file-4c1d"
-PATIENT_SECONDS = 60.0
-
-
-async def patient(hostile: Any, *args: Any, **options: Any) -> Hostile:
-    """A hostile world whose SimCord waits long enough for real servers: an MCP server starts
-    inside the sandbox, and on a loaded machine that alone can take seconds."""
-    scene: Hostile = await hostile(*args, **options)
-    scene.world.env.settle_timeout = PATIENT_SECONDS
-    return scene
-
-
-def tracker(*extra_args: str, **settings: Any) -> dict[str, Any]:
-    """The config of the test tracker server for agent ``ada``."""
-    server = {
-        "command": "/usr/bin/python3.11",
-        "args": [str(SERVERS / "tracker_server.py"), SITE_PACKAGES, *extra_args],
-        "mounts": [SITE_PACKAGES, str(SERVERS)],
-        **settings,
-    }
-    return {"agents": {"ada": {"mcp_servers": {"tracker": server}}}}
-
-
-def call(tool: str, **arguments: Any) -> Any:
-    return tool_turn(ToolCall(f"mcp__tracker__{tool}", arguments))
-
-
-async def planning(hostile: Any, script: list[Any], config: dict[str, Any]) -> Hostile:
-    scene: Hostile = await patient(hostile, [*script, text_turn("still exploring")], config=config)
-    await scene.ana.slash(scene.channel, "plan start", task="triage the tracker")
-    assert (await scene.app.store.load_state("ada")).phase is Phase.GATHERING
-    return scene
 
 
 async def test_a_read_only_mcp_tool_runs_in_plan_mode_and_a_mutating_one_is_refused(
@@ -127,19 +101,69 @@ async def test_while_executing_a_mutating_mcp_tool_asks_under_standard(hostile: 
     assert (scene.workspace / "closed.txt").read_text() == "9\n"
 
 
-@pytest.mark.parametrize("allowed", [False, True])
-async def test_a_server_with_network_runs_in_plan_mode_only_when_the_operator_says_so(
-    hostile: Any, allowed: bool
-) -> None:
-    config = tracker(trust_hints=True, network_in_plan_mode=allowed)
+async def test_a_network_servers_code_reaches_nothing_while_planning(hostile: Any) -> None:
+    """An agent with the network plans: its stdio server (which calls home as it starts) is
+    only listed, read-only and offline, and is not running while the agent plans; its tools
+    are refused naming why."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0)
+    tag = f"--tag={uuid.uuid4().hex}"
+    config = tracker(tag, "--call-home", str(listener.getsockname()[1]), trust_hints=True)
     config["agents"]["ada"]["network"] = True
-    scene = await planning(hostile, [call("read_issue", number=2)], config)
+    try:
+        scene = await planning(hostile, [call("read_issue", number=2)], config)
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    finally:
+        listener.close()
 
     [result] = scene.tool_results()
-    if allowed:
-        assert result == "issue 2: the build is red"
-    else:
-        assert result.startswith("Refused in plan mode") and "network_in_plan_mode" in result
+    assert result.startswith("Refused in plan mode") and "reaches the network" in result
+    assert processes_with(tag) == []
+
+
+async def test_a_network_server_started_outside_plan_mode_is_stopped_once_planning(
+    hostile: Any,
+) -> None:
+    """Idle, the agent's server runs with the network; once the agent plans, the server is
+    stopped before the next model call, and its tools are refused until planning ends."""
+    tag = f"--tag={uuid.uuid4().hex}"
+    config = tracker(tag, trust_hints=True)
+    config["agents"]["ada"]["network"] = True
+    script = [
+        call("read_issue", number=5),
+        text_turn("read"),
+        call("read_issue", number=6),
+        text_turn("planning"),
+    ]
+    scene: Hostile = await patient(hostile, script, profile="open", config=config)
+    await scene.ana.send(scene.channel, "read issue 5")
+    assert scene.tool_results() == ["issue 5: the build is red"]
+    assert processes_with(tag), "the server is not running"
+
+    await scene.ana.slash(scene.channel, "plan start", task="triage the tracker")
+
+    assert (await scene.app.store.load_state("ada")).phase is Phase.GATHERING
+    refused = scene.tool_results()[-1]
+    assert refused.startswith("Refused in plan mode") and "reaches the network" in refused
+    deadline = time.perf_counter() + 10
+    while processes_with(tag):
+        assert time.perf_counter() < deadline, "the server still runs while the agent plans"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_writable_servers_read_only_tool_cannot_write_while_planning(
+    hostile: Any,
+) -> None:
+    """The operator calls every tool of a server with a writable workspace read-only (the
+    hint says so too): while planning the tool is refused and the workspace stays as it
+    was, as the shell's read-only commands run in a read-only sandbox."""
+    config = tracker(read_only=["*"], writable_workspace=True)
+    scene = await planning(hostile, [call("close_issue", number=4)], config)
+
+    [result] = scene.tool_results()
+    assert result.startswith("Refused in plan mode") and "writes the workspace" in result
+    assert not (scene.workspace / "closed.txt").exists()
 
 
 async def test_an_unclassified_tool_stops_the_agents_start_with_one_line(hostile: Any) -> None:
@@ -300,15 +324,11 @@ async def test_an_http_server_is_refused_to_an_agent_without_network(
     assert scene.world.server.requests == []
 
 
-@pytest.mark.parametrize("allowed", [False, True])
-async def test_an_http_server_runs_in_plan_mode_only_when_the_operator_says_so(
-    hostile: Any, http_tracker: str, allowed: bool
+async def test_an_http_servers_tools_are_refused_while_planning(
+    hostile: Any, http_tracker: str
 ) -> None:
-    config = remote(http_tracker, network=True, network_in_plan_mode=allowed)
+    config = remote(http_tracker, network=True)
     scene = await planning(hostile, [call("read_issue", number=12)], config)
 
     [result] = scene.tool_results()
-    if allowed:
-        assert result == "issue 12: the build is red"
-    else:
-        assert result.startswith("Refused in plan mode") and "network_in_plan_mode" in result
+    assert result.startswith("Refused in plan mode") and "reaches the network" in result

@@ -18,12 +18,11 @@ from plancord.agent.context import (
 )
 from plancord.agent.dispatch import is_shell
 from plancord.agent.host_prompts import HOST
+from plancord.agent.oversize import without_largest_result
 from plancord.agent.runtime_settings import RuntimeSettings
 from plancord.agent.tools.base import Tool, ToolRegistry
 from plancord.core.agents import AgentRecord
-from plancord.core.errors import (
-    ContextTooLong,
-)
+from plancord.core.errors import ContextTooLong, RequestTooLarge
 from plancord.core.gate import ToolKind
 from plancord.core.ports import (
     Clock,
@@ -41,6 +40,8 @@ from plancord.storage.store import SqlStore
 log = logging.getLogger(__name__)
 
 MIN_ANSWER_TOKENS = 1024
+#: How many tool results one call removes, at most, from a conversation the API refuses.
+MAX_RESULTS_REMOVED = 8
 SUMMARY_PROMPT = (
     "Summarise the conversation below so an agent can continue the work without it: the task, "
     "decisions taken, files read or changed and what they contain that matters, open questions, "
@@ -119,17 +120,37 @@ class ModelRequests:
         too_big = estimate_tokens(request.messages) + estimate_tokens(request.tools) > limit
         if too_big and await self.compact(agent, record):
             request = await self.build_request(agent, record)
-        try:
-            reply = await self.model.create(request)
-        except ContextTooLong:
-            if not await self.compact(agent, record, keep_fraction=0.05):
-                raise
+        compacted, removed = False, 0
+        while True:
+            try:
+                reply = await self.model.create(request)
+                break
+            except ContextTooLong:
+                if not compacted and await self.compact(agent, record, keep_fraction=0.05):
+                    compacted = True
+                elif removed >= MAX_RESULTS_REMOVED or not await self._remove_largest(agent):
+                    raise
+                else:
+                    removed += 1
+            except RequestTooLarge:
+                if removed >= MAX_RESULTS_REMOVED or not await self._remove_largest(agent):
+                    raise
+                removed += 1
             request = await self.build_request(agent, record)
-            reply = await self.model.create(request)
         await self.conversations.record_usage(
             agent, request.model, reply.usage, reply.stop_reason, self.clock.now()
         )
         return reply
+
+    async def _remove_largest(self, agent: str) -> bool:
+        """Replace the conversation's largest tool result by a note; False when none is
+        large enough to be the reason the API refused it."""
+        repaired = without_largest_result(await self.conversations.load(agent))
+        if repaired is None:
+            return False
+        log.warning("agent %s: the model API refused the conversation; removed a result", agent)
+        await self.conversations.replace_all(agent, repaired, self.clock.now())
+        return True
 
     async def compact(
         self, agent: str, record: AgentRecord | None = None, *, keep_fraction: float | None = None

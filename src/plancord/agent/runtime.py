@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from plancord.agent.budget import BudgetGuard
+from plancord.agent.budget import BudgetGuard, PlanBudget
 from plancord.agent.conversation_writer import ConversationWriter
 from plancord.agent.dispatch import ToolDispatch
 from plancord.agent.execution.host import ExecutionHost
@@ -141,14 +141,14 @@ class AgentRuntime:
             settings=settings,
             host=self.host,
         )
-        self.budget = BudgetGuard(
+        self.plan_budget = PlanBudget(
             plan_settings=plan_settings,
             planning=planning,
             conversations=conversations,
-            writer=writer,
             clock=clock,
             prices=settings.prices,
         )
+        self.budget = BudgetGuard(budget=self.plan_budget, planning=planning, writer=writer)
         self._loop = ToolLoop(
             writer=writer,
             requests=self.requests,
@@ -178,6 +178,7 @@ class AgentRuntime:
             clock=clock,
             agent_model=self._model_of,
             listeners=[notifier] if isinstance(notifier, ReviewListener) else [],
+            budget=self.plan_budget,
         )
         planning.add_notifier(self.reviews)
         planning.add_notifier(steps)

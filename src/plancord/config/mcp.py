@@ -38,8 +38,9 @@ class McpServerConfig(BaseModel):
     writable_workspace: bool = False
     """Whether the server sees the agent's workspace writable; read-only unless set."""
     network_in_plan_mode: bool = False
-    """Whether its tools run while planning when the server reaches the network (a URL, or
-    a stdio server of an agent with ``network: true``); refused while planning unless set."""
+    """No longer honoured: while planning no server reaches the network. ``true`` is a
+    configuration error, so a config that relied on it does not run a server unexpectedly
+    offline or online."""
     read_only: list[str] = []
     mutating: list[str] = []
     trust_hints: bool = False
@@ -71,6 +72,17 @@ class McpServerConfig(BaseModel):
     def _bool(cls, value: Any) -> Any:
         if not isinstance(value, bool):
             raise ValueError("must be true or false")
+        return value
+
+    @field_validator("network_in_plan_mode")
+    @classmethod
+    def _never_online_while_planning(cls, value: bool) -> bool:
+        if value:
+            raise ValueError(
+                "network_in_plan_mode: true is no longer allowed: while planning every MCP "
+                "server runs read-only and without the network, and a server that needs the "
+                "network runs only outside plan mode; remove the key"
+            )
         return value
 
     @model_validator(mode="after")

@@ -136,6 +136,30 @@ class Config(BaseModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _required_reviews_have_an_approver(self) -> Config:
+        """``review.require_review`` asks that no plan runs unreviewed; with
+        ``require_approval: false`` nobody approves, so nothing is reviewed and the setting
+        would be ignored without a word. Each layer the file can combine is checked."""
+        places: list[tuple[str, str | None, int | None]] = [("plan_mode", None, None)]
+        places += [(f"agents.{name}", name, None) for name in self.agents]
+        places += [(f"channels.{cid}", None, cid) for cid in self.channels]
+        places += [
+            (f"agents.{name} in channels.{cid}", name, cid)
+            for name in self.agents
+            for cid in self.channels
+        ]
+        for where, agent, channel in places:
+            settings = self.plan_mode_for(agent, channel)
+            review = settings.review
+            if review is not None and review.require_review and not settings.require_approval:
+                raise ValueError(
+                    f"{where}: review.require_review is true but require_approval is false: "
+                    "nobody approves, so no plan is reviewed and the required review would "
+                    "be ignored; set require_approval: true or remove require_review"
+                )
+        return self
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _known_level(cls, value: Any) -> Any:

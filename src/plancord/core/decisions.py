@@ -46,7 +46,7 @@ from plancord.core.ports import (
     WorkspaceProbe,
 )
 from plancord.core.review_gate import ReviewHeld, ReviewRecords, review_hold, settle_window
-from plancord.core.settings import PlanModeSettings
+from plancord.core.settings import PlanModeSettings, ReviewSettings
 from plancord.core.transition_runner import TransitionRunner, already_decided
 
 
@@ -217,14 +217,14 @@ class Decisions:
     ) -> int:
         """Refuse (audited) an approval the plan's review holds back; the number of blockers
         the approver confirmed overriding otherwise (0 when none were in the way)."""
-        if settings.review is None or self._reviews is None:
+        if self._reviews is None:
             return 0
         review = await self._reviews.settled_review(
             ref.plan_id,
             ref.revision,
             since=revision.submitted_at,
             now=self._clock.now(),
-            window=settle_window(settings.review),
+            window=settle_window(settings.review or ReviewSettings()),
         )
         hold = review_hold(review, settings.review, acknowledged_blockers=acknowledged_blockers)
         blockers = review.blockers if review is not None and review.available else 0

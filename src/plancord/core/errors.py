@@ -109,6 +109,10 @@ class ContextTooLong(ModelCallFailed):
     """The API refused the request because the prompt does not fit the model's context."""
 
 
+class RequestTooLarge(ModelCallFailed):
+    """The API refused the request because its body is over the size it takes (413)."""
+
+
 class CardNotShown(PlancordError):
     """A card that asks a human (a checkpoint, a permission request) could not be shown in
     the agent's channel, even after retries: nobody can answer it, so what it asked is not

@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 from plancord.core.errors import PlancordError
 from plancord.core.execution import DriftDecision, ExecutionRecord, StepOutcome
 from plancord.core.planning import Actor, PlanningState, decision_refusal, describe_approvers
+from plancord.core.review import PlanReview
 from plancord.core.settings import PlanModeSettings
 
 _OUTCOMES = {
@@ -140,8 +141,8 @@ class ResultSummary:
     steps: tuple[StepResult, ...]
     votes: tuple[str, ...] = ()
     needed: int = 1
-    review: str | None = None
-    """The result review's verdict, when the agent's settings ask for one and it is kept."""
+    review: PlanReview | None = None
+    """The result review, when the agent's settings ask for one and it is kept."""
     push_remote: str | None = None
     """The remote Push sends the branch to; None when the agent has no way to push."""
     head: str | None = None

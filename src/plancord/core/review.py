@@ -8,8 +8,8 @@ the plan message, the full review for the plan's attached markdown and the findi
 feedback for the agent.
 
 The reviewer reads agent-written text, so its answer is untrusted like the agent's own:
-``parse_review_answer`` turns anything that is not a well-formed answer into
-``ReviewAnswerInvalid`` naming every problem (never another exception), and every rendering
+``core.review_answer`` keeps the valid findings of an answer and names the ones it drops
+(never raising anything but ``ReviewAnswerInvalid``), and every rendering
 for Discord goes through ``neutralise``, so a finding cannot mention anyone or leave the
 quote it is shown in.
 """
@@ -85,6 +85,14 @@ class PlanReview:
     findings: tuple[Finding, ...] = ()
     resolved: tuple[Finding, ...] = ()
     failure: str | None = None
+    dropped: tuple[str, ...] = ()
+    """The parts of the reviewer's answer the host did not keep, each with why."""
+    dropped_blockers: int = 0
+    """Blockers among them: they count toward the acknowledgement all the same."""
+    acknowledge_blockers: bool = False
+    """Whether approving past its blockers needs a confirmation: decided when the review was
+    made (``require_acknowledgement``) and kept with it, so every path that approves (the
+    operator's, with or without the config file, included) asks for it."""
 
     @classmethod
     def unavailable(cls, reason: str, *, model: str, usage: ModelUsage | None = None) -> PlanReview:
@@ -98,6 +106,9 @@ class PlanReview:
             "findings": [finding.model_dump(mode="json") for finding in self.findings],
             "resolved": [finding.model_dump(mode="json") for finding in self.resolved],
             "failure": self.failure,
+            "dropped": list(self.dropped),
+            "dropped_blockers": self.dropped_blockers,
+            "acknowledge_blockers": self.acknowledge_blockers,
         }
 
     @classmethod
@@ -111,6 +122,9 @@ class PlanReview:
                 findings=tuple(Finding.model_validate(f) for f in data.get("findings") or ()),
                 resolved=tuple(Finding.model_validate(f) for f in data.get("resolved") or ()),
                 failure=None if data.get("failure") is None else str(data["failure"]),
+                dropped=tuple(str(d) for d in data.get("dropped") or ()),
+                dropped_blockers=int(data.get("dropped_blockers") or 0),
+                acknowledge_blockers=data.get("acknowledge_blockers") is True,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a stored plan review: {exc}") from None
@@ -124,7 +138,8 @@ class PlanReview:
 
     @property
     def blockers(self) -> int:
-        return self.count(Severity.BLOCKER)
+        """The blockers an approver overrides: those kept and those dropped as invalid."""
+        return self.count(Severity.BLOCKER) + self.dropped_blockers
 
     def ordered(self) -> tuple[Finding, ...]:
         """Blockers first, then concerns, then notes; by step within a severity."""
@@ -145,6 +160,10 @@ class PlanReview:
             if self.count(severity)
         ]
         line = "Review: " + (", ".join(parts) if parts else "no findings")
+        if self.dropped:
+            line += f" · {len(self.dropped)} invalid {_plural(len(self.dropped), 'part')} dropped"
+            if self.dropped_blockers:
+                line += f" ({_counted(self.dropped_blockers, 'blocker')})"
         if self.resolved:
             line += (
                 f" · {len(self.resolved)} earlier {_plural(len(self.resolved), 'finding')} resolved"
@@ -165,19 +184,27 @@ class PlanReview:
         ``step_link`` may give a URL for a step number (the plan message's own link)."""
         if not self.available:
             return f"> {neutralise(self.failure or 'the reviewer did not answer')}"[:budget]
-        if not self.findings:
-            return "> No findings."
-        lines: list[str] = []
+        tail = self._dropped_line()
+        room = budget - (len(tail) + 1 if tail else 0)
+        lines: list[str] = [] if self.findings else ["> No findings."]
         ordered = self.ordered()
         for index, finding in enumerate(ordered):
             line = _field_line(finding, step_link)
             left = len(ordered) - index - 1
             reserve = len(f"\n… {left} more in the attached review") if left else 0
-            if len("\n".join([*lines, line])) + reserve > budget:
+            if len("\n".join([*lines, line])) + reserve > room:
                 lines.append(f"… {len(ordered) - index} more in the attached review")
                 break
             lines.append(line)
-        return "\n".join(lines)[:budget]
+        return "\n".join([*lines, *([tail] if tail else [])])[:budget]
+
+    def _dropped_line(self) -> str:
+        """One line naming what was dropped (the attachment lists each), or nothing."""
+        if not self.dropped:
+            return ""
+        first = neutralise(self.dropped[0])[:200]
+        more = f" and {len(self.dropped) - 1} more" if len(self.dropped) > 1 else ""
+        return f"⚠️ Dropped as invalid: {first}{more}"
 
     def to_markdown(self, revision: int) -> str:
         """The full review for the plan's attached markdown; finding text quoted, defused."""
@@ -192,6 +219,9 @@ class PlanReview:
             out += ["", f"### Resolved since v{revision - 1}", ""]
             for finding in self.resolved:
                 out += [_markdown_line("✅", finding), ""]
+        if self.dropped:
+            out += ["", "### Dropped as invalid", ""]
+            out += [f"> ⚠️ {neutralise(item)}\n" for item in self.dropped]
         return "\n".join(out).rstrip() + "\n"
 
     def as_feedback(self, revision: int, max_chars: int = 4000) -> str:
@@ -206,90 +236,6 @@ class PlanReview:
                 break
             lines.append(line)
         return "\n".join(lines)[:max_chars]
-
-
-def parse_review_answer(
-    data: object, *, steps: int, previous: Sequence[Finding] = ()
-) -> tuple[tuple[Finding, ...], tuple[Finding, ...]]:
-    """The findings and the resolved earlier findings of a reviewer's tool input.
-
-    ``steps`` is the number of steps of the reviewed plan; ``previous`` the findings of the
-    previous revision's review in the order they were numbered for the reviewer (``ordered``),
-    which ``resolved`` refers to by number. Anything else is ``ReviewAnswerInvalid``.
-    """
-    if not isinstance(data, Mapping):
-        raise ReviewAnswerInvalid(["the answer must be an object with findings and resolved"])
-    problems: list[str] = []
-    extra = sorted(str(key) for key in data if key not in ("findings", "resolved"))
-    if extra:
-        problems.append(f"unknown field(s): {', '.join(extra)[:100]}")
-    raw = data.get("findings")
-    findings: list[Finding] = []
-    if not isinstance(raw, list):
-        problems.append("findings: must be a list")
-    elif len(raw) > MAX_FINDINGS:
-        problems.append(f"findings: {len(raw)} given, at most {MAX_FINDINGS}")
-    else:
-        for index, item in enumerate(raw):
-            finding = _finding(item, f"findings[{index}]", steps, problems)
-            if finding is not None:
-                findings.append(finding)
-    resolved = _resolved(data.get("resolved", []), previous, problems)
-    if problems:
-        raise ReviewAnswerInvalid(problems)
-    return tuple(findings), resolved
-
-
-def _finding(item: object, where: str, steps: int, problems: list[str]) -> Finding | None:
-    if not isinstance(item, Mapping):
-        problems.append(f"{where}: must be an object with severity, step and text")
-        return None
-    before = len(problems)
-    extra = sorted(str(key) for key in item if key not in ("severity", "step", "text"))
-    if extra:
-        problems.append(f"{where}: unknown field(s): {', '.join(extra)[:100]}")
-    severity = item.get("severity")
-    if not isinstance(severity, str) or severity not in {s.value for s in Severity}:
-        problems.append(f"{where}.severity: must be info, concern or blocker")
-    step = item.get("step")
-    if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
-        problems.append(f"{where}.step: must be a step number or null")
-    elif step is not None and not 1 <= step <= steps:
-        problems.append(f"{where}.step: the plan has no step {step} (it has 1 to {steps})")
-    text = item.get("text")
-    if not isinstance(text, str):
-        problems.append(f"{where}.text: must be text")
-    else:
-        text = one_line(text)
-        if not text:
-            problems.append(f"{where}.text: must not be empty")
-        elif len(text) > MAX_FINDING_CHARS:
-            problems.append(f"{where}.text: {len(text)} characters, at most {MAX_FINDING_CHARS}")
-    if len(problems) > before:
-        return None
-    return Finding(severity=Severity(str(severity)), step=step, text=str(text))
-
-
-def _resolved(raw: object, previous: Sequence[Finding], problems: list[str]) -> tuple[Finding, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        problems.append("resolved: must be a list of finding numbers")
-        return ()
-    picked: list[Finding] = []
-    seen: set[int] = set()
-    for index, number in enumerate(raw[: MAX_FINDINGS + 1]):
-        if isinstance(number, bool) or not isinstance(number, int):
-            problems.append(f"resolved[{index}]: must be a finding number")
-        elif not 1 <= number <= len(previous):
-            known = f"1 to {len(previous)}" if previous else "none: there was no earlier review"
-            problems.append(f"resolved[{index}]: no earlier finding {number} ({known})")
-        elif number not in seen:
-            seen.add(number)
-            picked.append(previous[number - 1])
-    if len(raw) > MAX_FINDINGS:
-        problems.append(f"resolved: {len(raw)} given, at most {MAX_FINDINGS}")
-    return tuple(picked)
 
 
 # --- untrusted text ------------------------------------------------------------------------
@@ -344,37 +290,3 @@ def _plural(count: int, word: str) -> str:
 
 def _counted(count: int, word: str) -> str:
     return f"{count} {_plural(count, word)}"
-
-
-def review_input_schema() -> dict[str, Any]:
-    """The JSON schema of the reviewer's one tool, matching what ``parse_review_answer``
-    accepts (the parse still checks everything: a schema guides the model, it binds nothing)."""
-    return {
-        "type": "object",
-        "properties": {
-            "findings": {
-                "type": "array",
-                "maxItems": MAX_FINDINGS,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "severity": {"type": "string", "enum": [s.value for s in Severity]},
-                        "step": {
-                            "anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}],
-                            "description": "The step number it concerns; null for the plan.",
-                        },
-                        "text": {"type": "string", "maxLength": MAX_FINDING_CHARS},
-                    },
-                    "required": ["severity", "step", "text"],
-                    "additionalProperties": False,
-                },
-            },
-            "resolved": {
-                "type": "array",
-                "items": {"type": "integer", "minimum": 1},
-                "description": "Numbers of the previous review's findings this revision resolves.",
-            },
-        },
-        "required": ["findings", "resolved"],
-        "additionalProperties": False,
-    }

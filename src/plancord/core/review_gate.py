@@ -35,24 +35,27 @@ def review_hold(
     acknowledged_blockers: int | None = None,
 ) -> ReviewHold | None:
     """What holds approval of a plan with ``review`` (None: its review is still running)
-    under ``settings`` (None: review off); None when approval may go ahead. A running review
+    under ``settings`` (None: review off now); None when approval may go ahead. A kept
+    review that asked for acknowledgement when it was made holds whatever ``settings`` say
+    now, so the hold travels with the review to every path that approves. A running review
     holds when blockers need acknowledging or a review is required, so a quick click cannot
     approve past findings that are about to arrive; the caller must make sure a review that
     will never finish (the bot restarted during it) reads as unavailable, not as running.
 
-    ``acknowledged_blockers`` is the number of blockers the approver confirmed overriding;
+    ``acknowledged_blockers`` is the number of blockers the approver confirmed overriding
+    (the review's blockers count those dropped from its answer as invalid);
     it releases the hold only when it equals the review's count, so a confirmation given for
     one review does not carry over to a review with more blockers.
     """
-    if settings is None:
-        return None
-    acknowledging = settings.mode is ReviewMode.REQUIRE_ACKNOWLEDGEMENT
+    acknowledging = settings is not None and settings.mode is ReviewMode.REQUIRE_ACKNOWLEDGEMENT
+    required = settings is not None and settings.require_review
     if review is None:
-        if settings.require_review or acknowledging:
+        if required or acknowledging:
             return ReviewHold("the plan's review has not finished yet; approve once it has")
         return None
+    acknowledging = acknowledging or review.acknowledge_blockers
     if not review.available:
-        if not settings.require_review:
+        if not required:
             return None
         return ReviewHold(
             f"the plan's review is unavailable ({review.failure}) and this server requires "

@@ -19,7 +19,7 @@ from typing import Any
 import anthropic
 import pydantic
 
-from plancord.core.errors import ContextTooLong, ModelCallFailed
+from plancord.core.errors import ContextTooLong, ModelCallFailed, RequestTooLarge
 from plancord.core.ports import ModelReply, ModelRequest, ModelUsage
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -152,6 +152,8 @@ def _status_failure(exc: anthropic.APIStatusError) -> ModelCallFailed:
     detail = detail or str(exc)
     if exc.status_code == 400 and "prompt is too long" in detail.lower():
         return ContextTooLong(f"The conversation is too long for the model: {detail}")
+    if exc.status_code == 413:
+        return RequestTooLarge(f"The conversation is too large for the model API: {detail}")
     if exc.status_code == 401:
         return ModelCallFailed("The model API refused the key (ANTHROPIC_API_KEY): " + detail)
     if exc.status_code == 404:

@@ -19,7 +19,6 @@ left running dies with it. Nothing outlives the call.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import dataclasses
 import os
@@ -32,9 +31,10 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from plancord.core.output_bound import OutputBound
 from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy
 from plancord.sandbox import config_view, git_config, landlock
 from plancord.sandbox.argv import bwrap_argv, landlock_argv
@@ -76,31 +76,6 @@ class ProcessResult:
     @property
     def output(self) -> str:
         return self.stdout
-
-
-@dataclass(slots=True)
-class _Capture:
-    limit: int
-    kept: bytearray = field(default_factory=bytearray)
-    total: int = 0
-
-    def add(self, data: bytes) -> None:
-        room = self.limit - len(self.kept)
-        if room > 0:
-            self.kept += data[:room]
-        self.total += len(data)
-
-    def text(self) -> tuple[str, bool]:
-        truncated = self.total > self.limit
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        text = decoder.decode(bytes(self.kept), final=not truncated)
-        if truncated:
-            separator = "" if text.endswith("\n") or not text else "\n"
-            text += (
-                f"{separator}[output truncated: showing the first {self.limit:,} of "
-                f"{self.total:,} bytes]"
-            )
-        return text, truncated
 
 
 # -- one run ---------------------------------------------------------------------------
@@ -200,7 +175,7 @@ def _run_blocking(
     read_only: bool,
 ) -> ProcessResult:
     deadline = time.monotonic() + timeout
-    out, err = _Capture(max_output), _Capture(max_output)
+    out, err = OutputBound(max_output), OutputBound(max_output)
     process = subprocess.Popen(
         spawn.argv,
         stdin=subprocess.DEVNULL,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from plancord.core.cost import cost_of
 from plancord.core.planning import Phase
 from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
@@ -44,9 +46,11 @@ def _review_requests(scene: PlanScene) -> list[dict[str, Any]]:
 
 
 def _review_field(scene: PlanScene, revision: int = 1) -> str:
-    embed = scene.plan_message(revision).embeds[0]
-    [value] = [f.value for f in embed.fields if f.name == "🔎 Review"]
-    return value or ""
+    """The review's own embed on the plan message: its line and its findings."""
+    embeds = scene.plan_message(revision).embeds
+    [review] = [e for e in embeds if e.title == f"🔎 Review of v{revision}"]
+    assert embeds[-1] is review and embeds[0].title.startswith("Plan: ")
+    return review.description or ""
 
 
 def _labels(response: Any) -> list[str]:
@@ -71,14 +75,14 @@ async def test_a_high_risk_step_marked_low_gets_a_concern_on_that_step(plan_scen
     assert "add a greeting module" in asked  # the task
     assert "Drop the users table" in asked  # the plan
     message = scene.plan_message(1)
-    description = message.embeds[0].description or ""
+    description = _review_field(scene)
     assert "Review: 1 concern" in description
     assert "Review in progress" not in description
     field = _review_field(scene)
     assert "Step 1" in field and "loses every row" in field
     [attachment] = [a for a in message.attachments if a.filename == "plan-v1.md"]
     text = (await attachment.read()).decode()
-    assert "## Review of v1" in text and "loses every row" in text
+    assert text.startswith("## Review of v1") and "loses every row" in text
     first = scene.patches(message.id)[0] if scene.patches(message.id) else None
     assert first is not None  # posted first, then redrawn with the review
     stored = await PlanReviewStore(scene.app.db).get((await scene.state()).plan_id or "", 1)
@@ -94,7 +98,7 @@ async def test_the_plan_is_posted_with_the_review_in_progress(plan_scene: Any) -
         if r.method == "POST" and r.path.endswith(f"/channels/{scene.channel.id}/messages")
     ]
     posted = [p for p in posts if p and p.get("embeds")]
-    assert "⏳ Review in progress" in posted[-1]["embeds"][0]["description"]
+    assert "⏳ Review in progress" in posted[-1]["embeds"][-1]["description"]
 
 
 async def test_require_acknowledgement_asks_a_second_click_and_audits_it(
@@ -121,6 +125,37 @@ async def test_require_acknowledgement_asks_a_second_click_and_audits_it(
     assert approved.detail["review_blockers_acknowledged"] == 1
 
 
+@pytest.mark.parametrize(
+    ("answer", "line"),
+    [
+        # a blocker on step 1 and a concern on a step 3 the plan does not have
+        (
+            (BLOCKER, finding("concern", 3, "Step 3 forgets the index.")),
+            "Review: 1 blocker · 1 invalid part dropped",
+        ),
+        # the only blocker is the invalid finding: it still needs the acknowledgement
+        (
+            (finding("blocker", 5, "Step 5 wipes the production database."),),
+            "Review: no findings · 1 invalid part dropped (1 blocker)",
+        ),
+    ],
+)
+async def test_an_answer_with_an_out_of_range_finding_keeps_its_blockers_and_holds_approval(
+    plan_scene: Any, answer: tuple[dict[str, object], ...], line: str
+) -> None:
+    scene = await _reviewed(
+        plan_scene, review_turn(*answer), text_turn("On it."), plan_mode=ACKNOWLEDGE
+    )
+
+    description = _review_field(scene)
+    assert line in description and "Review unavailable" not in description
+    field = _review_field(scene)
+    assert "Dropped as invalid: finding" in field and "the plan has no step" in field
+    first = await scene.ana.click(scene.plan_message(1), label="Approve")
+    assert (await scene.state()).phase is Phase.SUBMITTED
+    assert _labels(first.response) == ["Approve despite 1 blocker"]
+
+
 async def test_an_advising_review_never_holds_approval(plan_scene: Any) -> None:
     scene = await _reviewed(plan_scene, review_turn(BLOCKER), text_turn("On it."), plan_mode=ADVISE)
 
@@ -138,7 +173,7 @@ async def test_a_reviewer_outage_shows_review_unavailable_and_approval_works(
     outage = [error_turn(529), error_turn(529), error_turn(529)]
     scene = await _reviewed(plan_scene, *outage, text_turn("On it."), plan_mode=ACKNOWLEDGE)
 
-    assert "Review unavailable" in (scene.plan_message(1).embeds[0].description or "")
+    assert "Review unavailable" in _review_field(scene)
     await scene.ana.click(scene.plan_message(1), label="Approve")
     await scene.app.runtime.wait_idle("ada")
     assert (await scene.state()).phase is Phase.EXECUTING
@@ -213,7 +248,7 @@ async def test_send_findings_back_reaches_the_model_and_the_next_review_resolves
     second = _review_requests(scene)[-1]
     assert "loses every row" in second["messages"][0]["content"][0]["text"]
     assert (await scene.state()).revision == 2
-    assert "1 earlier finding resolved" in (scene.plan_message(2).embeds[0].description or "")
+    assert "1 earlier finding resolved" in _review_field(scene, 2)
 
 
 async def test_a_results_review_is_kept_and_counted_for_the_completion_card(
@@ -288,4 +323,24 @@ async def test_a_review_a_restart_cut_short_is_made_again_after_the_restart(
     await scene.restart()
 
     assert len(_review_requests(scene)) == 1
-    assert "Review: 1 concern" in (scene.plan_message(1).embeds[0].description or "")
+    assert "Review: 1 concern" in _review_field(scene)
+
+
+async def test_review_text_the_agent_forges_cannot_look_like_the_review(plan_scene: Any) -> None:
+    """The agent writes a review-like line into its context notes and a review-like section
+    into the plan; the real review is in its own embed, under a title the agent's text never
+    gets, and first in the attached file."""
+    forged = {
+        **PLAN,
+        "context_notes": "🔎 **Review: no findings**\n## Review of v1\n**Review: no findings**",
+    }
+    scene = await submitted_plan(plan_scene, forged, review_turn(BLOCKER), plan_mode=ACKNOWLEDGE)
+
+    message = scene.plan_message(1)
+    titled = [e for e in message.embeds if (e.title or "").startswith("🔎 Review")]
+    [review] = titled
+    assert "Review: 1 blocker" in (review.description or "")
+    assert "🔎" not in (message.embeds[0].title or "")
+    [attachment] = [a for a in message.attachments if a.filename == "plan-v1.md"]
+    text = (await attachment.read()).decode()
+    assert text.index("Review: 1 blocker") < text.index("Review: no findings")

@@ -8,6 +8,7 @@ tools let a test see what the server can reach: the environment, a path, the net
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
@@ -99,6 +100,38 @@ def shout(mebibytes: float) -> str:
     return "shouted"
 
 
+@server.tool(annotations=READ_ONLY)
+def dump(characters: int) -> str:
+    """The whole tracker as one text of ``characters`` characters."""
+    return ("issue log " * (characters // 10 + 1))[:characters]
+
+
+def _wire() -> int:
+    """The protocol's pipe: fd 1, or while the SDK serves (it points fd 1 at stderr so that
+    stray output misses the wire) the private copy it writes to, as a hostile server
+    would find it."""
+    from mcp.server import stdio
+
+    claim = stdio._claims.get(1)
+    return claim.private_fd if claim is not None and claim.private_fd is not None else 1
+
+
+def _endless_line(mebibytes: int) -> None:
+    """Write ``mebibytes`` to the protocol's pipe without a newline, made as it goes
+    (never held), then end the line."""
+    chunk, wire = b"x" * 65536, _wire()
+    for _ in range(mebibytes * 16):
+        os.write(wire, chunk)
+    os.write(wire, b"\n")
+
+
+@server.tool(annotations=READ_ONLY)
+def endless(mebibytes: int) -> str:
+    """Writes a line of ``mebibytes`` with no newline to stdout, then answers."""
+    _endless_line(mebibytes)
+    return "done"
+
+
 def grown() -> str:
     """A tool the server adds while running."""
     return "grown"
@@ -125,6 +158,12 @@ if __name__ == "__main__":
     if "--die-loudly" in sys.argv:
         _flood(4, "fatal: the tracker's database is missing")
         sys.exit(1)
+    if "--call-home" in sys.argv:
+        with contextlib.suppress(OSError):
+            port = int(sys.argv[sys.argv.index("--call-home") + 1])
+            socket.create_connection(("127.0.0.1", port), timeout=3).close()
+    if "--endless-line" in sys.argv:
+        _endless_line(int(sys.argv[sys.argv.index("--endless-line") + 1]))
     if "--http" in sys.argv:
         port = int(sys.argv[sys.argv.index("--http") + 1])
         server.run("streamable-http", host="127.0.0.1", port=port)

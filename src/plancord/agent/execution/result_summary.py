@@ -20,6 +20,7 @@ from plancord.core.execution import (
 )
 from plancord.core.plan import Plan
 from plancord.core.results import DriftLine, FileLines, ResultSummary, StepResult
+from plancord.core.review import PlanReview
 from plancord.storage.executions import ExecutionStore
 
 MAX_COMMANDS = 20
@@ -34,7 +35,7 @@ async def summarise(
     *,
     votes: tuple[str, ...] = (),
     needed: int = 1,
-    review: str | None = None,
+    review: PlanReview | None = None,
     push_remote: str | None = None,
 ) -> ResultSummary:
     commits: list[StepCommit] = []

@@ -116,8 +116,7 @@ class ExecutionResults:
             counted = await self._counted(record, None)
             votes = tuple(vote.voter_name for vote in counted)
         kept = await self._kept_reviews.get(plan_id, record.revision, ReviewKind.RESULT)
-        found = kept.review if kept is not None else None
-        review = _verdict(found.failure, len(found.findings)) if found is not None else None
+        review = kept.review if kept is not None else None
         async with self._lock(plan_id):
             return await summarise(
                 record,
@@ -400,14 +399,6 @@ class ExecutionResults:
 
 def before_task(change: PlanningChange) -> str:
     return change.before.task or (change.revision.plan.summary if change.revision else "")
-
-
-def _verdict(failure: str | None, findings: int) -> str:
-    if failure is not None:
-        return f"unavailable: {failure}"
-    if findings == 0:
-        return "no findings"
-    return f"{findings} finding{'s' if findings != 1 else ''}"
 
 
 def _head(path: Path, limit: int) -> bytes:

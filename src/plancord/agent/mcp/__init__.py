@@ -2,7 +2,8 @@
 
 ``hub`` starts an agent's servers and gives the registry its tools, ``connection`` keeps one
 server running (restarting it with backoff), ``spawn`` builds a stdio server's sandboxed
-process, ``stderr`` keeps the end of what it writes there, ``classify`` decides read-only or
+process, ``stdio`` carries its messages (each bounded), ``stderr`` keeps the end of what it
+writes there, ``classify`` decides read-only or
 mutating, ``tool`` turns a remote tool into one of the agent's tools.
 """
 

@@ -6,8 +6,10 @@ connection runs in a task of its own that holds the client open until it is clos
 calls go through the client it publishes. All of it runs on the MCP background loop
 (``background``): the public methods cross over to it. A server that dies mid-call is a tool
 error; the next call starts it again, no sooner than the backoff allows (1 s, doubling, at
-most 60 s). A stdio server's stderr is drained into a bounded tail (``stderr``), whose last
-line says why a server died.
+most 60 s). A stdio server talks through ``stdio`` (each message bounded) and its stderr
+is drained into a bounded tail (``stderr``), whose last line says why a server died. A
+result keeps its first bytes (``core.output_bound``, the shell's cut) and says how to get
+the rest.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CONNECTION_CLOSED, CallToolResult, TextContent
 from mcp.types import Tool as RemoteTool
@@ -30,8 +31,10 @@ from mcp.types import Tool as RemoteTool
 from plancord.agent.mcp.background import BackgroundLoop
 from plancord.agent.mcp.spawn import ServerSpawn
 from plancord.agent.mcp.stderr import StderrTail
+from plancord.agent.mcp.stdio import StdioFault, bounded_stdio
 from plancord.agent.tools.base import ToolResult
 from plancord.core.errors import PlancordError
+from plancord.core.output_bound import bounded_text
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +49,15 @@ class McpServerDown(PlancordError):
         super().__init__(f"MCP server `{server}` did not start: {why}")
         self.server = server
         self.why = why
+
+
+@dataclass(frozen=True, slots=True)
+class McpAnswer:
+    """A call's result for the model, and, when the transport stopped the server during
+    it, why (for the channel)."""
+
+    result: ToolResult
+    stopped: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +79,8 @@ class McpConnection:
         startup_timeout: float,
     ) -> None:
         self.server = server
-        self._endpoint = endpoint
+        self.endpoint = endpoint
+        """Where the next start finds the server (the hub changes it between phases)."""
         self._background = loop
         self._call_timeout = call_timeout
         self._startup_timeout = startup_timeout
@@ -79,6 +92,7 @@ class McpConnection:
         self._next_attempt = 0.0
         self.restarts = 0
         self.stderr = ""
+        self._fault = StdioFault()
         self.stderr_bytes = 0
         """The end of what the server's last run wrote to stderr (at most ``TAIL_BYTES``);
         ``stderr_bytes`` counts all it wrote, in every run."""
@@ -97,9 +111,10 @@ class McpConnection:
         """Start the server and list its tools; McpServerDown when it cannot."""
         return await self._background.run(self._locked_start())
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
-        """Call ``tool``; a dead server is an error result, restarted on a later call."""
-        return await self._background.run(self._call(tool, arguments))
+    async def call(self, tool: str, arguments: dict[str, Any], *, max_output: int) -> McpAnswer:
+        """Call ``tool``; a dead server is an error result, restarted on a later call. The
+        result keeps its first ``max_output`` bytes, with a note of the rest."""
+        return await self._background.run(self._call(tool, arguments, max_output))
 
     async def close(self) -> None:
         await self._background.run(self._close())
@@ -124,11 +139,12 @@ class McpConnection:
 
     async def _serve(self, ready: asyncio.Future[list[RemoteTool]], closing: asyncio.Event) -> None:
         spawn: ServerSpawn | None = None
-        errlog = StderrTail() if self._endpoint.spawn is not None else None
+        errlog = StderrTail() if self.endpoint.spawn is not None else None
+        self._fault = fault = StdioFault()
         try:
-            if self._endpoint.spawn is not None:
-                spawn = await asyncio.to_thread(self._endpoint.spawn)
-            async with Client(self._transport(spawn, errlog), cache=None) as client:
+            if self.endpoint.spawn is not None:
+                spawn = await asyncio.to_thread(self.endpoint.spawn)
+            async with Client(self._transport(spawn, errlog, fault), cache=None) as client:
                 if errlog is not None:
                     errlog.spawned()
                 tools = await _list_tools(client)
@@ -140,7 +156,7 @@ class McpConnection:
             raise
         except Exception as exc:
             if not ready.done():
-                ready.set_exception(McpServerDown(self.server, _why(exc, errlog)))
+                ready.set_exception(McpServerDown(self.server, _why(exc, errlog, fault)))
             else:
                 log.warning("MCP server %s ended: %s", self.server, exc)
         finally:
@@ -150,52 +166,68 @@ class McpConnection:
                 self.stderr = errlog.text()
                 self.stderr_bytes += errlog.total
             if not ready.done():
-                ready.set_exception(McpServerDown(self.server, _why(None, errlog)))
+                ready.set_exception(McpServerDown(self.server, _why(None, errlog, fault)))
             if spawn is not None:
                 spawn.cleanup()
 
-    def _transport(self, spawn: ServerSpawn | None, errlog: StderrTail | None) -> Any:
+    def _transport(
+        self, spawn: ServerSpawn | None, errlog: StderrTail | None, fault: StdioFault
+    ) -> Any:
         if spawn is None or errlog is None:
-            return self._endpoint.url
-        params = StdioServerParameters(
-            command=spawn.argv[0], args=spawn.argv[1:], env=spawn.env, cwd=spawn.cwd
-        )
-        return stdio_client(params, errlog=errlog.writer)
+            return self.endpoint.url
+        return bounded_stdio(spawn, errlog.writer, fault)
 
-    async def _call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
+    async def _call(self, tool: str, arguments: dict[str, Any], max_output: int) -> McpAnswer:
         client = await self._client_for_call()
         if isinstance(client, ToolResult):
-            return client
+            return McpAnswer(client)
+        fault = self._fault
         try:
             result = await asyncio.wait_for(
                 client.call_tool(tool, arguments), timeout=self._call_timeout
             )
         except MCPError as exc:
             if exc.code != CONNECTION_CLOSED:
-                return ToolResult.error(f"MCP server `{self.server}`: {exc.error.message}")
+                return McpAnswer(
+                    ToolResult.error(f"MCP server `{self.server}`: {exc.error.message}")
+                )
             await self._died(exc.error.message)
+            if fault.why is not None:
+                return McpAnswer(
+                    ToolResult.error(
+                        f"MCP server `{self.server}` was stopped: {fault.why}. It is restarted "
+                        "on the next call; ask it for less (narrower arguments)."
+                    ),
+                    stopped=fault.why,
+                )
             said = last_line(self.stderr)
-            return ToolResult.error(
-                f"MCP server `{self.server}` ended during the call"
-                + (f" (its last words on stderr: {said})" if said else "")
-                + "; it is restarted on the next call"
+            return McpAnswer(
+                ToolResult.error(
+                    f"MCP server `{self.server}` ended during the call"
+                    + (f" (its last words on stderr: {said})" if said else "")
+                    + "; it is restarted on the next call"
+                )
             )
         except TimeoutError:
             await self._died("it did not answer within the call timeout")
-            return ToolResult.error(
-                f"MCP server `{self.server}` did not answer within {self._call_timeout:g} s; "
-                "it is restarted on the next call"
+            return McpAnswer(
+                ToolResult.error(
+                    f"MCP server `{self.server}` did not answer within "
+                    f"{self._call_timeout:g} s; it is restarted on the next call"
+                )
             )
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             await self._died(str(exc) or type(exc).__name__)
-            return ToolResult.error(
-                f"MCP server `{self.server}` failed during the call ({type(exc).__name__}); "
-                "it is restarted on the next call"
+            return McpAnswer(
+                ToolResult.error(
+                    f"MCP server `{self.server}` failed during the call "
+                    f"({type(exc).__name__}); it is restarted on the next call"
+                )
             )
         self._failures = 0
-        return _as_result(result)
+        return McpAnswer(_as_result(result, max_output))
 
     async def _client_for_call(self) -> Client | ToolResult:
         async with self._lock:
@@ -264,8 +296,11 @@ def last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
-def _why(exc: BaseException | None, errlog: StderrTail | None) -> str:
-    """One line: the server's last line on stderr, else the exception."""
+def _why(exc: BaseException | None, errlog: StderrTail | None, fault: StdioFault) -> str:
+    """One line: why the transport stopped the server, else its last line on stderr, else
+    the exception."""
+    if fault.why is not None:
+        return fault.why
     said = last_line(errlog.text()) if errlog is not None else ""
     if said:
         return said
@@ -274,7 +309,11 @@ def _why(exc: BaseException | None, errlog: StderrTail | None) -> str:
     return (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)[:300]
 
 
-def _as_result(result: CallToolResult) -> ToolResult:
+#: What the model is told when a result is cut.
+NARROWER_CALL = "call the tool again with narrower arguments to see the rest"
+
+
+def _as_result(result: CallToolResult, max_output: int) -> ToolResult:
     parts: list[str] = []
     for block in result.content:
         if isinstance(block, TextContent):
@@ -283,5 +322,5 @@ def _as_result(result: CallToolResult) -> ToolResult:
             parts.append(f"[{block.type} content omitted]")
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False))
-    text = "\n".join(parts) or "(no output)"
+    text, _ = bounded_text("\n".join(parts) or "(no output)", max_output, NARROWER_CALL)
     return ToolResult(text, is_error=result.is_error)

@@ -5,13 +5,22 @@ the config gives it (the global ones and its own). The hub starts an agent's ser
 the agent first needs its tools, classifies every tool (an unclassified one stops the start
 with one line naming it), and hands the registry the agent's tools. The set is fixed at
 start: a tool a server adds later is unknown to the agent (refused) until the next start.
+
+While planning, nothing an MCP server runs may write or reach the network, whatever the
+config says. A server that needs neither (a stdio server without ``writable_workspace``, of
+an agent without ``network``) runs read-only and offline in every phase. A server that needs
+either (``writable_workspace: true``, an agent with ``network: true``, a URL) runs only
+outside plan mode: when the agent's first turn is in plan mode it is started read-only and
+offline just long enough to list its tools, then stopped; whenever the hub finds the agent
+planning it stops the server; its tools are refused while planning, naming what it needs;
+and its next call outside plan mode starts it with what the config gives it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +35,7 @@ from plancord.agent.workspace import workspace_of
 from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
 from plancord.core.errors import PlancordError
+from plancord.core.planning import Phase
 from plancord.core.sandbox_policy import SandboxSettings
 
 
@@ -50,6 +60,21 @@ class _AgentServers:
     connections: list[McpConnection]
     tools: tuple[Tool[Any], ...]
     status: list[ServerStatus]
+    outside_plan_mode: list[McpConnection]
+    """The servers that run only outside plan mode (they write or reach the network)."""
+
+
+PhaseOf = Callable[[str], Awaitable[Phase]]
+
+
+def _needs(agent: str, config: McpServerConfig, sandbox: SandboxSettings) -> str | None:
+    """What a server needs that nothing may have while planning, or None."""
+    needs: list[str] = []
+    if config.url is not None or agent in sandbox.network_agents:
+        needs.append("reaches the network")
+    if config.writable_workspace:
+        needs.append("writes the workspace (`writable_workspace: true`)")
+    return " and ".join(needs) or None
 
 
 class McpHub:
@@ -58,9 +83,14 @@ class McpHub:
         servers_for: Callable[[str], Mapping[str, McpServerConfig]],
         agents_dir: Path,
         sandbox: SandboxSettings,
+        *,
+        phase_of: PhaseOf | None = None,
     ) -> None:
+        """``phase_of`` tells the agent's phase; without it (``plancord doctor``, a
+        benchmark) every agent counts as planning."""
         self._config_servers_for = servers_for
         self._servers: dict[str, Mapping[str, McpServerConfig]] = {}
+        self._phase_of = phase_of
         self._agents_dir = agents_dir
         self._sandbox = sandbox
         self._agents: dict[str, _AgentServers] = {}
@@ -73,15 +103,22 @@ class McpHub:
         PlancordError (one line) when a server cannot start or a tool is unclassified."""
         started = self._agents.get(agent)
         if started is not None:
+            if started.outside_plan_mode and await self._planning(agent):
+                for connection in started.outside_plan_mode:
+                    if connection.running:
+                        await connection.close()
             return started.tools
         if not self._servers_for(agent):
             return ()
         async with self._locks.setdefault(agent, asyncio.Lock()):
             started = self._agents.get(agent)
             if started is None:
-                started = await self._start(agent)
+                started = await self._start(agent, await self._planning(agent))
                 self._agents[agent] = started
             return started.tools
+
+    async def _planning(self, agent: str) -> bool:
+        return self._phase_of is None or (await self._phase_of(agent)).is_planning
 
     async def status(self, agent: str) -> list[ServerStatus]:
         """Start the agent's servers (if not yet) and say how each went, without raising."""
@@ -96,15 +133,21 @@ class McpHub:
             statuses.append(ServerStatus(name, False, problem, stderr=stderr))
         return statuses
 
-    async def _start(self, agent: str) -> _AgentServers:
+    async def _start(self, agent: str, planning: bool) -> _AgentServers:
         connections: list[McpConnection] = []
+        outside_plan_mode: list[McpConnection] = []
         tools: list[Tool[Any]] = []
         status: list[ServerStatus] = []
         try:
             for name, config in self._servers_for(agent).items():
+                needs = _needs(agent, config, self._sandbox)
+                working = self._endpoint(agent, name, config, read_only=needs is None)
+                listing = working
+                if needs is not None and planning and config.url is None:
+                    listing = self._endpoint(agent, name, config, read_only=True)
                 connection = McpConnection(
                     name,
-                    self._endpoint(agent, name, config),
+                    listing,
                     loop=self._loop,
                     call_timeout=config.timeout_seconds,
                     startup_timeout=config.startup_seconds,
@@ -116,9 +159,19 @@ class McpHub:
                 except PlancordError as exc:
                     self._problems[(agent, name)] = (str(exc), connection.stderr)
                     raise
+                if needs is not None:
+                    outside_plan_mode.append(connection)
+                    if planning:
+                        await connection.close()
+                    connection.endpoint = working
                 status.append(ServerStatus(name, True, None, kinds))
-                networked = config.url is not None or agent in self._sandbox.network_agents
-                offline = not networked or config.network_in_plan_mode
+                refusal = None
+                if needs is not None:
+                    refusal = (
+                        f"Refused in plan mode: MCP server `{name}` {needs}, and while "
+                        "planning every MCP server runs read-only and without the network. "
+                        "It runs only outside plan mode, once a plan is approved."
+                    )
                 for item in remote:
                     qualified = qualified_name(name, item.name)
                     if not TOOL_NAME.fullmatch(qualified):
@@ -134,14 +187,14 @@ class McpHub:
                             kind=kinds[item.name].kind,
                             description=item.description,
                             input_schema=item.input_schema,
-                            offline_while_planning=offline,
+                            refused_while_planning=refusal,
                         )
                     )
         except BaseException:
             for connection in connections:
                 await connection.close()
             raise
-        return _AgentServers(connections, tuple(tools), status)
+        return _AgentServers(connections, tuple(tools), status, outside_plan_mode)
 
     def _servers_for(self, agent: str) -> Mapping[str, McpServerConfig]:
         """The servers the config gives ``agent``, worked out once per agent: the config does
@@ -151,7 +204,12 @@ class McpHub:
             servers = self._servers[agent] = self._config_servers_for(agent)
         return servers
 
-    def _endpoint(self, agent: str, name: str, config: McpServerConfig) -> Endpoint:
+    def _endpoint(
+        self, agent: str, name: str, config: McpServerConfig, *, read_only: bool
+    ) -> Endpoint:
+        """Where ``name`` is: its URL, or its stdio spawn, read-only and offline when
+        ``read_only``, else with the workspace writable as the config says and the agent's
+        network."""
         if config.url is not None:
             if agent not in self._sandbox.network_agents:
                 raise McpConfigProblem(
@@ -164,10 +222,13 @@ class McpHub:
         except ConfigError as exc:
             raise McpConfigProblem(f"{exc}; the agent does not start") from None
         workspace = workspace_of(self._agents_dir, agent)
-        policy = replace(
-            self._sandbox.policy(agent, workspace, planning=False, inner_wall=False),
-            writable=config.writable_workspace,
-        )
+        if read_only:
+            policy = self._sandbox.read_only_policy(workspace, inner_wall=False)
+        else:
+            policy = replace(
+                self._sandbox.policy(agent, workspace, planning=False, inner_wall=False),
+                writable=config.writable_workspace,
+            )
         command = [config.command or "", *config.args]
 
         def spawn() -> ServerSpawn:

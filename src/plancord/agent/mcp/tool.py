@@ -40,14 +40,14 @@ class McpTool(Tool[McpArguments]):
         remote: str,
         input_schema: dict[str, Any],
         *,
-        offline_while_planning: bool = True,
+        refused_while_planning: str | None = None,
     ) -> None:
         self.connection = connection
         self.remote = remote
         self.input_schema = input_schema
-        self.offline_while_planning = offline_while_planning
-        """False for a server that reaches the network and the operator did not allow it in
-        plan mode: then its calls are refused while planning (and in sub-agents)."""
+        self.refused_while_planning = refused_while_planning
+        """For a server that writes or reaches the network (it runs only outside plan
+        mode): the refusal its calls get while planning (and in sub-agents)."""
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -57,13 +57,18 @@ class McpTool(Tool[McpArguments]):
         }
 
     async def run(self, args: McpArguments, ctx: ToolContext) -> ToolResult:
-        if ctx.phase.is_planning and not self.offline_while_planning:
-            return ToolResult.error(
-                f"Refused in plan mode: MCP server `{self.connection.server}` reaches the "
-                "network, and nothing reaches the network while planning unless the operator "
-                "sets `network_in_plan_mode: true` for it. It runs once a plan is approved."
+        if ctx.phase.is_planning and self.refused_while_planning is not None:
+            return ToolResult.error(self.refused_while_planning)
+        answer = await self.connection.call(
+            self.remote, args.model_dump(mode="json"), max_output=ctx.shell.max_output_bytes
+        )
+        if answer.stopped is not None:
+            await ctx.notifier.say(
+                ctx.agent.name,
+                f"⚠️ MCP server `{self.connection.server}` was stopped: {answer.stopped}. "
+                "It is started again on the next call.",
             )
-        return await self.connection.call(self.remote, args.model_dump(mode="json"))
+        return answer.result
 
 
 def mcp_tool(
@@ -73,7 +78,7 @@ def mcp_tool(
     kind: ToolKind,
     description: str | None,
     input_schema: dict[str, Any],
-    offline_while_planning: bool = True,
+    refused_while_planning: str | None = None,
 ) -> McpTool:
     """The tool ``remote`` of ``connection``'s server, classified as ``kind``."""
     schema = dict(input_schema) if input_schema else {}
@@ -90,5 +95,5 @@ def mcp_tool(
             "description": f"[MCP {connection.server}, {label}] {text}"[:4000],
         },
     )
-    tool: McpTool = bound(connection, remote, schema, offline_while_planning=offline_while_planning)
+    tool: McpTool = bound(connection, remote, schema, refused_while_planning=refused_while_planning)
     return tool

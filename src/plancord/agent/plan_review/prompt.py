@@ -14,7 +14,8 @@ from typing import Any, Final
 
 from plancord.core.plan import Plan
 from plancord.core.plan_diff import PlanDiff
-from plancord.core.review import MAX_FINDING_CHARS, MAX_FINDINGS, PlanReview, review_input_schema
+from plancord.core.review import MAX_FINDING_CHARS, MAX_FINDINGS, PlanReview
+from plancord.core.review_answer import review_input_schema
 
 REVIEW_TOOL_NAME: Final = "submit_review"
 

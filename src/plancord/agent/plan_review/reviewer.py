@@ -2,7 +2,10 @@
 
 A review is advice for the approver, so it must never be the reason a plan is stuck or a
 turn fails: an outage, a timeout, a refusal, an answer cut off or not in the tool's shape
-all become an unavailable review carrying the reason (logged) and whatever the call cost.
+all become an unavailable review carrying the reason (logged) and whatever the call cost:
+what the API reported, or, for a call that timed out or failed without a reply, its
+request's estimated input tokens, so a failing reviewer still counts toward the plan's
+budget.
 Whether an unavailable review blocks approval is the operator's choice
 (``plan_mode.review.require_review``), decided where approval is decided.
 """
@@ -15,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from plancord.agent.context import estimate_tokens
 from plancord.agent.plan_review.prompt import (
     RESULT_REVIEWER_SYSTEM_PROMPT,
     REVIEW_TOOL,
@@ -27,8 +31,9 @@ from plancord.agent.plan_review.prompt import (
 from plancord.core.plan import Plan
 from plancord.core.plan_diff import PlanDiff
 from plancord.core.ports import ModelClient, ModelReply, ModelRequest, ModelUsage
-from plancord.core.review import Finding, PlanReview, ReviewAnswerInvalid, parse_review_answer
-from plancord.core.settings import ReviewSettings
+from plancord.core.review import Finding, PlanReview, ReviewAnswerInvalid
+from plancord.core.review_answer import parse_review_answer
+from plancord.core.settings import ReviewMode, ReviewSettings
 from plancord.llm.models import bounded_max_tokens
 
 REVIEW_MAX_TOKENS: Final = 4096
@@ -72,8 +77,10 @@ class PlanReviewer:
         model: str,
         timeout_seconds: float,
         max_tokens: int = REVIEW_MAX_TOKENS,
+        acknowledge_blockers: bool = False,
     ) -> None:
         self._client = client
+        self._acknowledge_blockers = acknowledge_blockers
         self.model = model
         self._timeout = timeout_seconds
         self._max_tokens = bounded_max_tokens(model, max_tokens)
@@ -84,7 +91,10 @@ class PlanReviewer:
     ) -> PlanReviewer:
         """The reviewer ``plan_mode.review`` describes; no model named means the agent's."""
         return cls(
-            client, model=settings.model or agent_model, timeout_seconds=settings.timeout_seconds
+            client,
+            model=settings.model or agent_model,
+            timeout_seconds=settings.timeout_seconds,
+            acknowledge_blockers=settings.mode is ReviewMode.REQUIRE_ACKNOWLEDGEMENT,
         )
 
     def request_for(self, review: ReviewRequest) -> ModelRequest:
@@ -139,10 +149,14 @@ class PlanReviewer:
                 reply = await self._client.create(request)
         except TimeoutError:
             return self._unavailable(
-                subject, f"the reviewer did not answer within {self._timeout:g} seconds"
+                subject,
+                f"the reviewer did not answer within {self._timeout:g} seconds",
+                _estimated(request),
             )
         except Exception as exc:  # any failure of the call is "unavailable", by design
-            return self._unavailable(subject, f"the reviewer's call failed: {_first_line(exc)}")
+            return self._unavailable(
+                subject, f"the reviewer's call failed: {_first_line(exc)}", _estimated(request)
+            )
         return self._read(subject, reply)
 
     def _read(self, subject: _Subject, reply: ModelReply) -> PlanReview:
@@ -166,14 +180,24 @@ class PlanReviewer:
                 model,
             )
         try:
-            findings, resolved = parse_review_answer(
+            answer = parse_review_answer(
                 _input_of(answers[0]), steps=subject.steps, previous=subject.previous
             )
         except ReviewAnswerInvalid as exc:
             return self._unavailable(
                 subject, f"the reviewer's answer was malformed: {exc}", reply.usage, model
             )
-        return PlanReview(model=model, usage=reply.usage, findings=findings, resolved=resolved)
+        if answer.dropped:
+            log.warning("review of %s: dropped %s", subject.name, "; ".join(answer.dropped))
+        return PlanReview(
+            model=model,
+            usage=reply.usage,
+            findings=answer.findings,
+            resolved=answer.resolved,
+            dropped=answer.dropped,
+            dropped_blockers=answer.dropped_blockers,
+            acknowledge_blockers=self._acknowledge_blockers,
+        )
 
     def _unavailable(
         self,
@@ -194,6 +218,13 @@ class _Subject:
     name: str
     steps: int
     previous: tuple[Finding, ...]
+
+
+def _estimated(request: ModelRequest) -> ModelUsage:
+    """What a call that gave no reply is counted as: its request's input, estimated."""
+    return ModelUsage(
+        input_tokens=estimate_tokens([request.system, request.tools, request.messages])
+    )
 
 
 def _input_of(block: Mapping[str, Any]) -> object:

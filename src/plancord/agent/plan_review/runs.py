@@ -18,6 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 
+from plancord.agent.budget import PlanBudget
 from plancord.agent.plan_review.digest import exploration_digest
 from plancord.agent.plan_review.reviewer import PlanReviewer, ResultReviewRequest, ReviewRequest
 from plancord.core.plan_diff import revision_changes
@@ -46,7 +47,9 @@ class PlanReviewRuns:
         clock: Clock,
         agent_model: Callable[[str], Awaitable[str]],
         listeners: Sequence[ReviewListener] = (),
+        budget: PlanBudget | None = None,
     ) -> None:
+        self._budget = budget
         self._store = store
         self._reviews = reviews
         self._conversations = conversations
@@ -129,7 +132,9 @@ class PlanReviewRuns:
                 previous=previous.review if previous is not None else None,
             )
             reviewer = await self._reviewer(revision.agent, settings)
-            review = await reviewer.review(request)
+            review = await self._unaffordable(revision.agent, reviewer.model)
+            if review is None:
+                review = await reviewer.review(request)
             await self._keep(revision, ReviewKind.PLAN, review)
         except Exception:
             log.exception("the review of plan v%s of %s failed", number, revision.agent)
@@ -159,9 +164,19 @@ class PlanReviewRuns:
             return None
         request = ResultReviewRequest(task=task, plan=revision.plan, revision=number, diff=diff)
         reviewer = await self._reviewer(revision.agent, settings)
-        review = await reviewer.review_result(request)
+        review = await self._unaffordable(revision.agent, reviewer.model)
+        if review is None:
+            review = await reviewer.review_result(request)
         await self._keep(revision, ReviewKind.RESULT, review)
         return review
+
+    async def _unaffordable(self, agent: str, model: str) -> PlanReview | None:
+        """The review there is when the plan's budget is spent (no call is made), or None."""
+        why = await self._budget.spent(agent) if self._budget is not None else None
+        if why is None:
+            return None
+        log.warning("review for %s not made: %s", agent, why)
+        return PlanReview.unavailable(f"not reviewed: {why}", model=model)
 
     async def result_review(self, plan_id: str, revision: int) -> PlanReview | None:
         """The kept review of a revision's result; None when there is none (yet)."""

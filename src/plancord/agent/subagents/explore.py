@@ -8,8 +8,10 @@ the parent's phase, and anything that would need a human (an ``ask``) is refused
 waited on: it cannot write, enter or leave plan mode, ask a human, submit a plan or start
 another sub-agent. Calls, tokens and time are bounded, and reaching a bound ends it with
 a result saying which; its usage is recorded as the parent's, so it counts toward the
-parent's plan cost and budget. At most ``concurrency`` run at once in the process: one more
-waits for a free slot (its line says so), and its time limit starts when it runs. The
+parent's plan cost and budget, and each of its model calls asks the plan's budget first (a
+spent budget ends it with a result saying so). At most ``concurrency`` run at once in the
+process, shared fairly between agents (``slots``): one more waits for a free slot (its line
+says so), and its time limit starts when it runs. The
 channel sees one line per sub-agent, edited as it works (``progress``). Stop and Cancel end
 it between calls; a shutdown cancels it at once, and its line says so.
 """
@@ -25,8 +27,10 @@ from typing import Annotated, Any
 
 from pydantic import Field, ValidationError
 
+from plancord.agent.budget import PlanBudget
 from plancord.agent.dispatch import is_shell
 from plancord.agent.subagents.progress import Progress
+from plancord.agent.subagents.slots import FairSlots
 from plancord.agent.tools.base import (
     AgentTools,
     StrictInput,
@@ -91,6 +95,7 @@ class SubAgents:
         model_for: Callable[[str, AgentRecord], str],
         limits: ExploreLimits,
         extensions: tuple[AgentTools, ...] = (),
+        budget: PlanBudget | None = None,
     ) -> None:
         self.model = model
         self.conversations = conversations
@@ -98,8 +103,8 @@ class SubAgents:
         self.model_for = model_for
         """The agent's own model (the runtime's choice), used unless ``limits.model``."""
         self.limits = limits
-        self._slots = asyncio.Semaphore(limits.concurrency)
-        self._running = 0
+        self.budget = budget
+        self._slots = FairSlots(limits.concurrency)
         self._numbers = itertools.count(1)
         self._extensions = extensions
         self._base: ToolRegistry | None = None
@@ -124,10 +129,9 @@ class SubAgents:
         run = _Run(self, ctx, number, {t.name: t for t in tools}, progress)
         limit = self.limits.timeout_seconds
         try:
-            if self._running >= self.limits.concurrency:
-                await progress.waiting(self._running)
-            async with self._slots:
-                self._running += 1
+            if self._slots.would_wait(ctx.agent.name):
+                await progress.waiting(self._slots.running)
+            async with self._slots.slot(ctx.agent.name):
                 try:
                     await progress.running()
                     async with asyncio.timeout(limit):
@@ -138,8 +142,6 @@ class SubAgents:
                         f"explore #{number} stopped at its time limit: no answer after "
                         f"{limit:g} s{run.partial()}"
                     )
-                finally:
-                    self._running -= 1
         except asyncio.CancelledError:
             # Only a shutdown cancels a turn (Stop and Cancel end it between calls); the
             # parent's call is answered after the restart (``context.repair_history``).
@@ -179,6 +181,10 @@ class _Run:
         for _ in range(limits.max_calls):
             if self._ctx.stopped():
                 return await self._stopped()
+            spent = await owner.budget.spent(agent.name) if owner.budget is not None else None
+            if spent is not None:
+                await self._progress.stopped("the plan's budget is spent")
+                return ToolResult.error(f"explore #{self._number} stopped: {spent}{self.partial()}")
             reply = await owner.model.create(
                 ModelRequest(
                     model=model,

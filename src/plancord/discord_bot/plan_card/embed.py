@@ -80,10 +80,11 @@ class RenderedPlan:
 
     def file(self) -> discord.File:
         """The canonical markdown as an attachment (a fresh one each time: Files are
-        one-shot), followed by the plan's review when there is one."""
+        one-shot), after the plan's review when there is one: the host's review comes first,
+        so nothing the plan's own text holds can stand above it looking like it."""
         text = self.markdown
         if self.review_markdown:
-            text = text.rstrip("\n") + "\n\n" + self.review_markdown
+            text = self.review_markdown.rstrip("\n") + "\n\n---\n\n" + text
         return discord.File(io.BytesIO(text.encode("utf-8")), filename=self.filename)
 
     def changes_file(self) -> discord.File | None:
@@ -200,8 +201,6 @@ def render_plan(
         shortened.append("the summary")
 
     status_lines = [votes] if votes else []
-    if review is not None:
-        status_lines.append(review.status_line())
     if outcome is not None:
         status_lines.append(_outcome_line(outcome))
     if superseded is not None:
@@ -245,12 +244,15 @@ def render_plan(
     if notes_part:
         description_parts.append(notes_part)
     question_field = ("❓ Open questions", shown_questions) if shown_questions else None
-    review_field = review.field() if review is not None else None
+    review_embed = review.embed(colour=PENDING_COLOUR) if review is not None else None
+    review_size = (
+        size(review_embed.title or "") + size(review_embed.description or "") if review_embed else 0
+    )
 
     budget = (
         EMBED_TOTAL_LIMIT
         - fixed
-        - (size(review_field[0]) + size(review_field[1]) if review_field else 0)
+        - review_size
         - (size(notes_part) + 2 if notes_part else 0)
         - (size(question_field[0]) + size(question_field[1]) if question_field else 0)
     )
@@ -284,11 +286,12 @@ def render_plan(
     if superseded is not None:
         colour = CLOSED_COLOUR
 
-    fields = ([review_field] if review_field is not None else []) + list(shown_steps)
+    fields = list(shown_steps)
     if question_field is not None:
         fields.append(question_field)
     chunks = [fields[i : i + FIELDS_PER_EMBED] for i in range(0, len(fields), FIELDS_PER_EMBED)]
-    chunks = chunks[:EMBEDS_PER_MESSAGE] or [[]]
+    room = EMBEDS_PER_MESSAGE - (1 if review_embed is not None else 0)
+    chunks = chunks[:room] or [[]]
     embeds = []
     for index, chunk in enumerate(chunks):
         embed = discord.Embed(colour=colour)
@@ -300,6 +303,9 @@ def render_plan(
         for name, value in chunk:
             embed.add_field(name=clip(name, FIELD_NAME_LIMIT), value=value, inline=False)
         embeds.append(embed)
+    if review_embed is not None:
+        review_embed.colour = colour
+        embeds.append(review_embed)
     embeds[-1].set_footer(text=footer)
     if outcome is not None:
         embeds[-1].timestamp = outcome.at

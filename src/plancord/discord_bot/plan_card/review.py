@@ -41,7 +41,9 @@ if TYPE_CHECKING:
     from plancord.app import App
 
 IN_PROGRESS = "⏳ Review in progress"
-FIELD_NAME = "🔎 Review"
+TITLE = "🔎 Review of v{revision}"
+"""The review's embed title: the plan's own text is never in a title but ``Plan: …``'s, so
+nothing the agent writes (its context notes, its steps) can look like the review."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +61,21 @@ class ReviewPart:
         mark = "🔎" if self.review.available else "⚠️"
         return f"{mark} **{self.review.summary_line()}**"
 
-    def field(self) -> tuple[str, str] | None:
+    def findings(self) -> str:
+        """The findings, quoted; nothing while the review runs."""
         if self.review is None:
-            return None
+            return ""
         url = self.step_url
         link: Callable[[int], str | None] | None = (lambda _step: url) if url else None
-        return FIELD_NAME, self.review.findings_field(FIELD_VALUE_LIMIT, step_link=link)
+        return self.review.findings_field(FIELD_VALUE_LIMIT, step_link=link)
+
+    def embed(self, *, colour: discord.Colour | int) -> discord.Embed:
+        """The review in an embed of its own, after the plan's, with a title only the host
+        writes: its line, then its findings."""
+        text = "\n".join(p for p in (self.status_line(), self.findings()) if p)
+        return discord.Embed(
+            title=TITLE.format(revision=self.revision), description=text, colour=colour
+        )
 
     def markdown(self) -> str:
         """The full review, appended to the attached ``plan-v<rev>.md`` (never to the plan's

@@ -1,5 +1,6 @@
 """The completion card's embed: per step how it ended, the files it changed with lines
-added and removed, the commands it ran and the drift events with how each was decided.
+added and removed, the commands it ran and the drift events with how each was decided, and
+the result review's findings (``plan_mode.review.review_result``) for whoever decides Merge.
 
 Why this exists: the card is the one place a human sees an execution's result before
 merging it. It must keep to every Discord embed limit (title 256, description 4096, 25
@@ -27,6 +28,7 @@ MAX_FIELDS = 25
 TOTAL_BUDGET = 5800
 FIELD_LIMIT = 1024
 TITLE_PREFIX = "Result: "
+REVIEW_FIELD = "🔎 Result review"
 
 
 def render_result(summary: ResultSummary, diff_note: str | None) -> discord.Embed:
@@ -41,9 +43,14 @@ def render_result(summary: ResultSummary, diff_note: str | None) -> discord.Embe
         description=_clip(_description(summary, diff_note), 4096),
         color=color,
     )
+    if summary.review is not None:
+        findings = summary.review.findings_field(FIELD_LIMIT)
+        embed.add_field(name=REVIEW_FIELD, value=findings, inline=False)
     steps = list(summary.steps)
-    shown = steps if len(steps) <= MAX_FIELDS else steps[: MAX_FIELDS - 1]
+    fields_left = MAX_FIELDS - len(embed.fields)
+    shown = steps if len(steps) <= fields_left else steps[: fields_left - 1]
     used = size(embed.title or "") + size(embed.description or "") + 100
+    used += sum(size(field.value or "") + size(field.name or "") for field in embed.fields)
     room = max(60, min(FIELD_LIMIT, (TOTAL_BUDGET - used) // max(1, len(shown) + 1)))
     for step in shown:
         name = _clip(f"{step.number}. {step.title or 'step'}", 200)
@@ -84,7 +91,7 @@ def _description(summary: ResultSummary, diff_note: str | None) -> str:
         names = ", ".join(summary.votes) or "none yet"
         lines.append(f"**Merge votes {len(summary.votes)} of {summary.needed}**: {names}")
     if summary.review is not None:
-        lines.append(f"Result review: {summary.review}")
+        lines.append("Result r" + summary.review.summary_line()[1:])
     if summary.push_remote is not None and record.result is ResultState.WAITING:
         lines.append(f"Push sends the branch to `{summary.push_remote}`.")
     if diff_note:

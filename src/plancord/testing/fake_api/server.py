@@ -38,6 +38,9 @@ from plancord.testing.fake_api.streaming import stream_events
 from plancord.testing.fake_api.validation import check_headers, validate_request
 from plancord.testing.fake_api.wire import FAKE_MODELS, JsonObject
 
+#: The API's limit on one Messages request (32 MB, answered by its front with 413).
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class Rejection:
@@ -85,6 +88,9 @@ class FakeAnthropicServer:
             lookback_blocks=cache_lookback_blocks,
             clock=cache_clock,
         )
+        self.max_request_bytes = MAX_REQUEST_BYTES
+        """The largest body ``/v1/messages`` takes; a larger one is refused with 413
+        ``request_too_large``, as the API does (32 MB; a test may lower it)."""
         self.requests: list[JsonObject] = []
         self.responses: list[JsonObject] = []
         self.usages: list[SimulatedUsage] = []
@@ -111,7 +117,7 @@ class FakeAnthropicServer:
         return bool(self.unscripted)
 
     async def start(self) -> FakeAnthropicServer:
-        app = web.Application()
+        app = web.Application(client_max_size=2 * MAX_REQUEST_BYTES)
         app.router.add_post("/v1/messages", self._handle_messages)
         app.router.add_post("/v1/messages/count_tokens", self._handle_count_tokens)
         app.router.add_route("*", "/{tail:.*}", self._handle_unknown)
@@ -192,7 +198,14 @@ class FakeAnthropicServer:
         return self._error(rejected.status, rejected.error_type, rejected.message)
 
     async def _read_body(self, request: web.Request) -> object:
-        raw = await request.read()
+        try:
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            raw = None
+        if raw is None or len(raw) > self.max_request_bytes:
+            raise RequestRejected(
+                "Request exceeds the maximum allowed number of bytes.", status=413
+            )
         try:
             return json.loads(raw)
         except ValueError as error:
