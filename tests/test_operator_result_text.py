@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from plancord.core.execution import DriftDecision, ExecutionRecord, ResultState, StepOutcome
 from plancord.core.results import DriftLine, FileLines, ResultSummary, StepResult
+from plancord.core.review import Finding, PlanReview, Severity
 from plancord.operator_results import result_text
 
 AT = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -55,7 +56,10 @@ def summary(found: ExecutionRecord) -> ResultSummary:
         ),
         votes=("boss",),
         needed=2,
-        review="1 finding",
+        review=PlanReview(
+            model="claude-test",
+            findings=(Finding(severity=Severity.CONCERN, step=1, text="No test for /health."),),
+        ),
         push_remote="origin",
         head="4" * 40,
     )
@@ -74,7 +78,7 @@ def test_a_waiting_result_shows_everything_and_how_to_decide() -> None:
         "execution ended: a human stopped it",
         "requested by: ana",
         "merge votes: 1 of 2 (boss)",
-        "result review: 1 finding",
+        "result review: 1 concern",
         "push remote: origin",
         "1. Write it: ✅ done",
         "   src/f11.py +11 −1",

@@ -126,7 +126,8 @@ def result_text(summary: ResultSummary) -> str:
         names = ", ".join(summary.votes) or "none yet"
         lines.append(f"merge votes: {len(summary.votes)} of {summary.needed} ({names})")
     if summary.review is not None:
-        lines.append(f"result review: {summary.review}")
+        lines.append("result r" + summary.review.summary_line()[1:])
+        lines.extend(f"  {line}" for line in summary.review.findings_field(1_000_000).splitlines())
     if summary.push_remote is not None and record.waiting:
         lines.append(f"push remote: {summary.push_remote}")
     for step in summary.steps:
