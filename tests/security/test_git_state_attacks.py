@@ -21,12 +21,12 @@ import pytest
 
 from plancord.agent.tools.shell import GIT_WRITE_REFUSED
 from plancord.core.execution import ResultState
-from plancord.sandbox import layers
+from plancord.sandbox import landlock_abi, layers
 from tests.discord_bot.result_card.completed import completed, git, record, reply, result_card
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.world import PlanScene, Worlds, plan_scene_in
 
-pytestmark = pytest.mark.skipif(
+needs_bubblewrap = pytest.mark.skipif(
     layers.bubblewrap_problem() is not None, reason="needs the bubblewrap layer"
 )
 
@@ -36,7 +36,8 @@ CHANGED = "print(2)\n"
 CHANGE = f"printf '{CHANGED}' > app.py; "
 #: An attacker's commit on top of main, made with git's plumbing in the workspace.
 EVIL_COMMIT = (
-    "printf 'print(\"evil\")\\n' > /tmp/evil.py && blob=$(git hash-object -w /tmp/evil.py) && "
+    'printf \'print("evil")\\n\' > "$TMPDIR/evil.py" && '
+    'blob=$(git hash-object -w "$TMPDIR/evil.py") && '
     "tree=$(printf '100644 blob %s\\tapp.py\\n' \"$blob\" | git mktree) && "
     'evil=$(git -c user.name=x -c user.email=x@x commit-tree "$tree" -p main -m evil)'
 )
@@ -84,11 +85,15 @@ def _with_app(workspace: Path) -> None:
         subprocess.run(["git", *args], cwd=workspace, check=True, env=env, capture_output=True)
 
 
-async def _attacked(plan_scene: Any, *commands: str) -> tuple[PlanScene, Path, str]:
+async def _attacked(plan_scene: Any, *commands: str, **options: Any) -> tuple[PlanScene, Path, str]:
     """The plan approved and executed with ``commands`` as its step's calls; the scene, the
     workspace and the commit main named when the plan was approved."""
     scene, workspace = await completed(
-        plan_scene, work=_work(*commands), prepare=_with_app, plan_mode={"drift": "log"}
+        plan_scene,
+        work=_work(*commands),
+        prepare=_with_app,
+        plan_mode={"drift": "log"},
+        **options,
     )
     return scene, workspace, (await record(scene)).base_commit
 
@@ -108,6 +113,7 @@ async def _card_diff(scene: PlanScene) -> str:
     return (await attachment.read()).decode()
 
 
+@needs_bubblewrap
 async def test_update_ref_of_the_base_does_not_move_it_and_discard_keeps_it(
     plan_scene: Any,
 ) -> None:
@@ -125,6 +131,7 @@ async def test_update_ref_of_the_base_does_not_move_it_and_discard_keeps_it(
     assert (workspace / "app.py").read_text() == ORIGINAL
 
 
+@needs_bubblewrap
 async def test_update_ref_of_the_base_then_merge_takes_only_the_card_s_commit(
     plan_scene: Any,
 ) -> None:
@@ -143,6 +150,7 @@ async def test_update_ref_of_the_base_then_merge_takes_only_the_card_s_commit(
     assert (await record(scene)).result is ResultState.MERGED
 
 
+@needs_bubblewrap
 async def test_moving_a_tag_is_refused(plan_scene: Any) -> None:
     scene, workspace, base = await _attacked(
         plan_scene, CHANGE + EVIL_COMMIT + ' && git tag -f v1 "$evil"', CONTROL
@@ -157,6 +165,7 @@ async def test_moving_a_tag_is_refused(plan_scene: Any) -> None:
     ]
 
 
+@needs_bubblewrap
 async def test_a_loose_object_cannot_be_rewritten_under_its_id(plan_scene: Any) -> None:
     rewrite = (
         'oid=$(git rev-parse main:app.py) && d=$(mktemp -d) && git init -q "$d" && '
@@ -174,6 +183,7 @@ async def test_a_loose_object_cannot_be_rewritten_under_its_id(plan_scene: Any) 
     assert (workspace / "app.py").read_text() == ORIGINAL
 
 
+@needs_bubblewrap
 async def test_git_replace_cannot_dress_up_the_card_s_diff(plan_scene: Any) -> None:
     disguise = (
         "printf 'print(\"evil\")\\n' > app.py && real=$(git hash-object app.py) && "
@@ -188,6 +198,7 @@ async def test_git_replace_cannot_dress_up_the_card_s_diff(plan_scene: Any) -> N
     assert GIT_WRITE_REFUSED in _results(scene)[1]
 
 
+@needs_bubblewrap
 async def test_planted_hooks_and_fsmonitor_run_nothing_for_the_next_person(
     plan_scene: Any, tmp_path: Path
 ) -> None:
@@ -210,6 +221,7 @@ async def test_planted_hooks_and_fsmonitor_run_nothing_for_the_next_person(
     assert GIT_WRITE_REFUSED in _results(scene)[1]
 
 
+@needs_bubblewrap
 async def test_attributes_and_sparse_settings_do_not_hide_the_card_s_diff(
     plan_scene: Any,
 ) -> None:
@@ -226,6 +238,7 @@ async def test_attributes_and_sparse_settings_do_not_hide_the_card_s_diff(
     assert GIT_WRITE_REFUSED in _results(scene)[1]
 
 
+@needs_bubblewrap
 async def test_a_planted_commondir_leaves_discard_working(plan_scene: Any) -> None:
     scene, workspace, base = await _attacked(plan_scene, CHANGE + "echo /tmp > .git/commondir")
 
@@ -235,3 +248,26 @@ async def test_a_planted_commondir_leaves_discard_working(plan_scene: Any) -> No
     assert (workspace / "app.py").read_text() == ORIGINAL
     assert not (workspace / ".git" / "commondir").exists()
     assert GIT_WRITE_REFUSED in _results(scene)[1]
+
+
+@pytest.mark.skipif(landlock_abi() < 1, reason="the fallback needs Landlock")
+async def test_under_the_landlock_fallback_a_writing_command_is_refused_with_the_reason(
+    plan_scene: Any,
+) -> None:
+    """Landlock cannot carve the git directory out of the writable workspace, so there the
+    step's writing command does not run at all; the host's own git still does (the branch,
+    the card, Discard)."""
+    scene, workspace, base = await _attacked(
+        plan_scene,
+        CHANGE + EVIL_COMMIT + ' && git update-ref refs/heads/main "$evil"',
+        config={"sandbox": {"layer": "landlock"}},
+    )
+    [refused] = _results(scene)[1:2]
+
+    assert git(workspace, "rev-parse", "main").strip() == base
+    assert refused.startswith("Not run:") and "Landlock fallback" in refused
+    assert "git_commit" in refused
+    assert (workspace / "app.py").read_text() == ORIGINAL
+    answer = await scene.ana.click(result_card(scene), label="Discard")
+    assert "back at the reviewed state" in reply(answer)
+    assert git(workspace, "rev-parse", "main").strip() == base
