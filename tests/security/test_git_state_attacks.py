@@ -61,9 +61,9 @@ def _bash(command: str) -> Any:
     return tool_turn(ToolCall("bash_execute", {"command": command}))
 
 
-def _work(*commands: str) -> tuple[Any, ...]:
+def _work(*calls: Any) -> tuple[Any, ...]:
     return (
-        *(_bash(command) for command in commands),
+        *(_bash(call) if isinstance(call, str) else call for call in calls),
         tool_turn(ToolCall("complete_plan", {"summary": "changed"})),
         text_turn("Done."),
     )
@@ -271,3 +271,22 @@ async def test_under_the_landlock_fallback_a_writing_command_is_refused_with_the
     answer = await scene.ana.click(result_card(scene), label="Discard")
     assert "back at the reviewed state" in reply(answer)
     assert git(workspace, "rev-parse", "main").strip() == base
+
+
+@needs_bubblewrap
+async def test_git_commit_in_bash_fails_naming_the_tool_and_the_tool_commits(
+    plan_scene: Any,
+) -> None:
+    scene, workspace, _ = await _attacked(
+        plan_scene,
+        CHANGE + "git add -A && git commit -qm 'from bash'",
+        tool_turn(ToolCall("git_commit", {"message": "from the tool"})),
+    )
+    bash, tool = _results(scene)[1:3]
+    found = await record(scene)
+
+    assert GIT_WRITE_REFUSED in bash and "Read-only file system" in bash
+    assert bash.count("\n") <= 3, bash
+    assert "from the tool" in tool and "error" not in tool.lower()
+    subjects = git(workspace, "log", "--format=%s", f"{found.base_commit}..{found.branch}")
+    assert "from the tool" in subjects and "from bash" not in subjects
