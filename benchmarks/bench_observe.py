@@ -161,7 +161,7 @@ async def observation(root: Path, stash: Path, runs: int) -> bool:
 
 
 async def completion(root: Path, stash: Path) -> None:
-    policy = SandboxPolicy(workspace=root, writable=True)
+    policy = SandboxPolicy(workspace=root, writable=True, git_writable=True)  # the host's git
     plain = ExecutionBranch(policy)
     branches = ExecutionBranch(policy, kept=stash / "kept")
     starts: list[float] = []

@@ -11,7 +11,12 @@ Run with ``python benchmarks/bench_sandbox.py [RUNS]``. For ``true``, ``ls`` and
 * ``planning (py)``: the same with the Python trampoline as the inner wall (no compiler);
 * ``exec, no cache``: as ``executing`` with git's reading of the repository config, and the
   walk for nested repositories, made afresh for every command (as before they were kept);
-* ``landlock only``: the fallback where bubblewrap cannot start;
+* ``exec, git open``: as ``executing`` without the git directories bound read-only (as the
+  host's own git runs, and as every run was before they were); the ``git walls`` line after
+  each command runs the two alternately (so a loaded machine weighs on both alike) and
+  gives ``executing`` as a ratio to it, the cost of the walls (goal: at most 1.1);
+* ``landlock only``: the fallback where bubblewrap cannot start (as the host's git runs
+  there: a writing command of the agent's is refused in a repository's workspace);
 * ``old trampoline``: the plan-mode Landlock trampoline alone, as before the sandbox.
 
 Each sandboxed figure is also given as the difference from ``plain`` and as a ratio, and
@@ -59,6 +64,17 @@ async def timed(runs: int, action: Callable[[], Awaitable[object]]) -> list[floa
     return samples
 
 
+async def alternately(
+    runs: int, first: Callable[[], Awaitable[object]], second: Callable[[], Awaitable[object]]
+) -> tuple[float, float]:
+    """The medians of ``first`` and ``second`` run one after the other ``runs`` times."""
+    firsts, seconds = [], []
+    for _ in range(runs):
+        firsts += await timed(1, first)
+        seconds += await timed(1, second)
+    return statistics.median(firsts), statistics.median(seconds)
+
+
 def plain(argv: list[str], cwd: Path) -> Callable[[], Awaitable[object]]:
     def run() -> object:
         return subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
@@ -100,10 +116,13 @@ async def main(runs: int) -> None:
         await plain(["git", "init", "-q"], workspace)()
         await asyncio.sleep(1.2)  # a config changed in the last second is not kept
         executing = SandboxPolicy(workspace, writable=True, layer=LayerChoice.BUBBLEWRAP)
+        git_open = executing.for_host_git()
         planning = SandboxPolicy(
             workspace, writable=False, inner_wall=True, layer=LayerChoice.BUBBLEWRAP
         )
-        fallback = SandboxPolicy(workspace, writable=True, layer=LayerChoice.LANDLOCK)
+        fallback = SandboxPolicy(
+            workspace, writable=True, layer=LayerChoice.LANDLOCK
+        ).for_host_git()
         header = (
             f"{'command':<12} {'how':<16} {'median':>8} {'p95':>8} {'+ms':>7} {'ratio':>6} "
             f"{'+exec':>7}"
@@ -114,6 +133,7 @@ async def main(runs: int) -> None:
                 "plain": plain(argv, workspace),
                 "executing": sandboxed(argv, executing),
                 "exec, no cache": sandboxed(argv, executing, cached=False),
+                "exec, git open": sandboxed(argv, git_open),
                 "planning": sandboxed(argv, planning),
                 "planning (py)": sandboxed(argv, planning, native=False),
                 "landlock only": sandboxed(argv, fallback),
@@ -130,6 +150,11 @@ async def main(runs: int) -> None:
                     f"{name:<12} {how:<16} {median * 1000:8.1f} {p95(samples) * 1000:8.1f} "
                     f"{(median - base) * 1000:7.1f} {median / base:6.2f} {over_exec:>7}"
                 )
+            walled, open_ = await alternately(runs, actions["executing"], actions["exec, git open"])
+            print(
+                f"{name:<12} {'git walls':<16} executing {walled * 1000:.1f} / git open "
+                f"{open_ * 1000:.1f} = {walled / open_:.3f}"
+            )
 
 
 if __name__ == "__main__":

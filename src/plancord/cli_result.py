@@ -48,7 +48,7 @@ async def _print_diff(config: Config, agent: str, plan_id: str | None) -> int:
             print(f"plancord: agent {agent} has no executed plan", file=sys.stderr)
             return 1
         workspace = config.data_dir / "agents" / agent / "workspace"
-        policy = config.sandbox_settings.policy(agent, workspace, planning=False, inner_wall=False)
+        policy = config.sandbox_settings.host_git_policy(agent, workspace)
         try:
             path = await ExecutionBranch(policy).write_diff(branch_record(record))
         except BranchError as exc:

@@ -359,7 +359,7 @@ async def test_the_program_runs_without_the_allow_list_and_not_with_it(
 
     (tmp_path / "guarded").mkdir()
     guarded = make_repository(tmp_path / "guarded", case)
-    policy = SandboxPolicy(workspace=guarded, writable=True)
+    policy = SandboxPolicy(workspace=guarded, writable=True, git_writable=True)
     result = await run_sandboxed(
         ["bash", "-c", case.trigger], policy, timeout=30, merge_stderr=True, extra_env=IDENTITY
     )
@@ -370,7 +370,8 @@ async def test_the_program_runs_without_the_allow_list_and_not_with_it(
 async def test_ordinary_git_still_works(tmp_path: Path) -> None:
     workspace = make_repository(tmp_path, Case("", ""))
     (workspace / "tracked.txt").write_text("two\n")
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    # The host's own git run (the git tools): the one that may write the git directory.
+    policy = SandboxPolicy(workspace=workspace, writable=True, git_writable=True)
     script = "git diff && git add -A && git commit -qm two && git log --format=%s -p -1"
     result = await run_sandboxed(
         ["bash", "-c", script], policy, timeout=30, merge_stderr=True, extra_env=IDENTITY

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from plancord.agent.tools import shell
+from plancord.core.sandbox_policy import LayerChoice, SandboxSettings
 from plancord.core.shell.readonly import Verdict
-from plancord.sandbox import landlock_abi
+from plancord.sandbox import landlock_abi, run_shell
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.security.hostile import Hostile
 
@@ -76,8 +77,11 @@ async def test_a_plan_mode_command_in_the_fallback_reaches_no_unix_socket(
 async def test_an_agent_with_the_network_in_the_fallback_reaches_no_unix_socket(
     hostile: Any, tmp_path: Path
 ) -> None:
-    """The operator gave ``ada`` the network: UDP works (name resolution needs it), but the
-    host's unix sockets stay out of reach, in the phase where commands run unasked."""
+    """The operator gave ``ada`` the network. In its workspace (a repository) the fallback
+    runs no command that could write, whatever the network: no wall there keeps the git
+    directory read-only. Where a networked process does run under the fallback (a directory
+    holding no repository, as an MCP server's), UDP works (name resolution needs it) but the
+    host's unix sockets stay out of reach."""
     path = tmp_path / "service.sock"
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(path))
@@ -93,7 +97,16 @@ async def test_an_agent_with_the_network_in_the_fallback_reaches_no_unix_socket(
             config={"sandbox": {"layer": "landlock"}, "agents": {"ada": {"network": True}}},
         )
         await scene.ana.send(scene.channel, "talk to the service")
-        unix, udp = scene.ran(2)
+        assert len(scene.tool_results()) == 2
+        for refused in scene.tool_results():
+            assert refused.startswith("Not run:") and "Landlock fallback" in refused, refused
+        with pytest.raises(BlockingIOError):
+            server.accept()
+        elsewhere = tmp_path / "no-repository"
+        elsewhere.mkdir()
+        settings = SandboxSettings(layer=LayerChoice.LANDLOCK, network_agents=frozenset({"ada"}))
+        policy = settings.policy("ada", elsewhere, planning=False, inner_wall=False)
+        unix, udp = [(await run_shell(command, policy, timeout=30)).output for command in commands]
         assert "connected" not in unix and "Permission denied" in unix, unix
         assert "udp open" in udp, udp
         with pytest.raises(BlockingIOError):

@@ -100,7 +100,7 @@ async def test_a_repository_named_program_never_runs(hostile: Any) -> None:
             tool_turn(*writes),
             bash("cd evil && git diff --no-index a b"),
             bash("cd evil && git log -p"),
-            bash(f"printf '%s' '{filter_config}' >> .git/config"),
+            bash(f"printf '%s' '{filter_config}' >> .git/config"),  # now refused
             tool_turn(
                 ToolCall(
                     "create_file", {"path": ".gitattributes", "content": "* filter=x diff=x\n"}
@@ -112,6 +112,9 @@ async def test_a_repository_named_program_never_runs(hostile: Any) -> None:
             text_turn("done"),
         ]
     )
+    # The repository arrives naming the program (the agent can no longer write its config).
+    with (scene.workspace / ".git" / "config").open("a") as config:
+        config.write(filter_config)
     await scene.ana.send(scene.channel, "set things up")
 
     results = scene.ran(14)

@@ -8,6 +8,7 @@ argv that enforces it and runs the process.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -103,6 +104,9 @@ class SandboxPolicy:
     cache), mounted like the workspace: read-only while planning, writable otherwise.
     ``git_dir``: the git directory plancord made for this workspace (a worktree it created),
     the only place a ``.git`` file or a ``commondir`` may lead; None refuses both.
+    ``git_writable``: the host's own git run (the git tools, the execution branch), which
+    writes git's state; every other process sees each git directory of the workspace
+    read-only, in every phase.
     """
 
     workspace: Path
@@ -113,6 +117,12 @@ class SandboxPolicy:
     layer: LayerChoice = LayerChoice.AUTO
     shared: tuple[Path, ...] = ()
     git_dir: Path | None = None
+    git_writable: bool = False
+
+    def for_host_git(self) -> SandboxPolicy:
+        """This policy for a git run of the host's own (fixed argv, no hooks, the
+        allow-listed config): the git directories as writable as the workspace."""
+        return dataclasses.replace(self, git_writable=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +148,12 @@ class SandboxSettings:
             layer=self.layer,
             shared=self.shared,
         )
+
+    def host_git_policy(self, agent: str, workspace: Path) -> SandboxPolicy:
+        """The policy of the host's git runs on ``agent``'s repository (the execution
+        branch: start, step commits, Merge, Discard, Roll back, Push): the executing
+        sandbox, with the git directories writable."""
+        return self.policy(agent, workspace, planning=False, inner_wall=False).for_host_git()
 
     def read_only_policy(self, workspace: Path, *, inner_wall: bool) -> SandboxPolicy:
         """The policy for a process that runs without a human's Allow because it only reads

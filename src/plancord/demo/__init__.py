@@ -136,7 +136,7 @@ async def seed_workspace(workspace: Path) -> None:
     from plancord.agent.tools.git import run_git
     from plancord.sandbox import SandboxPolicy
 
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy(workspace=workspace, writable=True, git_writable=True)
     (workspace / "README.md").write_text(README)
     (workspace / "app.py").write_text(APP)
     for args in (

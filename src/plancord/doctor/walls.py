@@ -103,8 +103,9 @@ def check_agent_sandbox(config: Config | None) -> Check:
         f"Landlock fallback only ({bubblewrap_problem()}): reads and writes are confined, "
         "unix sockets are refused (a seccomp filter) and TCP and UDP too unless the agent "
         "has the network, but agent processes share the bot's pid and network namespaces "
-        "(an agent allowed the network gets the host's), and git refuses a repository whose "
-        "config holds keys outside the allow-list",
+        "(an agent allowed the network gets the host's), git refuses a repository whose "
+        "config holds keys outside the allow-list, and shell commands that could write are "
+        "refused in a repository (its git directory cannot be kept read-only)",
         "install bubblewrap and allow unprivileged user namespaces; in Docker, run with "
         "seccomp-bubblewrap.json (docs/docker-sandbox.md)",
     )

@@ -19,8 +19,11 @@ The bubblewrap view, in mount order (later mounts win):
    else the Python install and the trampoline, read-only;
 7. the directories the operator shares with every agent, if any, and the agent's own
    workspace, each at its own path, read-only while planning, writable otherwise;
-8. over the repository's config, when it holds keys git must not see, the allow-listed view
-   of it (``git_config``), read-only, so git inside sees only that.
+8. each git directory of the workspace (``git_dirs``) read-only, after the workspace so it
+   wins, unless the run is the host's own git (``SandboxPolicy.git_writable``);
+9. over the repository's config, when it holds keys git must not see, the allow-listed view
+   of it (``git_config``), and an empty file over ``info/attributes``, read-only, after the
+   git directories (a bind of a git directory would hide a file bound inside it before).
 
 Nothing else of the host exists inside: not the data directory with the database, not other
 agents' workspaces, not the bot's home. The command then runs under ``prlimit`` (inside the
@@ -64,12 +67,14 @@ def bwrap_argv(
     host: HostLayout,
     command: list[str],
     *,
+    read_only: tuple[str, ...] = (),
     covers: tuple[tuple[str, str], ...] = (),
 ) -> list[str]:
     """bubblewrap's argv for ``command`` under ``policy``; pure, so tests can compare it.
 
-    ``covers``: (host file, path inside) pairs bound read-only after the workspace, so they
-    win over what the workspace holds there (the repository's config view).
+    ``read_only``: directories inside the workspace bound read-only over it (its git
+    directories). ``covers``: (host file, path inside) pairs bound read-only after both, so
+    they win over what the workspace holds there (the repository's config view).
     """
     workspace = str(policy.workspace)
     argv = [
@@ -101,6 +106,8 @@ def bwrap_argv(
     for shared in policy.shared:
         argv += [bind, str(shared), str(shared)]
     argv += [bind, workspace, workspace]
+    for directory in read_only:
+        argv += ["--ro-bind", directory, directory]
     for source, target in covers:
         argv += ["--ro-bind", source, target]
     argv += ["--chdir", workspace, "--"]

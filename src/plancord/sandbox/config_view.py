@@ -41,30 +41,40 @@ READ_SECONDS = 20.0
 READ_BYTES = 16 * 1024**2
 
 
-def covers(
-    policy: SandboxPolicy, layer: Layer, read: Callable[[SandboxPolicy, Path], Reading]
-) -> tuple[tuple[tuple[str, str], ...], str | None]:
-    """What to bind over the config of the workspace's repository and of every repository
-    nested in it so git sees only allow-listed keys, and the directory holding the views;
-    nothing when git's own readings hold nothing else.
+def repositories(policy: SandboxPolicy) -> list[tuple[Path, git_config.Repository]]:
+    """The workspace's repository, if any, and each one nested in it, by the directory git
+    runs in; each config once.
 
     Raises SandboxUnavailable (nothing runs) for a ``.git`` file or ``commondir`` plancord
-    did not make (or, nested, one leading outside the workspace), a config git cannot read,
-    a workspace too large to search for nested repositories, or keys to hide where no mount
-    can hide them.
+    did not make (or, nested, one leading outside the workspace), or a workspace too large
+    to search for nested repositories.
     """
     try:
-        repositories = _repositories(policy)
+        return _repositories(policy)
     except (git_config.ForeignRepository, nested.TooManyDirectories) as exc:
         raise SandboxUnavailable(str(exc)) from None
+
+
+def covers(
+    policy: SandboxPolicy,
+    layer: Layer,
+    read: Callable[[SandboxPolicy, Path], Reading],
+    repositories: list[tuple[Path, git_config.Repository]],
+    blanked: tuple[Path, ...] = (),
+) -> tuple[tuple[tuple[str, str], ...], str | None]:
+    """What to bind over the config of each of ``repositories`` so git sees only
+    allow-listed keys (and, under bubblewrap, an empty file over each of ``blanked``), and
+    the directory holding the views; nothing when there is nothing to hide.
+
+    Raises SandboxUnavailable (nothing runs) for a config git cannot read, or keys to hide
+    where no mount can hide them.
+    """
     hidden: list[tuple[Path, git_config.Repository, git_config.ConfigView]] = []
     for root, repository in repositories:
         view = _view(policy, root, repository, read)
         if view.needed:
             hidden.append((root, repository, view))
-    if not hidden:
-        return (), None
-    if layer is not Layer.BUBBLEWRAP:
+    if hidden and layer is not Layer.BUBBLEWRAP:
         root, _, view = hidden[0]
         keys = ", ".join(view.dropped[:8]) + (", …" if len(view.dropped) > 8 else "")
         where = "" if root == policy.workspace else f" in {root.relative_to(policy.workspace)}"
@@ -73,6 +83,8 @@ def covers(
             "bubblewrap plancord cannot hide them from git. Remove them from the repository's "
             "config (outside plancord), or run where bubblewrap works"
         )
+    if not hidden and not (blanked and layer is Layer.BUBBLEWRAP):
+        return (), None
     mounted = [policy.workspace, *policy.shared]
     directory = Path(tempfile.mkdtemp(prefix="plancord-git-view-"))
     (directory / "empty").write_text("")
@@ -82,6 +94,7 @@ def covers(
         covers.append((directory / f"config-{index}", repository.config))
         if repository.worktree_config is not None:
             covers.append((directory / "empty", repository.worktree_config))
+    covers += [(directory / "empty", path) for path in blanked]
     # A config that does not exist is one git does not read (a nested ``.git`` git does not
     # take for a repository), and bubblewrap could not bind over it in a read-only view.
     shown = tuple(

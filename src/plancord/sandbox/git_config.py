@@ -47,12 +47,16 @@ READ_COMMAND = (
 #: Settings git honours only from its command line (``GIT_CONFIG_COUNT``), for every run.
 #: None names a program a repository chose: bare repositories only when named explicitly,
 #: no hooks (hooks are files in the git directory, not config keys), no ``ext::`` transport
-#: (a remote url is allow-listed, and that transport runs a command), paths printed as is.
+#: (a remote url is allow-listed, and that transport runs a command), paths printed as is;
+#: and nothing outside the repository's tree decides what a diff shows or a checkout writes:
+#: no attributes file of the user's, no sparse checkout (a checkout writes every path).
 COMMAND_LINE_SETTINGS: tuple[tuple[str, str], ...] = (
     ("safe.bareRepository", "explicit"),
     ("core.hooksPath", "/dev/null"),
     ("protocol.ext.allow", "never"),
     ("core.quotePath", "false"),
+    ("core.attributesFile", "/dev/null"),
+    ("core.sparseCheckout", "false"),
 )
 
 #: Keys without a subsection that run nothing, as git prints them (lower case).

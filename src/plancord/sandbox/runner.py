@@ -36,7 +36,7 @@ from pathlib import Path
 
 from plancord.core.output_bound import OutputBound
 from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy
-from plancord.sandbox import config_view, git_config, landlock
+from plancord.sandbox import config_view, git_config, git_dirs, landlock
 from plancord.sandbox.argv import bwrap_argv, landlock_argv
 from plancord.sandbox.environment import sandbox_environment
 from plancord.sandbox.layers import (
@@ -72,6 +72,8 @@ class ProcessResult:
     truncated: bool
     layer: Layer
     read_only: bool
+    git_read_only: tuple[str, ...] = ()
+    """The git directories the run saw read-only (empty when the whole workspace was)."""
 
     @property
     def output(self) -> str:
@@ -89,6 +91,7 @@ class _Spawn:
     layer: Layer
     private_tmp: str | None
     view_dir: str | None = None
+    git_read_only: tuple[str, ...] = ()
 
     def clean_up(self) -> None:
         for directory in (self.private_tmp, self.view_dir):
@@ -120,8 +123,9 @@ def _prepare(
 ) -> _Spawn:
     """The argv and environment of one run; raises SandboxUnavailable or OSError.
 
-    ``view``: show git only the allow-listed view of the repository's config (off only for
-    git's own reading of it).
+    ``view``: show git only the allow-listed view of the repository's config, and each git
+    directory read-only unless the run is the host's own git (``view`` is off only for git's
+    own reading of the config, which runs with the whole workspace read-only).
     """
     if not policy.workspace.is_dir():
         raise FileNotFoundError(2, "the workspace is not a directory", str(policy.workspace))
@@ -133,13 +137,22 @@ def _prepare(
             "`shell_sandbox: off` in the plan-mode settings to plan without it"
         )
     host = host_layout()
-    covers, view_dir = config_view.covers(policy, layer, _read_config) if view else ((), None)
+    walls = git_dirs.GitWalls()
+    covers: tuple[tuple[str, str], ...] = ()
+    view_dir = None
+    if view:
+        repositories = config_view.repositories(policy)
+        walls = git_dirs.walls(policy, layer, repositories)
+        covers, view_dir = config_view.covers(
+            policy, layer, _read_config, repositories, walls.blanked
+        )
+    host_git = policy.git_writable
     if layer is Layer.BUBBLEWRAP:
-        env = sandbox_environment(policy.workspace, SANDBOX_TMP, extra_env)
-        argv = bwrap_argv(policy, host, list(command), covers=covers)
-        return _Spawn(argv, env, policy.workspace, layer, None, view_dir)
+        env = sandbox_environment(policy.workspace, SANDBOX_TMP, extra_env, host_git=host_git)
+        argv = bwrap_argv(policy, host, list(command), read_only=walls.read_only, covers=covers)
+        return _Spawn(argv, env, policy.workspace, layer, None, view_dir, walls.read_only)
     private_tmp = tempfile.mkdtemp(prefix="plancord-sandbox-")
-    env = sandbox_environment(policy.workspace, private_tmp, extra_env)
+    env = sandbox_environment(policy.workspace, private_tmp, extra_env, host_git=host_git)
     if layer is Layer.LANDLOCK:
         argv = landlock_argv(policy, host, list(command), private_tmp=private_tmp)
     else:
@@ -236,6 +249,7 @@ def _run_blocking(
         truncated=cut_out or cut_err,
         layer=spawn.layer,
         read_only=read_only,
+        git_read_only=spawn.git_read_only,
     )
 
 

@@ -53,7 +53,7 @@ def kept_under(here: Path) -> Path:
 
 
 def branches(workspace: Path, here: Path, limits: KeepLimits | None = None) -> ExecutionBranch:
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy(workspace=workspace, writable=True, git_writable=True)
     return ExecutionBranch(policy, kept=kept_under(here), limits=limits)
 
 
@@ -166,7 +166,7 @@ async def test_too_much_to_keep_refuses_the_start_and_changes_nothing(
 async def test_without_a_place_to_keep_discard_restores_what_git_keeps(
     workspace: Path,
 ) -> None:
-    branch = ExecutionBranch(SandboxPolicy(workspace=workspace, writable=True))
+    branch = ExecutionBranch(SandboxPolicy(workspace=workspace, writable=True, git_writable=True))
     record: BranchRecord = await branch.start("p1", 1)
     await in_sandbox(workspace, "echo 'print(1)' > app.py && echo x > .env")
     await branch.discard(record)

@@ -84,8 +84,10 @@ class RepositoryLook:
         return text[:DIFF_CHARS]
 
     def _policy(self, agent: str) -> SandboxPolicy:
+        """The host only reads here: the workspace read-only, so these runs need no wall
+        around the git directory and run under every layer."""
         workspace = self._agents_dir / agent / "workspace"
-        return self._sandbox.policy(agent, workspace, planning=False, inner_wall=False)
+        return self._sandbox.read_only_policy(workspace, inner_wall=False)
 
 
 def _names(output: str) -> list[str]:

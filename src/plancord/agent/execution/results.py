@@ -392,9 +392,9 @@ class ExecutionResults:
         return self._locks.setdefault(plan_id, asyncio.Lock())
 
     def policy_of(self, agent: str) -> SandboxPolicy:
-        """The sandbox policy of the agent's git runs on its result."""
+        """The sandbox policy of the host's git runs on the agent's result."""
         workspace = self._agents_dir / agent / "workspace"
-        return self._sandbox.policy(agent, workspace, planning=False, inner_wall=False)
+        return self._sandbox.host_git_policy(agent, workspace)
 
 
 def before_task(change: PlanningChange) -> str:

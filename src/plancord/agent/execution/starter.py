@@ -104,10 +104,11 @@ def branch_record(record: ExecutionRecord) -> BranchRecord:
 
 def agent_branch(sandbox: SandboxSettings, agents_dir: Path, agent: str) -> ExecutionBranch:
     """The agent's execution branch, as every part that touches it must build it: git runs
-    in the executing sandbox, and the ignored files kept at start live in the agent's home,
-    so Discard puts them back whoever calls it."""
+    in the executing sandbox as the host's own (the git directory writable), and the ignored
+    files kept at start live in the agent's home, so Discard puts them back whoever calls
+    it."""
     home = agents_dir / agent
     return ExecutionBranch(
-        sandbox.policy(agent, home / "workspace", planning=False, inner_wall=False),
+        sandbox.host_git_policy(agent, home / "workspace"),
         kept=home / KEPT_DIR,
     )

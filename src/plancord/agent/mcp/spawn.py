@@ -6,7 +6,8 @@ its stdin and stdout. So this module builds the same walls from the same public 
 layer ``choose_layer`` picks, the argv ``bwrap_argv`` / ``landlock_argv`` make from the
 agent's ``SandboxPolicy``, and the environment ``sandbox_environment`` allows. The server
 sees its workspace (at its own path; read-only unless the config says
-``writable_workspace``), the system's programs, a private ``/tmp`` and the
+``writable_workspace``, and its git directories read-only always, as for every agent
+process: ``plancord.sandbox.git_dirs``), the system's programs, a private ``/tmp`` and the
 directories its own code lives in (``mounts``, read-only); not the data directory, not
 other workspaces, not the bot's environment. Its environment adds only the values read from
 the ``*_FILE`` secrets the config names.
@@ -23,6 +24,7 @@ from pathlib import Path
 from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
 from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy
+from plancord.sandbox import config_view, git_dirs
 from plancord.sandbox.argv import bwrap_argv, landlock_argv
 from plancord.sandbox.environment import sandbox_environment
 from plancord.sandbox.layers import choose_layer, host_layout
@@ -89,16 +91,18 @@ def server_spawn(
 ) -> ServerSpawn:
     """How to start ``command`` as a long-lived process under ``policy``.
 
-    Blocking the first time (``choose_layer`` probes bubblewrap): call it off the event loop.
-    Raises SandboxUnavailable when no allowed layer works here.
+    Blocking (``choose_layer`` probes bubblewrap, the workspace is searched for repositories):
+    call it off the event loop. Raises SandboxUnavailable when no allowed layer works here,
+    or when the server could write a repository's git directory (the Landlock fallback).
     """
     workspace = policy.workspace.resolve()
     layer = choose_layer(policy.layer)
     host = host_layout()
     extra = {**_INHERITED, **(secrets or {})}
+    walls = git_dirs.walls(policy, layer, config_view.repositories(policy))
     if layer is Layer.BUBBLEWRAP:
         env = sandbox_environment(workspace, SANDBOX_TMP, extra)
-        argv = bwrap_argv(policy, host, list(command))
+        argv = bwrap_argv(policy, host, list(command), read_only=walls.read_only)
         return ServerSpawn(_with_mounts(argv, mounts, layer), env, workspace, layer)
     scratch = tempfile.mkdtemp(prefix="plancord-mcp-")
     env = sandbox_environment(workspace, scratch, extra)

@@ -95,6 +95,13 @@ class ToolContext:
         )
 
     @property
+    def git_policy(self) -> SandboxPolicy:
+        """The sandbox of the git tools' own runs: :attr:`policy` with the git directories
+        writable (every other process sees them read-only). Only fixed git argv, with no
+        hooks and the allow-listed config, run in it."""
+        return self.policy.for_host_git()
+
+    @property
     def read_only_policy(self) -> SandboxPolicy:
         """The sandbox of a process that runs because it only reads (a read-only tool, a
         command the filter judged read-only): the workspace read-only and no network in every

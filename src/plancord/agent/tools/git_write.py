@@ -1,5 +1,11 @@
 """The git tools that change the repository: commit, branch, checkout and push, each a
-``mutating`` tool the gate (and, while executing, the approved plan) decides on."""
+``mutating`` tool the gate (and, while executing, the approved plan) decides on.
+
+They are the only way an agent changes git's state: every other process of the agent sees
+the repository's git directory read-only (``plancord.sandbox.git_dirs``). Their git runs
+(``ToolContext.git_policy``) write it, with a fixed argv, no hooks, the allow-listed config,
+replace objects off and no attributes or sparse settings from outside the tree.
+"""
 
 from __future__ import annotations
 
@@ -44,7 +50,8 @@ class GitCommitTool(Tool[GitCommitInput]):
     description: ClassVar[str] = (
         "Stage and commit changes on the current branch: every change in the workspace "
         "(`git add -A`) by default, or only the given paths. Fails when there is nothing to "
-        "commit. Commit hooks run; no signing prompt, no editor."
+        "commit. No hooks run; no signing prompt, no editor. This is how to commit: git in "
+        "bash_execute cannot write the repository's .git directory."
     )
     kind: ClassVar[ToolKind] = ToolKind.MUTATING
     Input: ClassVar[type[BaseModel]] = GitCommitInput
@@ -62,10 +69,10 @@ class GitCommitTool(Tool[GitCommitInput]):
             if isinstance(paths, ToolResult):
                 return paths
             pathspec = ["--", *paths]
-        added = await run_git(ctx.policy, "add", "-A", *pathspec)
+        added = await run_git(ctx.git_policy, "add", "-A", *pathspec)
         if not added.ok:
             return git_failure("git add", added)
-        staged = await run_git(ctx.policy, "diff", "--cached", "--quiet", *pathspec)
+        staged = await run_git(ctx.git_policy, "diff", "--cached", "--quiet", *pathspec)
         if staged.code == 0:
             where = " in " + ", ".join(pathspec[1:]) if pathspec else ""
             return ToolResult.error(
@@ -75,7 +82,7 @@ class GitCommitTool(Tool[GitCommitInput]):
         if staged.code != 1:
             return git_failure("git diff --cached", staged)
         committed = await run_git(
-            ctx.policy, "commit", "--no-edit", f"--message={args.message}", *pathspec
+            ctx.git_policy, "commit", "--no-edit", f"--message={args.message}", *pathspec
         )
         if not committed.ok:
             return git_failure("git commit", committed)
@@ -105,7 +112,7 @@ class GitBranchTool(Tool[GitBranchInput]):
         return f"branch {args.name}" + (f" {args.start_point}" if args.start_point else "")
 
     async def run(self, args: GitBranchInput, ctx: ToolContext) -> ToolResult:
-        problem = await check_branch_name(ctx.policy, args.name)
+        problem = await check_branch_name(ctx.git_policy, args.name)
         if problem:
             return ToolResult.error(problem)
         argv = ["branch", args.name]
@@ -115,11 +122,11 @@ class GitBranchTool(Tool[GitBranchInput]):
                     f"{args.start_point!r} is not a commit, branch or tag name."
                 )
             argv.append(args.start_point)
-        created = await run_git(ctx.policy, *argv)
+        created = await run_git(ctx.git_policy, *argv)
         if not created.ok:
             return git_failure("git branch", created)
-        head = await run_git(ctx.policy, "rev-parse", "--short", args.name)
-        current = await run_git(ctx.policy, "symbolic-ref", "--quiet", "--short", "HEAD")
+        head = await run_git(ctx.git_policy, "rev-parse", "--short", args.name)
+        current = await run_git(ctx.git_policy, "symbolic-ref", "--quiet", "--short", "HEAD")
         on = current.stdout.strip() or "a detached HEAD"
         return ToolResult(
             f"Created branch {args.name} at {head.stdout.strip()}; you are still on {on}. "
@@ -153,7 +160,7 @@ class GitCheckoutTool(Tool[GitCheckoutInput]):
 
     async def run(self, args: GitCheckoutInput, ctx: ToolContext) -> ToolResult:
         if args.create:
-            problem = await check_branch_name(ctx.policy, args.ref)
+            problem = await check_branch_name(ctx.git_policy, args.ref)
             if problem:
                 return ToolResult.error(problem)
             argv = ["checkout", "-b", args.ref]
@@ -161,7 +168,7 @@ class GitCheckoutTool(Tool[GitCheckoutInput]):
             if starts_like_option(args.ref):
                 return ToolResult.error(f"{args.ref!r} is not a branch, commit or tag name.")
             argv = ["checkout", args.ref, "--"]
-        switched = await run_git(ctx.policy, *argv)
+        switched = await run_git(ctx.git_policy, *argv)
         if not switched.ok:
             return git_failure("git checkout", switched)
         return ToolResult(switched.message or f"Switched to {args.ref}.")
@@ -198,7 +205,7 @@ class GitPushTool(Tool[GitPushInput]):
     async def run(self, args: GitPushInput, ctx: ToolContext) -> ToolResult:
         if starts_like_option(args.remote):
             return ToolResult.error(f"{args.remote!r} is not a remote name.")
-        remotes = await run_git(ctx.policy, "remote")
+        remotes = await run_git(ctx.git_policy, "remote")
         if not remotes.ok:
             return git_failure("git remote", remotes)
         names = remotes.stdout.split()
@@ -207,17 +214,17 @@ class GitPushTool(Tool[GitPushInput]):
             return ToolResult.error(f"There is no remote named {args.remote!r} (remotes: {known}).")
         branch = args.branch
         if branch is None:
-            current = await run_git(ctx.policy, "symbolic-ref", "--quiet", "--short", "HEAD")
+            current = await run_git(ctx.git_policy, "symbolic-ref", "--quiet", "--short", "HEAD")
             branch = current.stdout.strip()
             if not current.ok or not branch:
                 return ToolResult.error(
                     "HEAD is detached, so there is no current branch to push; pass `branch`."
                 )
-        problem = await check_branch_name(ctx.policy, branch)
+        problem = await check_branch_name(ctx.git_policy, branch)
         if problem:
             return ToolResult.error(problem)
         pushed = await run_git(
-            ctx.policy,
+            ctx.git_policy,
             "push",
             "--set-upstream",
             args.remote,

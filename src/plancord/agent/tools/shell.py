@@ -13,6 +13,11 @@ result says so, and that the model may call again with ``write: true``: the call
 judged read-only, so the gate asks a human (and plan mode refuses it). Every other command
 runs in the agent's own sandbox (``ctx.policy``). The model may shorten the operator's
 timeout, never extend it.
+
+Git's state is the host's: every command sees the repository's git directory read-only, so
+``git commit``, ``git update-ref``, a planted hook or a ``git config`` in the shell fails.
+When a command failed that way the result ends with :data:`GIT_WRITE_REFUSED`, naming the
+git tools that do write (the host's own git runs).
 """
 
 from __future__ import annotations
@@ -73,7 +78,9 @@ class BashExecuteTool(Tool[BashExecuteInput]):
         "Commands run in a sandbox that sees only the workspace and the system's programs, "
         "with no network unless the operator allowed it. In plan mode only read-only "
         "commands run (ls, cat, grep, find without -exec, git log/show/diff, ...) and "
-        "writing fails."
+        "writing fails. The repository's .git directory is read-only to every command: "
+        "git commands that only read work, but commit, branch and checkout with the "
+        "git_commit, git_branch and git_checkout tools."
     )
     kind: ClassVar[ToolKind] = ToolKind.MUTATING
     Input: ClassVar[type[BaseModel]] = BashExecuteInput
@@ -120,11 +127,39 @@ WRITE_REFUSED = (
 )
 
 
+#: How git and the shell report a refused write into a git directory: the kernel's error,
+#: or git's own words when it does not pass the kernel's on.
+_GIT_REFUSALS = (
+    "Read-only file system",
+    "unable to create directory for",
+    "insufficient permission for adding an object",
+)
+
+GIT_WRITE_REFUSED = (
+    "[the repository's .git directory is read-only to commands; to change the repository use "
+    "the git_commit, git_branch or git_checkout tool]"
+)
+
+
+def _git_write_refused(result: ProcessResult) -> bool:
+    """Whether a run that saw git directories read-only failed writing into one."""
+    if not result.git_read_only or result.exit_code in (0, None):
+        return False
+    places = (".git", *result.git_read_only)
+    for line in result.output.splitlines():
+        if not any(refusal in line for refusal in _GIT_REFUSALS):
+            continue
+        if any(place in line for place in places) or line.startswith(("error:", "fatal:")):
+            return True
+    return False
+
+
 def format_shell_result(result: ProcessResult, timeout: float) -> ToolResult:
     """The output followed by one status line; a timeout is an error, a non-zero exit is not.
 
     A read-only run that failed saying a write was refused ends with :data:`WRITE_REFUSED`
-    and is an error, so the model knows to ask instead of retrying the same call.
+    and is an error, so the model knows to ask instead of retrying the same call. A run that
+    failed writing into a git directory ends with :data:`GIT_WRITE_REFUSED` and is an error.
     """
     output = result.output.rstrip("\n") or "(no output)"
     if result.timed_out:
@@ -136,4 +171,6 @@ def format_shell_result(result: ProcessResult, timeout: float) -> ToolResult:
         refused = any(marker in result.output for marker in WRITE_REFUSALS)
         if result.exit_code != 0 and refused:
             return ToolResult(f"{output}\n{status}\n{WRITE_REFUSED}", is_error=True)
+    elif _git_write_refused(result):
+        return ToolResult(f"{output}\n{status}\n{GIT_WRITE_REFUSED}", is_error=True)
     return ToolResult(f"{output}\n{status}", is_error=result.timed_out)
