@@ -50,7 +50,7 @@ CONTROL = (
 
 
 @pytest.fixture
-async def plan_scene(worlds: Worlds, typing_past_patient_settle: None) -> Callable[..., Any]:
+async def plan_scene(worlds: Worlds) -> Callable[..., Any]:
     async def make(script: Any = (), **options: Any) -> PlanScene:
         return await plan_scene_in(await worlds.start(script, **options))
 
