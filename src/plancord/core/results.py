@@ -84,6 +84,8 @@ class StepResult:
     """The step has a commit on the branch, so the card can roll back to before it."""
     rolled_back: bool = False
     """The step was done, and its commit was rolled back from the card since."""
+    ignored: tuple[str, ...] = ()
+    """Files the step wrote that git ignores: in no commit, so listed apart."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,9 @@ class ResultSummary:
     """The result review's verdict, when the agent's settings ask for one and it is kept."""
     push_remote: str | None = None
     """The remote Push sends the branch to; None when the agent has no way to push."""
+    branch_moved_to: str | None = None
+    """The commit the branch points at when it moved past the pinned result since the card
+    opened (that later work is not part of the result); None when it did not."""
 
 
 @runtime_checkable

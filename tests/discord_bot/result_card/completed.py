@@ -44,6 +44,7 @@ async def completed(
     plan_scene: Any,
     *,
     work: tuple[Any, ...] = WORK,
+    plan: dict[str, Any] = PLAN,
     prepare: Callable[[Path], None] | None = None,
     approver: str = "ana",
     after: tuple[Any, ...] = (),
@@ -51,7 +52,7 @@ async def completed(
 ) -> tuple[PlanScene, Path]:
     """The plan submitted, approved by ``approver`` and executed to its end by ada."""
     scene: PlanScene = await plan_scene(
-        [tool_turn(ToolCall("submit_plan", {"plan": PLAN})), *work, *after], **options
+        [tool_turn(ToolCall("submit_plan", {"plan": plan})), *work, *after], **options
     )
     # Git and the diff run in the sandbox; on a loaded machine that takes longer than
     # SimCord's default wait for the bot to settle (a ceiling, not a delay).
