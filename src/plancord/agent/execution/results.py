@@ -213,9 +213,10 @@ class ExecutionResults:
     # -- the decisions ---------------------------------------------------------------------
 
     async def merge(self, plan_id: str, version: int, actor: Actor) -> str:
-        """Merge the branch onto its base (fast-forward, or a merge commit when the base
-        moved), or record ``actor``'s vote when more approvers must agree. A conflict
-        changes nothing. The answer for ``actor``."""
+        """Put the pinned commit onto the base (a fast-forward; a base moved since the
+        execution started is refused, changing nothing), or record ``actor``'s vote (bound
+        to the version and the pinned commit) when more approvers must agree. The answer
+        for ``actor``."""
         async with self._lock(plan_id):
             record, settings = await self._decidable(plan_id, version, actor, ResultAction.MERGE)
             if actor.kind is ActorKind.USER and settings.approvals > 1:
