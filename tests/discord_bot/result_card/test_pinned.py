@@ -169,3 +169,28 @@ async def test_merge_and_discard_refuse_when_the_base_moved_after_the_card(
     git(workspace, "update-ref", "refs/heads/main", found.base_commit)
     merged = await scene.ana.click(result_card(scene), label="Merge")
     assert "Merged" in reply(merged)
+
+
+IGNORED_WORK = (
+    tool_turn(ToolCall("create_file", {"path": "greet.py", "content": "def hello():\n    pass\n"})),
+    tool_turn(ToolCall("create_file", {"path": "big.txt", "content": "built output\n"})),
+    tool_turn(ToolCall("create_file", {"path": "docs/greet.md", "content": "# hello\n"})),
+    tool_turn(ToolCall("complete_plan", {"summary": "greeted"})),
+    text_turn("Done."),
+)
+
+
+async def test_ignored_files_a_step_wrote_are_listed_on_the_card(plan_scene: Any) -> None:
+    def prepare(workspace: Path) -> None:
+        (workspace / ".gitignore").write_text("big.txt\n")
+
+    scene, workspace = await completed(plan_scene, work=IGNORED_WORK, prepare=prepare)
+    found = await record(scene)
+
+    first, second = result_card(scene).embeds[0].fields
+    assert "`big.txt` (ignored by git, in no commit)" in (first.value or "")
+    assert "`greet.py` +2 −0" in (first.value or "")
+    assert "ignored" not in (second.value or "")
+    assert (workspace / "big.txt").read_text() == "built output\n"
+    tree = git(workspace, "ls-tree", "-r", "--name-only", found.branch).splitlines()
+    assert "big.txt" not in tree and "greet.py" in tree

@@ -239,14 +239,22 @@ class ExecutionBranch:
         return [StepCommit(step, commit, files.get(commit, ())) for step, commit in recorded]
 
     async def ignored(self, paths: Sequence[str]) -> tuple[str, ...]:
-        """Those of ``paths`` git ignores (and so no step commit holds), in order."""
+        """Those of ``paths`` that are files git ignores (so no step commit holds them), in
+        order."""
         asked = [p for p in dict.fromkeys(paths) if p and not p.startswith("-")][:500]
         if not asked:
             return ()
-        found = await self._git("check-ignore", "-z", "--", *asked)
-        if found.code not in (0, 1):
-            raise BranchError(f"git check-ignore failed: {found.message or found.code}")
-        hits = set(found.stdout.split("\x00"))
+        found = await self._checked(
+            "--literal-pathspecs",
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--",
+            *asked,
+        )
+        hits = set(found.split("\x00"))
         return tuple(p for p in asked if p in hits)
 
     async def write_diff(self, record: BranchRecord) -> Path:
