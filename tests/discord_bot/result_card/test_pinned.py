@@ -194,3 +194,23 @@ async def test_ignored_files_a_step_wrote_are_listed_on_the_card(plan_scene: Any
     assert (workspace / "big.txt").read_text() == "built output\n"
     tree = git(workspace, "ls-tree", "-r", "--name-only", found.branch).splitlines()
     assert "big.txt" not in tree and "greet.py" in tree
+
+
+async def test_a_result_opened_before_pinning_is_pinned_anew_not_merged(plan_scene: Any) -> None:
+    scene, workspace = await completed(plan_scene)
+    found = await record(scene)
+    await scene.app.db.execute(
+        "UPDATE executions SET result_commit = NULL WHERE plan_id = ?", (found.plan_id,)
+    )
+
+    refused = await scene.ana.click(result_card(scene), label="Merge")
+
+    assert "not pinned to a commit" in reply(refused)
+    assert git(workspace, "rev-parse", "main").strip() == found.base_commit
+    await scene.app.runtime.results.settled()
+    after = await record(scene)
+    assert after.result_commit == git(workspace, "rev-parse", found.branch).strip()
+    assert after.result_version == found.result_version + 1
+    merged = await scene.ana.click(result_card(scene), label="Merge")
+    assert "Merged" in reply(merged)
+    assert git(workspace, "rev-parse", "main").strip() == after.result_commit
