@@ -199,7 +199,7 @@ class ExecutionBranch:
         tip = (await self._checked("rev-parse", "--verify", "HEAD^{commit}")).strip()
         await self._checked("add", "--all")
         if leave_out:
-            await self._checked("--literal-pathspecs", "reset", "--quiet", "HEAD", "--", *leave_out)
+            await self._checked("--literal-pathspecs", "reset", "--quiet", parent, "--", *leave_out)
         tree = (await self._checked("write-tree")).strip()
         if tree == (await self._checked("rev-parse", f"{parent}^{{tree}}")).strip():
             if tip != parent:
