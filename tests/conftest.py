@@ -17,8 +17,8 @@ from plancord.core.agents import AgentRecord
 from plancord.core.ports import PlanningChange, StaticSettings
 from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
-from plancord.discord_bot.shared import channel_io
 from plancord.sandbox import landlock_abi
+from plancord.sandbox.layers import bubblewrap_problem
 from plancord.storage.backend import Backend
 from plancord.storage.engines import open_database
 from plancord.storage.store import SqlStore
@@ -33,6 +33,15 @@ _postgres_missing: list[str] = []
 # tests quietly running with the read-only wall off (``shell_sandbox: off``) or skipping.
 REQUIRE_LANDLOCK = os.environ.get("PLANCORD_REQUIRE_LANDLOCK") == "1"
 
+# CI sets this as well: bubblewrap that cannot build a sandbox here fails the run, instead of
+# the git-config attack tests and the bubblewrap layer's tests skipping.
+REQUIRE_BUBBLEWRAP = os.environ.get("PLANCORD_REQUIRE_BUBBLEWRAP") == "1"
+# The newest Landlock ABI a test needs (the fallback's socket and signal scoping): under
+# PLANCORD_REQUIRE_LANDLOCK an older kernel fails the run.
+LANDLOCK_ABI_NEEDED = 6
+# And this: a skipped test not on tests/allowed_skips.txt fails the run (tests.skip_policy).
+pytest_plugins = ["tests.skip_policy"]
+
 # Hypothesis's timing checks, off: the suite runs on two workers on a two-core machine often
 # busy with other work, where an example or its generation can take seconds. What a property
 # test asserts is unchanged; each test's own ``@settings`` still sets its example count.
@@ -41,10 +50,18 @@ settings.load_profile("plancord")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    if REQUIRE_LANDLOCK and landlock_abi() == 0:
+    abi = landlock_abi()
+    if REQUIRE_LANDLOCK and abi < LANDLOCK_ABI_NEEDED:
         pytest.exit(
-            "PLANCORD_REQUIRE_LANDLOCK=1, but this kernel has no Landlock: the plan-mode "
-            "tests would run without their read-only wall",
+            f"PLANCORD_REQUIRE_LANDLOCK=1, but this kernel offers Landlock ABI {abi or 'none'} "
+            f"and the tests need {LANDLOCK_ABI_NEEDED}: the plan-mode tests would run without "
+            "their read-only wall or skip",
+            returncode=1,
+        )
+    problem = bubblewrap_problem() if REQUIRE_BUBBLEWRAP else None
+    if problem is not None:
+        pytest.exit(
+            f"PLANCORD_REQUIRE_BUBBLEWRAP=1, but bubblewrap cannot build a sandbox here: {problem}",
             returncode=1,
         )
 
@@ -79,16 +96,6 @@ class RecordingNotifier:
     @property
     def actions(self) -> list[str]:
         return [c.action for c in self.changes]
-
-
-@pytest.fixture
-def typing_past_patient_settle(monkeypatch: pytest.MonkeyPatch) -> None:
-    """For tests that give SimCord a patient settle (a minute, for real git and sandboxes on a
-    loaded machine): SimCord's settle waits for every timer due before its deadline, and the
-    channel's typing refresh (every 8 s while a turn runs) would be such a timer again and
-    again, holding each settle for the whole minute while a turn waits on a card. A refresh
-    due after the deadline is parked like the card. No such test asserts the typing."""
-    monkeypatch.setattr(channel_io, "TYPING_REFRESH_SECONDS", 120.0)
 
 
 @pytest.fixture(scope="session")

@@ -25,6 +25,7 @@ from plancord.config import (
     load_config,
     parse_config_text,
 )
+from plancord.config.metrics import MetricsConfig
 from plancord.core.settings import DefaultPhase, PlanModeSettings, ShellSandbox, ToolVisibility
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "config.example.yaml"
@@ -151,6 +152,7 @@ def test_example_file_shows_and_explains_every_key() -> None:
         "plan_mode": PlanModeSettings,
         "agents.reviewer": AgentConfig,
         "channels": None,
+        "metrics": MetricsConfig,
     }
     for dotted, model in expected.items():
         if model is None:
@@ -171,6 +173,7 @@ def test_example_file_shows_and_explains_every_key() -> None:
             ShellConfig,
             SandboxConfig,
             PlanModeSettings,
+            MetricsConfig,
         )
         for name in model.model_fields
     } | set(AgentConfig.model_fields)

@@ -5,7 +5,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 from contextlib import closing
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from plancord.doctor import Check, Status, diagnose
 from plancord.storage.engines import migrate_database
 from plancord.storage.migrations import discover
 from plancord.testing.postgres_server import PostgresServer
+from tests.unprivileged import UNPRIVILEGED
 
 TOKENS = {"DISCORD_TOKEN": "discord-secret-0123", "ANTHROPIC_API_KEY": "sk-ant-secret-4567"}
 LATEST = discover()[-1].version
@@ -193,18 +193,36 @@ def test_a_data_dir_that_is_a_file_fails(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through file permissions")
 def test_a_read_only_data_dir_fails(tmp_path: Path) -> None:
+    """Run as a user the folder's mode shuts out (``nobody`` when the tests run as root)."""
     config = write_config(tmp_path)
     state = tmp_path / "state"
     state.mkdir()
     state.chmod(0o500)
     try:
-        data = by_what(checks(config), "data directory")
+        done = subprocess.run(
+            [
+                *UNPRIVILEGED,
+                sys.executable,
+                "-m",
+                "plancord.cli",
+                "doctor",
+                "--config",
+                str(config),
+            ],
+            cwd=tmp_path,
+            env={**os.environ, **TOKENS},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
     finally:
         state.chmod(0o700)
-    assert data.status is Status.FAIL
-    assert "not writable" in data.line()
+    [line] = [line for line in done.stdout.splitlines() if " data directory " in line]
+    assert line.startswith("FAIL data directory"), done.stdout + done.stderr
+    assert "not writable" in line
+    assert done.returncode == 1
 
 
 def test_the_probe_file_is_removed(ready: Path, tmp_path: Path) -> None:
@@ -294,9 +312,10 @@ def test_tokens_set_and_unset_never_show_values(ready: Path) -> None:
     assert Status.FAIL in {c.status for c in found}
 
 
-def test_as_a_subprocess_it_is_quick_and_prints_no_secret(ready: Path, tmp_path: Path) -> None:
+def test_as_a_subprocess_it_prints_one_line_per_check_and_no_secret(
+    ready: Path, tmp_path: Path
+) -> None:
     env = {**os.environ, **TOKENS}
-    started = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-m", "plancord.cli", "doctor", "--config", str(ready)],
         cwd=tmp_path,
@@ -306,7 +325,6 @@ def test_as_a_subprocess_it_is_quick_and_prints_no_secret(ready: Path, tmp_path:
         timeout=60,
         check=False,
     )
-    elapsed = time.monotonic() - started
     for secret in TOKENS.values():
         assert secret not in result.stdout + result.stderr
     assert result.stderr == ""
@@ -314,7 +332,6 @@ def test_as_a_subprocess_it_is_quick_and_prints_no_secret(ready: Path, tmp_path:
     assert len(lines) == (11 if os.geteuid() == 0 else 10)
     assert all(line.startswith(("ok  ", "warn ", "FAIL ")) for line in lines)
     assert result.returncode == (1 if any(line.startswith("FAIL") for line in lines) else 0)
-    assert elapsed < 10
 
     env.pop("DISCORD_TOKEN")
     unset = subprocess.run(

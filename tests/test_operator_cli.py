@@ -344,10 +344,15 @@ def test_cancel_an_executing_plan(world: World) -> None:
         ("plan", "approve"),
         ("plan", "reject"),
         ("plan", "cancel"),
+        ("plan", "result"),
+        ("plan", "merge"),
+        ("plan", "discard"),
     ],
 )
 def test_an_unknown_agent(world: World, command: tuple[str, ...]) -> None:
-    assert refused(world.cli(*command, "--agent", "zed")) == "There is no agent named 'zed'."
+    assert refused(world.cli(*command, "--agent", "zed")) == (
+        "there is no agent named 'zed'; plancord agents list shows them"
+    )
 
 
 def test_a_bad_config_is_exit_2(world: World) -> None:
@@ -441,3 +446,18 @@ def test_approving_past_a_reviews_blocker_needs_the_count_confirmed(world: World
     actor, action, _, detail = world.audit("ada")[-1]
     assert (actor, action) == ("operator", "approved")
     assert detail["review_blockers_acknowledged"] == 1
+
+
+def test_no_result_to_show_or_decide(world: World) -> None:
+    world.submit("ada")
+    assert refused(world.cli("plan", "result", "--agent", "ada")) == (
+        "agent ada has no executed plan with a result"
+    )
+    for verb in ("merge", "discard"):
+        assert refused(world.cli("plan", verb, "--agent", "ada")) == (
+            f"agent ada has no result waiting for a decision; nothing to {verb} "
+            "(plancord plan result --agent ada shows its newest)"
+        )
+    assert "result" not in ok(world.cli("plan", "status", "--agent", "ada"))
+    assert json.loads(ok(world.cli("plan", "status", "--agent", "ada", "--json")))["result"] is None
+    assert [row[1] for row in world.audit("ada")] == ["entered", "submitted"]

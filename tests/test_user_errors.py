@@ -17,18 +17,7 @@ from pathlib import Path
 
 import pytest
 
-UNPRIVILEGED = (
-    [
-        "setpriv",
-        "--reuid=65534",
-        "--regid=65534",
-        "--clear-groups",
-        "--inh-caps=+dac_read_search",
-        "--ambient-caps=+dac_read_search",
-    ]
-    if os.geteuid() == 0
-    else []
-)
+from tests.unprivileged import UNPRIVILEGED
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,16 @@ from plancord.storage.plan_messages import PlanMessageRecord, PlanMessageStore
 from plancord.testing.anthropic_server import Script
 from plancord.testing.sim import World, start_world
 
+#: How long SimCord's settle may wait for the bot, in real time. A settle returns as soon as
+#: the bot has nothing left but recognised waits, so this costs nothing where the bot is
+#: quick; it is long so a loaded machine (real git, real sandboxes, two test workers) slows
+#: a test down instead of failing it.
+PATIENT_SETTLE_SECONDS = 60.0
+
 
 class Worlds:
-    """The worlds of one test, all over one data directory (a restart keeps it)."""
+    """The worlds of one test, all over one data directory (a restart keeps it), each with a
+    patient settle."""
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
@@ -39,6 +46,7 @@ class Worlds:
         config: dict[str, Any] | None = None,
     ) -> World:
         world = await start_world(self.data_dir, script, plan_mode=plan_mode, config=config)
+        world.env.settle_timeout = PATIENT_SETTLE_SECONDS
         self._started.append(world)
         return world
 

@@ -7,6 +7,7 @@ model client of their own.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from plancord.agent.tools import default_tools
 from plancord.agent.tools.base import ShellSettings, ToolRegistry
 from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.config import Config
-from plancord.core.errors import AgentNotFound
+from plancord.core.errors import AgentNotFound, PlancordError
 from plancord.core.ports import (
     Clock,
     MemberDirectory,
@@ -32,12 +33,17 @@ from plancord.core.ports import (
 )
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.core.service import PlanningService
+from plancord.metrics import MetricsEndpoint, PlancordCollector
 from plancord.storage.backend import Backend
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.engines import open_database
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.plan_reviews import PlanReviewStore
 from plancord.storage.store import SqlStore
+
+
+class MetricsUnavailable(PlancordError):
+    """The metrics endpoint is on but its address cannot be bound."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +122,8 @@ class App:
     model: ModelClient
     clock: Clock
     mcp: McpHub
+    metrics: MetricsEndpoint | None = None
+    """The Prometheus endpoint, when ``metrics.enabled``."""
 
     @property
     def agents_dir(self) -> Path:
@@ -194,7 +202,7 @@ class App:
         )
         manager.on_removed(mcp.stop)
         scheduler = DeadlineScheduler(planning, max_sleep=scheduler_max_sleep)
-        return cls(
+        app = cls(
             config=config,
             db=db,
             store=store,
@@ -208,8 +216,38 @@ class App:
             clock=clock,
             mcp=mcp,
         )
+        if config.metrics.enabled:
+            await app._serve_metrics()
+        return app
+
+    async def _serve_metrics(self) -> None:
+        """Start the Prometheus endpoint; an address it cannot bind closes the app and is
+        one error naming the setting."""
+        settings = self.config.metrics
+        dispatcher = self.runtime.dispatcher
+        collector = PlancordCollector(
+            asyncio.get_running_loop(),
+            self.db,
+            self.clock,
+            self.config.anthropic.prices,
+            lambda: dispatcher.refusals,
+        )
+        endpoint = MetricsEndpoint(collector)
+        try:
+            endpoint.start(settings.host, settings.port)
+        except OSError as exc:
+            await self.close()
+            raise MetricsUnavailable(
+                f"metrics: cannot listen on {settings.host}:{settings.port} "
+                f"({exc.strerror or exc}); change metrics.port or metrics.host, "
+                "or set metrics.enabled: false"
+            ) from None
+        self.metrics = endpoint
 
     async def close(self) -> None:
+        if self.metrics is not None:
+            await self.metrics.stop()
+            self.metrics = None
         await self.scheduler.stop()
         await self.runtime.shutdown(notice=True)
         await self.mcp.close()

@@ -35,7 +35,8 @@ def _run_operator(
 ) -> int:
     """Load the config (exit 2 on error), run ``action`` on the services, print its text.
 
-    Every ``PlancordError`` becomes one line ``plancord: <message>`` on stderr and exit 1.
+    Every ``PlancordError`` becomes one line ``plancord: <message>`` on stderr and exit 1; an
+    unknown agent's line points to ``plancord agents list``.
     """
     from plancord.config import ConfigError, load_config
 
@@ -44,7 +45,7 @@ def _run_operator(
     except ConfigError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
-    from plancord.core.errors import PlancordError
+    from plancord.core.errors import AgentNotFound, PlancordError
     from plancord.operator import open_services
 
     async def run() -> str:
@@ -53,6 +54,12 @@ def _run_operator(
 
     try:
         text = asyncio.run(run())
+    except AgentNotFound as exc:
+        print(
+            f"plancord: there is no agent named {exc.agent!r}; plancord agents list shows them",
+            file=sys.stderr,
+        )
+        return 1
     except PlancordError as exc:
         print(f"plancord: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
@@ -62,12 +69,16 @@ def _run_operator(
 
 def _cmd_plan_status(args: argparse.Namespace) -> int:
     from plancord.operator import plan_status, status_json, status_text
+    from plancord.operator_results import waiting_json, waiting_line, waiting_result
 
     async def action(services: OperatorServices) -> str:
+        waiting = await waiting_result(services, args.agent)
         status = await plan_status(services, args.agent)
         if args.json:
-            return json.dumps(status_json(status), ensure_ascii=False)
-        return status_text(status)
+            found = {**status_json(status), "result": waiting_json(waiting)}
+            return json.dumps(found, ensure_ascii=False)
+        text = status_text(status)
+        return text if waiting is None else f"{text}\n{waiting_line(waiting)}"
 
     return _run_operator(args, action)
 
@@ -120,6 +131,33 @@ def _cmd_plan_cancel(args: argparse.Namespace) -> int:
 
     async def action(services: OperatorServices) -> str:
         return await plan_cancel(services, args.agent, args.reason)
+
+    return _run_operator(args, action)
+
+
+def _cmd_plan_result(args: argparse.Namespace) -> int:
+    from plancord.operator_results import result_summary, result_text
+
+    async def action(services: OperatorServices) -> str:
+        return result_text(await result_summary(services, args.agent))
+
+    return _run_operator(args, action)
+
+
+def _cmd_plan_merge(args: argparse.Namespace) -> int:
+    from plancord.operator_results import result_merge
+
+    async def action(services: OperatorServices) -> str:
+        return await result_merge(services, args.agent)
+
+    return _run_operator(args, action)
+
+
+def _cmd_plan_discard(args: argparse.Namespace) -> int:
+    from plancord.operator_results import result_discard
+
+    async def action(services: OperatorServices) -> str:
+        return await result_discard(services, args.agent)
 
     return _run_operator(args, action)
 
@@ -252,6 +290,27 @@ def add_operator_commands(
             "print the whole diff of the agent's newest executed plan (its branch)",
             cmd_result_diff,
         )
+    )
+
+    command(
+        plan_sub,
+        "result",
+        "show the agent's result waiting for Merge or Discard (else its newest) as the "
+        "completion card shows it",
+        _cmd_plan_result,
+    )
+    command(
+        plan_sub,
+        "merge",
+        "merge the agent's waiting result onto its base branch, as the card's Merge does",
+        _cmd_plan_merge,
+    )
+    command(
+        plan_sub,
+        "discard",
+        "discard the agent's waiting result: the base branch and the workspace go back to "
+        "the reviewed state, as the card's Discard does",
+        _cmd_plan_discard,
     )
 
     agents = sub.add_parser(

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from plancord.agent.execution.results import ExecutionResults
 from plancord.app import core_services
 from plancord.config import Config
 from plancord.core.errors import InvalidTransition, PlancordError
@@ -39,6 +40,7 @@ from plancord.core.ports import SystemClock
 from plancord.core.review_gate import ReviewHeld
 from plancord.core.service import PlanningService, PlanningStatus
 from plancord.storage.engines import open_database
+from plancord.storage.executions import ExecutionStore
 from plancord.storage.migrations import discover, schema_version
 from plancord.storage.store import SqlStore
 
@@ -74,6 +76,8 @@ class OperatorError(PlancordError):
 class OperatorServices:
     store: SqlStore
     planning: PlanningService
+    results: ExecutionResults
+    """The results of executed plans, decided through the completion card's own code."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +114,21 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
                 f"the database {path} is at schema version {version}, newer than this "
                 f"plancord knows (up to {latest}); use the plancord that runs the bot"
             )
-        core = core_services(config, db, SystemClock())
-        yield OperatorServices(core.store, core.planning)
+        clock = SystemClock()
+        core = core_services(config, db, clock)
+        results = ExecutionResults(
+            executions=ExecutionStore(db),
+            store=core.store,
+            plan_settings=core.settings,
+            members=None,
+            clock=clock,
+            agents_dir=config.data_dir / "agents",
+            sandbox=config.sandbox_settings,
+        )
+        try:
+            yield OperatorServices(core.store, core.planning, results)
+        finally:
+            await results.close()
     finally:
         await db.close()
 

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from plancord.agent.interruptions import MARKER
 from plancord.agent.manager import AgentManager
@@ -507,7 +508,7 @@ def malformed_calls(tool_name: str, world: World) -> st.SearchStrategy[dict[str,
 # -- the property ----------------------------------------------------------------------------
 
 
-def check_dispatch(world: World, call: dict[str, Any]) -> None:
+def check_dispatch(world: World, call: dict[str, Any]) -> ToolResult:
     """One call: a ``ToolResult`` comes back and nothing outside (or, planning, inside) moved."""
     world.reset_phase()
     before_outside = outside(world)
@@ -525,6 +526,7 @@ def check_dispatch(world: World, call: dict[str, Any]) -> None:
     assert created == []
     if before_inside is not None:
         assert inside(world) == before_inside
+    return result
 
 
 FUZZ_SETTINGS = settings(
@@ -546,14 +548,37 @@ def test_well_formed_hostile_input_stays_in_the_workspace(world: World, tool_nam
     check()
 
 
+def refusal_expected(world: World, tool_name: str, call: dict[str, Any]) -> str | None:
+    """How the result of a malformed call must begin, or None for the few generated calls
+    that happen to be well formed (every field optional, or all the required ones drawn)."""
+    if call.get("name") != tool_name:
+        return "Unknown tool"
+    tool = world.runtime.registry.get(tool_name)
+    assert tool is not None
+    try:
+        tool.Input.model_validate(call.get("input") or {})
+    except ValidationError:
+        return f"Invalid input for {tool_name}"
+    return None
+
+
 @pytest.mark.parametrize("tool_name", TOOL_NAMES)
 def test_malformed_input_is_an_error_result(world: World, tool_name: str) -> None:
+    refused: list[str] = []
+
     @settings(FUZZ_SETTINGS, max_examples=MALFORMED_EXAMPLES)
     @given(call=malformed_calls(tool_name, world))
     def check(call: dict[str, Any]) -> None:
-        check_dispatch(world, call)
+        result = check_dispatch(world, call)
+        expected = refusal_expected(world, tool_name, call)
+        if expected is not None:
+            assert result.is_error, (call, result.content)
+            assert result.content.startswith(expected), (call, result.content)
+            refused.append(expected)
 
     check()
+    # Most generated calls are malformed, so the assertion above was exercised.
+    assert len(refused) >= MALFORMED_EXAMPLES // 2, len(refused)
 
 
 def test_the_traps_are_real(world: World) -> None:

@@ -214,7 +214,7 @@ def _alive(needle: str) -> list[int]:
     return found
 
 
-async def _gone(needle: str, within: float = 5.0) -> bool:
+async def _gone(needle: str, within: float = 30.0) -> bool:
     deadline = time.monotonic() + within
     while _alive(needle):
         if time.monotonic() > deadline:
@@ -238,7 +238,7 @@ async def test_the_fallback_kills_everything_at_the_timeout(workspace: Path) -> 
     started = time.monotonic()
     result = await fallback("setsid sleep 272.5 & sleep 272.25", workspace, timeout=0.5)
     assert result.timed_out
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 120  # far below the sleeps
     assert await _gone("272.")
 
 

@@ -8,15 +8,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import pytest
-
 from plancord.agent.subagents.explore import SYSTEM
 from plancord.core.cost import cost_of
 from plancord.core.planning import Actor, Phase
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.security.hostile import Hostile
-
-pytestmark = pytest.mark.usefixtures("typing_past_patient_settle")
 
 QUESTION = "Where is the entry point?"
 ATTEMPTS = [

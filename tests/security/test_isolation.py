@@ -14,6 +14,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,11 @@ async def test_plan_mode_git_tools_run_no_repository_program(hostile: Any, tmp_p
     assert results[0].startswith("## "), results[0]
     assert not marker.exists()
     assert (scene.workspace / ".git" / "index").read_bytes() == index
+    # Positive control: git run on the host, as a person would, runs the repository's program.
+    await asyncio.to_thread(
+        subprocess.run, ["git", "diff"], cwd=scene.workspace, capture_output=True, check=False
+    )
+    assert marker.exists()
 
 
 async def test_plan_mode_reads_nothing_outside_the_workspace(hostile: Any) -> None:
@@ -255,6 +261,15 @@ async def test_the_network_is_off(hostile: Any) -> None:
             raise AssertionError("the sandboxed command reached the host's listener")
         except BlockingIOError:
             pass
+        # Positive control: the same command run on the host reaches the listener.
+        done = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-c", connect],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.stdout.strip() == "connected", done.stderr
 
 
 async def test_a_memory_hog_stops_at_the_limit(hostile: Any) -> None:

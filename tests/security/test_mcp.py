@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 
 from plancord.core.planning import Phase
-from plancord.discord_bot.shared import channel_io
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.security.hostile import OTHER_SECRET, Hostile, host_environment_entries
 
@@ -28,15 +27,6 @@ SERVERS = Path(__file__).resolve().parent.parent / "fakes" / "mcp_servers"
 SITE_PACKAGES = next(p for p in site.getsitepackages() if p.endswith("site-packages"))
 TRACKER_TOKEN = "tracker-token-from-a-file-4c1d"
 PATIENT_SECONDS = 60.0
-
-
-@pytest.fixture(autouse=True)
-def typing_refresh_past_the_settle_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """SimCord's settle waits for every timer due before its deadline. Under the patient
-    minute below, the channel's typing refresh (every 8 s while a turn runs) would be such a
-    timer again and again, and a turn waiting on a permission card would hold each settle
-    for the whole minute; a refresh due after the deadline is parked like the card."""
-    monkeypatch.setattr(channel_io, "TYPING_REFRESH_SECONDS", 2 * PATIENT_SECONDS)
 
 
 async def patient(hostile: Any, *args: Any, **options: Any) -> Hostile:
@@ -209,6 +199,11 @@ async def test_a_stdio_server_sees_neither_the_bot_nor_other_workspaces_nor_the_
     assert OTHER_SECRET not in reads[3]
     assert reached.startswith("unreachable")
     assert "closed" not in wrote and not (scene.workspace / "closed.txt").exists()
+    # Positive control: what the server was refused is there for a process of the host.
+    assert OTHER_SECRET in (other / "notes.txt").read_text()
+    assert scene.secret_file.read_bytes() and (scene.data_dir / "plancord.db").read_bytes()
+    with socket.create_server(("127.0.0.1", 0)) as again:
+        socket.create_connection(again.getsockname(), timeout=5).close()
 
 
 def processes_with(needle: str) -> list[int]:

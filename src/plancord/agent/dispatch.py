@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,11 @@ class ToolDispatch:
         self._agents_dir = agents_dir
         self._clock = clock
         self._settings = settings
+        self.refusals: Counter[tuple[str, str, str]] = Counter()
+        """Calls refused, by ``(agent, tool kind, rule)``; the rule is ``plan_mode`` (a
+        mutating call while planning, a shell command the read-only filter denied),
+        ``policy`` (the permission profile) or ``drift`` (the host held an executing call
+        to its step and refused or undid it). Read by the metrics."""
 
     async def dispatch(self, session: AgentSession, call: dict[str, Any]) -> ToolResult:
         """The single choke point: validate input, ask the gate, then (maybe) run the tool.
@@ -136,7 +142,9 @@ class ToolDispatch:
         if decision.outcome is GateOutcome.REFUSE:
             if decision.refusal is not None:
                 log_refusal(name, tool.kind.value, agent)
+                self.refusals[(agent, tool.kind.value, "plan_mode")] += 1
                 return ToolResult.error(decision.refusal.to_text())
+            self.refusals[(agent, tool.kind.value, "policy")] += 1
             return ToolResult.error(f"Refused: {decision.reason}.")
         if decision.outcome is GateOutcome.ASK:
             answer = await self._notifier.ask_permission(
@@ -174,6 +182,7 @@ class ToolDispatch:
             )
             moved, before = await self._host.before(call_held)
             if before.error is not None:
+                self.refusals[(agent, tool.kind.value, "drift")] += 1
                 return await self._refused(session, state, before.error, before.stop)
             if before.answer is not None:
                 return ToolResult(before.answer)
@@ -204,6 +213,7 @@ class ToolDispatch:
             after = await self._host.after(call_held)
         if after.error is None:
             return result
+        self.refusals[(agent, tool.kind.value, "drift")] += 1
         return await self._refused(session, state, after.error, after.stop, result)
 
     async def _held(

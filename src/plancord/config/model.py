@@ -33,6 +33,7 @@ from plancord.config.fields import (
     _one_of,
 )
 from plancord.config.mcp import McpServerConfig, McpServers
+from plancord.config.metrics import MetricsConfig
 from plancord.config.sections import (
     AgentConfig,
     AnthropicConfig,
@@ -69,6 +70,7 @@ class Config(BaseModel):
     channels: dict[Snowflake, ChannelConfig] = {}
     mcp_servers: McpServers = {}
     explore: ExploreConfig = Field(default_factory=ExploreConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
 
     @field_validator(
         "discord",

@@ -21,6 +21,28 @@ from plancord.core.execution import DriftDecision, ExecutionRecord, StepOutcome
 from plancord.core.planning import Actor, PlanningState, decision_refusal, describe_approvers
 from plancord.core.settings import PlanModeSettings
 
+_OUTCOMES = {
+    StepOutcome.DONE: "✅ done",
+    StepOutcome.SKIPPED: "⏭️ skipped",
+    StepOutcome.STOPPED: "⏹️ stopped",
+    StepOutcome.CURRENT: "⏹️ stopped",
+    StepOutcome.PENDING: "· not reached",
+}
+_DECISIONS = {
+    DriftDecision.ALLOWED: "allowed by a human",
+    DriftDecision.DENIED: "denied, restored",
+    DriftDecision.TIMED_OUT: "nobody answered, restored",
+    DriftDecision.REFUSED: "refused, restored",
+    DriftDecision.LOGGED: "kept, flagged",
+    DriftDecision.STOPPED: "execution stopped",
+}
+_CHECKPOINTS = {
+    DriftDecision.ALLOWED: "Continue",
+    DriftDecision.DENIED: "Stop",
+    DriftDecision.TIMED_OUT: "nobody answered",
+    DriftDecision.STOPPED: "card not shown",
+}
+
 
 class ResultAction(StrEnum):
     """What a completion card can do; the value is also the audit row's action."""
@@ -88,6 +110,29 @@ class StepResult:
     """Files the step wrote that git ignores: in no commit, so listed apart."""
 
 
+def step_label(step: StepResult) -> str:
+    """How a step ended, as a card (or the operator's text) names it."""
+    if step.rolled_back:
+        return "↩️ rolled back"
+    return _OUTCOMES[step.outcome]
+
+
+def drift_decided(line: DriftLine) -> str:
+    """How a drift event or a checkpoint was decided, for people."""
+    if line.decision is None:
+        return "undecided"
+    if line.checkpoint:
+        return _CHECKPOINTS.get(line.decision, line.decision.value)
+    return _DECISIONS[line.decision]
+
+
+def lines_changed(added: int | None, removed: int | None) -> str:
+    """``+3 −1``, or ``(binary)`` when git counts no lines."""
+    if added is None or removed is None:
+        return "(binary)"
+    return f"+{added} −{removed}"
+
+
 @dataclass(frozen=True, slots=True)
 class ResultSummary:
     """Everything a completion card shows of one execution's result."""
@@ -104,6 +149,9 @@ class ResultSummary:
     branch_moved_to: str | None = None
     """The commit the branch points at when it moved past the pinned result since the card
     opened (that later work is not part of the result); None when it did not."""
+    head: str | None = None
+    """The commit the result is pinned to (before it is pinned, the branch's newest step
+    commit); None when there is none."""
 
 
 @runtime_checkable

@@ -9,6 +9,7 @@ import asyncio
 import logging
 import signal
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import discord
 from discord.ext import commands
@@ -25,6 +26,24 @@ from plancord.gc_tuning import GcTuning
 log = logging.getLogger(__name__)
 #: How long a shutdown waits for the progress lines to show their last text.
 LINES_SETTLE_SECONDS = 5.0
+
+
+def count_failed_requests(http: Any, failed: Callable[[str, str, str], None]) -> None:
+    """Count every Discord REST request that fails (by method, route template and status)
+    before its error goes on to the caller as before."""
+    request = http.request
+
+    async def counted(route: discord.http.Route, **kwargs: Any) -> Any:
+        try:
+            return await request(route, **kwargs)
+        except discord.HTTPException as exc:
+            failed(route.method, route.path, str(exc.status))
+            raise
+        except (TimeoutError, OSError):
+            failed(route.method, route.path, "unreachable")
+            raise
+
+    http.request = counted
 
 
 class PlancordBot(PlancordClient):
@@ -73,6 +92,8 @@ class PlancordBot(PlancordClient):
             scheduler_max_sleep=self.scheduler_max_sleep,
         )
         self._app.runtime.turn_origin = self._turn_origin
+        if self._app.metrics is not None:
+            count_failed_requests(self.http, self._app.metrics.collector.discord_failed)
         await self.add_cog(PlanCog(self, self.notifier.io))
         await self.add_cog(AgentCog(self, self.notifier.io))
         await self.add_cog(MessageCog(self, self.notifier.io, self.notifier.asks))

@@ -23,6 +23,7 @@ import psycopg
 
 from plancord.config import Config, ConfigError, Secrets, load_config
 from plancord.doctor.findings import Check, Status, failed, passed, warned
+from plancord.doctor.metrics import check_metrics
 from plancord.doctor.servers import check_mcp_servers
 from plancord.doctor.walls import (
     check_agent_sandbox,
@@ -311,6 +312,9 @@ def diagnose(
         if shell is not None:
             yield shell
         yield from check_mcp_servers(config)
+        endpoint = check_metrics(config)
+        if endpoint is not None:
+            yield endpoint
     user = check_user(os.geteuid() if euid is None else euid)
     if user is not None:
         yield user

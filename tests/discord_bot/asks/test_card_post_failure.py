@@ -18,8 +18,6 @@ from tests.discord_bot.plans import submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.world import buttons
 
-pytestmark = pytest.mark.usefixtures("typing_past_patient_settle")
-
 
 async def executing(plan_scene: Any, box: list[Any], *after: Any) -> Any:
     """Approved; step 1's work done; the model uses 🔴 step 2's tool, so the host posts its
@@ -28,8 +26,6 @@ async def executing(plan_scene: Any, box: list[Any], *after: Any) -> Any:
         plan_scene, PLAN, WRITE, DROP, *after, plan_mode={"confirm_high_risk_steps": True}
     )
     box.append(scene)
-    # Execution's end posts the completion card (git in the sandbox); a ceiling, not a wait.
-    scene.world.env.settle_timeout = 60.0
     await scene.ana.click(scene.plan_message(1), label="Approve")
     return scene
 

@@ -34,7 +34,7 @@ from plancord.core.service import PlanningStatus
 from plancord.core.settings import PlanModeSettings
 from plancord.discord_bot.plan_card.embed import Outcome, Supersession, render_plan
 from plancord.discord_bot.plan_card.status import Finish, render_progress, render_status
-from plancord.discord_bot.shared.embed_basics import clip, size
+from plancord.discord_bot.shared.embed_basics import RISK_MARK, clip, size
 from tests.discord_bot.plans import assert_within_limits, fifty_step_plan
 
 AT = datetime(2026, 1, 5, 9, 30, tzinfo=UTC)
@@ -191,7 +191,9 @@ TRICKY = st.sampled_from(["**bold**", "`code`", "@everyone", "🟢", "日本語"
 def text(max_size: int) -> st.SearchStrategy[str]:
     short = st.lists(st.one_of(WORD, TRICKY), min_size=1, max_size=8).map(" ".join)
     long = st.builds(lambda word, n: " ".join([word] * n), WORD, st.integers(1, max_size))
-    return st.one_of(short, long).map(lambda t: t[:max_size])
+    # A plan's texts must not be blank (validation refuses those): keep every example valid,
+    # so each one checks what is shown.
+    return st.one_of(short, long).map(lambda t: t[:max_size]).filter(lambda t: t.strip() != "")
 
 
 STEPS = st.fixed_dictionaries(
@@ -229,6 +231,21 @@ SUPERSESSIONS = st.one_of(
 )
 
 
+def assert_a_faithful_prefix(embeds: list[discord.Embed], plan: Plan) -> None:
+    """A plan too large for the embed shows its first steps in order, each whole or cut short
+    with "…", and names the steps that are only in the attached file."""
+    fields = [field for embed in embeds for field in embed.fields if " Step " in field.name]
+    for number, (field, step) in enumerate(zip(fields, plan.steps, strict=False), start=1):
+        assert field.name == f"{RISK_MARK[step.risk]} Step {number} · {step.risk.value} risk"
+        whole = step.description
+        if step.tools:
+            whole += "\nTools: " + ", ".join(f"`{tool}`" for tool in step.tools)
+        value = field.value or ""
+        assert value == whole or (value.endswith("…") and whole.startswith(value[:-1])), number
+    if len(fields) < len(plan.steps):
+        assert f"of {len(plan.steps)} are only in the file" in (embeds[0].description or "")
+
+
 @settings(
     max_examples=40,
     deadline=None,
@@ -261,6 +278,7 @@ def test_any_plan_renders_within_every_limit_and_says_what_it_left_out(
     if rendered.overflow:
         assert "attached as `plan-v1.md`" in (rendered.embeds[0].description or "")
         assert rendered.markdown == revision.markdown
+        assert_a_faithful_prefix(rendered.embeds, plan)
         return
     shown = shown_text(rendered.embeds)
     assert rendered.embeds[0].title == f"Plan: {plan.summary}"

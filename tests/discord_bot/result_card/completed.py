@@ -54,9 +54,6 @@ async def completed(
     scene: PlanScene = await plan_scene(
         [tool_turn(ToolCall("submit_plan", {"plan": plan})), *work, *after], **options
     )
-    # Git and the diff run in the sandbox; on a loaded machine that takes longer than
-    # SimCord's default wait for the bot to settle (a ceiling, not a delay).
-    scene.world.env.settle_timeout = 60.0
     workspace = scene.app.manager.workspace_of("ada")
     if prepare is not None:
         prepare(workspace)

@@ -23,7 +23,6 @@ async def _at_checkpoint(plan_scene: Any) -> PlanScene:
         text_turn("never"),
         plan_mode={"confirm_high_risk_steps": True},
     )
-    scene.world.env.settle_timeout = 60.0
     await scene.ana.click(scene.plan_message(1), label="Approve")
     return scene
 

@@ -6,6 +6,7 @@ byte-identical to the reviewed one), each audited."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,28 @@ async def test_discard_returns_the_reviewed_tree_byte_for_byte(plan_scene: Any) 
     assert git(workspace, "status", "--porcelain", "--untracked-files=all") == reviewed[0]
     assert (await record(scene)).result is ResultState.DISCARDED
     assert "result-discard" in [a for a, _ in await scene.audit()]
+
+
+async def test_discard_removes_what_the_run_left_untracked_even_without_the_keep(
+    plan_scene: Any,
+) -> None:
+    """Discard's own cleaning, not only the kept copy's restore: with the kept copy of the
+    reviewed untracked files gone, what the run left uncommitted and untracked still goes."""
+    scene, workspace = await completed(plan_scene)
+    reviewed = await record(scene)
+    kept = scene.world.data_dir / "agents" / "ada" / "kept"
+    assert [entry.name for entry in kept.iterdir()]
+    shutil.rmtree(kept)
+    (workspace / "scratch").mkdir()
+    (workspace / "scratch" / "notes.txt").write_text("left by the run\n")
+    (workspace / "leftover.txt").write_text("left by the run\n")
+
+    answer = await scene.ana.click(result_card(scene), label="Discard")
+
+    assert "back at the reviewed state" in reply(answer)
+    assert not (workspace / "scratch").exists() and not (workspace / "leftover.txt").exists()
+    assert git(workspace, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(workspace, "rev-parse", "HEAD").strip() == reviewed.base_commit
 
 
 def _commit_on_main(workspace: Path, name: str, text: str) -> str:

@@ -80,6 +80,7 @@ async def summarise(
         review=review,
         push_remote=push_remote,
         branch_moved_to=moved_to,
+        head=record.result_commit or (commits[-1].commit if commits else None),
     )
 
 

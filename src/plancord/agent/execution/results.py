@@ -48,6 +48,7 @@ from plancord.core.results import (
 from plancord.core.sandbox_policy import SandboxPolicy, SandboxSettings
 from plancord.core.settings import PlanModeSettings
 from plancord.storage.executions import ExecutionStore
+from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
 from plancord.storage.result_votes import ResultVoteStore
 from plancord.storage.step_commits import StepCommitStore
 from plancord.storage.store import SqlStore
@@ -83,6 +84,7 @@ class ExecutionResults:
         self._reviews = reviews
         self._votes = ResultVoteStore(store.db)
         self._commits = StepCommitStore(executions.db)
+        self._kept_reviews = PlanReviewStore(store.db)
         self._locks: dict[str, asyncio.Lock] = {}
         self._listeners: list[ResultListener] = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -120,10 +122,9 @@ class ExecutionResults:
         if record.waiting and settings.approvals > 1:
             counted = await self._counted(record, None)
             votes = tuple(vote.voter_name for vote in counted)
-        review = None
-        if self._reviews is not None:
-            kept = await self._reviews.result_review(plan_id, record.revision)
-            review = _verdict(kept.failure, len(kept.findings)) if kept is not None else None
+        kept = await self._kept_reviews.get(plan_id, record.revision, ReviewKind.RESULT)
+        found = kept.review if kept is not None else None
+        review = _verdict(found.failure, len(found.findings)) if found is not None else None
         async with self._lock(plan_id):
             return await summarise(
                 record,
@@ -302,6 +303,8 @@ class ExecutionResults:
             why = f"the result was already {record.outcome or record.result.value}"
             by = f" by {record.decided_by_name}" if record.decided_by_name else ""
             await self._audit(record, actor, ResultAction.REFUSED, action.verb, why + by)
+            # Decided elsewhere (another process, the operator's shell): the card catches up.
+            self._redraw_soon(record.agent, plan_id)
             raise StaleResult(f"Nothing changed: {why}{by}.")
         if record.result_version != version:
             why = "the card is out of date (the result changed since)"

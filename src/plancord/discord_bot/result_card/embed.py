@@ -12,35 +12,20 @@ from __future__ import annotations
 
 import discord
 
-from plancord.core.execution import DriftDecision, ResultState, StepOutcome
-from plancord.core.results import DriftLine, ResultSummary, StepResult
+from plancord.core.execution import ResultState
+from plancord.core.results import (
+    ResultSummary,
+    StepResult,
+    drift_decided,
+    lines_changed,
+    step_label,
+)
 from plancord.discord_bot.shared.embed_basics import clip as _clip
 from plancord.discord_bot.shared.embed_basics import size
 
 MAX_FIELDS = 25
 TOTAL_BUDGET = 5800
 FIELD_LIMIT = 1024
-_OUTCOMES = {
-    StepOutcome.DONE: "✅ done",
-    StepOutcome.SKIPPED: "⏭️ skipped",
-    StepOutcome.STOPPED: "⏹️ stopped",
-    StepOutcome.CURRENT: "⏹️ stopped",
-    StepOutcome.PENDING: "· not reached",
-}
-_DECISIONS = {
-    DriftDecision.ALLOWED: "allowed by a human",
-    DriftDecision.DENIED: "denied, restored",
-    DriftDecision.TIMED_OUT: "nobody answered, restored",
-    DriftDecision.REFUSED: "refused, restored",
-    DriftDecision.LOGGED: "kept, flagged",
-    DriftDecision.STOPPED: "execution stopped",
-}
-_CHECKPOINTS = {
-    DriftDecision.ALLOWED: "Continue",
-    DriftDecision.DENIED: "Stop",
-    DriftDecision.TIMED_OUT: "nobody answered",
-    DriftDecision.STOPPED: "card not shown",
-}
 TITLE_PREFIX = "Result: "
 
 
@@ -67,7 +52,7 @@ def render_result(summary: ResultSummary, diff_note: str | None) -> discord.Embe
         rest = steps[len(shown) :]
         counts: dict[str, int] = {}
         for step in rest:
-            label = _label(step)
+            label = step_label(step)
             counts[label] = counts.get(label, 0) + 1
         text = ", ".join(f"{n} {label}" for label, n in counts.items())
         embed.add_field(
@@ -115,32 +100,19 @@ def _description(summary: ResultSummary, diff_note: str | None) -> str:
     return "\n".join(lines)
 
 
-def _label(step: StepResult) -> str:
-    if step.rolled_back:
-        return "↩️ rolled back"
-    return _OUTCOMES[step.outcome]
-
-
 def _step_text(step: StepResult) -> str:
-    lines = [_label(step)]
-    files = [f"`{f.path}` {_lines(f.added, f.removed)}" for f in step.files]
+    lines = [step_label(step)]
+    files = [f"`{f.path}` {lines_changed(f.added, f.removed)}" for f in step.files]
     lines += _listed(files, 8, "file")
     ignored = [f"`{path}` (ignored by git, in no commit)" for path in step.ignored]
     lines += _listed(ignored, 4, "ignored file")
     lines += _listed([f"▸ `{_clip(c, 90)}`" for c in step.commands], 5, "command")
     drift = [
-        f"{'🔴' if d.checkpoint else '⚠️'} {_clip(d.what, 150)} — {_decided(d)}" for d in step.drift
+        f"{'🔴' if d.checkpoint else '⚠️'} {_clip(d.what, 150)} — {drift_decided(d)}"
+        for d in step.drift
     ]
     lines += _listed(drift, 4, "event")
     return "\n".join(lines)
-
-
-def _decided(line: DriftLine) -> str:
-    if line.decision is None:
-        return "undecided"
-    if line.checkpoint:
-        return _CHECKPOINTS.get(line.decision, line.decision.value)
-    return _DECISIONS[line.decision]
 
 
 def _listed(items: list[str], most: int, noun: str) -> list[str]:
@@ -148,9 +120,3 @@ def _listed(items: list[str], most: int, noun: str) -> list[str]:
         return items
     more = len(items) - most
     return [*items[:most], f"… and {more} more {noun}{'s' if more != 1 else ''}"]
-
-
-def _lines(added: int | None, removed: int | None) -> str:
-    if added is None or removed is None:
-        return "(binary)"
-    return f"+{added} −{removed}"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import discord
+from discord.ext import tasks
 
 from plancord.core.errors import PlancordError
 from plancord.discord_bot.shared.client import PlancordClient
@@ -290,18 +291,32 @@ class ChannelIO:
         )
 
     async def _watch(self, agent: str) -> None:
+        """Close each turn's status when the turn ends, typing meanwhile.
+
+        The typing refresh is a ``discord.ext.tasks`` loop of its own, not a timeout on this
+        wait: a turn that waits for a human has no timer running here at all, so nothing
+        wakes every few seconds for an agent that is only waiting."""
         runtime = self.bot.app.runtime
-        while True:
-            task = runtime.session(agent).task
-            if task is None or task.done():
-                await self._finish_status(agent)
+        typing = tasks.loop(seconds=TYPING_REFRESH_SECONDS, name=f"plancord-typing-{agent}")(
+            self._typing_unless_waiting
+        )
+        typing.start(agent)
+        try:
+            while True:
                 task = runtime.session(agent).task
                 if task is None or task.done():
-                    return
-                continue
-            if not self.question_waiting(agent):
-                await self._typing(agent)
-            await asyncio.wait({task}, timeout=TYPING_REFRESH_SECONDS)
+                    await self._finish_status(agent)
+                    task = runtime.session(agent).task
+                    if task is None or task.done():
+                        return
+                    continue
+                await asyncio.wait({task})
+        finally:
+            typing.cancel()
+
+    async def _typing_unless_waiting(self, agent: str) -> None:
+        if not self.question_waiting(agent):
+            await self._typing(agent)
 
     async def _typing(self, agent: str) -> None:
         destination = await self.destination(agent)

@@ -1,0 +1,61 @@
+"""``plancord doctor`` checks the metrics endpoint when it is on: free to bind, served by a
+running plancord, or taken by another program."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from pathlib import Path
+
+from plancord.config import Config
+from plancord.core.ports import SystemClock
+from plancord.doctor.findings import Status
+from plancord.doctor.metrics import check_metrics
+from plancord.metrics import MetricsEndpoint, PlancordCollector
+from plancord.storage.db import Database
+from plancord.storage.engines import migrate_database
+
+
+def config(port: int, enabled: bool = True) -> Config:
+    return Config.model_validate({"metrics": {"enabled": enabled, "port": port}})
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_off_is_not_checked() -> None:
+    assert check_metrics(config(9464, enabled=False)) is None
+
+
+def test_a_free_port() -> None:
+    port = free_port()
+    found = check_metrics(config(port))
+    assert found is not None and found.status is Status.OK
+    assert f"127.0.0.1:{port} is free" in found.line()
+
+
+def test_a_port_another_program_holds() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        found = check_metrics(config(port))
+    assert found is not None and found.status is Status.FAIL
+    assert f"127.0.0.1:{port} is taken by another program" in found.line()
+    assert "metrics.port" in found.line()
+
+
+async def test_a_running_plancord_serving_it(tmp_path: Path) -> None:
+    await migrate_database(tmp_path / "plancord.db")
+    async with await Database.open(tmp_path / "plancord.db") as db:
+        collector = PlancordCollector(asyncio.get_running_loop(), db, SystemClock(), {}, dict)
+        endpoint = MetricsEndpoint(collector)
+        endpoint.start("127.0.0.1", 0)
+        try:
+            found = await asyncio.to_thread(check_metrics, config(endpoint.port))
+        finally:
+            await endpoint.stop()
+    assert found is not None and found.status is Status.OK
+    assert "a running plancord serves" in found.line()
