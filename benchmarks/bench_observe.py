@@ -171,14 +171,18 @@ async def completion(root: Path, stash: Path) -> None:
         keeping.append(await timed(lambda: branches.start("kept", n)))  # noqa: B023
     record = await branches.start("bench", 1)
     line = "".join(f"value_{n} = {n} * 2  # a line of about fifty bytes\n" for n in range(7_000))
+    recorded: list[tuple[int, str]] = []
     for step in range(1, 4):
         for n in range(10):
             (root / "src" / f"d{n:02}" / f"new_{step}_{n}.py").write_text(line[: len(line) // 10])
-        await branches.commit_step(record, step, f"Step {step}")
+        parent = recorded[-1][1] if recorded else record.reviewed_commit
+        commit = await branches.commit_step(record, f"Step {step}", parent)
+        if commit is not None:
+            recorded.append((step, commit))
     noop = [await timed(lambda: run_sandboxed(["true"], policy, timeout=30)) for _ in range(5)]
 
     async def card() -> int:
-        steps = await branches.steps(record)
+        steps = await branches.steps(recorded)
         diff = await branches.write_diff(record)
         size = 0
         with diff.open("rb") as stream:

@@ -90,9 +90,9 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
     log = out[out.index("git log --oneline:") :].splitlines()[1:4]
     assert [re.fullmatch(r"\s+[0-9a-f]{7,} (.+)", line) is not None for line in log] == [True] * 3
     assert [line.split(maxsplit=1)[1] for line in log] == [
-        "step 2: Commit it as 'Add greeting module'",
-        "step 1: Create greet.py with hello(name)",
+        "Add greeting module",
         "Add app.py",
+        "Initial commit",
     ]
     assert "Traceback" not in out
     assert "\x1b[" not in out

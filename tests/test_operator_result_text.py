@@ -51,6 +51,7 @@ def summary(found: ExecutionRecord) -> ResultSummary:
                     DriftLine("checkpoint before Deploy", DriftDecision.ALLOWED, checkpoint=True),
                 ),
                 committed=True,
+                ignored=("build/out.bin",),
             ),
             StepResult(2, "Document it", StepOutcome.STOPPED, rolled_back=True),
         ),
@@ -62,6 +63,7 @@ def summary(found: ExecutionRecord) -> ResultSummary:
         ),
         push_remote="origin",
         head="4" * 40,
+        branch_moved_to="5" * 40,
     )
 
 
@@ -75,6 +77,9 @@ def test_a_waiting_result_shows_everything_and_how_to_decide() -> None:
     ]
     for expected in (
         f"commit: {'4' * 40}",
+        f"the branch moved since (now at {'5' * 40}): the later commits are not part of the "
+        "result; merge and push take the commit above",
+        "   build/out.bin (ignored by git, in no commit)",
         "execution ended: a human stopped it",
         "requested by: ana",
         "merge votes: 1 of 2 (boss)",

@@ -118,6 +118,11 @@ def result_text(summary: ResultSummary) -> str:
         lines.append(f"decided by {record.decided_by_name}: {_plain(record.outcome or '')}")
     if summary.head is not None:
         lines.append(f"commit: {summary.head}")
+    if summary.branch_moved_to is not None and record.waiting:
+        lines.append(
+            f"the branch moved since (now at {summary.branch_moved_to}): the later commits "
+            "are not part of the result; merge and push take the commit above"
+        )
     if record.end_reason:
         lines.append(f"execution ended: {record.end_reason}")
     if record.requested_by_name:
@@ -146,6 +151,7 @@ def result_text(summary: ResultSummary) -> str:
 def _step_lines(step: StepResult) -> list[str]:
     lines = [f"{step.number}. {step.title or 'step'}: {step_label(step)}"]
     lines += [f"   {f.path} {lines_changed(f.added, f.removed)}" for f in step.files]
+    lines += [f"   {path} (ignored by git, in no commit)" for path in step.ignored]
     lines += [f"   $ {command}" for command in step.commands]
     lines += [
         f"   {'checkpoint' if d.checkpoint else 'drift'}: {d.what} ({drift_decided(d)})"

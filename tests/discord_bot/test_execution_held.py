@@ -229,7 +229,7 @@ async def test_a_call_only_a_later_step_covers_moves_the_plan_on(plan_scene: Any
     assert record.current_step == 2
     assert record.steps == (StepOutcome.DONE, StepOutcome.SKIPPED, StepOutcome.CURRENT)
     log = _git(workspace, "log", "--format=%s", record.branch)
-    assert log.splitlines()[0] == "step 1: Write greet.py"
+    assert log.splitlines()[0] == "Write greet.py"
     assert "greet.py" in _git(workspace, "show", "--name-only", "--format=", record.branch)
     assert (workspace / "docs" / "greet.md").exists()
     assert "docs/greet.md" not in _git(workspace, "ls-files")  # the next step's, uncommitted
@@ -271,6 +271,6 @@ async def test_completing_marks_the_steps_and_commits_the_last(plan_scene: Any) 
     assert record is not None and not record.running
     assert record.steps == (StepOutcome.DONE, StepOutcome.SKIPPED, StepOutcome.SKIPPED)
     assert _git(workspace, "log", "-1", "--format=%s %an", record.branch) == (
-        "step 1: Write greet.py plancord\n"
+        "Write greet.py plancord\n"
     )
     assert _git(workspace, "status", "--porcelain") == ""

@@ -9,13 +9,14 @@ from typing import Any
 from plancord.core.planning import Phase
 from plancord.demo import GREET, PLAN, TASK, demo_script, executing_turns, exploring_turns
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
-from tests.e2e.workspace import git_subjects, workspace_of
+from tests.e2e.workspace import empty_commits, git_subjects, workspace_of
 from tests.world import PlanScene, buttons
 
 SEEDED = ["Add app.py", "Initial commit"]
-# The plan ran on its own branch, a commit per step by the host (the agent's own commit of
-# step 2 found step 1's commit had taken greet.py already).
-STEP_COMMITS = ["step 2: Commit it", "step 1: Create greet.py with hello(name)"]
+# The plan ran on its own branch, one commit per step that changed something: step 1 wrote
+# greet.py and the agent's own commit ended it, so its message names the step's commit;
+# step 2 changed nothing, so it has no commit.
+STEP_COMMITS = ["Add greeting module"]
 PLAN_V2 = {
     **PLAN,
     "summary": "Add a greeting module with a default name",
@@ -104,6 +105,11 @@ async def test_the_demo_story(story: Any) -> None:
     ]
     assert (workspace_of(scene) / "greet.py").read_text() == GREET
     assert git_subjects(workspace_of(scene)) == [*STEP_COMMITS, *SEEDED]
+    assert empty_commits(workspace_of(scene)) == []
+    [committed] = [r for r in tool_results(scene) if "Committed the work of step" in str(r)]
+    assert not committed.get("is_error", False)
+    assert not any("Nothing to commit" in str(r) for r in tool_results(scene))
+    assert not any("Nothing to commit" in text for text in scene.bot_texts())
     assert [action for action, _ in await scene.audit()] == [
         "agent-created",
         "entered",
@@ -151,10 +157,7 @@ async def test_edit_then_approve_the_second_revision(story: Any) -> None:
         "✅ Plan v2 complete: Add a greeting module with a default name\n"
         "> plan v2: greet.py committed"
     )
-    assert git_subjects(workspace_of(scene))[1:] == [
-        "step 1: Create greet.py with hello(name='world')",
-        *SEEDED,
-    ]
+    assert git_subjects(workspace_of(scene)) == ["Add greeting module", *SEEDED]
     actions = [action for action, _ in await scene.audit()]
     assert actions.count("submitted") == 2
     assert actions.count("approved") == 1

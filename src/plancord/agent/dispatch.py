@@ -20,6 +20,7 @@ from plancord.agent.execution.host import ExecutionHost, HeldCall
 from plancord.agent.runtime_settings import RuntimeSettings
 from plancord.agent.sessions import AgentSession
 from plancord.agent.tools.base import Tool, ToolContext, ToolRegistry, ToolResult
+from plancord.agent.tools.git_write import GitCommitInput
 from plancord.agent.workspace import workspace_of
 from plancord.core.errors import PlancordError
 from plancord.core.execution import ExecutionRecord
@@ -177,11 +178,14 @@ class ToolDispatch:
                 policy=plan_settings.drift,
                 checkpoints=plan_settings.confirm_high_risk_steps,
                 drift_decided=decision.drift is not None,
+                commit_message=_commit_message(name, args),
             )
             moved, before = await self._host.before(call_held)
             if before.error is not None:
                 self.refusals[(agent, tool.kind.value, "drift")] += 1
                 return await self._refused(session, state, before.error, before.stop)
+            if before.answer is not None:
+                return ToolResult(before.answer)
             call_held = replace(call_held, record=moved)
         context = ToolContext(
             agent=record,
@@ -270,6 +274,13 @@ def _requester_of(state: PlanningState, session: AgentSession) -> str | None:
     if state.phase is Phase.EXECUTING and state.requested_by is not None:
         return state.requested_by
     return session.requester.id if session.requester else None
+
+
+def _commit_message(name: str, args: object) -> str | None:
+    """The agent's own commit message when the call is ``git_commit``."""
+    if name == "git_commit" and isinstance(args, GitCommitInput):
+        return args.message.strip() or None
+    return None
 
 
 def is_shell(tool: Tool[Any]) -> bool:

@@ -96,6 +96,11 @@ class ExecutionRecord(BaseModel):
     """What the decision did, for people (``merged as a fast-forward to 1a2b3c4d``)."""
     card_channel: int | None = None
     card_message: int | None = None
+    result_commit: str | None = None
+    """The commit the completion card shows, pinned when the result opened (or rolled
+    back): Merge and Push take exactly it; a later commit on the branch is not part of it."""
+    step_message: str | None = None
+    """The agent's own commit message for the current step (``git_commit``), if it gave one."""
 
     @property
     def running(self) -> bool:

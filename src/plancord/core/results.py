@@ -107,6 +107,8 @@ class StepResult:
     """The step has a commit on the branch, so the card can roll back to before it."""
     rolled_back: bool = False
     """The step was done, and its commit was rolled back from the card since."""
+    ignored: tuple[str, ...] = ()
+    """Files the step wrote that git ignores: in no commit, so listed apart."""
 
 
 def step_label(step: StepResult) -> str:
@@ -145,8 +147,12 @@ class ResultSummary:
     """The result review, when the agent's settings ask for one and it is kept."""
     push_remote: str | None = None
     """The remote Push sends the branch to; None when the agent has no way to push."""
+    branch_moved_to: str | None = None
+    """The commit the branch points at when it moved past the pinned result since the card
+    opened (that later work is not part of the result); None when it did not."""
     head: str | None = None
-    """The branch's newest step commit; None when no step committed (or the branch is gone)."""
+    """The commit the result is pinned to (before it is pinned, the branch's newest step
+    commit); None when there is none."""
 
 
 @runtime_checkable

@@ -66,6 +66,7 @@ class ExecutionStore:
 
         def work(conn: Tx) -> None:
             conn.execute("DELETE FROM execution_events WHERE plan_id = ?", (plan_id,))
+            conn.execute("DELETE FROM execution_commits WHERE plan_id = ?", (plan_id,))
             conn.execute("DELETE FROM executions WHERE plan_id = ?", (plan_id,))
 
         await self.db.write(work)
@@ -132,25 +133,31 @@ class ExecutionStore:
     # -- the result (storage.result_votes keeps the Merge votes) ---------------------------
 
     async def open_result(
-        self, plan_id: str, requested_by: str | None, requested_by_name: str | None
+        self,
+        plan_id: str,
+        requested_by: str | None,
+        requested_by_name: str | None,
+        commit: str | None,
     ) -> bool:
-        """An ended execution's result starts waiting for a decision; False when it had
-        already been opened (or the execution has not ended)."""
+        """An ended execution's result starts waiting for a decision, pinned to ``commit``
+        (the commit its card shows); False when it had already been opened (or the
+        execution has not ended)."""
         changed = await self.db.execute(
             "UPDATE executions SET result = 'waiting', result_version = result_version + 1, "
-            "requested_by = ?, requested_by_name = ? "
+            "requested_by = ?, requested_by_name = ?, result_commit = ? "
             "WHERE plan_id = ? AND ended_at IS NOT NULL AND result IS NULL",
-            (requested_by, requested_by_name, plan_id),
+            (requested_by, requested_by_name, commit, plan_id),
         )
         return changed == 1
 
-    async def result_moved(self, plan_id: str, version: int) -> bool:
-        """The waiting result changed (rolled back): its version moves on, so older cards'
-        clicks are refused. False when it no longer waits at ``version``."""
+    async def result_moved(self, plan_id: str, version: int, commit: str) -> bool:
+        """The waiting result changed (rolled back, or pinned anew): it is pinned to
+        ``commit`` and its version moves on, so older cards' clicks and votes stop
+        counting. False when it no longer waits at ``version``."""
         changed = await self.db.execute(
-            "UPDATE executions SET result_version = result_version + 1 "
+            "UPDATE executions SET result_version = result_version + 1, result_commit = ? "
             "WHERE plan_id = ? AND result = 'waiting' AND result_version = ?",
-            (plan_id, version),
+            (commit, plan_id, version),
         )
         return changed == 1
 
@@ -275,6 +282,8 @@ def _record(row: Any) -> ExecutionRecord:
         outcome=row["outcome"],
         card_channel=int(row["card_channel"]) if row["card_channel"] else None,
         card_message=int(row["card_message"]) if row["card_message"] else None,
+        result_commit=row["result_commit"],
+        step_message=row["step_message"],
     )
 
 

@@ -1,6 +1,7 @@
 """Merge votes under ``plan_mode.approvals: N``: each a record of its own, bound to one
-version of a waiting result and written with its audit row in one transaction, only while
-the result still waits at that version (a roll back or a decision closes the ballot).
+version of a waiting result and the commit it is pinned to, written with its audit row in
+one transaction, only while the result still waits at that version and commit (a roll back
+or a decision closes the ballot).
 
 Why this exists apart from ``storage.approval_votes``: those votes bind to a plan revision
 waiting in ``planning_state``; these bind to an execution's result, which waits after plan
@@ -19,11 +20,11 @@ from plancord.storage.codec import audit_values, parse_ts, ts
 
 _HOLD_WAITING = (
     "UPDATE executions SET result_version = result_version "
-    "WHERE plan_id = ? AND result = 'waiting' AND result_version = ?"
+    "WHERE plan_id = ? AND result = 'waiting' AND result_version = ? AND result_commit = ?"
 )
 _INSERT = (
-    "INSERT INTO result_votes (plan_id, version, voter_id, voter_name, voted_at) "
-    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (plan_id, version, voter_id) DO NOTHING"
+    "INSERT INTO result_votes (plan_id, version, result_commit, voter_id, voter_name, voted_at) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (plan_id, version, voter_id) DO NOTHING"
 )
 
 
@@ -32,20 +33,29 @@ class ResultVoteStore:
         self.db = db
 
     async def record(self, vote: ApprovalVote, audit: AuditEntry) -> VoteWrite:
-        """Keep ``vote`` (its ``revision`` is the result's version) and ``audit`` together
-        or not at all."""
-        waiting = (vote.plan_id, vote.revision)
-        values = (vote.plan_id, vote.revision, vote.voter_id, vote.voter_name, ts(vote.at))
+        """Keep ``vote`` (its ``revision`` is the result's version, its ``sha256`` the
+        pinned commit) and ``audit`` together, or not at all when the result no longer
+        waits at that version and commit."""
+        waiting = (vote.plan_id, vote.revision, vote.sha256)
+        values = (
+            vote.plan_id,
+            vote.revision,
+            vote.sha256,
+            vote.voter_id,
+            vote.voter_name,
+            ts(vote.at),
+        )
         audited = audit_values(audit)
         return await self.db.write(
             lambda conn: write_vote(conn, (_HOLD_WAITING, waiting), (_INSERT, values), audited)
         )
 
-    async def for_version(self, plan_id: str, version: int) -> list[ApprovalVote]:
+    async def for_version(self, plan_id: str, version: int, commit: str) -> list[ApprovalVote]:
+        """The votes for the result at ``version`` pinned to ``commit``."""
         rows = await self.db.fetchall(
-            "SELECT * FROM result_votes WHERE plan_id = ? AND version = ? "
+            "SELECT * FROM result_votes WHERE plan_id = ? AND version = ? AND result_commit = ? "
             "ORDER BY voted_at, voter_id",
-            (plan_id, version),
+            (plan_id, version, commit),
         )
         return [_vote(row) for row in rows]
 
@@ -54,7 +64,7 @@ def _vote(row: Any) -> ApprovalVote:
     return ApprovalVote(
         plan_id=row["plan_id"],
         revision=int(row["version"]),
-        sha256="result",
+        sha256=row["result_commit"],
         voter_id=row["voter_id"],
         voter_name=row["voter_name"],
         at=parse_ts(row["voted_at"]),

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from plancord.agent.execution.branch import (
+    BaseMoved,
     BranchError,
     BranchRecord,
     ExecutionBranch,
     FileChange,
-    MergeConflict,
-    Merged,
 )
 from plancord.sandbox import SandboxPolicy
 
@@ -113,62 +113,112 @@ async def test_a_bare_repository_is_refused(here: Path) -> None:
     assert await branches.refusal() == "the workspace is a bare repository"
 
 
-async def started(branches: ExecutionBranch, workspace: Path) -> BranchRecord:
-    record = await branches.start("p1", 1)
+class Stepped:
+    """The step commits a test made, as the host records them (by id, in order)."""
+
+    def __init__(self, branches: ExecutionBranch, record: BranchRecord) -> None:
+        self.branches = branches
+        self.record = record
+        self.recorded: list[tuple[int, str]] = []
+
+    async def commit(self, step: int, message: str) -> str | None:
+        parent = self.recorded[-1][1] if self.recorded else self.record.reviewed_commit
+        commit = await self.branches.commit_step(self.record, message, parent)
+        if commit is not None:
+            self.recorded.append((step, commit))
+        return commit
+
+    def pinned(self) -> BranchRecord:
+        tip = self.recorded[-1][1] if self.recorded else self.record.reviewed_commit
+        return replace(self.record, result_commit=tip)
+
+
+async def started(branches: ExecutionBranch, workspace: Path) -> Stepped:
+    stepped = Stepped(branches, await branches.start("p1", 1))
     (workspace / "app.py").write_text("one\nTWO\nstaged\nunstaged\n")
     (workspace / "new.py").write_text("a\nb\nc\n")
-    await branches.commit_step(record, 1, "Edit the app")
+    await stepped.commit(1, "Edit the app")
     (workspace / "tool.sh").chmod(0o755)
     (workspace / "notes.txt").unlink()
     (workspace / "blob.bin").write_bytes(b"\x00\x01\x02")
-    await branches.commit_step(record, 2, "Tidy  up\nnotes")
-    return record
+    await stepped.commit(2, "Tidy up\n\nthe notes")
+    return stepped
 
 
-async def test_steps_list_their_files_with_line_counts(
+async def test_steps_list_their_files_with_line_counts_and_no_empty_commit(
     branches: ExecutionBranch, workspace: Path
 ) -> None:
-    record = await started(branches, workspace)
-    await branches.commit_step(record, 3, "Nothing")
-    steps = await branches.steps(record)
-    assert [(s.step, s.title) for s in steps] == [
-        (1, "Edit the app"),
-        (2, "Tidy up notes"),
-        (3, "Nothing"),
-    ]
+    stepped = await started(branches, workspace)
+    tip = git(workspace, "rev-parse", "HEAD")
+    assert await stepped.commit(3, "Nothing") is None
+    assert git(workspace, "rev-parse", "HEAD") == tip
+    steps = await branches.steps(stepped.recorded)
+    assert [(s.step, s.commit) for s in steps] == stepped.recorded
     assert steps[0].files == (FileChange("app.py", 1, 1), FileChange("new.py", 3, 0))
     assert set(steps[1].files) == {
         FileChange("blob.bin", None, None),
         FileChange("notes.txt", 0, 1),
         FileChange("tool.sh", 0, 0),
     }
-    assert steps[2].files == ()
     assert git(workspace, "log", "-1", "--format=%an", "HEAD") == "plancord"
+    assert git(workspace, "log", "-1", "--format=%B", "HEAD") == "Tidy up\n\nthe notes"
+
+
+async def test_a_step_folds_in_the_commits_the_agent_made(
+    branches: ExecutionBranch, workspace: Path
+) -> None:
+    stepped = Stepped(branches, await branches.start("p1", 1))
+    (workspace / "a.txt").write_text("a\n")
+    git(workspace, "add", "a.txt")
+    git(workspace, "commit", "-qm", "step 2: forged")
+    (workspace / "b.txt").write_text("b\n")
+    one = await stepped.commit(1, "Add a and b")
+    assert one is not None
+    assert git(workspace, "rev-list", f"{stepped.record.reviewed_commit}..HEAD") == one
+    assert git(workspace, "log", "-1", "--format=%s", one) == "Add a and b"
+    [step] = await branches.steps(stepped.recorded)
+    assert step.step == 1 and {f.path for f in step.files} == {"a.txt", "b.txt"}
 
 
 async def test_the_full_diff_is_written_whatever_its_size(
     branches: ExecutionBranch, workspace: Path
 ) -> None:
-    record = await branches.start("p1", 1)
+    stepped = Stepped(branches, await branches.start("p1", 1))
     (workspace / "big.txt").write_text("".join(f"line {n}\n" for n in range(600_000)))
-    await branches.commit_step(record, 1, "Big")
-    diff = await branches.write_diff(record)
+    await stepped.commit(1, "Big")
+    diff = await branches.write_diff(stepped.pinned())
     text = diff.read_text()
     assert diff.stat().st_size > 5_000_000
     assert text.startswith("diff --git a/big.txt b/big.txt")
     assert text.rstrip().endswith("+line 599999")
 
 
-async def test_merge_fast_forwards_when_the_base_did_not_move(
+async def test_merge_fast_forwards_to_the_pinned_commit(
     branches: ExecutionBranch, workspace: Path
 ) -> None:
-    record = await started(branches, workspace)
+    record = (await started(branches, workspace)).pinned()
     files = tree_state(workspace)
     merged = await branches.merge(record)
-    assert merged == Merged(git(workspace, "rev-parse", "HEAD"), fast_forward=True)
+    assert merged == record.result_commit == git(workspace, "rev-parse", "HEAD")
     assert git(workspace, "symbolic-ref", "HEAD") == "refs/heads/main"
     assert git(workspace, "rev-parse", "main") == git(workspace, "rev-parse", record.branch)
     assert tree_state(workspace) == files
+    assert git(workspace, "status", "--porcelain") == ""
+
+
+async def test_merge_takes_the_pinned_commit_not_a_later_one(
+    branches: ExecutionBranch, workspace: Path
+) -> None:
+    record = (await started(branches, workspace)).pinned()
+    (workspace / "later.txt").write_text("not reviewed\n")
+    git(workspace, "add", "later.txt")
+    git(workspace, "commit", "-qm", "commit this too")
+    later = git(workspace, "rev-parse", "HEAD")
+    merged = await branches.merge(record)
+    assert merged == record.result_commit == git(workspace, "rev-parse", "main")
+    assert git(workspace, "symbolic-ref", "HEAD") == "refs/heads/main"
+    assert not (workspace / "later.txt").exists()
+    assert git(workspace, "rev-parse", record.branch) == later
     assert git(workspace, "status", "--porcelain") == ""
 
 
@@ -197,26 +247,16 @@ def move_base(workspace: Path, path: str, text: str) -> None:
     run("update-ref", "refs/heads/main", commit)
 
 
-async def test_merge_makes_a_merge_commit_when_the_base_moved(
+async def test_merge_and_discard_refuse_when_the_base_moved(
     branches: ExecutionBranch, workspace: Path
 ) -> None:
-    record = await started(branches, workspace)
+    record = (await started(branches, workspace)).pinned()
     move_base(workspace, "elsewhere.txt", "from main\n")
-    merged = await branches.merge(record)
-    assert isinstance(merged, Merged) and not merged.fast_forward
-    assert git(workspace, "rev-parse", "main") == merged.commit
-    assert (workspace / "elsewhere.txt").read_text() == "from main\n"
-    assert (workspace / "new.py").read_text() == "a\nb\nc\n"
-    assert git(workspace, "status", "--porcelain") == ""
-
-
-async def test_a_conflicting_merge_changes_nothing(
-    branches: ExecutionBranch, workspace: Path
-) -> None:
-    record = await started(branches, workspace)
-    move_base(workspace, "new.py", "other\n")
     before = whole_state(workspace)
-    assert await branches.merge(record) == MergeConflict(("new.py",))
+    with pytest.raises(BaseMoved, match="`main` moved outside plancord"):
+        await branches.merge(record)
+    with pytest.raises(BaseMoved, match="`main` moved outside plancord"):
+        await branches.discard(record)
     assert whole_state(workspace) == before
 
 
@@ -224,7 +264,7 @@ async def test_discard_gives_back_exactly_the_reviewed_state(
     branches: ExecutionBranch, workspace: Path
 ) -> None:
     reviewed = whole_state(workspace)
-    record = await started(branches, workspace)
+    record = (await started(branches, workspace)).pinned()
     (workspace / "stray.txt").write_text("uncommitted work\n")
     await branches.discard(record)
     assert whole_state(workspace) == reviewed
@@ -233,33 +273,36 @@ async def test_discard_gives_back_exactly_the_reviewed_state(
 
 
 async def test_roll_back_to_before_a_step(branches: ExecutionBranch, workspace: Path) -> None:
-    record = await branches.start("p1", 1)
+    stepped = Stepped(branches, await branches.start("p1", 1))
     after_reviewed = tree_state(workspace)
     (workspace / "a.txt").write_text("a\n")
-    one = await branches.commit_step(record, 1, "A")
+    one = await stepped.commit(1, "A")
     after_one = tree_state(workspace)
     (workspace / "b.txt").write_text("b\n")
     (workspace / "app.py").unlink()
-    await branches.commit_step(record, 2, "B")
-    await branches.roll_back(record, 2)
+    await stepped.commit(2, "B")
+    assert await branches.roll_back(stepped.record, stepped.recorded, 2) == 1
     assert tree_state(workspace) == after_one
     assert git(workspace, "rev-parse", "HEAD") == one
-    await branches.roll_back(record, 1)
+    assert await branches.roll_back(stepped.record, stepped.recorded[:1], 1) == 0
     assert tree_state(workspace) == after_reviewed
     with pytest.raises(BranchError, match="Step 1 has no commit"):
-        await branches.roll_back(record, 1)
+        await branches.roll_back(stepped.record, [], 1)
 
 
-async def test_push_to_a_local_bare_remote(here: Path, workspace: Path) -> None:
+async def test_push_sends_the_pinned_commit(here: Path, workspace: Path) -> None:
     remote = here / "remote.git"
     git(here, "init", "-q", "--bare", str(remote))
     git(workspace, "remote", "add", "origin", str(remote))
     branches = ExecutionBranch(
         SandboxPolicy(workspace=workspace, writable=True, shared=(remote,), git_writable=True)
     )
-    record = await started(branches, workspace)
+    record = (await started(branches, workspace)).pinned()
+    (workspace / "later.txt").write_text("not reviewed\n")
+    git(workspace, "add", "later.txt")
+    git(workspace, "commit", "-qm", "later")
     await branches.push(record, "origin")
-    assert git(remote, "rev-parse", record.branch) == git(workspace, "rev-parse", "HEAD")
+    assert git(remote, "rev-parse", record.branch) == record.result_commit
     with pytest.raises(BranchError, match="not a remote"):
         await branches.push(record, "--upload-pack=x")
 
@@ -270,4 +313,4 @@ async def test_a_step_is_committed_only_on_the_branch(
     record = await branches.start("p1", 1)
     git(workspace, "checkout", "-q", "main")
     with pytest.raises(BranchError, match="not on plancord/p1-v1"):
-        await branches.commit_step(record, 1, "A")
+        await branches.commit_step(record, "A", record.reviewed_commit)

@@ -5,6 +5,7 @@ changed, created or deleted among ignored files and directories is put back byte
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -96,7 +97,7 @@ async def test_discard_puts_back_ignored_files_and_directories_after_a_restart(
     kept = kept_under(here) / "p1-v1"
     assert kept.stat().st_mode & 0o777 == 0o700
     await in_sandbox(workspace, EXECUTION)
-    await branches(workspace, here).commit_step(record, 1, "Change things")
+    await branches(workspace, here).commit_step(record, "Change things", record.reviewed_commit)
 
     # A fresh object, as after a restart, reads what was kept from the data directory.
     await branches(workspace, here).discard(record)
@@ -137,8 +138,8 @@ async def test_merge_drops_what_was_kept(workspace: Path, here: Path) -> None:
     record = await branch.start("p1", 1)
     assert (kept_under(here) / "p1-v1").is_dir()
     await in_sandbox(workspace, "echo changed > app.py")
-    await branch.commit_step(record, 1, "Change app")
-    await branch.merge(record)
+    commit = await branch.commit_step(record, "Change app", record.reviewed_commit)
+    await branch.merge(replace(record, result_commit=commit))
     assert not (kept_under(here) / "p1-v1").exists()
     assert (workspace / ".env").read_text() == "TOKEN=reviewed\n"
 

@@ -13,6 +13,7 @@ from plancord.core.planning import Phase
 from plancord.storage.executions import ExecutionStore
 from tests.discord_bot.asks.checkpointing import DROP, PLAN, WRITE
 from tests.discord_bot.plans import submitted_plan
+from tests.e2e.workspace import git_subjects
 from tests.fakes.anthropic_server import text_turn
 from tests.world import PlanScene, buttons
 
@@ -71,8 +72,7 @@ async def test_continue_lets_the_step_run_and_commits_step_one(plan_scene: Any) 
     record = await ExecutionStore(scene.app.db).latest("ada")
     assert record is not None and record.current_step == 1
     assert record.steps == (StepOutcome.DONE, StepOutcome.CURRENT)
-    subjects = (workspace / ".git" / "logs" / "HEAD").read_text()
-    assert "step 1: Write the migration" in subjects
+    assert git_subjects(workspace)[0] == "Write the migration"
 
 
 async def test_a_restart_while_the_checkpoint_waits_ends_execution(plan_scene: Any) -> None:

@@ -44,6 +44,7 @@ async def completed(
     plan_scene: Any,
     *,
     work: tuple[Any, ...] = WORK,
+    plan: dict[str, Any] = PLAN,
     prepare: Callable[[Path], None] | None = None,
     approver: str = "ana",
     after: tuple[Any, ...] = (),
@@ -51,7 +52,7 @@ async def completed(
 ) -> tuple[PlanScene, Path]:
     """The plan submitted, approved by ``approver`` and executed to its end by ada."""
     scene: PlanScene = await plan_scene(
-        [tool_turn(ToolCall("submit_plan", {"plan": PLAN})), *work, *after], **options
+        [tool_turn(ToolCall("submit_plan", {"plan": plan})), *work, *after], **options
     )
     workspace = scene.app.manager.workspace_of("ada")
     if prepare is not None:

@@ -1,6 +1,6 @@
 """The completion card through the real bot: posted when execution ends with per-step
-outcomes, files with lines, commands, and the branch's diff attached; Merge (fast-forward,
-a merge commit when the base moved, a conflict that changes nothing) and Discard (the tree
+outcomes, files with lines, commands, and the branch's diff attached; Merge (a fast-forward
+to the pinned commit; a moved base is refused, see ``test_pinned``) and Discard (the tree
 byte-identical to the reviewed one), each audited."""
 
 from __future__ import annotations
@@ -52,43 +52,6 @@ async def test_merge_fast_forwards_the_base_and_is_audited(plan_scene: Any) -> N
     assert buttons(result_card(scene)) == {"Merge": False, "Discard": False}
     assert "**Merged** by ana" in (result_card(scene).embeds[0].description or "")
     assert ("result-merge", f"user:{scene.ana.id}(ana)") in await scene.audit()
-
-
-async def test_merge_makes_a_merge_commit_when_the_base_moved(plan_scene: Any) -> None:
-    scene, workspace = await completed(plan_scene)
-    found = await record(scene)
-    base_before = git(workspace, "rev-parse", "main").strip()
-    _commit_on_main(workspace, "other.txt", "someone else's work\n")
-
-    answer = await scene.boss.click(result_card(scene), label="Merge")
-
-    assert "with a merge commit" in reply(answer)
-    parents = git(workspace, "rev-list", "--parents", "-n", "1", "main").split()
-    assert len(parents) == 3 and found.branch
-    assert parents[2] == git(workspace, "rev-parse", found.branch).strip()
-    assert parents[1] != base_before
-    assert (workspace / "other.txt").read_text() == "someone else's work\n"
-    assert (workspace / "greet.py").exists()
-    assert git(workspace, "status", "--porcelain") == ""
-
-
-async def test_a_conflicting_merge_changes_nothing(plan_scene: Any) -> None:
-    scene, workspace = await completed(plan_scene)
-    found = await record(scene)
-    main_before = _commit_on_main(workspace, "greet.py", "def hello():\n    return 1\n")
-    head_before = git(workspace, "symbolic-ref", "HEAD").strip()
-    tree_before = git(workspace, "status", "--porcelain", "--untracked-files=all")
-
-    answer = await scene.ana.click(result_card(scene), label="Merge")
-
-    assert "Not merged" in reply(answer) and "`greet.py`" in reply(answer)
-    assert git(workspace, "rev-parse", "main").strip() == main_before
-    assert git(workspace, "symbolic-ref", "HEAD").strip() == head_before
-    assert git(workspace, "status", "--porcelain", "--untracked-files=all") == tree_before
-    assert (await record(scene)).result is ResultState.WAITING
-    assert found.branch in head_before
-    refused = [a for a in await scene.app.store.list_audit("ada") if a.action == "result-refused"]
-    assert "conflicts" in refused[-1].detail["why"]
 
 
 async def test_discard_returns_the_reviewed_tree_byte_for_byte(plan_scene: Any) -> None:

@@ -31,7 +31,7 @@ async def test_roll_back_to_before_a_step_and_the_card_updates(plan_scene: Any) 
     assert (workspace / "greet.py").exists()
     assert not (workspace / "docs" / "greet.md").exists()
     subjects = git(workspace, "log", "--format=%s", f"{found.reviewed_commit}..{found.branch}")
-    assert subjects.splitlines() == ["step 1: Write greet.py"]
+    assert subjects.splitlines() == ["Write greet.py"]
     second = result_card(scene).embeds[0].fields[1]
     assert "↩️ rolled back" in (second.value or "")
     after = await record(scene)

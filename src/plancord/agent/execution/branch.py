@@ -5,7 +5,14 @@ Why this exists: the result of an execution is a change a human merges or discar
 base branch must not move while a plan executes. :meth:`ExecutionBranch.start` commits the
 reviewed tree (``HEAD`` plus the uncommitted and untracked changes the approval was bound to)
 as a first "reviewed state" commit on ``plancord/<plan_id>-v<rev>`` and switches the
-workspace to that branch without touching a file; each step becomes a commit on it.
+workspace to that branch without touching a file; each step that changed something becomes
+one commit on it, made by the host on the previous step's commit (whatever commits the agent
+made meanwhile), with the agent's own message when it gave one. The caller records each
+step's commit id: nothing here reads a commit's subject, which the agent can write.
+
+The result is pinned (``BranchRecord.result_commit``): Merge and Push take exactly the commit
+the completion card showed, never the branch's tip, and Merge and Discard first check that
+the base branch is where the record says, refusing with the reason when it moved.
 
 Ignored files and empty directories are in no commit: when the branch is given a place to
 keep them (``kept``, in the data directory), ``start`` keeps them (``ignored.IgnoredKeep``)
@@ -51,7 +58,6 @@ _MID_OPERATION = {
     "REVERT_HEAD": "a revert is in progress",
     "BISECT_LOG": "a bisect is in progress",
 }
-_STEP_SUBJECT = re.compile(r"step (\d+): ")
 REVIEWED_SUBJECT = "plancord: reviewed state"
 DIFF_FILE = "plancord-result.diff"
 
@@ -74,6 +80,8 @@ class BranchRecord:
     uncommitted)."""
     reviewed_index: str
     """The tree of the index as it was reviewed, so Discard gives back what was staged."""
+    result_commit: str | None = None
+    """The commit the result is pinned to (None while the plan runs)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,23 +96,13 @@ class FileChange:
 @dataclass(frozen=True, slots=True)
 class StepCommit:
     step: int
-    """The step's number as shown (1-based)."""
-    title: str
+    """The step's number as shown (1-based), as the host recorded it."""
     commit: str
     files: tuple[FileChange, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Merged:
-    commit: str
-    fast_forward: bool
-
-
-@dataclass(frozen=True, slots=True)
-class MergeConflict:
-    """The base moved and the branch does not merge onto it cleanly; nothing changed."""
-
-    paths: tuple[str, ...]
+class BaseMoved(BranchError):
+    """The base branch is not where the execution's record says; nothing was changed."""
 
 
 def branch_name(plan_id: str, revision: int) -> str:
@@ -188,49 +186,81 @@ class ExecutionBranch:
         )
 
     async def commit_step(
-        self, record: BranchRecord, step: int, title: str, leave_out: Sequence[str] = ()
-    ) -> str:
-        """Commit everything in the working tree as ``step N: title`` (``step`` 1-based),
-        even when nothing changed; the commit's id. ``leave_out`` are paths whose change
-        belongs to the next step (the call that moved the plan on made it): they stay in
-        the working tree, uncommitted. Raises BranchError when the workspace is not on the
-        execution branch."""
+        self, record: BranchRecord, message: str, parent: str, leave_out: Sequence[str] = ()
+    ) -> str | None:
+        """Commit everything in the working tree as one commit on ``parent`` (the previous
+        step's commit, or the reviewed state) with ``message``, and point the branch at it;
+        the commit's id, or None when the step changed nothing (the branch then points at
+        ``parent``: no empty commit). Commits the agent made during the step are folded in.
+        ``leave_out`` are paths whose change belongs to the next step (the call that moved
+        the plan on made it): they stay in the working tree, uncommitted. Raises BranchError
+        when the workspace is not on the execution branch."""
         await self._on_branch(record)
+        tip = (await self._checked("rev-parse", "--verify", "HEAD^{commit}")).strip()
         await self._checked("add", "--all")
         if leave_out:
-            await self._checked("--literal-pathspecs", "reset", "--quiet", "HEAD", "--", *leave_out)
-        subject = f"step {step}: {' '.join(title.split())}"[:200]
-        await self._checked(
-            *_HOST_CONFIG, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", subject
-        )
-        return (await self._checked("rev-parse", "HEAD")).strip()
+            await self._checked("--literal-pathspecs", "reset", "--quiet", parent, "--", *leave_out)
+        tree = (await self._checked("write-tree")).strip()
+        if tree == (await self._checked("rev-parse", f"{parent}^{{tree}}")).strip():
+            if tip != parent:
+                await self._checked("update-ref", f"refs/heads/{record.branch}", parent, tip)
+            return None
+        text = message.strip()[:10_000] or "work"
+        commit = (
+            await self._checked("commit-tree", tree, "-p", parent, "-m", text, env=_IDENTITY_ENV)
+        ).strip()
+        await self._checked("update-ref", f"refs/heads/{record.branch}", commit, tip)
+        return commit
 
-    async def steps(self, record: BranchRecord) -> list[StepCommit]:
-        """The branch's step commits, oldest first, with their files and line counts."""
+    async def tip(self, record: BranchRecord) -> str:
+        """The commit the execution branch points at now."""
+        ref = f"refs/heads/{record.branch}^{{commit}}"
+        return (await self._checked("rev-parse", "--verify", ref)).strip()
+
+    async def steps(self, recorded: Sequence[tuple[int, str]]) -> list[StepCommit]:
+        """The step commits the host recorded (``(step, commit)``, oldest first), with
+        their files and line counts against each one's parent."""
+        if not recorded:
+            return []
         out = await self._checked(
             "log",
-            "--reverse",
+            "--no-walk=unsorted",
             "--no-renames",
             "--numstat",
             "-z",
-            "--format=%x01%H%x00%s",
-            f"{record.reviewed_commit}..refs/heads/{record.branch}",
+            "--format=%x01%H",
+            *(commit for _, commit in recorded),
             max_output=50_000_000,
         )
-        found: list[StepCommit] = []
+        files: dict[str, tuple[FileChange, ...]] = {}
         for chunk in out.split("\x01")[1:]:
-            commit, _, rest = chunk.partition("\x00")
-            subject, _, numstat = rest.partition("\x00")
-            files = tuple(_numstat(numstat))
-            match = _STEP_SUBJECT.match(subject)
-            number = int(match.group(1)) if match else 0
-            title = subject[match.end() :] if match else subject
-            found.append(StepCommit(number, title, commit, files))
-        return found
+            commit, _, numstat = chunk.partition("\x00")
+            files[commit.strip()] = tuple(_numstat(numstat))
+        return [StepCommit(step, commit, files.get(commit, ())) for step, commit in recorded]
+
+    async def ignored(self, paths: Sequence[str]) -> tuple[str, ...]:
+        """Those of ``paths`` that are files git ignores (so no step commit holds them), in
+        order."""
+        asked = [p for p in dict.fromkeys(paths) if p and not p.startswith("-")][:500]
+        if not asked:
+            return ()
+        found = await self._checked(
+            "--literal-pathspecs",
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--",
+            *asked,
+        )
+        hits = set(found.split("\x00"))
+        return tuple(p for p in asked if p in hits)
 
     async def write_diff(self, record: BranchRecord) -> Path:
-        """The branch's full diff since the reviewed state, written by git to a file in the
-        repository's git directory (any size; read it in pieces); the file's path."""
+        """The result's full diff since the reviewed state (to the pinned commit, or the
+        branch's tip while none is pinned), written by git to a file in the repository's
+        git directory (any size; read it in pieces); the file's path."""
         target = await self._git_path(DIFF_FILE)
         await self._checked(
             "diff",
@@ -240,51 +270,44 @@ class ExecutionBranch:
             "--no-textconv",
             f"--output={target}",
             record.reviewed_commit,
-            f"refs/heads/{record.branch}",
+            record.result_commit or f"refs/heads/{record.branch}",
         )
         return Path(target)
 
-    async def merge(self, record: BranchRecord) -> Merged | MergeConflict:
-        """Put the branch onto the base: fast-forward when the base has not moved, else a
-        merge commit; the workspace then stands on the base. A conflict changes nothing."""
+    async def merge(self, record: BranchRecord) -> str:
+        """Put the pinned commit onto the base (a fast-forward: the base must be where the
+        record says); the workspace then stands on the base at that commit. Commits the
+        branch gained after the result was pinned stay on the branch, not on the base. The
+        merged commit; raises BranchError (``BaseMoved``) with nothing changed."""
+        pinned = _pinned(record)
         await self._on_branch(record)
         if (await self._checked("status", "--porcelain", "--untracked-files=all")).strip():
-            raise BranchError("The branch has uncommitted changes; commit the step first.")
-        tip = (await self._checked("rev-parse", "HEAD")).strip()
-        base_now = (await self._checked("rev-parse", f"refs/heads/{record.base}")).strip()
-        if (await self._git("merge-base", "--is-ancestor", base_now, tip)).ok:
-            await self._checked("update-ref", f"refs/heads/{record.base}", tip, base_now)
-            await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.base}")
-            await self._forget_kept(record)
-            return Merged(tip, fast_forward=True)
-        tried = await self._git(
-            "merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", base_now, tip
-        )
-        if tried.code == 1:
-            fields = tried.stdout.split("\x00")[1:]
-            conflicted = fields[: fields.index("")] if "" in fields else fields
-            return MergeConflict(tuple(sorted(set(conflicted))))
-        if not tried.ok:
-            raise BranchError(f"git merge-tree failed: {tried.message}")
-        tree = tried.stdout.split("\x00")[0].strip()
-        message = f"Merge {record.branch} into {record.base}"
-        merge = (
-            await self._checked(
-                "commit-tree", tree, "-p", base_now, "-p", tip, "-m", message, env=_IDENTITY_ENV
+            raise BranchError(
+                "The branch has uncommitted changes; they are not part of the result."
             )
-        ).strip()
-        await self._checked("update-ref", f"refs/heads/{record.base}", merge, base_now)
-        await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.base}")
-        await self._checked("read-tree", "-m", "-u", tip, merge)
+        await self._base_in_place(record)
+        if not (await self._git("merge-base", "--is-ancestor", record.base_commit, pinned)).ok:
+            raise BranchError(f"The pinned result {pinned[:12]} does not build on the base.")
+        tip = (await self._checked("rev-parse", "HEAD")).strip()
+        base_ref = f"refs/heads/{record.base}"
+        await self._checked("update-ref", base_ref, pinned, record.base_commit)
+        if tip != pinned:
+            moved = await self._git("read-tree", "-m", "-u", tip, pinned)
+            if not moved.ok:
+                await self._git("update-ref", base_ref, record.base_commit, pinned)
+                raise BranchError(f"git read-tree failed: {moved.message or moved.code}")
+        await self._checked("symbolic-ref", "HEAD", base_ref)
         await self._forget_kept(record)
-        return Merged(merge, fast_forward=False)
+        return pinned
 
     async def discard(self, record: BranchRecord) -> None:
         """Back exactly at the reviewed state: the base branch checked out where it was,
         the working tree as reviewed (uncommitted, untracked and, when they were kept,
         ignored files and empty directories included), the index as it was staged; the
         execution branch and what was kept are deleted. Raises BranchError when the kept
-        paths cannot be put back (the branch and the keep then stay, to try again)."""
+        paths cannot be put back (the branch and the keep then stay, to try again), and
+        ``BaseMoved`` (nothing changed) when the base is not where the record says."""
+        await self._base_in_place(record)
         await self._checked("checkout", "--quiet", "--detach")
         await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--hard", record.reviewed_commit)
         await self._checked("clean", "--quiet", "--force", "-d")
@@ -300,24 +323,31 @@ class ExecutionBranch:
         await self._git("update-ref", "-d", f"refs/heads/{record.branch}")
         await self._forget_kept(record)
 
-    async def roll_back(self, record: BranchRecord, step: int) -> None:
+    async def roll_back(
+        self, record: BranchRecord, recorded: Sequence[tuple[int, str]], step: int
+    ) -> int:
         """The branch and working tree as they were before step ``step`` (1-based) was
-        committed. Raises BranchError when no such step was committed."""
+        committed, by the step commits the host recorded (``(step, commit)``, oldest
+        first); how many of them remain. Raises BranchError when no such step was
+        committed."""
         await self._on_branch(record)
-        commits = await self.steps(record)
-        index = next((i for i, c in enumerate(commits) if c.step == step), None)
+        index = next((i for i, (number, _) in enumerate(recorded) if number == step), None)
         if index is None:
             raise BranchError(f"Step {step} has no commit on {record.branch}.")
-        before = commits[index - 1].commit if index > 0 else record.reviewed_commit
+        before = recorded[index - 1][1] if index > 0 else record.reviewed_commit
         await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--hard", before)
         await self._checked("clean", "--quiet", "--force", "-d")
+        return index
 
     async def push(self, record: BranchRecord, remote: str) -> None:
-        """Push the branch to ``remote`` under its own name. Raises BranchError."""
+        """Push the pinned commit to ``remote`` under the branch's name. Raises BranchError."""
         if remote.startswith(("-", "+")) or not remote:
             raise BranchError(f"{remote!r} is not a remote name.")
+        pinned = _pinned(record)
         ref = f"refs/heads/{record.branch}"
-        await self._checked(*_HOST_CONFIG, "push", "--quiet", "--no-verify", remote, f"{ref}:{ref}")
+        await self._checked(
+            *_HOST_CONFIG, "push", "--quiet", "--no-verify", remote, f"{pinned}:{ref}"
+        )
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -348,6 +378,19 @@ class ExecutionBranch:
         )
         return frozenset(path for path in listing.split("\x00") if path)
 
+    async def _base_in_place(self, record: BranchRecord) -> None:
+        """Raise ``BaseMoved`` unless the base branch is at the commit the record says."""
+        found = await self._git("rev-parse", "--verify", "--quiet", f"refs/heads/{record.base}")
+        now = found.stdout.strip()
+        if now == record.base_commit:
+            return
+        where = f"is now at {now[:12]}" if now else "no longer exists"
+        raise BaseMoved(
+            f"`{record.base}` moved outside plancord: it {where}, not at "
+            f"{record.base_commit[:12]} where the execution started. Nothing was changed; "
+            f"put `{record.base}` back (or decide by hand) and try again."
+        )
+
     async def _on_branch(self, record: BranchRecord) -> None:
         head = await self._git("symbolic-ref", "--quiet", "HEAD")
         if head.stdout.strip() != f"refs/heads/{record.branch}":
@@ -374,6 +417,12 @@ class ExecutionBranch:
         if output.truncated:
             raise BranchError(f"git {args[0]} said more than the host reads")
         return output.stdout
+
+
+def _pinned(record: BranchRecord) -> str:
+    if record.result_commit is None:
+        raise BranchError("The result is not pinned to a commit.")
+    return record.result_commit
 
 
 def _looks_bare(root: Path) -> bool:

@@ -70,6 +70,8 @@ class HeldCall:
     checkpoints: bool
     drift_decided: bool = False
     """The tool itself was drift and the gate already decided it before the call."""
+    commit_message: str | None = None
+    """The agent's own message, when the call is ``git_commit``: it names the step's work."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,9 @@ class Verdict:
 
     error: str | None = None
     stop: bool = False
+    answer: str | None = None
+    """Before the call: the host did what the call asked (a ``git_commit`` that ended the
+    step committed its work under the agent's message), so the tool does not run."""
 
 
 class ExecutionHost:
@@ -126,10 +131,16 @@ class ExecutionHost:
                 f"Not run: the host cannot observe the workspace ({unobservable.reason}), "
                 "so no change can be held to the plan.",
             )
+        if call.commit_message is not None:
+            await self._steps.commit_message(record, call.commit_message)
         held = hold_to_step(call.plan, record.current_step, call.tool, None)
+        answer = None
         if isinstance(held, MovesOn):
-            record = await self._steps.move_on(record, call.plan, held.step, held.skipped)
+            ended = record.current_step
+            record, commit = await self._steps.move_on(record, call.plan, held.step, held.skipped)
             await self.resync(record.agent)
+            if commit is not None and call.commit_message is not None:
+                answer = f"Committed the work of step {ended + 1} as {commit[:12]}."
         step = record.current_step
         if (
             call.checkpoints
@@ -139,7 +150,9 @@ class ExecutionHost:
             why = await self._checkpoint(replace(call, record=record), step)
             if why is not None:
                 return record, Verdict(_checkpoint_refused(step, why), stop=True)
-        return record, Verdict()
+        if answer is not None:
+            await self._event(replace(call, record=record), ExecutionEventKind.COMMAND, ())
+        return record, Verdict(answer=answer)
 
     async def after(self, call: HeldCall) -> Verdict:
         """After the call: observe, hold the changed paths to the current step, decide."""
@@ -199,7 +212,9 @@ class ExecutionHost:
                 await self._steps.move_on(call.record, call.plan, held.step, held.skipped)
                 await self.resync(agent)
                 return Verdict(_checkpoint_refused(held.step, why), stop=True)
-        moved = await self._steps.move_on(call.record, call.plan, held.step, held.skipped, changed)
+        moved, _ = await self._steps.move_on(
+            call.record, call.plan, held.step, held.skipped, changed
+        )
         await self.resync(call.record.agent)
         await self._event(replace(call, record=moved), ExecutionEventKind.COMMAND, changed)
         return Verdict()

@@ -3,16 +3,21 @@
 Why this exists: the card must say, per step, how it ended (done, skipped, stopped, or rolled
 back since), which files it changed with lines added and removed (from the step's commit on
 the branch, git's own count), the commands it ran and the drift events with how each was
-decided (from the execution's events). This gathers them into ``core.results.ResultSummary``
-so the card only renders.
+decided (from the execution's events). Steps and commits are matched by the ids the host
+recorded when it committed each step, never by a commit's subject. The card also names the
+pinned commit and says when the branch moved past it since. This gathers them into
+``core.results.ResultSummary`` so the card only renders.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from plancord.agent.execution.branch import BranchError, ExecutionBranch, StepCommit
 from plancord.agent.execution.starter import branch_record
 from plancord.core.errors import PlancordError
 from plancord.core.execution import (
+    DriftDecision,
     ExecutionEvent,
     ExecutionEventKind,
     ExecutionRecord,
@@ -22,9 +27,21 @@ from plancord.core.plan import Plan
 from plancord.core.results import DriftLine, FileLines, ResultSummary, StepResult
 from plancord.core.review import PlanReview
 from plancord.storage.executions import ExecutionStore
+from plancord.storage.step_commits import StepCommitId
 
 MAX_COMMANDS = 20
 MAX_DRIFT = 20
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What the host recorded of the whole execution, read once for every step."""
+
+    commits: list[StepCommit]
+    events: list[ExecutionEvent]
+    ignored: frozenset[str]
+    """The paths the steps wrote that git ignores."""
+    rolled_back: frozenset[int]
 
 
 async def summarise(
@@ -32,6 +49,8 @@ async def summarise(
     plan: Plan | None,
     executions: ExecutionStore,
     branch: ExecutionBranch,
+    recorded: list[StepCommitId],
+    rolled_back: frozenset[int],
     *,
     votes: tuple[str, ...] = (),
     needed: int = 1,
@@ -39,13 +58,18 @@ async def summarise(
     push_remote: str | None = None,
 ) -> ResultSummary:
     commits: list[StepCommit] = []
+    moved_to: str | None = None
     try:
-        commits = await branch.steps(branch_record(record))
+        commits = await branch.steps([(c.step, c.commit) for c in recorded])
+        if record.waiting and record.result_commit is not None:
+            tip = await branch.tip(branch_record(record))
+            moved_to = tip if tip != record.result_commit else None
     except (BranchError, PlancordError):
         commits = []  # discarded: the branch is gone
     events = await executions.events(record.plan_id)
+    ignored = await _ignored(branch, events)
     steps = tuple(
-        _step(index + 1, outcome, plan, commits, events, record)
+        _step(index + 1, outcome, plan, _Seen(commits, events, ignored, rolled_back))
         for index, outcome in enumerate(record.steps)
     )
     return ResultSummary(
@@ -56,7 +80,8 @@ async def summarise(
         needed=needed,
         review=review,
         push_remote=push_remote,
-        head=commits[-1].commit if commits else None,
+        branch_moved_to=moved_to,
+        head=record.result_commit or (commits[-1].commit if commits else None),
     )
 
 
@@ -64,11 +89,10 @@ def _step(
     number: int,
     outcome: StepOutcome,
     plan: Plan | None,
-    commits: list[StepCommit],
-    events: list[ExecutionEvent],
-    record: ExecutionRecord,
+    seen: _Seen,
 ) -> StepResult:
-    mine = [c for c in commits if c.step == number]
+    events = seen.events
+    mine = [c for c in seen.commits if c.step == number]
     lines: dict[str, FileLines] = {}
     for commit in mine:
         for change in commit.files:
@@ -88,8 +112,7 @@ def _step(
         if e.step == number and e.kind is not ExecutionEventKind.COMMAND
     )
     title = plan.steps[number - 1].description if plan and number <= len(plan.steps) else ""
-    if not title and mine:
-        title = mine[0].title
+    wrote = (p for e in events if e.step == number and _kept(e) for p in e.paths)
     return StepResult(
         number=number,
         title=title,
@@ -98,13 +121,28 @@ def _step(
         commands=commands[-MAX_COMMANDS:],
         drift=drift[-MAX_DRIFT:],
         committed=bool(mine),
-        rolled_back=(
-            record.result is not None
-            and outcome in (StepOutcome.DONE, StepOutcome.STOPPED)
-            and not mine
-            and bool(commits or record.waiting)
-        ),
+        ignored=tuple(p for p in dict.fromkeys(wrote) if p in seen.ignored),
+        rolled_back=number in seen.rolled_back and not mine,
     )
+
+
+def _kept(event: ExecutionEvent) -> bool:
+    """The event's paths stayed as the call left them (a command, or drift kept)."""
+    if event.kind is ExecutionEventKind.COMMAND:
+        return True
+    return event.kind is ExecutionEventKind.DRIFT and event.decision in (
+        DriftDecision.ALLOWED,
+        DriftDecision.LOGGED,
+    )
+
+
+async def _ignored(branch: ExecutionBranch, events: list[ExecutionEvent]) -> frozenset[str]:
+    """The paths the steps wrote that git ignores (none when git cannot say)."""
+    written = [p for e in events if _kept(e) for p in e.paths]
+    try:
+        return frozenset(await branch.ignored(written))
+    except (BranchError, PlancordError):
+        return frozenset()
 
 
 def _drift_text(event: ExecutionEvent) -> str:

@@ -10,6 +10,12 @@ Merge; Merge votes are records of their own, counted like plan approvals), and o
 the branch touched (``ExecutionBranch``). A refusal changes nothing and is audited; so is
 every action with its outcome. Clicks on one result are taken one at a time, so a double
 click merges once.
+
+A result is pinned: when it opens, the host records the commit its card shows, and Merge,
+Push, the diff and every Merge vote are bound to that commit. A later commit on the branch
+(a turn after the card, anyone's "commit this too") is not part of the result: the card
+says the branch moved, and Merge still lands only the pinned commit. Roll back pins the
+result anew and opens a new version, so votes cast before it stop counting.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from plancord.agent.execution.branch import BranchError, ExecutionBranch, MergeConflict
+from plancord.agent.execution.branch import BranchError, ExecutionBranch
 from plancord.agent.execution.remotes import PushRemotes
 from plancord.agent.execution.result_summary import summarise
 from plancord.agent.execution.starter import agent_branch, branch_record
@@ -44,6 +50,7 @@ from plancord.core.settings import PlanModeSettings
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
 from plancord.storage.result_votes import ResultVoteStore
+from plancord.storage.step_commits import StepCommitStore
 from plancord.storage.store import SqlStore
 
 log = logging.getLogger(__name__)
@@ -76,6 +83,7 @@ class ExecutionResults:
         self._sandbox = sandbox
         self._reviews = reviews
         self._votes = ResultVoteStore(store.db)
+        self._commits = StepCommitStore(executions.db)
         self._kept_reviews = PlanReviewStore(store.db)
         self._locks: dict[str, asyncio.Lock] = {}
         self._listeners: list[ResultListener] = []
@@ -123,6 +131,8 @@ class ExecutionResults:
                 revision.plan if revision is not None else None,
                 self._executions,
                 self.branch_of(record.agent),
+                await self._commits.commits(plan_id),
+                await self._commits.rolled_back(plan_id),
                 votes=votes,
                 needed=settings.approvals,
                 review=review,
@@ -161,8 +171,9 @@ class ExecutionResults:
         if record is None or record.running or record.result is not None:
             return
         before = change.before
+        pinned = await self._tip(record)
         if not await self._executions.open_result(
-            plan_id, before.requested_by, before.requested_by_name
+            plan_id, before.requested_by, before.requested_by_name, pinned
         ):
             return
         await self._tell(record.agent, plan_id, ready=True)
@@ -202,9 +213,10 @@ class ExecutionResults:
     # -- the decisions ---------------------------------------------------------------------
 
     async def merge(self, plan_id: str, version: int, actor: Actor) -> str:
-        """Merge the branch onto its base (fast-forward, or a merge commit when the base
-        moved), or record ``actor``'s vote when more approvers must agree. A conflict
-        changes nothing. The answer for ``actor``."""
+        """Put the pinned commit onto the base (a fast-forward; a base moved since the
+        execution started is refused, changing nothing), or record ``actor``'s vote (bound
+        to the version and the pinned commit) when more approvers must agree. The answer
+        for ``actor``."""
         async with self._lock(plan_id):
             record, settings = await self._decidable(plan_id, version, actor, ResultAction.MERGE)
             if actor.kind is ActorKind.USER and settings.approvals > 1:
@@ -223,17 +235,9 @@ class ExecutionResults:
             except BranchError as exc:
                 await self._audit(record, actor, ResultAction.REFUSED, "merge", str(exc))
                 raise ResultFailed(f"Not merged: {exc}") from exc
-            if isinstance(merged, MergeConflict):
-                paths = ", ".join(f"`{p}`" for p in merged.paths[:10]) or "some paths"
-                why = f"{record.base} moved and the branch conflicts with it in {paths}"
-                await self._audit(record, actor, ResultAction.REFUSED, "merge", why)
-                raise ResultFailed(
-                    f"Not merged: {why}. Nothing was changed; resolve it by hand, or Discard."
-                )
-            how = "as a fast-forward" if merged.fast_forward else "with a merge commit"
-            outcome = f"merged into `{record.base}` {how} ({merged.commit[:8]})"
+            outcome = f"merged into `{record.base}` as a fast-forward ({merged[:8]})"
             await self._decided(record, actor, ResultState.MERGED, ResultAction.MERGE, outcome)
-            return f"Merged {record.branch} into `{record.base}` {how} ({merged.commit[:8]})."
+            return f"Merged {record.branch} into `{record.base}` as a fast-forward ({merged[:8]})."
 
     async def discard(self, plan_id: str, version: int, actor: Actor) -> str:
         """Put the base branch and the working tree back exactly at the reviewed state."""
@@ -252,12 +256,18 @@ class ExecutionResults:
         """The branch and working tree as they were before step ``step`` (1-based)."""
         async with self._lock(plan_id):
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.ROLL_BACK)
+            recorded = await self._commits.commits(plan_id)
+            branch = self.branch_of(record.agent)
             try:
-                await self.branch_of(record.agent).roll_back(branch_record(record), step)
+                kept = await branch.roll_back(
+                    branch_record(record), [(c.step, c.commit) for c in recorded], step
+                )
             except BranchError as exc:
                 await self._audit(record, actor, ResultAction.REFUSED, "roll back", str(exc))
                 raise ResultFailed(f"Not rolled back: {exc}") from exc
-            await self._executions.result_moved(plan_id, record.result_version)
+            await self._commits.keep_before(plan_id, kept)
+            pinned = recorded[kept - 1].commit if kept > 0 else record.reviewed_commit
+            await self._executions.result_moved(plan_id, record.result_version, pinned)
             await self._audit(record, actor, ResultAction.ROLL_BACK, f"before step {step}")
             self._redraw_soon(record.agent, plan_id)
             return f"Rolled {record.branch} back to before step {step}."
@@ -277,8 +287,9 @@ class ExecutionResults:
             except BranchError as exc:
                 await self._audit(record, actor, ResultAction.REFUSED, "push", str(exc))
                 raise ResultFailed(f"Not pushed: {exc}") from exc
-            await self._audit(record, actor, ResultAction.PUSH, f"pushed to {remote}")
-            return f"Pushed {record.branch} to `{remote}`."
+            pinned = record.result_commit or ""
+            await self._audit(record, actor, ResultAction.PUSH, f"pushed {pinned[:8]} to {remote}")
+            return f"Pushed {record.branch} ({pinned[:8]}) to `{remote}`."
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -299,6 +310,16 @@ class ExecutionResults:
             why = "the card is out of date (the result changed since)"
             await self._audit(record, actor, ResultAction.REFUSED, action.verb, why)
             raise StaleResult(f"Nothing changed: {why}; use the newest completion card.")
+        if record.result_commit is None:
+            # Opened before results were pinned: pin what the branch holds now as a new
+            # version, so nobody decides on a card that showed something else.
+            pinned = await self._tip(record)
+            if pinned is not None:
+                await self._executions.result_moved(plan_id, record.result_version, pinned)
+                self._redraw_soon(record.agent, plan_id)
+            why = "the result was not pinned to a commit; its card now shows the one it is"
+            await self._audit(record, actor, ResultAction.REFUSED, action.verb, why)
+            raise StaleResult(f"Nothing changed: {why}; use the newest completion card.")
         settings = await self._settings.plan_mode_for(record.agent)
         refusal = check_result_policy(actor, record, settings, action)
         if refusal is not None:
@@ -310,7 +331,7 @@ class ExecutionResults:
         vote = ApprovalVote(
             plan_id=record.plan_id,
             revision=record.result_version,
-            sha256="result",
+            sha256=record.result_commit or "",
             voter_id=actor.id,
             voter_name=actor.name,
             at=self._clock.now(),
@@ -323,7 +344,9 @@ class ExecutionResults:
 
     async def _counted(self, record: ExecutionRecord, fresh: Actor | None) -> list[ApprovalVote]:
         settings = await self._settings.plan_mode_for(record.agent)
-        votes = await self._votes.for_version(record.plan_id, record.result_version)
+        votes = await self._votes.for_version(
+            record.plan_id, record.result_version, record.result_commit or ""
+        )
         state = requester_state(record)
         return await entitled_votes(self._members, record.agent, votes, state, settings, fresh)
 
@@ -387,6 +410,14 @@ class ExecutionResults:
         """Wait for the card redraws started so far (tests, shutdown)."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def _tip(self, record: ExecutionRecord) -> str | None:
+        """The commit the execution's branch points at (None when it cannot be read)."""
+        try:
+            return await self.branch_of(record.agent).tip(branch_record(record))
+        except (BranchError, PlancordError) as exc:
+            log.warning("the branch of %s cannot be read: %s", record.plan_id, exc)
+            return None
 
     def _lock(self, plan_id: str) -> asyncio.Lock:
         return self._locks.setdefault(plan_id, asyncio.Lock())

@@ -99,6 +99,7 @@ def branch_record(record: ExecutionRecord) -> BranchRecord:
         base_commit=record.base_commit,
         reviewed_commit=record.reviewed_commit,
         reviewed_index=record.reviewed_index,
+        result_commit=record.result_commit,
     )
 
 

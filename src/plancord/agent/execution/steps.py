@@ -4,8 +4,11 @@ however execution ends.
 
 Why this exists: the agent's ``update_plan_step`` is a report, not a fact. Here the host's
 own record (``core.execution.ExecutionRecord``) is what moves: when a call only a later step
-covers arrives, the current step is committed as ``step N: <title>`` (host-authored, hooks
-off), the steps passed over are recorded skipped, and the later step becomes current. When
+covers arrives, the current step is committed (host-authored, hooks off: one commit on the
+previous step's, with the agent's own ``git_commit`` message when it gave one, else the
+step's description; none when the step changed nothing) and its id recorded
+(``storage.step_commits``), the steps passed over are recorded skipped, and the later step
+becomes current. When
 execution ends (the agent completes, someone cancels, a checkpoint is stopped or expires,
 the budget is spent, an amendment is rejected), the listener half of this class commits
 what the current step did and records how every step ended.
@@ -32,6 +35,7 @@ from plancord.core.planning import ActorKind, AuditAction, Phase
 from plancord.core.ports import Clock, Notifier, PermissionRequest, PlanningChange
 from plancord.core.sandbox_policy import SandboxSettings
 from plancord.storage.executions import ExecutionStore
+from plancord.storage.step_commits import StepCommitStore
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +53,7 @@ class StepKeeper:
         sandbox: SandboxSettings,
     ) -> None:
         self._executions = executions
+        self._commits = StepCommitStore(executions.db)
         self._notifier = notifier
         self._clock = clock
         self._agents_dir = agents_dir
@@ -141,17 +146,21 @@ class StepKeeper:
         to: int,
         skipped: Sequence[int],
         leave_out: Sequence[str] = (),
-    ) -> ExecutionRecord:
+    ) -> tuple[ExecutionRecord, str | None]:
         """Commit the current step (without ``leave_out``, the moving call's own paths) as
-        done, record ``skipped`` and make ``to`` (0-based) current."""
-        await self._commit(record, plan, leave_out)
+        done, record ``skipped`` and make ``to`` (0-based) current; the record and the
+        step's commit (None when it changed nothing)."""
+        commit = await self._commit(record, plan, leave_out)
         steps = list(record.steps)
         steps[record.current_step] = StepOutcome.DONE
         for index in skipped:
             steps[index] = StepOutcome.SKIPPED
         steps[to] = StepOutcome.CURRENT
         await self._executions.save_steps(record.plan_id, to, steps)
-        return record.model_copy(update={"current_step": to, "steps": tuple(steps)})
+        moved = record.model_copy(
+            update={"current_step": to, "steps": tuple(steps), "step_message": None}
+        )
+        return moved, commit
 
     async def planning_changed(self, change: PlanningChange) -> None:
         """End the running execution when plan mode leaves it: the agent completed (its
@@ -186,14 +195,27 @@ class StepKeeper:
         why = f"{change.action} by {change.actor.name}" + (f": {reason}" if reason else "")
         await self._executions.end(record.plan_id, self._clock.now(), why, steps)
 
+    async def commit_message(self, record: ExecutionRecord, message: str) -> None:
+        """The agent gave ``message`` (``git_commit``) for the current step's work."""
+        await self._commits.add_message(record.plan_id, message)
+
     async def _commit(
         self, record: ExecutionRecord, plan: Plan, leave_out: Sequence[str] = ()
-    ) -> None:
+    ) -> str | None:
+        """Commit the current step; the commit's id, None when it changed nothing."""
         step = record.current_step
-        title = plan.steps[step].description if step < len(plan.steps) else "work"
+        fresh = await self._executions.get(record.plan_id)
+        message = fresh.step_message if fresh is not None else None
+        if not message:
+            message = plan.steps[step].description if step < len(plan.steps) else "work"
+        recorded = await self._commits.commits(record.plan_id)
+        parent = recorded[-1].commit if recorded else record.reviewed_commit
         try:
-            await self.branch_of(record.agent).commit_step(
-                branch_record(record), step + 1, title, leave_out
+            commit = await self.branch_of(record.agent).commit_step(
+                branch_record(record), message, parent, leave_out
             )
         except (BranchError, PlancordError) as exc:
             log.warning("agent %s: could not commit step %s: %s", record.agent, step + 1, exc)
+            return None
+        await self._commits.committed(record.plan_id, step + 1, commit)
+        return commit

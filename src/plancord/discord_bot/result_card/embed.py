@@ -74,11 +74,19 @@ def render_result(summary: ResultSummary, diff_note: str | None) -> discord.Embe
 def _description(summary: ResultSummary, diff_note: str | None) -> str:
     record = summary.record
     lines: list[str] = []
+    pinned = (record.result_commit or "")[:12]
     if record.result is ResultState.WAITING:
         lines.append(
-            f"**Waiting for a decision**: Merge puts `{record.branch}` onto `{record.base}`; "
-            f"Discard puts `{record.base}` and the workspace back at the reviewed state."
+            f"**Waiting for a decision**: Merge puts the result `{pinned}` of `{record.branch}` "
+            f"onto `{record.base}`; Discard puts `{record.base}` and the workspace back at the "
+            "reviewed state."
         )
+        if summary.branch_moved_to is not None:
+            lines.append(
+                f"⚠️ `{record.branch}` moved since this result (now at "
+                f"`{summary.branch_moved_to[:12]}`): the later commits are not part of it. "
+                f"Merge and Push take the result shown, `{pinned}`."
+            )
     elif record.result is ResultState.MERGED:
         lines.append(f"**Merged** by {record.decided_by_name}: {record.outcome}.")
     elif record.result is ResultState.DISCARDED:
@@ -103,6 +111,8 @@ def _step_text(step: StepResult) -> str:
     lines = [step_label(step)]
     files = [f"`{f.path}` {lines_changed(f.added, f.removed)}" for f in step.files]
     lines += _listed(files, 8, "file")
+    ignored = [f"`{path}` (ignored by git, in no commit)" for path in step.ignored]
+    lines += _listed(ignored, 4, "ignored file")
     lines += _listed([f"▸ `{_clip(c, 90)}`" for c in step.commands], 5, "command")
     drift = [
         f"{'🔴' if d.checkpoint else '⚠️'} {_clip(d.what, 150)} — {drift_decided(d)}"
