@@ -127,7 +127,13 @@ def _classify(
     judging = _Judging(rules, bool(outputs))
     script = judging.script(read(command, outputs), place, cd_allowed=True)
     reason = "read-only: " + ", ".join(dict.fromkeys(judging.names))
-    return Verdict(True, reason, script.render(), tuple(judging.decided))
+    return Verdict(
+        True,
+        reason,
+        script.render(),
+        tuple(judging.decided),
+        operator_rules=tuple(dict.fromkeys(judging.operator_rules)),
+    )
 
 
 class _Judging:
@@ -139,6 +145,7 @@ class _Judging:
         self.budget = GlobBudget()
         self.names: list[str] = []
         self.decided: list[str] = []
+        self.operator_rules: list[str] = []
         self.commands = 0
         self.words = 0
 
@@ -217,17 +224,23 @@ class _Judging:
             check_cd(call)
             self._judged("cd", f"cd: {describe(check_cd)}")
         else:
-            self._judged(argv[0], _check_command(call, argv, self.rules))
+            decided, operator = _check_command(call, argv, self.rules)
+            if operator is not None:
+                self.operator_rules.append(operator.command)
+            self._judged(argv[0], decided)
         return Command(tuple(argv), tuple(redirects))
 
 
-def _check_command(call: Call, argv: list[str], rules: Sequence[OperatorRule]) -> str:
-    """Judge one command; returns which rule decided (raises ``Denied`` carrying it)."""
+def _check_command(
+    call: Call, argv: list[str], rules: Sequence[OperatorRule]
+) -> tuple[str, OperatorRule | None]:
+    """Judge one command; returns which rule decided, and the operator's rule when it was
+    one (raises ``Denied`` carrying the rule)."""
     name = call.program
     operator = find_rule(rules, argv)
     if operator is not None:
         _judge(operator.judge, call, f"{name}: {operator.label}")
-        return f"{name}: {operator.label}"
+        return f"{name}: {operator.label}", operator
     if "/" in name:
         raise Denied(
             f"`{shown(name)}` runs a program by its path; plan mode runs only known commands",
@@ -244,7 +257,7 @@ def _check_command(call: Call, argv: list[str], rules: Sequence[OperatorRule]) -
         )
     decided = f"{name}: {describe(rule)}"
     _judge(rule, call, decided)
-    return decided
+    return decided, None
 
 
 def _judge(rule: Rule, call: Call, decided: str) -> None:
