@@ -270,6 +270,11 @@ def _judge(rule: Rule, call: Call, decided: str) -> None:
 def _redirect(raw: RawRedirect, place: Place) -> list[Redirect]:
     target = raw.target
     check_braces(target)
+    if target.separators is not None:
+        raise Denied(
+            f"the redirection target `{shown(target.source)}` holds an unquoted substitution "
+            "bash would split; quote it"
+        )
     if is_glob(target):
         raise Denied(f"the redirection target `{shown(target.source)}` is a glob")
     text, op, fd = target.text, raw.op, raw.fd

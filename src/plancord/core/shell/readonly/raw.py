@@ -16,6 +16,10 @@ class Word:
     text: str
     quoted: tuple[bool, ...]
     source: str
+    separators: tuple[bool, ...] | None = None
+    """Set when the word holds an unquoted command substitution, whose output bash splits
+    into fields: for each character, whether it is IFS whitespace from that output (a field
+    separator, ``expansion.fields``). None: bash keeps the word whole."""
 
     def unquoted(self, index: int) -> bool:
         return not self.quoted[index]

@@ -40,6 +40,9 @@ from plancord.core.shell.readonly.substitution import (
 from plancord.core.shell.readonly.verdict import Denied, shown
 
 METACHARACTERS: Final = frozenset(" \t\n|&;<>()")
+IFS_WHITESPACE: Final = frozenset(" \t\n")
+"""bash's default ``IFS``, which the sandbox never changes: where fields split."""
+_NOT_ACTIVE_IN_OUTPUT: Final = frozenset("{},~")
 _EXPANSION_AFTER_DOLLAR: Final = frozenset(
     "{([_@*#?-$!0123456789'\"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 )
@@ -58,15 +61,40 @@ def is_keyword(value: object, keyword: str) -> bool:
 
 
 class _WordBuilder:
-    __slots__ = ("chars", "quoted")
+    __slots__ = ("chars", "empty_quotes", "quoted", "separators", "split")
 
     def __init__(self) -> None:
         self.chars: list[str] = []
         self.quoted: list[bool] = []
+        self.separators: list[bool] = []
+        self.split = False  # an unquoted substitution's output is in the word
+        self.empty_quotes = False  # `''` or `""` (a quoted empty string) is in the word
 
     def add(self, text: str, quoted: bool) -> None:
         self.chars.extend(text)
         self.quoted.extend([quoted] * len(text))
+        self.separators.extend([False] * len(text))
+
+    def add_fields(self, output: str) -> None:
+        """An unquoted substitution's ``output``, as bash goes on to treat it: split into
+        fields at IFS whitespace, then each field globbed (so its glob characters stay
+        unquoted), never brace-expanded (braces come before substitution)."""
+        self.split = True
+        for char in output:
+            self.chars.append(char)
+            self.quoted.append(char in _NOT_ACTIVE_IN_OUTPUT)
+            self.separators.append(char in IFS_WHITESPACE)
+
+    def build(self, source: str) -> Word:
+        text = "".join(self.chars)
+        if not self.split:
+            return Word(text, tuple(self.quoted), source)
+        if self.empty_quotes:
+            raise Denied(
+                f"`{shown(source)}` joins a quoted empty string to an unquoted substitution; "
+                "write one or the other"
+            )
+        return Word(text, tuple(self.quoted), source, tuple(self.separators))
 
     def tilde_position(self) -> bool:
         """Whether an unquoted ``~`` here would be expanded (word start, or after ``=``/``:``)."""
@@ -160,9 +188,12 @@ class Reader:
                 if end < 0:
                     raise Denied("a single quote is not closed")
                 word.add(s[self.i + 1 : end], True)
+                word.empty_quotes |= end == self.i + 1
                 self.i = end + 1
             elif c == '"':
+                before = len(word.chars)
                 self._double_quoted(word)
+                word.empty_quotes |= len(word.chars) == before
             elif c == "\\":
                 if self.i + 1 >= len(s):
                     raise Denied("the command ends with a backslash")
@@ -182,7 +213,7 @@ class Reader:
             else:
                 word.add(c, False)
                 self.i += 1
-        return Word("".join(word.chars), tuple(word.quoted), s[start : self.i])
+        return word.build(s[start : self.i])
 
     def _double_quoted(self, word: _WordBuilder) -> None:
         s = self.s
@@ -251,8 +282,7 @@ class Reader:
             raise Denied('a `"` inside backquotes inside double quotes is ambiguous; write `$(…)`')
         if inner_text(f"$({inner})", 0) != (inner, len(inner) + 3):
             raise Denied("`)` inside backquotes is not evaluated; write `$(…)`")
-        output = self.inner_output(inner, "command substitution")
-        word.add(substituted(inner, output, quoted=quoted), quoted or not self.in_conditional)
+        self._add_output(word, inner, self.inner_output(inner, "command substitution"), quoted)
         self.i = end + 1
 
     def inner_output(self, inner: str, kind: str) -> str:
@@ -282,10 +312,19 @@ class Reader:
         if not self.s.startswith("$(", self.i) or self.s.startswith("$((", self.i):
             return False
         inner, end = inner_text(self.s, self.i)
-        value = substituted(inner, self.inner_output(inner, "command substitution"), quoted=quoted)
-        word.add(value, quoted or not self.in_conditional)  # unquoted in a pattern: active
+        self._add_output(word, inner, self.inner_output(inner, "command substitution"), quoted)
         self.i = end
         return True
+
+    def _add_output(self, word: _WordBuilder, inner: str, output: str, quoted: bool) -> None:
+        """A substitution's output in the word: one piece of it when quoted; split into
+        fields (and globbed) when not; inside ``[[ … ]]`` (no splitting) a pattern."""
+        split = not quoted and not self.in_conditional
+        value = substituted(inner, output, quoted=quoted, split=split)
+        if split:
+            word.add_fields(value)
+        else:
+            word.add(value, quoted)  # unquoted in a pattern: active
 
     def _dollar(self, *, quoted: bool) -> None:
         """Refuse a ``$`` that starts an expansion; a ``$`` that bash keeps literal passes."""
