@@ -124,7 +124,7 @@ REASONS = [
     ("awk 'BEGIN{system(\"ls\")}'", "system()"),
     ("awk '{print > \"out\"}' notes.txt", "writes to a file"),
     ("awk '{print | \"sh\"}' notes.txt", "pipes"),
-    ("find . -exec ls {} +", "runs commands"),
+    ("find . -exec rm {} +", "only simple readers"),
     ("find . -delete", "deletes files"),
     ("find . -fprint out", "writes to a file"),
     ("rg --pre cat x", "runs other programs"),

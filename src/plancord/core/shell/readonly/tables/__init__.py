@@ -9,6 +9,7 @@ from plancord.core.shell.readonly.commands import Rule
 from plancord.core.shell.readonly.tables import (
     checksums,
     files,
+    find,
     git,
     programs,
     search,
@@ -29,3 +30,4 @@ RULES: Final[dict[str, Rule]] = {
     **system.RULES,
 }
 RULES["xargs"] = search.xargs_rule(RULES)
+RULES["find"] = find.find_rule(RULES)

@@ -104,7 +104,7 @@ _FEEDING: Final = (
     "search prints (find, git ls-files, grep -l, rg -l or --files, through head, tail, sort, "
     "uniq or grep) may feed it"
 )
-_FIND_PRINTS_TEXT: Final = names("-printf -ls -fls -fprint -fprint0 -fprintf")
+_FIND_PRINTS_TEXT: Final = names("-printf -ls -fls -fprint -fprint0 -fprintf -exec")
 _PATH_LISTS: Final = names("-l -L --files-with-matches --files-without-match --files")
 
 
