@@ -100,7 +100,7 @@ REASONS = [
     ("cat ~/.bashrc", "tilde"),
     ("echo (ls)", "subshells"),
     ("ls &", "background"),
-    ("cat <<EOF\nx\nEOF", "here-documents"),
+    ("cat <<EOF\n$x\nEOF", "quote its delimiter"),
     ("diff <(ls) <(ls src)", "process substitution"),
     ("FOO=1 ls", "assignment"),
     ("until true; do ls; done", "keyword `until`"),

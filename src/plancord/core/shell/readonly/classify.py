@@ -23,6 +23,7 @@ from typing import Final
 from plancord.core.shell.readonly.commands import Call, Rule, describe
 from plancord.core.shell.readonly.conditional import judge_conditional
 from plancord.core.shell.readonly.expansion import GlobBudget, check_braces, expand, is_glob
+from plancord.core.shell.readonly.heredoc import HERE_OPERATORS
 from plancord.core.shell.readonly.loops import unroll
 from plancord.core.shell.readonly.operator_rules import OperatorRule, find_rule
 from plancord.core.shell.readonly.paths import Place, check_path
@@ -212,9 +213,8 @@ class _Judging:
         if self.words > MAX_WORDS:
             raise Denied(f"the command has more than {MAX_WORDS} words")
         redirects = [r for raw_redirect in raw.redirects for r in _redirect(raw_redirect, place)]
-        call = Call(
-            argv[0], argv[1:], place, feeders if not any(r.op == "<" for r in redirects) else ()
-        )
+        piped = not any(r.op in ("<", "<<<") for r in redirects)
+        call = Call(argv[0], argv[1:], place, feeders if piped else ())
         if argv[0] == "cd":
             if self.staged:
                 raise Denied(
@@ -269,6 +269,8 @@ def _judge(rule: Rule, call: Call, decided: str) -> None:
 
 def _redirect(raw: RawRedirect, place: Place) -> list[Redirect]:
     target = raw.target
+    if raw.op in HERE_OPERATORS:
+        return [_here_input(raw)]
     check_braces(target)
     if target.separators is not None:
         raise Denied(
@@ -283,6 +285,8 @@ def _redirect(raw: RawRedirect, place: Place) -> list[Redirect]:
             raise Denied("only standard input may be redirected from a file")
         check_path(place, text)
         return [Redirect(0, "<", text)]
+    if op == ">&" and text == "-" and fd in (None, 1, 2):
+        return [Redirect(1 if fd is None else fd, ">&", "-")]  # closes it
     if op == ">&" and text in ("1", "2"):
         fd = 1 if fd is None else fd
         if fd not in (1, 2):
@@ -301,3 +305,15 @@ def _redirect(raw: RawRedirect, place: Place) -> list[Redirect]:
     if fd not in (1, 2):
         raise Denied(f"`{fd}>`: only standard output and error may be redirected")
     return [Redirect(fd, ">", DEV_NULL)]
+
+
+def _here_input(raw: RawRedirect) -> Redirect:
+    """A here-string or here-document: standard input from text, never expanded again."""
+    if raw.fd not in (None, 0):
+        raise Denied("only standard input may come from a here-string or here-document")
+    text = raw.target.text
+    if raw.op == "<<<":
+        return Redirect(0, "<<<", text)  # bash neither splits nor globs it
+    if not text:
+        return Redirect(0, "<", DEV_NULL)
+    return Redirect(0, "<<<", text[:-1])  # the body ends with a line break the `<<<` adds

@@ -18,7 +18,6 @@ from plancord.core.shell.readonly.raw import (
     Element,
     RawCommand,
     RawConditional,
-    RawRedirect,
     RawScript,
     RawSubshell,
     Word,
@@ -30,8 +29,6 @@ REFUSED_OPERATORS: Final = {
     ";&": "`;&` belongs to `case`, which plan mode does not run",
     "|&": "`|&` pipes standard error; write `2>&1 |` instead",
     "&": "`&` runs a command in the background",
-    "<<": "here-documents are not read-only shell plan mode can check",
-    "<<<": "here-strings are not read-only shell plan mode can check",
     "<>": "`<>` opens a file for writing",
     "<&": "`<&` duplicates input descriptors",
     "(": "a `(` inside a command is not read: subshells start a command",
@@ -129,7 +126,7 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
             continue
         assert isinstance(value, str)
         if kind == "redirect":
-            command.redirects.append(RawRedirect(None, value, reader.target(value)))
+            command.redirects.append(reader.redirection(None, value))
             pending = None
             continue
         if value in ("(", ")"):

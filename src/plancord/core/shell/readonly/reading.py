@@ -24,6 +24,12 @@ from typing import Final
 from plancord.core.shell.readonly import arithmetic
 from plancord.core.shell.readonly.cursor import Token
 from plancord.core.shell.readonly.grammar import REFUSED_OPERATORS, read_list
+from plancord.core.shell.readonly.heredoc import (
+    HERE_DOCUMENT_OPERATORS,
+    HERE_OPERATORS,
+    PendingDocument,
+    read_bodies,
+)
 from plancord.core.shell.readonly.raw import (
     LOOP_VALUE,
     RawRedirect,
@@ -49,7 +55,7 @@ _EXPANSION_AFTER_DOLLAR: Final = frozenset(
 _EXPANSION_IN_DOUBLE_QUOTES: Final = _EXPANSION_AFTER_DOLLAR - frozenset("'\"")
 _DOUBLE_QUOTE_ESCAPES: Final = frozenset('$`"\\\n')
 _OPERATORS: Final = (
-    "&>>", "<<<", "&&", "||", ";;", ";&", "|&", "&>", ">>", ">&", "<&", "<<", "<>", ">|",
+    "&>>", "<<<", "<<-", "&&", "||", ";;", ";&", "|&", "&>", ">>", ">&", "<&", "<<", "<>", ">|",
     "|", "&", ";", "<", ">", "(", ")",
 )  # fmt: skip
 
@@ -111,6 +117,8 @@ def read(text: str, outputs: Mapping[str, str] | None = None) -> RawScript:
     """
     reader = Reader(text, outputs or {})
     script = reader.script()
+    if reader.documents:
+        raise Denied("a here-document's body must follow its line; the command ends first")
     if reader.ended is not None:
         raise Denied(f"`{shown(reader.ended)}` has nothing to close")
     return script
@@ -130,6 +138,8 @@ class Reader:
         self.in_branch = False  # inside an `if`
         self.depth = 0  # of subshells
         self.ended: str | None = None  # the keyword or `)` that ended the last ``script``
+        self.documents: list[PendingDocument] = []  # `<<` whose bodies follow the line
+        self.bodies_end: dict[int, int] = {}  # a line break's index: where its bodies end
 
     def script(self, until: frozenset[str] = frozenset()) -> RawScript:
         """Read a list to the end of the text, or to one of the keywords ``until`` (or ``)``)
@@ -158,7 +168,10 @@ class Reader:
                 end = s.find("\n", self.i)
                 self.i = len(s) if end < 0 else end
             elif c == "\n":
-                self.i += 1
+                if self.documents:
+                    self.bodies_end[self.i] = read_bodies(s, self.i + 1, self.documents)
+                    self.documents = []
+                self.i = self.bodies_end.get(self.i, self.i + 1)
                 return "op", "\n"
             elif s.startswith("<(", self.i):
                 return "word", self._process_substitution()
@@ -167,7 +180,7 @@ class Reader:
                 self.i += len(operator)
                 if operator in REFUSED_OPERATORS and operator not in ("(", ")"):
                     raise Denied(REFUSED_OPERATORS[operator])
-                if operator in ("<", ">", ">>", ">|", "&>", "&>>", ">&"):
+                if operator in ("<", ">", ">>", ">|", "&>", "&>>", ">&", *HERE_OPERATORS):
                     return "redirect", operator
                 return "op", operator
             else:
@@ -366,7 +379,18 @@ class Reader:
         assert token[0] == "redirect"
         assert isinstance(token[1], str)
         fd = int(word.source) if len(word.source) < 4 else 1000
-        return RawRedirect(fd, token[1], self.target(token[1]))
+        return self.redirection(fd, token[1])
+
+    def redirection(self, fd: int | None, op: str) -> RawRedirect:
+        """The redirection ``op`` just read; a here-document's body is filled in at the end
+        of its line (``heredoc``)."""
+        target = self.target(op)
+        redirect = RawRedirect(fd, op, target)
+        if op in HERE_DOCUMENT_OPERATORS:
+            if target.separators is not None:
+                raise Denied("a here-document's delimiter is a substitution")
+            self.documents.append(PendingDocument(redirect, target, op == "<<-"))
+        return redirect
 
     def target(self, op: str) -> Word:
         s = self.s

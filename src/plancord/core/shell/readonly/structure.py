@@ -29,14 +29,16 @@ def quote(word: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Redirect:
-    """One redirection bash may apply: ``fd<path`` (``fd`` 0), ``fd>/dev/null``, ``fd>&other``.
+    """One redirection bash may apply: ``fd<path`` (``fd`` 0), ``fd>/dev/null``, ``fd>&other``
+    or ``fd<<<text``.
 
-    ``target`` is a path for ``<`` and ``>`` (``/dev/null`` only, for ``>``) and a descriptor
-    number for ``>&``.
+    ``target`` is a path for ``<`` and ``>`` (``/dev/null`` only, for ``>``), a descriptor
+    number (or ``-``, closing it) for ``>&``, and the input's text (a line break follows it)
+    for ``<<<``, which is also how a here-document runs.
     """
 
     fd: int
-    op: Literal["<", ">", ">&"]
+    op: Literal["<", ">", ">&", "<<<"]
     target: str
 
     def render(self) -> str:

@@ -36,7 +36,7 @@ GREP: Final = OptionTable(
     numeric=True,
     dash_values="-e --regexp",
 )
-_NO_PATTERN_GREP: Final = ("-e", "--regexp", "-f", "--file")
+_NO_PATTERN_GREP: Final = ("-e", "--regexp", "-f", "--file", "-V", "--version", "--help")
 
 _RG_RUNS_PROGRAMS: Final = "runs other programs on the files it searches"
 RG: Final = OptionTable(
