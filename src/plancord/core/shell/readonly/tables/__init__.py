@@ -15,6 +15,7 @@ from plancord.core.shell.readonly.tables import (
     search,
     system,
     text,
+    viewers,
 )
 from plancord.core.shell.readonly.tables.refused import REFUSED
 
@@ -28,6 +29,7 @@ RULES: Final[dict[str, Rule]] = {
     **git.RULES,
     **checksums.RULES,
     **system.RULES,
+    **viewers.RULES,
 }
 RULES["xargs"] = search.xargs_rule(RULES)
 RULES["find"] = find.find_rule(RULES)
