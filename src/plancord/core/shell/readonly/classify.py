@@ -26,6 +26,7 @@ from plancord.core.shell.readonly.expansion import GlobBudget, check_braces, exp
 from plancord.core.shell.readonly.heredoc import HERE_OPERATORS
 from plancord.core.shell.readonly.loops import unroll
 from plancord.core.shell.readonly.operator_rules import OperatorRule, find_rule
+from plancord.core.shell.readonly.parameters import HOME_VALUE, check_home_shown
 from plancord.core.shell.readonly.paths import Place, check_path
 from plancord.core.shell.readonly.raw import (
     RawCommand,
@@ -125,8 +126,9 @@ def _classify(
     if control is not None:
         raise Denied(f"the command holds a control character ({control!r})")
     place = Place.at(workspace if workspace is not None else os.getcwd())
-    judging = _Judging(rules, bool(outputs))
-    script = judging.script(read(command, outputs), place, cd_allowed=True)
+    raw = read(command, outputs, str(place.cwd))
+    judging = _Judging(rules, bool(outputs), raw.uses_pwd)
+    script = judging.script(raw, place, cd_allowed=True)
     reason = "read-only: " + ", ".join(dict.fromkeys(judging.names))
     return Verdict(
         True,
@@ -140,9 +142,10 @@ def _classify(
 class _Judging:
     """One command line being judged: its rules, and what the parts judged so far add up to."""
 
-    def __init__(self, rules: Sequence[OperatorRule], staged: bool) -> None:
+    def __init__(self, rules: Sequence[OperatorRule], staged: bool, uses_pwd: bool) -> None:
         self.rules = rules
         self.staged = staged
+        self.uses_pwd = uses_pwd
         self.budget = GlobBudget()
         self.names: list[str] = []
         self.decided: list[str] = []
@@ -163,6 +166,8 @@ class _Judging:
             commands: list[Command | Conditional | Subshell] = []
             for part in element:
                 if isinstance(part, RawConditional):
+                    if any(not isinstance(t, str) and HOME_VALUE in t.text for t in part.tokens):
+                        raise Denied("`$HOME` inside `[[ … ]]` is not evaluated")
                     commands.append(judge_conditional(part, place))
                     self._judged("[[", f"[[: {describe(judge_conditional)}")
                 elif isinstance(part, RawSubshell):
@@ -221,9 +226,12 @@ class _Judging:
                     "`cd` in a command line with a command substitution is not evaluated "
                     "(the substitution runs in the workspace)"
                 )
+            if self.uses_pwd:
+                raise Denied("`cd` in a command line that reads `$PWD` or `~+` is not evaluated")
             check_cd(call)
             self._judged("cd", f"cd: {describe(check_cd)}")
         else:
+            check_home_shown(argv)
             decided, operator = _check_command(call, argv, self.rules)
             if operator is not None:
                 self.operator_rules.append(operator.command)
@@ -269,6 +277,8 @@ def _judge(rule: Rule, call: Call, decided: str) -> None:
 
 def _redirect(raw: RawRedirect, place: Place) -> list[Redirect]:
     target = raw.target
+    if HOME_VALUE in target.text:
+        raise Denied("`$HOME` is the sandbox's private home, whose path plan mode does not know")
     if raw.op in HERE_OPERATORS:
         return [_here_input(raw)]
     check_braces(target)

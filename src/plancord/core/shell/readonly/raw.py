@@ -54,6 +54,8 @@ class RawConditional:
 class RawScript:
     pipelines: list[list[Element] | RawLoop | RawIf] = field(default_factory=list)
     connectors: list[str] = field(default_factory=list)
+    uses_pwd: bool = False
+    """Set on a whole line that read ``$PWD`` or ``~+`` (a ``cd`` would change them)."""
 
 
 LOOP_VALUE: Final = "\0"

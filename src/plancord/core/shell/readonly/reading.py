@@ -5,9 +5,10 @@ backslash escapes, operators and comments; ``grammar`` puts the tokens together 
 pipelines and lists, and ``compound`` reads ``for``, ``while read``, ``if``, ``( … )``,
 ``[[ … ]]`` and ``(( … ))``. Expansions are read only where their value is known here:
 the loop variable in a loop's body, ``$(…)``, ``<(…)`` and backquotes once their output is
-known (``substitution``; until then the reader asks for a stage), and ``$((…))`` of
-literals (``arithmetic``). Every other expansion (``$NAME``, ``${…}``, ``$'…'``, tilde) is
-refused with a reason naming it.
+known (``substitution``; until then the reader asks for a stage), ``$((…))`` of
+literals (``arithmetic``), and ``$PWD``, ``~+`` and a quoted ``$HOME`` (``parameters``).
+Every other expansion (``$NAME``, ``${…}``, ``$'…'``, tilde) is refused with a reason
+naming it. Here-documents are read with ``heredoc``; words are built by ``word_builder``.
 
 The lexer follows bash's rules for where a word ends and what a quote or backslash means,
 and records for every character whether it was quoted, so that globs and braces (which
@@ -17,7 +18,6 @@ bash expands only when unquoted) are recognised exactly. What it produces is a d
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Final
 
@@ -29,6 +29,12 @@ from plancord.core.shell.readonly.heredoc import (
     HERE_OPERATORS,
     PendingDocument,
     read_bodies,
+)
+from plancord.core.shell.readonly.parameters import (
+    home_reference,
+    parameter_at,
+    pwd_value,
+    refuse_dollar,
 )
 from plancord.core.shell.readonly.raw import (
     LOOP_VALUE,
@@ -44,15 +50,10 @@ from plancord.core.shell.readonly.substitution import (
     substituted,
 )
 from plancord.core.shell.readonly.verdict import Denied, shown
+from plancord.core.shell.readonly.word_builder import WordBuilder
 
 METACHARACTERS: Final = frozenset(" \t\n|&;<>()")
-IFS_WHITESPACE: Final = frozenset(" \t\n")
-"""bash's default ``IFS``, which the sandbox never changes: where fields split."""
-_NOT_ACTIVE_IN_OUTPUT: Final = frozenset("{},~")
-_EXPANSION_AFTER_DOLLAR: Final = frozenset(
-    "{([_@*#?-$!0123456789'\"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-)
-_EXPANSION_IN_DOUBLE_QUOTES: Final = _EXPANSION_AFTER_DOLLAR - frozenset("'\"")
+_GLOB_OR_SPACE: Final = frozenset("*?[ \t\n")
 _DOUBLE_QUOTE_ESCAPES: Final = frozenset('$`"\\\n')
 _OPERATORS: Final = (
     "&>>", "<<<", "<<-", "&&", "||", ";;", ";&", "|&", "&>", ">>", ">&", "<&", "<<", "<>", ">|",
@@ -66,72 +67,26 @@ def is_keyword(value: object, keyword: str) -> bool:
     return isinstance(value, Word) and value.source == keyword
 
 
-class _WordBuilder:
-    __slots__ = ("chars", "empty_quotes", "quoted", "separators", "split")
-
-    def __init__(self) -> None:
-        self.chars: list[str] = []
-        self.quoted: list[bool] = []
-        self.separators: list[bool] = []
-        self.split = False  # an unquoted substitution's output is in the word
-        self.empty_quotes = False  # `''` or `""` (a quoted empty string) is in the word
-
-    def add(self, text: str, quoted: bool) -> None:
-        self.chars.extend(text)
-        self.quoted.extend([quoted] * len(text))
-        self.separators.extend([False] * len(text))
-
-    def add_fields(self, output: str) -> None:
-        """An unquoted substitution's ``output``, as bash goes on to treat it: split into
-        fields at IFS whitespace, then each field globbed (so its glob characters stay
-        unquoted), never brace-expanded (braces come before substitution)."""
-        self.split = True
-        for char in output:
-            self.chars.append(char)
-            self.quoted.append(char in _NOT_ACTIVE_IN_OUTPUT)
-            self.separators.append(char in IFS_WHITESPACE)
-
-    def build(self, source: str) -> Word:
-        text = "".join(self.chars)
-        if not self.split:
-            return Word(text, tuple(self.quoted), source)
-        if self.empty_quotes:
-            raise Denied(
-                f"`{shown(source)}` joins a quoted empty string to an unquoted substitution; "
-                "write one or the other"
-            )
-        return Word(text, tuple(self.quoted), source, tuple(self.separators))
-
-    def tilde_position(self) -> bool:
-        """Whether an unquoted ``~`` here would be expanded (word start, or after ``=``/``:``)."""
-        if not self.chars:
-            return True
-        return not self.quoted[-1] and self.chars[-1] in "=:"
-
-
-def read(text: str, outputs: Mapping[str, str] | None = None) -> RawScript:
+def read(text: str, outputs: Mapping[str, str] | None = None, pwd: str | None = None) -> RawScript:
     """Read ``text`` into a ``RawScript``; raise ``Denied`` for anything outside the subset.
 
     ``outputs`` holds the output of each command substitution already run (by its inner
-    text); one not there raises ``NeedsStage``.
+    text); one not there raises ``NeedsStage``. ``pwd`` is the directory the line starts
+    in, the value of ``$PWD`` (``parameters``; None: refused).
     """
-    reader = Reader(text, outputs or {})
-    script = reader.script()
-    if reader.documents:
-        raise Denied("a here-document's body must follow its line; the command ends first")
-    if reader.ended is not None:
-        raise Denied(f"`{shown(reader.ended)}` has nothing to close")
-    return script
+    return Reader(text, outputs or {}, pwd).whole()
 
 
 class Reader:
     """The lexer and the list grammar; ``compound`` and ``conditional`` read the compound
     commands through ``token``, ``peek``, ``word`` and ``script``."""
 
-    def __init__(self, text: str, outputs: Mapping[str, str]) -> None:
+    def __init__(self, text: str, outputs: Mapping[str, str], pwd: str | None = None) -> None:
         self.s = text
         self.i = 0
         self.outputs = outputs
+        self.pwd = pwd
+        self.uses_pwd = False  # `$PWD` or `~+` was read: a `cd` on the line would change it
         self.substitutions = 0
         self.loop_name: str | None = None  # the loop variable, while reading a loop body
         self.in_conditional = False  # inside `[[ … ]]`, where a lone `$` stays unquoted
@@ -140,6 +95,16 @@ class Reader:
         self.ended: str | None = None  # the keyword or `)` that ended the last ``script``
         self.documents: list[PendingDocument] = []  # `<<` whose bodies follow the line
         self.bodies_end: dict[int, int] = {}  # a line break's index: where its bodies end
+
+    def whole(self) -> RawScript:
+        """The whole text, read."""
+        script = self.script()
+        if self.documents:
+            raise Denied("a here-document's body must follow its line; the command ends first")
+        if self.ended is not None:
+            raise Denied(f"`{shown(self.ended)}` has nothing to close")
+        script.uses_pwd = self.uses_pwd
+        return script
 
     def script(self, until: frozenset[str] = frozenset()) -> RawScript:
         """Read a list to the end of the text, or to one of the keywords ``until`` (or ``)``)
@@ -189,7 +154,7 @@ class Reader:
 
     def word(self) -> Word:
         s, start = self.s, self.i
-        word = _WordBuilder()
+        word = WordBuilder()
         while self.i < len(s):
             c = s[self.i]
             if c in METACHARACTERS:
@@ -218,17 +183,31 @@ class Reader:
             elif c == "$":
                 if self._expansion(word, quoted=False):
                     continue
-                self._dollar(quoted=False)
+                refuse_dollar(self.s, self.i, quoted=False)
                 word.add("$", not self.in_conditional)
                 self.i += 1
             elif c == "~" and word.tilde_position():
-                raise Denied("tilde expansion (`~`) reaches outside the workspace")
+                following = s[self.i + 2 : self.i + 3]
+                if (
+                    self.pwd is None
+                    or not s.startswith("~+", self.i)
+                    or following
+                    not in (
+                        "",
+                        "/",
+                        *METACHARACTERS,
+                    )
+                ):
+                    raise Denied("tilde expansion (`~`) reaches outside the workspace")
+                self.uses_pwd = True
+                word.add(self.pwd, True)  # bash neither splits nor globs a tilde's value
+                self.i += 2
             else:
                 word.add(c, False)
                 self.i += 1
         return word.build(s[start : self.i])
 
-    def _double_quoted(self, word: _WordBuilder) -> None:
+    def _double_quoted(self, word: WordBuilder) -> None:
         s = self.s
         self.i += 1
         while self.i < len(s):
@@ -247,12 +226,12 @@ class Reader:
             if c == "$":
                 if self._expansion(word, quoted=True):
                     continue
-                self._dollar(quoted=True)
+                refuse_dollar(self.s, self.i, quoted=True)
             word.add(c, True)
             self.i += 1
         raise Denied("a double quote is not closed")
 
-    def _loop_value(self, word: _WordBuilder, *, quoted: bool) -> bool:
+    def _loop_value(self, word: WordBuilder, *, quoted: bool) -> bool:
         """A use of the loop variable in its body (``$f``, ``${f}``) becomes ``LOOP_VALUE``."""
         if self.loop_name is None:
             return False
@@ -267,10 +246,12 @@ class Reader:
                 return True
         return False
 
-    def _expansion(self, word: _WordBuilder, *, quoted: bool) -> bool:
+    def _expansion(self, word: WordBuilder, *, quoted: bool) -> bool:
         """A ``$`` that starts what the reader evaluates: the loop variable, ``$(…)``, or
         literal arithmetic ``$((…))``."""
         if self._loop_value(word, quoted=quoted) or self._substitution(word, quoted=quoted):
+            return True
+        if self._parameter(word, quoted=quoted):
             return True
         if not self.s.startswith("$((", self.i):
             return False
@@ -278,7 +259,29 @@ class Reader:
         word.add(value, True)
         return True
 
-    def _backquoted(self, word: _WordBuilder, *, quoted: bool) -> None:
+    def _parameter(self, word: WordBuilder, *, quoted: bool) -> bool:
+        """``$PWD`` (and its four pattern removals) and a quoted ``$HOME`` (``parameters``)."""
+        found = parameter_at(self.s, self.i) if self.pwd is not None else None
+        if found is None or self.pwd is None:
+            return False
+        name, operation, end = found
+        if name == "HOME":
+            word.add(home_reference(operation, quoted=quoted), True)
+        else:
+            self.uses_pwd = True
+            value = pwd_value(self.pwd, operation)
+            if quoted:
+                word.add(value, True)
+            elif self.in_conditional:
+                if _GLOB_OR_SPACE & set(value):
+                    raise Denied("an unquoted `$PWD` in `[[ … ]]` would be a pattern; quote it")
+                word.add(value, True)
+            else:
+                word.add_fields(value)
+        self.i = end
+        return True
+
+    def _backquoted(self, word: WordBuilder, *, quoted: bool) -> None:
         """`` `inner` `` read as ``$(inner)`` when bash's backquote rules leave its text as
         written: no backslash inside (bash removes some of them), and inside double quotes
         no double quote (POSIX leaves that undefined)."""
@@ -320,7 +323,7 @@ class Reader:
         self.i = end
         return Word(text, (True,) * len(text), self.s[start:end])
 
-    def _substitution(self, word: _WordBuilder, *, quoted: bool) -> bool:
+    def _substitution(self, word: WordBuilder, *, quoted: bool) -> bool:
         """``$(inner)`` becomes the output of ``inner`` as data (see ``substitution``)."""
         if not self.s.startswith("$(", self.i) or self.s.startswith("$((", self.i):
             return False
@@ -329,7 +332,7 @@ class Reader:
         self.i = end
         return True
 
-    def _add_output(self, word: _WordBuilder, inner: str, output: str, quoted: bool) -> None:
+    def _add_output(self, word: WordBuilder, inner: str, output: str, quoted: bool) -> None:
         """A substitution's output in the word: one piece of it when quoted; split into
         fields (and globbed) when not; inside ``[[ … ]]`` (no splitting) a pattern."""
         split = not quoted and not self.in_conditional
@@ -338,34 +341,6 @@ class Reader:
             word.add_fields(value)
         else:
             word.add(value, quoted)  # unquoted in a pattern: active
-
-    def _dollar(self, *, quoted: bool) -> None:
-        """Refuse a ``$`` that starts an expansion; a ``$`` that bash keeps literal passes."""
-        following = self.s[self.i + 1 : self.i + 2]
-        allowed = _EXPANSION_IN_DOUBLE_QUOTES if quoted else _EXPANSION_AFTER_DOLLAR
-        if not following or following not in allowed:
-            return
-        if following == "(":
-            raise Denied("command substitution (`$(…)`) runs a command plan mode cannot see")
-        if following == "[":
-            raise Denied("arithmetic expansion (`$[…]`) is not read-only shell")
-        if following == "{":
-            raise Denied(
-                f"parameter expansion (`{shown(self._span(), 20)}`) has a value plan mode "
-                "cannot know"
-            )
-        if following == "'":
-            raise Denied("`$'…'` quoting is not read-only shell plan mode can check")
-        if following == '"':
-            raise Denied('`$"…"` quoting is not read-only shell plan mode can check')
-        raise Denied(
-            f"the variable `{shown(self._span(), 20)}` has a value plan mode cannot know "
-            "(bash would expand and split it)"
-        )
-
-    def _span(self) -> str:
-        match = re.match(r"\$(\{[^}]*\}?|[A-Za-z_][A-Za-z0-9_]*|.)", self.s[self.i :])
-        return match.group() if match else "$"
 
     # -- redirections ----------------------------------------------------------------------
 

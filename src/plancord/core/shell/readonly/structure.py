@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from plancord.core.shell.readonly.parameters import HOME_VALUE
 from plancord.core.shell.readonly.substitution import PIPED_INPUT, is_piped_input
 
 Connector = Literal["&&", "||", ";"]
@@ -21,9 +22,12 @@ DEV_NULL: Final = "/dev/null"
 
 def quote(word: str) -> str:
     """``word`` single-quoted for bash, so that bash reads it back as exactly ``word``; a
-    process substitution already run becomes a pipe of its quoted output."""
+    process substitution already run becomes a pipe of its quoted output, and a quoted
+    ``$HOME`` (``parameters.HOME_VALUE``) stays ``"$HOME"``."""
     if is_piped_input(word):
         return "<(printf '%s' " + quote(word[len(PIPED_INPUT) :]) + ")"
+    if HOME_VALUE in word:
+        return '"$HOME"'.join(quote(piece) if piece else "" for piece in word.split(HOME_VALUE))
     return "'" + word.replace("'", "'\\''") + "'"
 
 
