@@ -84,8 +84,6 @@ REASONS = [
     ("while read f; do echo $f; done", "needs its input"),
     ("while read a b; do echo; done < notes.txt", "only `while read"),
     ("while true; do ls; done", "only `while read"),
-    ("while read -r f; do echo; done < notes.txt | sort", "whole element"),
-    ("ls && while read -r f; do echo; done < notes.txt", "after `&&`"),
     ("if true; then if true; then ls; fi; fi", "inside an `if`"),
     ("if true; then cd src && ls; fi", "`cd`"),
     ("echo $(( x + 1 ))", "literal numbers"),

@@ -171,7 +171,8 @@ class _Judging:
                     commands.append(judge_conditional(part, place))
                     self._judged("[[", f"[[: {describe(judge_conditional)}")
                 elif isinstance(part, RawSubshell):
-                    commands.append(Subshell(self.script(part.body, place, cd_allowed=True)))
+                    body = self.script(part.body, place, cd_allowed=not part.group)
+                    commands.append(Subshell(body, part.group))
                 elif part.words and part.words[0].source == "cd":
                     if (
                         not cd_allowed

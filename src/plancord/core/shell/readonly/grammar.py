@@ -98,9 +98,14 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
             producer = reader.s[started:pipe_at] if pipeline and pending == "|" else None
             joiner = result.connectors[-1] if result.pipelines else None
             element = compound.read_compound(reader, starter, joiner, producer)
+            if not isinstance(element, (RawCommand, RawConditional, RawSubshell)) and (
+                compound.joined(reader, joiner if not pipeline else "|")
+            ):
+                element = RawSubshell(RawScript([element]), group=True)
             if isinstance(element, (RawCommand, RawConditional, RawSubshell)):
                 pipeline.append(element)
                 closed = True
+                pending = None
             else:
                 pipeline = []
                 result.pipelines.append(element)

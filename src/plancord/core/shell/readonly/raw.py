@@ -86,9 +86,12 @@ class RawIf:
 
 @dataclass(slots=True)
 class RawSubshell:
-    """``( … )``: a list run in a subshell, so a ``cd`` inside ends at the ``)``."""
+    """``( … )``: a list run in a subshell, so a ``cd`` inside ends at the ``)``; or, with
+    ``group``, ``{ …; }``: a list run in the shell itself (a ``cd`` inside is refused), also
+    what a loop piped or joined by ``&&``/``||`` stands in."""
 
     body: RawScript
+    group: bool = False
 
 
 Element = RawCommand | RawConditional | RawSubshell

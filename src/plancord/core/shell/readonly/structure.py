@@ -76,11 +76,15 @@ class Conditional:
 
 @dataclass(frozen=True, slots=True)
 class Subshell:
-    """``( … )``: a list run in a subshell (a ``cd`` inside ends at the ``)``)."""
+    """``( … )``: a list run in a subshell (a ``cd`` inside ends at the ``)``); with
+    ``group``, ``{ …; }``, the list run in the shell itself."""
 
     body: Script
+    group: bool = False
 
     def render(self) -> str:
+        if self.group:
+            return "{ " + self.body.render() + "; }"
         return "( " + self.body.render() + " )"
 
 
