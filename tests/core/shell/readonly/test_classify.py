@@ -248,3 +248,19 @@ def test_check_bash_json_gives_each_reason_and_exits_1_on_a_deny(workspace: Path
     assert records[0]["runs"] == "'ls'"
     assert "$IFS" in records[1]["reason"]
     assert records[1]["runs"] is None
+
+
+def test_check_bash_explain_names_the_family_that_decided(workspace: Path) -> None:
+    lines = (
+        "find . -name '*.py' -exec wc -l {} + <<< x\nfor f in *.py; do echo \"$PWD\"; done | less\n"
+    )
+    result = _cli("--json", "--explain", "--workspace", str(workspace), stdin=lines)
+    assert result.returncode == 0, result.stdout
+    found, looped = [json.loads(line) for line in result.stdout.splitlines()]
+    assert found["decided_by"][0].startswith("find [find and the readers -exec runs]: ")
+    assert found["read_as"] == ["a here-string: input given as quoted text (heredoc)"]
+    assert looped["read_as"] == [
+        "`$PWD`: the starting directory (parameters)",
+        "a loop or `if` piped or joined: run as a `{ …; }` group (compound)",
+    ]
+    assert looped["decided_by"][-1].startswith("less [readers without a terminal]: ")

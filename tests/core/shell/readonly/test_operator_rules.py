@@ -117,10 +117,12 @@ def test_check_bash_explain_names_the_deciding_rule(tmp_path: Path, scratch: Pat
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert records[0]["decided_by"] == [
         "nproc: operator rule `nproc` (shell.read_only_rules)",
-        "wc: option table from wc(1), GNU coreutils 9.1",
+        "wc [text tools]: option table from wc(1), GNU coreutils 9.1",
     ]
     assert records[1]["decided_by"] == ["rm: the list of refused commands"]
-    assert records[2]["decided_by"] == ["sort: option table from sort(1), GNU coreutils 9.1"]
+    assert records[2]["decided_by"] == [
+        "sort [text tools]: option table from sort(1), GNU coreutils 9.1"
+    ]
 
 
 def test_check_bash_explain_in_text(scratch: Path) -> None:
@@ -140,4 +142,4 @@ def test_check_bash_explain_in_text(scratch: Path) -> None:
         check=False,
     )
     assert result.returncode == 0
-    assert "  decided by: git: git._check_git" in result.stdout.splitlines()
+    assert "  decided by: git [git]: git._check_git" in result.stdout.splitlines()

@@ -202,7 +202,10 @@ def test_check_bash_says_which_stage_runs_first_and_runs_it_when_asked(scratch: 
     assert loop["allowed"], loop["reason"]
     assert loop["stages_run"] == ["'git' 'ls-files' 'src'"]
     assert loop["runs"] == "'head' '-1' 'src/main.py'; 'head' '-1' 'src/run.sh'"
-    assert loop["decided_by"] == ["head: option table from head(1), GNU coreutils 9.1"] * 2
+    assert (
+        loop["decided_by"]
+        == ["head [text tools]: option table from head(1), GNU coreutils 9.1"] * 2
+    )
     assert not harmful["allowed"]
 
 

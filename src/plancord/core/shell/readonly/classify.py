@@ -49,7 +49,7 @@ from plancord.core.shell.readonly.structure import (
     Subshell,
 )
 from plancord.core.shell.readonly.substitution import NeedsStage
-from plancord.core.shell.readonly.tables import REFUSED, RULES
+from plancord.core.shell.readonly.tables import FAMILIES, REFUSED, RULES
 from plancord.core.shell.readonly.tables.files import check_cd
 from plancord.core.shell.readonly.verdict import Denied, Verdict, shown
 
@@ -136,6 +136,7 @@ def _classify(
         script.render(),
         tuple(judging.decided),
         operator_rules=tuple(dict.fromkeys(judging.operator_rules)),
+        constructs=raw.constructs,
     )
 
 
@@ -264,7 +265,7 @@ def _check_command(
             f"`{shown(name)}` is not a command plan mode knows to be read-only",
             f"{shown(name)}: no rule (unknown commands are refused)",
         )
-    decided = f"{name}: {describe(rule)}"
+    decided = f"{name} [{FAMILIES[name]}]: {describe(rule)}"
     _judge(rule, call, decided)
     return decided, None
 

@@ -61,6 +61,7 @@ def read_compound(
         body = reader.script(frozenset(("}",)))
         if reader.ended != "}":
             raise Denied("a `{` is not closed by `}`")
+        reader.evaluated("a `{ …; }` group (compound)")
         return RawSubshell(body, group=True)
     if starter == "(":
         if reader.s.startswith("(", reader.i):
@@ -90,7 +91,10 @@ def joined(reader: Cursor, joiner: str | None) -> bool:
     ``&&`` or ``||``, or followed by ``|``, ``&&`` or ``||``. It then stands in a ``{ …; }``
     group, so its unrolled commands are one element (``for …; done | wc -l``)."""
     token = reader.peek()
-    return joiner in ("&&", "||") or (token is not None and token[1] in ("|", "&&", "||"))
+    if joiner in ("&&", "||") or (token is not None and token[1] in ("|", "&&", "||")):
+        reader.evaluated("a loop or `if` piped or joined: run as a `{ …; }` group (compound)")
+        return True
+    return False
 
 
 def after_whole(reader: Cursor) -> str | None:

@@ -56,6 +56,9 @@ class RawScript:
     connectors: list[str] = field(default_factory=list)
     uses_pwd: bool = False
     """Set on a whole line that read ``$PWD`` or ``~+`` (a ``cd`` would change them)."""
+    constructs: tuple[str, ...] = ()
+    """On a whole line: the shell constructs the reader evaluated, each naming the family
+    and module that decided it (``check-bash --explain`` prints them)."""
 
 
 LOOP_VALUE: Final = "\0"

@@ -87,6 +87,7 @@ class Reader:
         self.outputs = outputs
         self.pwd = pwd
         self.uses_pwd = False  # `$PWD` or `~+` was read: a `cd` on the line would change it
+        self.constructs: dict[str, None] = {}  # what was evaluated, in order (for --explain)
         self.substitutions = 0
         self.loop_name: str | None = None  # the loop variable, while reading a loop body
         self.in_conditional = False  # inside `[[ … ]]`, where a lone `$` stays unquoted
@@ -104,7 +105,12 @@ class Reader:
         if self.ended is not None:
             raise Denied(f"`{shown(self.ended)}` has nothing to close")
         script.uses_pwd = self.uses_pwd
+        script.constructs = tuple(self.constructs)
         return script
+
+    def evaluated(self, construct: str) -> None:
+        """Note that ``construct`` was read and evaluated (``check-bash --explain``)."""
+        self.constructs[construct] = None
 
     def script(self, until: frozenset[str] = frozenset()) -> RawScript:
         """Read a list to the end of the text, or to one of the keywords ``until`` (or ``)``)
@@ -200,6 +206,7 @@ class Reader:
                 ):
                     raise Denied("tilde expansion (`~`) reaches outside the workspace")
                 self.uses_pwd = True
+                self.evaluated("`~+`: the starting directory (parameters)")
                 word.add(self.pwd, True)  # bash neither splits nor globs a tilde's value
                 self.i += 2
             else:
@@ -267,8 +274,10 @@ class Reader:
         name, operation, end = found
         if name == "HOME":
             word.add(home_reference(operation, quoted=quoted), True)
+            self.evaluated('`"$HOME"`: shown, never opened (parameters)')
         else:
             self.uses_pwd = True
+            self.evaluated("`$PWD`: the starting directory (parameters)")
             value = pwd_value(self.pwd, operation)
             if quoted:
                 word.add(value, True)
@@ -338,6 +347,10 @@ class Reader:
         split = not quoted and not self.in_conditional
         value = substituted(inner, output, quoted=quoted, split=split)
         if split:
+            self.evaluated(
+                "an unquoted substitution: split into words at white space and globbed, as "
+                "bash does; each word judged (expansion.fields)"
+            )
             word.add_fields(value)
         else:
             word.add(value, quoted)  # unquoted in a pattern: active
@@ -361,7 +374,10 @@ class Reader:
         of its line (``heredoc``)."""
         target = self.target(op)
         redirect = RawRedirect(fd, op, target)
+        if op == "<<<":
+            self.evaluated("a here-string: input given as quoted text (heredoc)")
         if op in HERE_DOCUMENT_OPERATORS:
+            self.evaluated("a here-document: its body given as quoted text (heredoc)")
             if target.separators is not None:
                 raise Denied("a here-document's delimiter is a substitution")
             self.documents.append(PendingDocument(redirect, target, op == "<<-"))

@@ -26,6 +26,10 @@ class Verdict:
     output under ``stage_key`` (the inner text as written)."""
     stage_key: str | None = None
     operator_rules: tuple[str, ...] = ()
+    constructs: tuple[str, ...] = ()
+    """The shell constructs the reader evaluated on an allowed line (a split substitution,
+    a here-document, ``$PWD``…), each naming its family; ``check-bash --explain`` prints
+    them with ``decided_by``."""
     """The operator rules (``shell.read_only_rules``) an allowed verdict relies on. A rule
     only says "read-only": what holds it so is the read-only sandbox (``without_wall``)."""
 

@@ -57,8 +57,7 @@ def find_rule(rules: Mapping[str, Rule]) -> Rule:
     """find's rule, judging a command ``-exec`` runs with ``rules``."""
 
     def rule(call: Call) -> None:
-        """find's own grammar: options, starting points, then an expression of tests and
-        actions; ``-exec`` runs a simple reader judged by its own rule."""
+        """find's grammar, with ``-exec`` running only a reader judged by its own rule."""
         _check_find(call, rules)
 
     return rule

@@ -91,7 +91,7 @@ def _check_pager(table: OptionTable) -> Rule:
     plain = table_rule(table)
 
     def rule(call: Call) -> None:
-        """less and more with display options only, as cat (their output is a pipe)."""
+        """less and more with display options only: as cat, their output being a pipe."""
         for word in call.args:
             if word.startswith("+"):
                 raise Denied(f"`{call.program} {shown(word)}` runs a pager command")
