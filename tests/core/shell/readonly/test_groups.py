@@ -50,3 +50,9 @@ def test_harmful_groups_do_harm_unfiltered_and_are_refused(
     assert harm(command, scratch) == expected, f"{command!r} did no {expected}"
     verdict = classify(command, scratch)
     assert not verdict.allowed, f"{command!r} was allowed: {verdict.script}"
+
+
+def test_groups_nest_only_so_deep(scratch: Path) -> None:
+    verdict = classify("{ " * 3000 + "ls", scratch)
+    assert not verdict.allowed
+    assert "nest deeper" in verdict.reason

@@ -58,7 +58,11 @@ def read_compound(
     if starter == "[[":
         return read_conditional(reader)
     if starter == "{":
+        reader.depth += 1
+        if reader.depth > MAX_SUBSHELL_DEPTH:
+            raise Denied(f"subshells and groups nest deeper than {MAX_SUBSHELL_DEPTH}")
         body = reader.script(frozenset(("}",)))
+        reader.depth -= 1
         if reader.ended != "}":
             raise Denied("a `{` is not closed by `}`")
         reader.evaluated("a `{ …; }` group (compound)")
