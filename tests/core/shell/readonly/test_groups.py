@@ -1,6 +1,6 @@
-"""``{ …; }`` groups, and loops piped on or joined by ``&&``/``||`` (read as a group): the
-judged script prints what bash prints for the original text, and harmful variants are
-shown doing harm unfiltered, then refused."""
+"""``{ …; }`` groups, ``! PIPELINE``, and loops piped on or joined by ``&&``/``||`` (each
+read as a group): the judged script prints what bash prints for the original text, and
+harmful variants are shown doing harm unfiltered, then refused."""
 
 from __future__ import annotations
 
@@ -21,6 +21,10 @@ EVERYDAY = [
     'ls nothing 2>/dev/null || for f in src/*; do echo "$f"; done',
     "if [[ -d src ]]; then ls src; fi | wc -l",
     "ls && ( ls src )",
+    "! grep -q nothing-here notes.txt",
+    "! grep -q alpha notes.txt || echo found",
+    "ls && ! ls nothing 2>/dev/null",
+    "! grep -c a notes.txt | grep -q 9 && echo no-nine",
 ]
 
 HARMFUL = [
@@ -29,6 +33,8 @@ HARMFUL = [
     ("{ cd src && touch ../PWNED; }", "writes"),
     ("find . -name x | { xargs rm; }", "writes"),
     ('ls && for f in x; do sed -i s/d/D/ "$f"; done', "writes"),
+    ("! touch PWNED", "writes"),
+    ("! find . -name x | xargs rm", "writes"),
 ]
 
 

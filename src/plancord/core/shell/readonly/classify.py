@@ -173,7 +173,7 @@ class _Judging:
                     self._judged("[[", f"[[: {describe(judge_conditional)}")
                 elif isinstance(part, RawSubshell):
                     body = self.script(part.body, place, cd_allowed=not part.group)
-                    commands.append(Subshell(body, part.group))
+                    commands.append(Subshell(body, part.group, part.negated))
                 elif part.words and part.words[0].source == "cd":
                     if (
                         not cd_allowed

@@ -57,7 +57,16 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
     closed = False  # the pipeline's last element is a `[[ … ]]` or `( … )`, complete
     pending: str | None = None  # a connector or pipe waiting for the next command
     started = pipe_at = reader.i  # where the pipeline's text starts; its last `|`
+    negated = False  # the pipeline began with `!`
     reader.ended = None
+
+    def whole(elements: list[Element]) -> list[Element]:
+        """The pipeline as it stands in its list: ``! P`` as the group ``! { P; }``."""
+        nonlocal negated
+        if not negated:
+            return elements
+        negated = False
+        return [RawSubshell(RawScript([elements]), group=True, negated=True)]
 
     def finish_command(after: str) -> None:
         nonlocal command, closed
@@ -83,7 +92,7 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
             if command.words or command.redirects or closed:
                 finish_command("end")
             if pipeline:
-                result.pipelines.append(pipeline)
+                result.pipelines.append(whole(pipeline))
             elif result.connectors:
                 result.connectors.pop()  # a trailing `;` or line break joins nothing
             if not result.pipelines:
@@ -94,12 +103,18 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
         if not pipeline and at_start:
             started = before
         starter = value.source if isinstance(value, Word) else value
+        if at_start and not pipeline and starter == "!" and isinstance(value, Word):
+            if negated:
+                raise Denied("`! !` is not evaluated; write the pipeline once")
+            negated = True
+            reader.evaluated("`! PIPELINE`: its status inverted, run as `! { …; }` (grammar)")
+            continue
         if at_start and starter in compound.STARTERS:
             producer = reader.s[started:pipe_at] if pipeline and pending == "|" else None
             joiner = result.connectors[-1] if result.pipelines else None
             element = compound.read_compound(reader, starter, joiner, producer)
             if not isinstance(element, (RawCommand, RawConditional, RawSubshell)) and (
-                compound.joined(reader, joiner if not pipeline else "|")
+                negated or compound.joined(reader, joiner if not pipeline else "|")
             ):
                 element = RawSubshell(RawScript([element]), group=True)
             if isinstance(element, (RawCommand, RawConditional, RawSubshell)):
@@ -148,7 +163,7 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
             if not pipeline:
                 raise Denied(f"`{shown(value)}` has no command before it")
         finish_command(value)
-        result.pipelines.append(pipeline)
+        result.pipelines.append(whole(pipeline))
         result.connectors.append(";" if value == "\n" else value)
         pipeline = []
         pending = value if value in ("&&", "||") else None

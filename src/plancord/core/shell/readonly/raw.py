@@ -95,6 +95,8 @@ class RawSubshell:
 
     body: RawScript
     group: bool = False
+    negated: bool = False
+    """A group standing for ``! PIPELINE``: bash inverts its status."""
 
 
 Element = RawCommand | RawConditional | RawSubshell

@@ -81,10 +81,11 @@ class Subshell:
 
     body: Script
     group: bool = False
+    negated: bool = False
 
     def render(self) -> str:
         if self.group:
-            return "{ " + self.body.render() + "; }"
+            return ("! " if self.negated else "") + "{ " + self.body.render() + "; }"
         return "( " + self.body.render() + " )"
 
 
