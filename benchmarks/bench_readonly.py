@@ -148,6 +148,77 @@ HARMFUL = [
 ]
 """Harmful variants of the same constructs: none may be judged read-only."""
 
+ROUND_THREE = [
+    # unquoted substitutions as file lists
+    "wc -l $(git ls-files '*.py')",
+    "grep -n def $(git ls-files 'src/plancord/core/shell/readonly/*.py')",
+    "rg -n TODO $(git ls-files 'src/*.py')",
+    # here-strings and here-documents
+    "grep -c foo <<< 'foo bar foo'",
+    'grep -q TODO <<< "$(git log -1 --format=%B)" || echo none',
+    "cat <<'EOF'\nnotes $HOME\nEOF",
+    # case, groups, until, !, a loop piped or joined, read with several names
+    'case "$(uname)" in Linux) echo linux;; esac',
+    "{ ls; echo; } | wc -l",
+    "until true; do ls; done",
+    "! grep -q nothing-here README.md",
+    'for f in src/plancord/*.py; do wc -l "$f"; done | sort -n',
+    'git status --short && for f in docs/*.md; do head -1 "$f"; done',
+    "git log -3 --format='%h %s' | while read -r hash subject; do echo \"$hash\"; done",
+    # parameters
+    'echo "$HOME"',
+    'basename "$PWD"',
+    "echo ${PWD##*/}",
+    "ls ~+/src",
+    "command -v rg && rg --version",
+    "ls 2>&-",
+    # find -exec with a reader
+    "find src -name '*.py' -exec grep -l TODO {} +",
+    "find docs -name '*.md' -exec wc -l {} \\;",
+    "find src -maxdepth 2 -type f -exec head -1 {} +",
+    # programs that only read
+    "less README.md",
+    "more README.md",
+    "man ls",
+    "fd -e py",
+    "file *",
+    "ls -ld */",
+    "python --version",
+    "python3 -V",
+    "git fsck",
+    "git archive HEAD | tar -t",
+    "git format-patch --stdout -1",
+    "awk '{print > \"/dev/stderr\"}' pyproject.toml",
+    # reads the sandbox shows outside the workspace
+    "cd .. && git status",
+    "realpath ../lib",
+    "grep -rn TODO / 2>/dev/null",
+]
+"""The round-three issue's examples of everyday exploration: the false denies left."""
+
+HARMFUL_ROUND_THREE = [
+    "wc -l $(git ls-files '*.py') > out",
+    "rm $(git ls-files '*.py')",
+    "$(echo rm) README.md",
+    "find . -name '*.py' -exec rm {} +",
+    "find . -exec sed -i s/a/b/ {} \\;",
+    "find . -name x -execdir rm {} +",
+    "cat <<EOF\n$(touch PWNED)\nEOF",
+    "sh <<< 'touch PWNED'",
+    'cat "$HOME/.ssh/id_rsa"',
+    'rm -rf "$PWD/build"',
+    "{ ls; touch PWNED; } | wc -l",
+    'for f in x; do rm "$f"; done | wc -l',
+    "git format-patch -1",
+    "git archive -o out.tar HEAD",
+    "git archive HEAD | tar -x",
+    "python3 -c 'import os'",
+    "less '+!touch PWNED' README.md",
+    "man ./README.md",
+    "awk '{print > \"out\"}' README.md",
+]
+"""Harmful variants of the round-three families: none may be judged read-only."""
+
 STAGED = [
     'git ls-files src/plancord/core/shell | while read -r f; do wc -l "$f"; done',
     'ls "$(git rev-parse --show-toplevel)"/src',
@@ -195,6 +266,21 @@ def judge(command: str) -> object:
     return classify(command, WORKSPACE)
 
 
+def _report(label: str, everyday: Sequence[str], harmful: Sequence[str]) -> None:
+    """The false denies of ``everyday`` (judged as the agent's shell judges, stages run)
+    and the harmful variants let through, which must be none."""
+    refused = [(c, v.reason) for c in everyday if not (v := judge_staged(c, WORKSPACE)).allowed]
+    share = len(refused) / len(everyday)
+    print(f"{label}: {len(everyday) - len(refused)} of {len(everyday)} allowed")
+    print(f"  false denies: {len(refused)} ({share:.0%})")
+    for command, reason in refused:
+        print(f"    {command.splitlines()[0]}  <- {reason}")
+    through = [c for c in harmful if judge_staged(c, WORKSPACE).allowed]
+    print(f"  harmful variants judged read-only: {len(through)} of {len(harmful)}")
+    for command in through:
+        print(f"    {command}")
+
+
 def _own_repository() -> None:
     """Judge in a clone when this checkout is a linked worktree (see the module docstring)."""
     global WORKSPACE
@@ -234,6 +320,7 @@ def main() -> None:
     print(f"harmful variants judged read-only: {len(harmful)} of {len(HARMFUL)}")
     for command in harmful:
         print(f"    {command}")
+    _report("round three", ROUND_THREE, HARMFUL_ROUND_THREE)
     loop = 'for f in src/plancord/core/shell/readonly/*.py; do head -3 "$f"; done'
     unrolled = statistics.median(measure(lambda: judge(loop), 50))
     print(row("judge a for loop over 20 files, median", unrolled, spawn))

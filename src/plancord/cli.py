@@ -66,6 +66,7 @@ def _cmd_check_bash(args: argparse.Namespace) -> int:
             }
             if args.explain:
                 record["decided_by"] = list(verdict.decided_by)
+                record["read_as"] = list(verdict.constructs)
             print(json.dumps(record, ensure_ascii=False))
         else:
             word = "allowed" if verdict.allowed else "denied"
@@ -77,6 +78,8 @@ def _cmd_check_bash(args: argparse.Namespace) -> int:
             if verdict.script is not None:
                 print(f"  runs: {verdict.script}")
             if args.explain:
+                for construct in verdict.constructs:
+                    print(f"  read as: {construct}")
                 for decided in verdict.decided_by:
                     print(f"  decided by: {decided}")
     return 1 if denied else 0

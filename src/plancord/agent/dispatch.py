@@ -19,7 +19,13 @@ from pydantic import ValidationError
 from plancord.agent.execution.host import ExecutionHost, HeldCall
 from plancord.agent.runtime_settings import RuntimeSettings
 from plancord.agent.sessions import AgentSession
-from plancord.agent.tools.base import Tool, ToolContext, ToolRegistry, ToolResult
+from plancord.agent.tools.base import (
+    Tool,
+    ToolContext,
+    ToolRegistry,
+    ToolResult,
+    holds_read_only,
+)
 from plancord.agent.tools.git_write import GitCommitInput
 from plancord.agent.workspace import workspace_of
 from plancord.core.errors import PlancordError
@@ -113,8 +119,14 @@ class ToolDispatch:
         state = await self._store.load_state(agent)
         plan_settings = await self._plan_settings.plan_mode_for(agent)
         workspace = workspace_of(self._agents_dir, agent)
+        inner_wall = (
+            state.phase.is_planning and plan_settings.shell_sandbox is ShellSandbox.REQUIRED
+        )
+        walled = holds_read_only(
+            self._settings.sandbox.read_only_policy(workspace, inner_wall=inner_wall)
+        )
         verdict = await asyncio.to_thread(
-            tool.shell_verdict, args, workspace, self._settings.shell.operator_rules
+            tool.shell_verdict, args, workspace, self._settings.shell.operator_rules, walled
         )
         detail = tool.detail(args)
         guard = tool.guarded_as(args, workspace)
@@ -196,9 +208,7 @@ class ToolDispatch:
             notifier=self._notifier,
             requester=session.requester,
             interactive=session.interactive,
-            sandbox=(
-                state.phase.is_planning and plan_settings.shell_sandbox is ShellSandbox.REQUIRED
-            ),
+            sandbox=inner_wall,
             shell=self._settings.shell,
             sandbox_settings=self._settings.sandbox,
             ask_timeout_seconds=self._settings.ask_timeout_seconds,

@@ -15,6 +15,12 @@ with the example that failed::
           operands: none
           match: ["cargo metadata --no-deps --format-version 1"]
           not_match: ["cargo metadata --no-deps extra", "cargo build"]
+        - command: ./scripts/stats.sh    # the project's own read-only script
+          operands: none
+          match: ["./scripts/stats.sh"]
+
+A rule only says "read-only": the command then runs in the read-only sandbox, and where no
+read-only wall runs (``sandbox.layer: off``) it asks.
 """
 
 from __future__ import annotations
@@ -33,7 +39,13 @@ class ReadOnlyRuleConfig(BaseModel):
 
     model_config = _MODEL_CONFIG
 
-    command: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.+-]+( [A-Za-z0-9_.+:-]+)*$")
+    command: str = Field(
+        min_length=1,
+        pattern=r"^(\./)?[A-Za-z0-9_+-][A-Za-z0-9_.+-]*(/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*"
+        r"( [A-Za-z0-9_.+:-]+)*$",
+    )
+    """A program name, or a path inside the workspace (``./scripts/stats.sh``, no ``..``)
+    naming the project's own script, optionally followed by a sub-command."""
     flags: str = Field(default="", pattern=r"^[A-Za-z0-9]*$")
     values: str = Field(default="", pattern=r"^[A-Za-z0-9]*$")
     long_flags: list[str] = []

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from plancord.core.gate import ToolKind
 from plancord.core.planning import Actor, Phase
-from plancord.core.sandbox_policy import SandboxPolicy, SandboxSettings
+from plancord.core.sandbox_policy import LayerChoice, SandboxPolicy, SandboxSettings
 from plancord.core.shell.readonly.operator_rules import OperatorRule
 
 if TYPE_CHECKING:
@@ -109,6 +109,13 @@ class ToolContext:
         return self.sandbox_settings.read_only_policy(self.workspace, inner_wall=self.sandbox)
 
 
+def holds_read_only(policy: SandboxPolicy) -> bool:
+    """Whether a process under ``policy`` is kept from writing by a wall: a sandbox layer
+    (``sandbox.layer`` not ``off``) or the plan-mode shell's Landlock inner wall. Without
+    either, ``writable=False`` is only a wish."""
+    return not policy.writable and (policy.layer is not LayerChoice.OFF or policy.inner_wall)
+
+
 class Tool(ABC, Generic[InputT]):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -133,10 +140,15 @@ class Tool(ABC, Generic[InputT]):
         return None
 
     def shell_verdict(
-        self, args: InputT, workspace: Path, rules: Sequence[OperatorRule] = ()
+        self,
+        args: InputT,
+        workspace: Path,
+        rules: Sequence[OperatorRule] = (),
+        read_only_wall: bool = True,
     ) -> Verdict | None:
         """For shell tools: the read-only filter's verdict on this call as run in
-        ``workspace``, with the operator's ``rules``; None otherwise."""
+        ``workspace``, with the operator's ``rules``, knowing whether a read-only wall will
+        hold what it allows (``read_only_wall``); None otherwise."""
         return None
 
     @abstractmethod

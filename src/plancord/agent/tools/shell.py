@@ -18,6 +18,11 @@ Git's state is the host's: every command sees the repository's git directory rea
 ``git commit``, ``git update-ref``, a planted hook or a ``git config`` in the shell fails.
 When a command failed that way the result ends with :data:`GIT_WRITE_REFUSED`, naming the
 git tools that do write (the host's own git runs).
+
+Where no read-only wall holds (``sandbox.layer: off``, and ``plan_mode.shell_sandbox: off``
+while planning) the built-in judgement still lets a command run unasked, but an operator
+rule, which only says a command reads, does not (``Verdict.without_wall``), and no result
+claims a sandbox that did not run.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from plancord.agent.tools.base import Tool, ToolContext, ToolResult
+from plancord.agent.tools.base import Tool, ToolContext, ToolResult, holds_read_only
 from plancord.agent.tools.staging import judge_staged
 from plancord.core.gate import ToolKind
 from plancord.core.shell.readonly import Verdict
@@ -89,11 +94,16 @@ class BashExecuteTool(Tool[BashExecuteInput]):
         return args.command
 
     def shell_verdict(
-        self, args: BashExecuteInput, workspace: Path, rules: Sequence[OperatorRule] = ()
+        self,
+        args: BashExecuteInput,
+        workspace: Path,
+        rules: Sequence[OperatorRule] = (),
+        read_only_wall: bool = True,
     ) -> Verdict:
         if args.write:
             return Verdict(False, "the call asks to write (`write: true`)")
-        return judge_staged(args.command, workspace, rules)
+        verdict = judge_staged(args.command, workspace, rules)
+        return verdict if read_only_wall else verdict.without_wall()
 
     async def run(self, args: BashExecuteInput, ctx: ToolContext) -> ToolResult:
         limit = ctx.shell.timeout_seconds
@@ -113,7 +123,7 @@ class BashExecuteTool(Tool[BashExecuteInput]):
             return ToolResult.error(f"Not run: {exc}.")
         except OSError as exc:
             return ToolResult.error(f"Could not run the command: {exc.strerror or exc}.")
-        return format_shell_result(result, timeout)
+        return format_shell_result(result, timeout, walled=holds_read_only(policy))
 
 
 #: What a program prints when the read-only sandbox refused a write: bubblewrap's read-only
@@ -154,19 +164,21 @@ def _git_write_refused(result: ProcessResult) -> bool:
     return False
 
 
-def format_shell_result(result: ProcessResult, timeout: float) -> ToolResult:
+def format_shell_result(result: ProcessResult, timeout: float, *, walled: bool) -> ToolResult:
     """The output followed by one status line; a timeout is an error, a non-zero exit is not.
 
-    A read-only run that failed saying a write was refused ends with :data:`WRITE_REFUSED`
-    and is an error, so the model knows to ask instead of retrying the same call. A run that
-    failed writing into a git directory ends with :data:`GIT_WRITE_REFUSED` and is an error.
+    Only a run a read-only wall held (``walled``, see :func:`holds_read_only`) says it ran in
+    the read-only sandbox. Such a run that failed saying a write was refused ends with
+    :data:`WRITE_REFUSED` and is an error, so the model knows to ask instead of retrying. A
+    run that failed writing into a git directory ends with :data:`GIT_WRITE_REFUSED` and is
+    an error.
     """
     output = result.output.rstrip("\n") or "(no output)"
     if result.timed_out:
         status = f"[timed out after {timeout:g} s; the command and its children were killed]"
     else:
         status = f"[exit code {result.exit_code}]"
-    if result.read_only:
+    if result.read_only and walled:
         status += " [ran in the read-only sandbox]"
         refused = any(marker in result.output for marker in WRITE_REFUSALS)
         if result.exit_code != 0 and refused:

@@ -91,7 +91,7 @@ def test_everyday_exploration_runs_without_asking(command: str, workspace: Path)
 
 
 REASONS = [
-    ("echo $HOME", "variable `$HOME`"),
+    ("echo $HOME", "unquoted `$HOME`"),
     ("cat ${FILE:-x}", "parameter expansion"),
     ("echo $(ls)", "command substitution"),
     ("echo `ls \\`", "backslash inside backquotes"),
@@ -100,7 +100,7 @@ REASONS = [
     ("cat ~/.bashrc", "tilde"),
     ("echo (ls)", "subshells"),
     ("ls &", "background"),
-    ("cat <<EOF\nx\nEOF", "here-documents"),
+    ("cat <<EOF\n$x\nEOF", "quote its delimiter"),
     ("diff <(ls) <(ls src)", "process substitution"),
     ("FOO=1 ls", "assignment"),
     ("until true; do ls; done", "keyword `until`"),
@@ -124,7 +124,7 @@ REASONS = [
     ("awk 'BEGIN{system(\"ls\")}'", "system()"),
     ("awk '{print > \"out\"}' notes.txt", "writes to a file"),
     ("awk '{print | \"sh\"}' notes.txt", "pipes"),
-    ("find . -exec ls {} +", "runs commands"),
+    ("find . -exec rm {} +", "only simple readers"),
     ("find . -delete", "deletes files"),
     ("find . -fprint out", "writes to a file"),
     ("rg --pre cat x", "runs other programs"),
@@ -248,3 +248,19 @@ def test_check_bash_json_gives_each_reason_and_exits_1_on_a_deny(workspace: Path
     assert records[0]["runs"] == "'ls'"
     assert "$IFS" in records[1]["reason"]
     assert records[1]["runs"] is None
+
+
+def test_check_bash_explain_names_the_family_that_decided(workspace: Path) -> None:
+    lines = (
+        "find . -name '*.py' -exec wc -l {} + <<< x\nfor f in *.py; do echo \"$PWD\"; done | less\n"
+    )
+    result = _cli("--json", "--explain", "--workspace", str(workspace), stdin=lines)
+    assert result.returncode == 0, result.stdout
+    found, looped = [json.loads(line) for line in result.stdout.splitlines()]
+    assert found["decided_by"][0].startswith("find [find and the readers -exec runs]: ")
+    assert found["read_as"] == ["a here-string: input given as quoted text (heredoc)"]
+    assert looped["read_as"] == [
+        "`$PWD`: the starting directory (parameters)",
+        "a loop or `if` piped or joined: run as a `{ …; }` group (compound)",
+    ]
+    assert looped["decided_by"][-1].startswith("less [readers without a terminal]: ")

@@ -42,8 +42,6 @@ EVERYDAY = [
 ]
 
 REASONS = [
-    ("ls && for f in a; do echo $f; done", "after `&&`"),
-    ("for f in a; do echo $f; done | sort", "whole element of its list"),
     ("for f in a; do for g in b; do echo; done; done", "inside a loop"),
     ('for f in "a b"; do echo $f; done', "split or globbed"),
     ("for f in a; do echo $g; done", "`$g`"),

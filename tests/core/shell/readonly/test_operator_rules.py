@@ -117,10 +117,12 @@ def test_check_bash_explain_names_the_deciding_rule(tmp_path: Path, scratch: Pat
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert records[0]["decided_by"] == [
         "nproc: operator rule `nproc` (shell.read_only_rules)",
-        "wc: option table from wc(1), GNU coreutils 9.1",
+        "wc [text tools]: option table from wc(1), GNU coreutils 9.1",
     ]
     assert records[1]["decided_by"] == ["rm: the list of refused commands"]
-    assert records[2]["decided_by"] == ["sort: option table from sort(1), GNU coreutils 9.1"]
+    assert records[2]["decided_by"] == [
+        "sort [text tools]: option table from sort(1), GNU coreutils 9.1"
+    ]
 
 
 def test_check_bash_explain_in_text(scratch: Path) -> None:
@@ -140,4 +142,32 @@ def test_check_bash_explain_in_text(scratch: Path) -> None:
         check=False,
     )
     assert result.returncode == 0
-    assert "  decided by: git: git._check_git" in result.stdout.splitlines()
+    assert "  decided by: git [git]: git._check_git" in result.stdout.splitlines()
+
+
+def test_a_rule_allows_the_project_s_own_read_only_script(scratch: Path) -> None:
+    """The README's example: a rule naming a script in the workspace by its path."""
+    script = scratch / "scripts" / "stats.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\nwc -l notes.txt\n")
+    script.chmod(0o755)
+    config = (
+        "shell: {read_only_rules: [{command: ./scripts/stats.sh, operands: none, "
+        "match: [./scripts/stats.sh]}]}"
+    )
+    rules = parse_config_text(config).shell.operator_rules
+    assert not classify("./scripts/stats.sh", scratch).allowed
+    verdict = classify("./scripts/stats.sh", scratch, rules)
+    assert verdict.allowed, verdict.reason
+    assert verdict.script is not None
+    assert run(verdict.script, scratch).output == b"5 notes.txt\n"
+    assert not classify("./scripts/stats.sh x", scratch, rules).allowed
+    assert not classify("scripts/stats.sh", scratch, rules).allowed
+
+
+@pytest.mark.parametrize("command", ["../x.sh", "./../x.sh", "scripts/../../x.sh", "/bin/sh"])
+def test_a_rule_names_no_script_outside_the_workspace(command: str) -> None:
+    with pytest.raises(ConfigError):
+        parse_config_text(
+            f"shell:\n  read_only_rules:\n    - {{command: '{command}', match: [x]}}\n"
+        )

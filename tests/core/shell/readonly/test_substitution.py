@@ -27,6 +27,16 @@ HARMFUL = [
     ('echo "$(cat /proc/self/environ)"', "secret"),
     ('echo "$(sed -i s/a/b/ notes.txt)"', "writes"),
     ('cat "$(sort notes.txt -o out)"', "writes"),
+    ("wc -l $(git ls-files '*.py' && touch PWNED)", "writes"),
+]
+
+# An unquoted substitution is a list of words to bash; each word is judged as what it is.
+SPLIT_HARMFUL = [
+    ("rm $(git ls-files x)", "writes"),  # the command, not the list, is judged
+    ("sed -i s/a/b/ $(git ls-files notes.txt)", "writes"),
+    ("cat $(cat paths.txt)", "secret"),  # a word naming a path outside the workspace
+    ("$(echo rm) x", "writes"),  # the words bash builds name the command
+    ("grep -n a $(echo notes.txt --output=x) || true", None),
 ]
 
 EVERYDAY = [
@@ -40,12 +50,21 @@ EVERYDAY = [
     "diff <(git show HEAD:notes.txt) <(git show v1:notes.txt)",
     "cat <(git show HEAD~1:notes.txt) | wc -l",
     "comm -12 <(sort notes.txt) <(sort data.txt | head -3)",
+    "wc -l $(git ls-files '*.py')",
+    "grep -n print $(git ls-files '*.py')",
+    "rg -n TODO $(git ls-files 'src/*.py')",
+    "wc -c $(git ls-files)",
+    "cat $(git ls-files '*.nothing') </dev/null",
+    "for f in $(git ls-files 'src/*'); do wc -l \"$f\"; done",
+    "ls -d $(echo 'src/*' ' s?c ')",
+    "printf '[%s]' a$(printf ' b  c\\t') `echo ' d '`e",
 ]
 
 REASONS = [
-    ("echo $(echo a b)", "split or globbed"),
-    ("echo $(echo 'a*')", "split or globbed"),
-    ("echo x $(true)", "bash would drop the word"),
+    ("ls $(echo 'src/*\\x')", "backslash and a glob"),
+    ("echo \"\"$(echo ' a')", "quoted empty string"),
+    ("cat <notes.txt >$(echo /dev/null)", "split"),
+    ("[[ $(echo 'a b') == x ]]", "split or globbed"),
     ("echo $($(ls))", "inside a command substitution"),
     ('echo "$(echo `ls`)"', "inside a command substitution"),
     ('echo "$(echo "$(ls)")"', "inside another"),
@@ -87,6 +106,16 @@ def test_harmful_inner_commands_do_harm_unfiltered_and_never_run(
     assert not verdict.allowed
     assert verdict.stage is None, f"{command!r} would run its inner command first"
     assert "not read-only" in verdict.reason
+
+
+@pytest.mark.parametrize(("command", "expected"), SPLIT_HARMFUL)
+def test_split_words_are_judged_each_as_what_it_is(
+    command: str, expected: str | None, scratch: Path
+) -> None:
+    if expected is not None:
+        assert harm(command, scratch) == expected, f"{command!r} did no {expected}"
+    verdict = staged(command, scratch)
+    assert not verdict.allowed, f"{command!r} was allowed: {verdict.script}"
 
 
 @pytest.mark.parametrize("command", EVERYDAY)
@@ -146,8 +175,7 @@ def test_the_staged_script_gives_bash_the_words_bash_builds(word: str, tmp_path:
     ):
         verdict = staged(text, tmp_path)
         assume("outside the workspace" not in verdict.reason)
-        assume("split or globbed" not in verdict.reason)
-        assume("drop the word" not in verdict.reason)
+        assume("backslash and a glob" not in verdict.reason)
         assert verdict.allowed, verdict.reason
         assert verdict.script is not None
         env = {"PATH": os.environ["PATH"], "LC_ALL": "C"}

@@ -89,7 +89,7 @@ def _token_problem(tokens: list[tuple[str, str]]) -> str | None:
             return ARGV_WRITE
     printing = False
     depth = 0
-    for kind, text in tokens:
+    for index, (kind, text) in enumerate(tokens):
         if kind == "name" and text in ("print", "printf"):
             printing, depth = True, 0
         elif printing:
@@ -99,9 +99,27 @@ def _token_problem(tokens: list[tuple[str, str]]) -> str | None:
                 depth -= 1
             elif text in (";", "\n", "{", "}") and depth <= 0:
                 printing = False
-            elif kind == "op" and text.startswith(">") and depth <= 0:
+            elif (
+                kind == "op"
+                and text.startswith(">")
+                and depth <= 0
+                and not _to_standard_stream(tokens, index + 1)
+            ):
                 return "`awk` `print > file` writes to a file"
     return None
+
+
+_STANDARD_STREAMS: Final = ('"/dev/stderr"', '"/dev/stdout"')
+
+
+def _to_standard_stream(tokens: list[tuple[str, str]], start: int) -> bool:
+    """Whether a ``>`` or ``>>`` is followed by exactly ``"/dev/stderr"`` or
+    ``"/dev/stdout"`` and the statement's end (both awks print there without opening a
+    file; any more text would make the name an expression)."""
+    if start >= len(tokens) or tokens[start] not in (("str", s) for s in _STANDARD_STREAMS):
+        return False
+    following = tokens[start + 1][1] if start + 1 < len(tokens) else ";"
+    return following in (";", "\n", "}")
 
 
 def _reads_file(tokens: list[tuple[str, str]], start: int) -> bool:

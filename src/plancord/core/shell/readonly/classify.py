@@ -23,8 +23,10 @@ from typing import Final
 from plancord.core.shell.readonly.commands import Call, Rule, describe
 from plancord.core.shell.readonly.conditional import judge_conditional
 from plancord.core.shell.readonly.expansion import GlobBudget, check_braces, expand, is_glob
+from plancord.core.shell.readonly.heredoc import HERE_OPERATORS
 from plancord.core.shell.readonly.loops import unroll
 from plancord.core.shell.readonly.operator_rules import OperatorRule, find_rule
+from plancord.core.shell.readonly.parameters import HOME_VALUE, check_home_shown
 from plancord.core.shell.readonly.paths import Place, check_path
 from plancord.core.shell.readonly.raw import (
     RawCommand,
@@ -47,7 +49,7 @@ from plancord.core.shell.readonly.structure import (
     Subshell,
 )
 from plancord.core.shell.readonly.substitution import NeedsStage
-from plancord.core.shell.readonly.tables import REFUSED, RULES
+from plancord.core.shell.readonly.tables import FAMILIES, REFUSED, RULES
 from plancord.core.shell.readonly.tables.files import check_cd
 from plancord.core.shell.readonly.verdict import Denied, Verdict, shown
 
@@ -124,21 +126,31 @@ def _classify(
     if control is not None:
         raise Denied(f"the command holds a control character ({control!r})")
     place = Place.at(workspace if workspace is not None else os.getcwd())
-    judging = _Judging(rules, bool(outputs))
-    script = judging.script(read(command, outputs), place, cd_allowed=True)
+    raw = read(command, outputs, str(place.cwd))
+    judging = _Judging(rules, bool(outputs), raw.uses_pwd)
+    script = judging.script(raw, place, cd_allowed=True)
     reason = "read-only: " + ", ".join(dict.fromkeys(judging.names))
-    return Verdict(True, reason, script.render(), tuple(judging.decided))
+    return Verdict(
+        True,
+        reason,
+        script.render(),
+        tuple(judging.decided),
+        operator_rules=tuple(dict.fromkeys(judging.operator_rules)),
+        constructs=raw.constructs,
+    )
 
 
 class _Judging:
     """One command line being judged: its rules, and what the parts judged so far add up to."""
 
-    def __init__(self, rules: Sequence[OperatorRule], staged: bool) -> None:
+    def __init__(self, rules: Sequence[OperatorRule], staged: bool, uses_pwd: bool) -> None:
         self.rules = rules
         self.staged = staged
+        self.uses_pwd = uses_pwd
         self.budget = GlobBudget()
         self.names: list[str] = []
         self.decided: list[str] = []
+        self.operator_rules: list[str] = []
         self.commands = 0
         self.words = 0
 
@@ -155,10 +167,13 @@ class _Judging:
             commands: list[Command | Conditional | Subshell] = []
             for part in element:
                 if isinstance(part, RawConditional):
+                    if any(not isinstance(t, str) and HOME_VALUE in t.text for t in part.tokens):
+                        raise Denied("`$HOME` inside `[[ … ]]` is not evaluated")
                     commands.append(judge_conditional(part, place))
                     self._judged("[[", f"[[: {describe(judge_conditional)}")
                 elif isinstance(part, RawSubshell):
-                    commands.append(Subshell(self.script(part.body, place, cd_allowed=True)))
+                    body = self.script(part.body, place, cd_allowed=not part.group)
+                    commands.append(Subshell(body, part.group, part.negated))
                 elif part.words and part.words[0].source == "cd":
                     if (
                         not cd_allowed
@@ -205,29 +220,37 @@ class _Judging:
         if self.words > MAX_WORDS:
             raise Denied(f"the command has more than {MAX_WORDS} words")
         redirects = [r for raw_redirect in raw.redirects for r in _redirect(raw_redirect, place)]
-        call = Call(
-            argv[0], argv[1:], place, feeders if not any(r.op == "<" for r in redirects) else ()
-        )
+        piped = not any(r.op in ("<", "<<<") for r in redirects)
+        call = Call(argv[0], argv[1:], place, feeders if piped else ())
         if argv[0] == "cd":
             if self.staged:
                 raise Denied(
                     "`cd` in a command line with a command substitution is not evaluated "
                     "(the substitution runs in the workspace)"
                 )
+            if self.uses_pwd:
+                raise Denied("`cd` in a command line that reads `$PWD` or `~+` is not evaluated")
             check_cd(call)
             self._judged("cd", f"cd: {describe(check_cd)}")
         else:
-            self._judged(argv[0], _check_command(call, argv, self.rules))
+            check_home_shown(argv)
+            decided, operator = _check_command(call, argv, self.rules)
+            if operator is not None:
+                self.operator_rules.append(operator.command)
+            self._judged(argv[0], decided)
         return Command(tuple(argv), tuple(redirects))
 
 
-def _check_command(call: Call, argv: list[str], rules: Sequence[OperatorRule]) -> str:
-    """Judge one command; returns which rule decided (raises ``Denied`` carrying it)."""
+def _check_command(
+    call: Call, argv: list[str], rules: Sequence[OperatorRule]
+) -> tuple[str, OperatorRule | None]:
+    """Judge one command; returns which rule decided, and the operator's rule when it was
+    one (raises ``Denied`` carrying the rule)."""
     name = call.program
     operator = find_rule(rules, argv)
     if operator is not None:
         _judge(operator.judge, call, f"{name}: {operator.label}")
-        return f"{name}: {operator.label}"
+        return f"{name}: {operator.label}", operator
     if "/" in name:
         raise Denied(
             f"`{shown(name)}` runs a program by its path; plan mode runs only known commands",
@@ -242,9 +265,9 @@ def _check_command(call: Call, argv: list[str], rules: Sequence[OperatorRule]) -
             f"`{shown(name)}` is not a command plan mode knows to be read-only",
             f"{shown(name)}: no rule (unknown commands are refused)",
         )
-    decided = f"{name}: {describe(rule)}"
+    decided = f"{name} [{FAMILIES[name]}]: {describe(rule)}"
     _judge(rule, call, decided)
-    return decided
+    return decided, None
 
 
 def _judge(rule: Rule, call: Call, decided: str) -> None:
@@ -256,7 +279,16 @@ def _judge(rule: Rule, call: Call, decided: str) -> None:
 
 def _redirect(raw: RawRedirect, place: Place) -> list[Redirect]:
     target = raw.target
+    if HOME_VALUE in target.text:
+        raise Denied("`$HOME` is the sandbox's private home, whose path plan mode does not know")
+    if raw.op in HERE_OPERATORS:
+        return [_here_input(raw)]
     check_braces(target)
+    if target.separators is not None:
+        raise Denied(
+            f"the redirection target `{shown(target.source)}` holds an unquoted substitution "
+            "bash would split; quote it"
+        )
     if is_glob(target):
         raise Denied(f"the redirection target `{shown(target.source)}` is a glob")
     text, op, fd = target.text, raw.op, raw.fd
@@ -265,6 +297,8 @@ def _redirect(raw: RawRedirect, place: Place) -> list[Redirect]:
             raise Denied("only standard input may be redirected from a file")
         check_path(place, text)
         return [Redirect(0, "<", text)]
+    if op == ">&" and text == "-" and fd in (None, 1, 2):
+        return [Redirect(1 if fd is None else fd, ">&", "-")]  # closes it
     if op == ">&" and text in ("1", "2"):
         fd = 1 if fd is None else fd
         if fd not in (1, 2):
@@ -283,3 +317,15 @@ def _redirect(raw: RawRedirect, place: Place) -> list[Redirect]:
     if fd not in (1, 2):
         raise Denied(f"`{fd}>`: only standard output and error may be redirected")
     return [Redirect(fd, ">", DEV_NULL)]
+
+
+def _here_input(raw: RawRedirect) -> Redirect:
+    """A here-string or here-document: standard input from text, never expanded again."""
+    if raw.fd not in (None, 0):
+        raise Denied("only standard input may come from a here-string or here-document")
+    text = raw.target.text
+    if raw.op == "<<<":
+        return Redirect(0, "<<<", text)  # bash neither splits nor globs it
+    if not text:
+        return Redirect(0, "<", DEV_NULL)
+    return Redirect(0, "<<<", text[:-1])  # the body ends with a line break the `<<<` adds

@@ -8,7 +8,9 @@
   ``read`` fails on it), and the loop is unrolled like a ``for`` loop. The body's commands
   do not see the loop's remaining input: what runs is the unrolled list.
 * ``if …; then …; [elif …; then …;] [else …;] fi``: each list judged; rendered as written.
-* ``( … )``: a subshell, in which ``cd DIR && …`` moves only the commands inside.
+* ``( … )``: a subshell, in which ``cd DIR && …`` moves only the commands inside; ``{ …; }``
+  a group (no ``cd`` inside), which is also how a loop piped on or joined by ``&&`` or
+  ``||`` is read (``joined``).
 * ``[[ … ]]`` (``conditional``) and ``(( … ))`` of literals (``arithmetic``).
 
 A loop or ``if`` stands as a whole element of its list. Loops may not nest in loops, nor
@@ -39,7 +41,7 @@ from plancord.core.shell.readonly.structure import quote
 from plancord.core.shell.readonly.verdict import Denied, shown
 
 MAX_SUBSHELL_DEPTH: Final = 8
-STARTERS: Final = frozenset(("for", "while", "if", "[[", "("))
+STARTERS: Final = frozenset(("for", "while", "if", "[[", "(", "{"))
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DONE: Final = frozenset(("done",))
 
@@ -51,10 +53,20 @@ def read_compound(
 ) -> Compound:
     """The compound command ``starter`` opens. ``joiner`` is the connector before its
     pipeline; ``producer`` the text of the pipeline piped into it (None when not piped)."""
-    if producer is not None and starter not in ("while", "[[", "("):
+    if producer is not None and starter not in ("while", "[[", "(", "{"):
         raise Denied(f"a pipe into `{starter}` is not evaluated")
     if starter == "[[":
         return read_conditional(reader)
+    if starter == "{":
+        reader.depth += 1
+        if reader.depth > MAX_SUBSHELL_DEPTH:
+            raise Denied(f"subshells and groups nest deeper than {MAX_SUBSHELL_DEPTH}")
+        body = reader.script(frozenset(("}",)))
+        reader.depth -= 1
+        if reader.ended != "}":
+            raise Denied("a `{` is not closed by `}`")
+        reader.evaluated("a `{ …; }` group (compound)")
+        return RawSubshell(body, group=True)
     if starter == "(":
         if reader.s.startswith("(", reader.i):
             status, reader.i = arithmetic.command(reader.s, reader.i - 1)
@@ -71,13 +83,22 @@ def read_compound(
     if reader.in_branch if starter == "if" else reader.loop_name is not None:
         kind = "an `if`" if starter == "if" else "a loop"
         raise Denied(f"`{starter}` inside {kind} is not evaluated")
-    if starter != "if" and joiner in ("&&", "||"):
-        raise Denied(f"a `{starter}` loop after `{joiner}` is not unrolled; use `;`")
     if starter == "if":
         return _read_if(reader)
     if starter == "for":
         return _read_for(reader)
     return _read_while(reader, producer)
+
+
+def joined(reader: Cursor, joiner: str | None) -> bool:
+    """Whether a loop or ``if`` just read is joined to its list by more than ``;``: after
+    ``&&`` or ``||``, or followed by ``|``, ``&&`` or ``||``. It then stands in a ``{ …; }``
+    group, so its unrolled commands are one element (``for …; done | wc -l``)."""
+    token = reader.peek()
+    if joiner in ("&&", "||") or (token is not None and token[1] in ("|", "&&", "||")):
+        reader.evaluated("a loop or `if` piped or joined: run as a `{ …; }` group (compound)")
+        return True
+    return False
 
 
 def after_whole(reader: Cursor) -> str | None:

@@ -1,4 +1,5 @@
-"""Expand a word the way bash would, before anything is judged: braces refused, globs expanded.
+"""Expand a word the way bash would, before anything is judged: braces refused, an unquoted
+substitution's output split into fields, globs expanded.
 
 Bash (non-interactive, default options) expands an unquoted ``*``, ``?`` or ``[…]`` against
 the directory the command runs in: each ``/``-separated part is matched against the entries
@@ -78,11 +79,40 @@ def is_glob(word: Word) -> bool:
     return any(c in _GLOB_CHARACTERS and not q for c, q in zip(word.text, word.quoted, strict=True))
 
 
+def fields(word: Word) -> list[Word]:
+    """The fields bash splits ``word`` into. Only an unquoted substitution's output splits
+    (``Word.separators``): at every run of IFS whitespace it held, its leading and trailing
+    runs included, so a word whose substitutions printed only white space, or nothing, and
+    that holds nothing else, gives no field at all and is dropped."""
+    separators = word.separators
+    if separators is None:
+        return [word]
+    found: list[Word] = []
+    start: int | None = None
+    for index, separator in enumerate((*separators, True)):
+        if not separator and start is None:
+            start = index
+        elif separator and start is not None:
+            found.append(Word(word.text[start:index], word.quoted[start:index], word.source))
+            start = None
+    return found
+
+
 def expand(word: Word, cwd: Path, budget: GlobBudget) -> list[str]:
-    """The words bash makes of ``word`` in ``cwd``: itself, or the sorted paths its glob matches."""
+    """The words bash makes of ``word`` in ``cwd``: its fields, each itself or the sorted
+    paths its glob matches."""
     check_braces(word)
+    return [text for field in fields(word) for text in _pathnames(field, cwd, budget)]
+
+
+def _pathnames(word: Word, cwd: Path, budget: GlobBudget) -> list[str]:
     if not is_glob(word):
         return [word.text]
+    if any(c == "\\" and not q for c, q in zip(word.text, word.quoted, strict=True)):
+        raise Denied(
+            f"a substitution in `{shown(word.source)}` printed a backslash and a glob "
+            "character; bash's reading of that pattern depends on its version, so quote it"
+        )
     parts = _split(word)
     if parts[0] == [] or any("".join(c for c, _ in part) == ".." for part in parts):
         raise Denied(

@@ -18,7 +18,6 @@ from plancord.core.shell.readonly.raw import (
     Element,
     RawCommand,
     RawConditional,
-    RawRedirect,
     RawScript,
     RawSubshell,
     Word,
@@ -30,8 +29,6 @@ REFUSED_OPERATORS: Final = {
     ";&": "`;&` belongs to `case`, which plan mode does not run",
     "|&": "`|&` pipes standard error; write `2>&1 |` instead",
     "&": "`&` runs a command in the background",
-    "<<": "here-documents are not read-only shell plan mode can check",
-    "<<<": "here-strings are not read-only shell plan mode can check",
     "<>": "`<>` opens a file for writing",
     "<&": "`<&` duplicates input descriptors",
     "(": "a `(` inside a command is not read: subshells start a command",
@@ -60,7 +57,16 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
     closed = False  # the pipeline's last element is a `[[ … ]]` or `( … )`, complete
     pending: str | None = None  # a connector or pipe waiting for the next command
     started = pipe_at = reader.i  # where the pipeline's text starts; its last `|`
+    negated = False  # the pipeline began with `!`
     reader.ended = None
+
+    def whole(elements: list[Element]) -> list[Element]:
+        """The pipeline as it stands in its list: ``! P`` as the group ``! { P; }``."""
+        nonlocal negated
+        if not negated:
+            return elements
+        negated = False
+        return [RawSubshell(RawScript([elements]), group=True, negated=True)]
 
     def finish_command(after: str) -> None:
         nonlocal command, closed
@@ -86,7 +92,7 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
             if command.words or command.redirects or closed:
                 finish_command("end")
             if pipeline:
-                result.pipelines.append(pipeline)
+                result.pipelines.append(whole(pipeline))
             elif result.connectors:
                 result.connectors.pop()  # a trailing `;` or line break joins nothing
             if not result.pipelines:
@@ -97,13 +103,24 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
         if not pipeline and at_start:
             started = before
         starter = value.source if isinstance(value, Word) else value
+        if at_start and not pipeline and starter == "!" and isinstance(value, Word):
+            if negated:
+                raise Denied("`! !` is not evaluated; write the pipeline once")
+            negated = True
+            reader.evaluated("`! PIPELINE`: its status inverted, run as `! { …; }` (grammar)")
+            continue
         if at_start and starter in compound.STARTERS:
             producer = reader.s[started:pipe_at] if pipeline and pending == "|" else None
             joiner = result.connectors[-1] if result.pipelines else None
             element = compound.read_compound(reader, starter, joiner, producer)
+            if not isinstance(element, (RawCommand, RawConditional, RawSubshell)) and (
+                negated or compound.joined(reader, joiner if not pipeline else "|")
+            ):
+                element = RawSubshell(RawScript([element]), group=True)
             if isinstance(element, (RawCommand, RawConditional, RawSubshell)):
                 pipeline.append(element)
                 closed = True
+                pending = None
             else:
                 pipeline = []
                 result.pipelines.append(element)
@@ -129,7 +146,7 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
             continue
         assert isinstance(value, str)
         if kind == "redirect":
-            command.redirects.append(RawRedirect(None, value, reader.target(value)))
+            command.redirects.append(reader.redirection(None, value))
             pending = None
             continue
         if value in ("(", ")"):
@@ -146,7 +163,7 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
             if not pipeline:
                 raise Denied(f"`{shown(value)}` has no command before it")
         finish_command(value)
-        result.pipelines.append(pipeline)
+        result.pipelines.append(whole(pipeline))
         result.connectors.append(";" if value == "\n" else value)
         pipeline = []
         pending = value if value in ("&&", "||") else None

@@ -104,7 +104,7 @@ def _script(script: RawScript, value: str, name: str) -> RawScript:
 
 def _element(element: Element, value: str, name: str) -> Element:
     if isinstance(element, RawSubshell):
-        return RawSubshell(_script(element.body, value, name))
+        return RawSubshell(_script(element.body, value, name), element.group, element.negated)
     if isinstance(element, RawConditional):
         return RawConditional(
             [t if isinstance(t, str) else _word(t, value, name) for t in element.tokens]

@@ -16,6 +16,10 @@ class Word:
     text: str
     quoted: tuple[bool, ...]
     source: str
+    separators: tuple[bool, ...] | None = None
+    """Set when the word holds an unquoted command substitution, whose output bash splits
+    into fields: for each character, whether it is IFS whitespace from that output (a field
+    separator, ``expansion.fields``). None: bash keeps the word whole."""
 
     def unquoted(self, index: int) -> bool:
         return not self.quoted[index]
@@ -50,6 +54,11 @@ class RawConditional:
 class RawScript:
     pipelines: list[list[Element] | RawLoop | RawIf] = field(default_factory=list)
     connectors: list[str] = field(default_factory=list)
+    uses_pwd: bool = False
+    """Set on a whole line that read ``$PWD`` or ``~+`` (a ``cd`` would change them)."""
+    constructs: tuple[str, ...] = ()
+    """On a whole line: the shell constructs the reader evaluated, each naming the family
+    and module that decided it (``check-bash --explain`` prints them)."""
 
 
 LOOP_VALUE: Final = "\0"
@@ -80,9 +89,14 @@ class RawIf:
 
 @dataclass(slots=True)
 class RawSubshell:
-    """``( … )``: a list run in a subshell, so a ``cd`` inside ends at the ``)``."""
+    """``( … )``: a list run in a subshell, so a ``cd`` inside ends at the ``)``; or, with
+    ``group``, ``{ …; }``: a list run in the shell itself (a ``cd`` inside is refused), also
+    what a loop piped or joined by ``&&``/``||`` stands in."""
 
     body: RawScript
+    group: bool = False
+    negated: bool = False
+    """A group standing for ``! PIPELINE``: bash inverts its status."""
 
 
 Element = RawCommand | RawConditional | RawSubshell

@@ -5,9 +5,10 @@ backslash escapes, operators and comments; ``grammar`` puts the tokens together 
 pipelines and lists, and ``compound`` reads ``for``, ``while read``, ``if``, ``( … )``,
 ``[[ … ]]`` and ``(( … ))``. Expansions are read only where their value is known here:
 the loop variable in a loop's body, ``$(…)``, ``<(…)`` and backquotes once their output is
-known (``substitution``; until then the reader asks for a stage), and ``$((…))`` of
-literals (``arithmetic``). Every other expansion (``$NAME``, ``${…}``, ``$'…'``, tilde) is
-refused with a reason naming it.
+known (``substitution``; until then the reader asks for a stage), ``$((…))`` of
+literals (``arithmetic``), and ``$PWD``, ``~+`` and a quoted ``$HOME`` (``parameters``).
+Every other expansion (``$NAME``, ``${…}``, ``$'…'``, tilde) is refused with a reason
+naming it. Here-documents are read with ``heredoc``; words are built by ``word_builder``.
 
 The lexer follows bash's rules for where a word ends and what a quote or backslash means,
 and records for every character whether it was quoted, so that globs and braces (which
@@ -17,13 +18,24 @@ bash expands only when unquoted) are recognised exactly. What it produces is a d
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Final
 
 from plancord.core.shell.readonly import arithmetic
 from plancord.core.shell.readonly.cursor import Token
 from plancord.core.shell.readonly.grammar import REFUSED_OPERATORS, read_list
+from plancord.core.shell.readonly.heredoc import (
+    HERE_DOCUMENT_OPERATORS,
+    HERE_OPERATORS,
+    PendingDocument,
+    read_bodies,
+)
+from plancord.core.shell.readonly.parameters import (
+    home_reference,
+    parameter_at,
+    pwd_value,
+    refuse_dollar,
+)
 from plancord.core.shell.readonly.raw import (
     LOOP_VALUE,
     RawRedirect,
@@ -38,15 +50,13 @@ from plancord.core.shell.readonly.substitution import (
     substituted,
 )
 from plancord.core.shell.readonly.verdict import Denied, shown
+from plancord.core.shell.readonly.word_builder import WordBuilder
 
 METACHARACTERS: Final = frozenset(" \t\n|&;<>()")
-_EXPANSION_AFTER_DOLLAR: Final = frozenset(
-    "{([_@*#?-$!0123456789'\"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-)
-_EXPANSION_IN_DOUBLE_QUOTES: Final = _EXPANSION_AFTER_DOLLAR - frozenset("'\"")
+_GLOB_OR_SPACE: Final = frozenset("*?[ \t\n")
 _DOUBLE_QUOTE_ESCAPES: Final = frozenset('$`"\\\n')
 _OPERATORS: Final = (
-    "&>>", "<<<", "&&", "||", ";;", ";&", "|&", "&>", ">>", ">&", "<&", "<<", "<>", ">|",
+    "&>>", "<<<", "<<-", "&&", "||", ";;", ";&", "|&", "&>", ">>", ">&", "<&", "<<", "<>", ">|",
     "|", "&", ";", "<", ">", "(", ")",
 )  # fmt: skip
 
@@ -57,51 +67,50 @@ def is_keyword(value: object, keyword: str) -> bool:
     return isinstance(value, Word) and value.source == keyword
 
 
-class _WordBuilder:
-    __slots__ = ("chars", "quoted")
-
-    def __init__(self) -> None:
-        self.chars: list[str] = []
-        self.quoted: list[bool] = []
-
-    def add(self, text: str, quoted: bool) -> None:
-        self.chars.extend(text)
-        self.quoted.extend([quoted] * len(text))
-
-    def tilde_position(self) -> bool:
-        """Whether an unquoted ``~`` here would be expanded (word start, or after ``=``/``:``)."""
-        if not self.chars:
-            return True
-        return not self.quoted[-1] and self.chars[-1] in "=:"
-
-
-def read(text: str, outputs: Mapping[str, str] | None = None) -> RawScript:
+def read(text: str, outputs: Mapping[str, str] | None = None, pwd: str | None = None) -> RawScript:
     """Read ``text`` into a ``RawScript``; raise ``Denied`` for anything outside the subset.
 
     ``outputs`` holds the output of each command substitution already run (by its inner
-    text); one not there raises ``NeedsStage``.
+    text); one not there raises ``NeedsStage``. ``pwd`` is the directory the line starts
+    in, the value of ``$PWD`` (``parameters``; None: refused).
     """
-    reader = Reader(text, outputs or {})
-    script = reader.script()
-    if reader.ended is not None:
-        raise Denied(f"`{shown(reader.ended)}` has nothing to close")
-    return script
+    return Reader(text, outputs or {}, pwd).whole()
 
 
 class Reader:
     """The lexer and the list grammar; ``compound`` and ``conditional`` read the compound
     commands through ``token``, ``peek``, ``word`` and ``script``."""
 
-    def __init__(self, text: str, outputs: Mapping[str, str]) -> None:
+    def __init__(self, text: str, outputs: Mapping[str, str], pwd: str | None = None) -> None:
         self.s = text
         self.i = 0
         self.outputs = outputs
+        self.pwd = pwd
+        self.uses_pwd = False  # `$PWD` or `~+` was read: a `cd` on the line would change it
+        self.constructs: dict[str, None] = {}  # what was evaluated, in order (for --explain)
         self.substitutions = 0
         self.loop_name: str | None = None  # the loop variable, while reading a loop body
         self.in_conditional = False  # inside `[[ … ]]`, where a lone `$` stays unquoted
         self.in_branch = False  # inside an `if`
         self.depth = 0  # of subshells
         self.ended: str | None = None  # the keyword or `)` that ended the last ``script``
+        self.documents: list[PendingDocument] = []  # `<<` whose bodies follow the line
+        self.bodies_end: dict[int, int] = {}  # a line break's index: where its bodies end
+
+    def whole(self) -> RawScript:
+        """The whole text, read."""
+        script = self.script()
+        if self.documents:
+            raise Denied("a here-document's body must follow its line; the command ends first")
+        if self.ended is not None:
+            raise Denied(f"`{shown(self.ended)}` has nothing to close")
+        script.uses_pwd = self.uses_pwd
+        script.constructs = tuple(self.constructs)
+        return script
+
+    def evaluated(self, construct: str) -> None:
+        """Note that ``construct`` was read and evaluated (``check-bash --explain``)."""
+        self.constructs[construct] = None
 
     def script(self, until: frozenset[str] = frozenset()) -> RawScript:
         """Read a list to the end of the text, or to one of the keywords ``until`` (or ``)``)
@@ -130,7 +139,10 @@ class Reader:
                 end = s.find("\n", self.i)
                 self.i = len(s) if end < 0 else end
             elif c == "\n":
-                self.i += 1
+                if self.documents:
+                    self.bodies_end[self.i] = read_bodies(s, self.i + 1, self.documents)
+                    self.documents = []
+                self.i = self.bodies_end.get(self.i, self.i + 1)
                 return "op", "\n"
             elif s.startswith("<(", self.i):
                 return "word", self._process_substitution()
@@ -139,7 +151,7 @@ class Reader:
                 self.i += len(operator)
                 if operator in REFUSED_OPERATORS and operator not in ("(", ")"):
                     raise Denied(REFUSED_OPERATORS[operator])
-                if operator in ("<", ">", ">>", ">|", "&>", "&>>", ">&"):
+                if operator in ("<", ">", ">>", ">|", "&>", "&>>", ">&", *HERE_OPERATORS):
                     return "redirect", operator
                 return "op", operator
             else:
@@ -148,7 +160,7 @@ class Reader:
 
     def word(self) -> Word:
         s, start = self.s, self.i
-        word = _WordBuilder()
+        word = WordBuilder()
         while self.i < len(s):
             c = s[self.i]
             if c in METACHARACTERS:
@@ -160,9 +172,12 @@ class Reader:
                 if end < 0:
                     raise Denied("a single quote is not closed")
                 word.add(s[self.i + 1 : end], True)
+                word.empty_quotes |= end == self.i + 1
                 self.i = end + 1
             elif c == '"':
+                before = len(word.chars)
                 self._double_quoted(word)
+                word.empty_quotes |= len(word.chars) == before
             elif c == "\\":
                 if self.i + 1 >= len(s):
                     raise Denied("the command ends with a backslash")
@@ -174,17 +189,32 @@ class Reader:
             elif c == "$":
                 if self._expansion(word, quoted=False):
                     continue
-                self._dollar(quoted=False)
+                refuse_dollar(self.s, self.i, quoted=False)
                 word.add("$", not self.in_conditional)
                 self.i += 1
             elif c == "~" and word.tilde_position():
-                raise Denied("tilde expansion (`~`) reaches outside the workspace")
+                following = s[self.i + 2 : self.i + 3]
+                if (
+                    self.pwd is None
+                    or not s.startswith("~+", self.i)
+                    or following
+                    not in (
+                        "",
+                        "/",
+                        *METACHARACTERS,
+                    )
+                ):
+                    raise Denied("tilde expansion (`~`) reaches outside the workspace")
+                self.uses_pwd = True
+                self.evaluated("`~+`: the starting directory (parameters)")
+                word.add(self.pwd, True)  # bash neither splits nor globs a tilde's value
+                self.i += 2
             else:
                 word.add(c, False)
                 self.i += 1
-        return Word("".join(word.chars), tuple(word.quoted), s[start : self.i])
+        return word.build(s[start : self.i])
 
-    def _double_quoted(self, word: _WordBuilder) -> None:
+    def _double_quoted(self, word: WordBuilder) -> None:
         s = self.s
         self.i += 1
         while self.i < len(s):
@@ -203,12 +233,12 @@ class Reader:
             if c == "$":
                 if self._expansion(word, quoted=True):
                     continue
-                self._dollar(quoted=True)
+                refuse_dollar(self.s, self.i, quoted=True)
             word.add(c, True)
             self.i += 1
         raise Denied("a double quote is not closed")
 
-    def _loop_value(self, word: _WordBuilder, *, quoted: bool) -> bool:
+    def _loop_value(self, word: WordBuilder, *, quoted: bool) -> bool:
         """A use of the loop variable in its body (``$f``, ``${f}``) becomes ``LOOP_VALUE``."""
         if self.loop_name is None:
             return False
@@ -223,10 +253,12 @@ class Reader:
                 return True
         return False
 
-    def _expansion(self, word: _WordBuilder, *, quoted: bool) -> bool:
+    def _expansion(self, word: WordBuilder, *, quoted: bool) -> bool:
         """A ``$`` that starts what the reader evaluates: the loop variable, ``$(…)``, or
         literal arithmetic ``$((…))``."""
         if self._loop_value(word, quoted=quoted) or self._substitution(word, quoted=quoted):
+            return True
+        if self._parameter(word, quoted=quoted):
             return True
         if not self.s.startswith("$((", self.i):
             return False
@@ -234,7 +266,31 @@ class Reader:
         word.add(value, True)
         return True
 
-    def _backquoted(self, word: _WordBuilder, *, quoted: bool) -> None:
+    def _parameter(self, word: WordBuilder, *, quoted: bool) -> bool:
+        """``$PWD`` (and its four pattern removals) and a quoted ``$HOME`` (``parameters``)."""
+        found = parameter_at(self.s, self.i) if self.pwd is not None else None
+        if found is None or self.pwd is None:
+            return False
+        name, operation, end = found
+        if name == "HOME":
+            word.add(home_reference(operation, quoted=quoted), True)
+            self.evaluated('`"$HOME"`: shown, never opened (parameters)')
+        else:
+            self.uses_pwd = True
+            self.evaluated("`$PWD`: the starting directory (parameters)")
+            value = pwd_value(self.pwd, operation)
+            if quoted:
+                word.add(value, True)
+            elif self.in_conditional:
+                if _GLOB_OR_SPACE & set(value):
+                    raise Denied("an unquoted `$PWD` in `[[ … ]]` would be a pattern; quote it")
+                word.add(value, True)
+            else:
+                word.add_fields(value)
+        self.i = end
+        return True
+
+    def _backquoted(self, word: WordBuilder, *, quoted: bool) -> None:
         """`` `inner` `` read as ``$(inner)`` when bash's backquote rules leave its text as
         written: no backslash inside (bash removes some of them), and inside double quotes
         no double quote (POSIX leaves that undefined)."""
@@ -251,8 +307,7 @@ class Reader:
             raise Denied('a `"` inside backquotes inside double quotes is ambiguous; write `$(…)`')
         if inner_text(f"$({inner})", 0) != (inner, len(inner) + 3):
             raise Denied("`)` inside backquotes is not evaluated; write `$(…)`")
-        output = self.inner_output(inner, "command substitution")
-        word.add(substituted(inner, output, quoted=quoted), quoted or not self.in_conditional)
+        self._add_output(word, inner, self.inner_output(inner, "command substitution"), quoted)
         self.i = end + 1
 
     def inner_output(self, inner: str, kind: str) -> str:
@@ -277,43 +332,28 @@ class Reader:
         self.i = end
         return Word(text, (True,) * len(text), self.s[start:end])
 
-    def _substitution(self, word: _WordBuilder, *, quoted: bool) -> bool:
+    def _substitution(self, word: WordBuilder, *, quoted: bool) -> bool:
         """``$(inner)`` becomes the output of ``inner`` as data (see ``substitution``)."""
         if not self.s.startswith("$(", self.i) or self.s.startswith("$((", self.i):
             return False
         inner, end = inner_text(self.s, self.i)
-        value = substituted(inner, self.inner_output(inner, "command substitution"), quoted=quoted)
-        word.add(value, quoted or not self.in_conditional)  # unquoted in a pattern: active
+        self._add_output(word, inner, self.inner_output(inner, "command substitution"), quoted)
         self.i = end
         return True
 
-    def _dollar(self, *, quoted: bool) -> None:
-        """Refuse a ``$`` that starts an expansion; a ``$`` that bash keeps literal passes."""
-        following = self.s[self.i + 1 : self.i + 2]
-        allowed = _EXPANSION_IN_DOUBLE_QUOTES if quoted else _EXPANSION_AFTER_DOLLAR
-        if not following or following not in allowed:
-            return
-        if following == "(":
-            raise Denied("command substitution (`$(…)`) runs a command plan mode cannot see")
-        if following == "[":
-            raise Denied("arithmetic expansion (`$[…]`) is not read-only shell")
-        if following == "{":
-            raise Denied(
-                f"parameter expansion (`{shown(self._span(), 20)}`) has a value plan mode "
-                "cannot know"
+    def _add_output(self, word: WordBuilder, inner: str, output: str, quoted: bool) -> None:
+        """A substitution's output in the word: one piece of it when quoted; split into
+        fields (and globbed) when not; inside ``[[ … ]]`` (no splitting) a pattern."""
+        split = not quoted and not self.in_conditional
+        value = substituted(inner, output, quoted=quoted, split=split)
+        if split:
+            self.evaluated(
+                "an unquoted substitution: split into words at white space and globbed, as "
+                "bash does; each word judged (expansion.fields)"
             )
-        if following == "'":
-            raise Denied("`$'…'` quoting is not read-only shell plan mode can check")
-        if following == '"':
-            raise Denied('`$"…"` quoting is not read-only shell plan mode can check')
-        raise Denied(
-            f"the variable `{shown(self._span(), 20)}` has a value plan mode cannot know "
-            "(bash would expand and split it)"
-        )
-
-    def _span(self) -> str:
-        match = re.match(r"\$(\{[^}]*\}?|[A-Za-z_][A-Za-z0-9_]*|.)", self.s[self.i :])
-        return match.group() if match else "$"
+            word.add_fields(value)
+        else:
+            word.add(value, quoted)  # unquoted in a pattern: active
 
     # -- redirections ----------------------------------------------------------------------
 
@@ -327,7 +367,21 @@ class Reader:
         assert token[0] == "redirect"
         assert isinstance(token[1], str)
         fd = int(word.source) if len(word.source) < 4 else 1000
-        return RawRedirect(fd, token[1], self.target(token[1]))
+        return self.redirection(fd, token[1])
+
+    def redirection(self, fd: int | None, op: str) -> RawRedirect:
+        """The redirection ``op`` just read; a here-document's body is filled in at the end
+        of its line (``heredoc``)."""
+        target = self.target(op)
+        redirect = RawRedirect(fd, op, target)
+        if op == "<<<":
+            self.evaluated("a here-string: input given as quoted text (heredoc)")
+        if op in HERE_DOCUMENT_OPERATORS:
+            self.evaluated("a here-document: its body given as quoted text (heredoc)")
+            if target.separators is not None:
+                raise Denied("a here-document's delimiter is a substitution")
+            self.documents.append(PendingDocument(redirect, target, op == "<<-"))
+        return redirect
 
     def target(self, op: str) -> Word:
         s = self.s

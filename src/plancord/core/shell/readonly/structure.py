@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from plancord.core.shell.readonly.parameters import HOME_VALUE
 from plancord.core.shell.readonly.substitution import PIPED_INPUT, is_piped_input
 
 Connector = Literal["&&", "||", ";"]
@@ -21,22 +22,27 @@ DEV_NULL: Final = "/dev/null"
 
 def quote(word: str) -> str:
     """``word`` single-quoted for bash, so that bash reads it back as exactly ``word``; a
-    process substitution already run becomes a pipe of its quoted output."""
+    process substitution already run becomes a pipe of its quoted output, and a quoted
+    ``$HOME`` (``parameters.HOME_VALUE``) stays ``"$HOME"``."""
     if is_piped_input(word):
         return "<(printf '%s' " + quote(word[len(PIPED_INPUT) :]) + ")"
+    if HOME_VALUE in word:
+        return '"$HOME"'.join(quote(piece) if piece else "" for piece in word.split(HOME_VALUE))
     return "'" + word.replace("'", "'\\''") + "'"
 
 
 @dataclass(frozen=True, slots=True)
 class Redirect:
-    """One redirection bash may apply: ``fd<path`` (``fd`` 0), ``fd>/dev/null``, ``fd>&other``.
+    """One redirection bash may apply: ``fd<path`` (``fd`` 0), ``fd>/dev/null``, ``fd>&other``
+    or ``fd<<<text``.
 
-    ``target`` is a path for ``<`` and ``>`` (``/dev/null`` only, for ``>``) and a descriptor
-    number for ``>&``.
+    ``target`` is a path for ``<`` and ``>`` (``/dev/null`` only, for ``>``), a descriptor
+    number (or ``-``, closing it) for ``>&``, and the input's text (a line break follows it)
+    for ``<<<``, which is also how a here-document runs.
     """
 
     fd: int
-    op: Literal["<", ">", ">&"]
+    op: Literal["<", ">", ">&", "<<<"]
     target: str
 
     def render(self) -> str:
@@ -70,11 +76,16 @@ class Conditional:
 
 @dataclass(frozen=True, slots=True)
 class Subshell:
-    """``( … )``: a list run in a subshell (a ``cd`` inside ends at the ``)``)."""
+    """``( … )``: a list run in a subshell (a ``cd`` inside ends at the ``)``); with
+    ``group``, ``{ …; }``, the list run in the shell itself."""
 
     body: Script
+    group: bool = False
+    negated: bool = False
 
     def render(self) -> str:
+        if self.group:
+            return ("! " if self.negated else "") + "{ " + self.body.render() + "; }"
         return "( " + self.body.render() + " )"
 
 

@@ -6,9 +6,9 @@ The reader meets ``$(inner)``. When the caller has not yet run ``inner`` it rais
 the caller (the shell tool, which may spawn processes) to run the inner command's rendered
 script read-only and judge again with its output. When the output is known, it becomes data
 in the word the way bash would make it: trailing newlines stripped, one word when quoted.
-An unquoted result that bash would split or glob (or drop, when empty) is refused, so the
-words judged are the words bash builds; what runs is the re-rendered structure, in which the
-substituted text is quoted and never read as shell again. A process substitution becomes a
+An unquoted result is split into fields and globbed as bash does (``expansion.fields``),
+so the words judged are the words bash builds; what runs is the re-rendered structure, in
+which the substituted text is quoted and never read as shell again. A process substitution becomes a
 word standing for a readable pipe holding the output (``piped_input``).
 """
 
@@ -91,13 +91,15 @@ def inner_text(text: str, start: int) -> tuple[str, int]:
     raise Denied("a command substitution `$(` is not closed")
 
 
-def substituted(inner: str, output: str, *, quoted: bool) -> str:
-    """The text ``output`` gives in the word, as bash would substitute it; refuse what bash
-    would split, glob or drop."""
+def substituted(inner: str, output: str, *, quoted: bool, split: bool) -> str:
+    """The text ``output`` gives in the word, as bash would substitute it (trailing line
+    breaks removed). Unquoted and ``split``, bash goes on to split it into fields and glob
+    them (the reader marks it so, ``expansion.fields``); unquoted in ``[[ … ]]``, where it
+    would be a pattern, what bash would glob or drop is refused."""
     value = output.rstrip("\n")
     if "\0" in value or PIPED_INPUT in value:
         raise Denied(f"the output of `$({shown(inner)})` holds a NUL or \\x01 byte")
-    if not quoted:
+    if not quoted and not split:
         if not value:
             raise Denied(
                 f"the unquoted `$({shown(inner)})` is empty, so bash would drop the word; quote it"

@@ -25,6 +25,28 @@ class Verdict:
     command's own judged script. The caller runs it read-only and judges again, passing its
     output under ``stage_key`` (the inner text as written)."""
     stage_key: str | None = None
+    operator_rules: tuple[str, ...] = ()
+    constructs: tuple[str, ...] = ()
+    """The shell constructs the reader evaluated on an allowed line (a split substitution,
+    a here-document, ``$PWD``…), each naming its family; ``check-bash --explain`` prints
+    them with ``decided_by``."""
+    """The operator rules (``shell.read_only_rules``) an allowed verdict relies on. A rule
+    only says "read-only": what holds it so is the read-only sandbox (``without_wall``)."""
+
+    def without_wall(self) -> Verdict:
+        """This verdict where no read-only wall will hold the command (``sandbox.layer: off``
+        outside plan mode, and ``plan_mode.shell_sandbox: off`` too while planning): a
+        command allowed only because an operator rule says it reads is not allowed, so it
+        asks (and plan mode refuses it). The built-in judgement stands."""
+        if not self.allowed or not self.operator_rules:
+            return self
+        names = ", ".join(f"`{name}`" for name in self.operator_rules)
+        return Verdict(
+            False,
+            f"the operator rule for {names} only says the command reads, and no read-only "
+            "wall holds it here (the sandbox is off), so it asks",
+            decided_by=self.decided_by,
+        )
 
 
 class Denied(Exception):

@@ -9,15 +9,17 @@ from plancord.core.shell.readonly.commands import Rule
 from plancord.core.shell.readonly.tables import (
     checksums,
     files,
+    find,
     git,
     programs,
     search,
     system,
     text,
+    viewers,
 )
 from plancord.core.shell.readonly.tables.refused import REFUSED
 
-__all__ = ["REFUSED", "RULES"]
+__all__ = ["FAMILIES", "REFUSED", "RULES"]
 
 RULES: Final[dict[str, Rule]] = {
     **text.RULES,
@@ -27,5 +29,22 @@ RULES: Final[dict[str, Rule]] = {
     **git.RULES,
     **checksums.RULES,
     **system.RULES,
+    **viewers.RULES,
 }
 RULES["xargs"] = search.xargs_rule(RULES)
+RULES["find"] = find.find_rule(RULES)
+
+_FAMILY_NAMES: Final = {
+    text: "text tools",
+    files: "files and directories",
+    search: "searching",
+    programs: "programs inside programs",
+    git: "git",
+    checksums: "checksums",
+    system: "system information",
+    viewers: "readers without a terminal",
+}
+FAMILIES: Final[dict[str, str]] = {
+    name: family for module, family in _FAMILY_NAMES.items() for name in module.RULES
+} | {"xargs": "searching", "find": "find and the readers -exec runs"}
+"""Each command's family (its table module), which ``check-bash --explain`` names."""

@@ -1,4 +1,4 @@
-"""Commands that look at files and directories rather than their text: ls, stat, find, test…
+"""Commands that look at files and directories rather than their text: ls, stat, tree, test…
 
 Tables read from the ``--help`` pages of GNU coreutils 9.1, GNU findutils 4.9.0, tree 2.1.0
 and file 5.44 (Debian 12), and from bash 5.2's builtin help for ``test``, ``type``, ``command`` and
@@ -7,7 +7,6 @@ and file 5.44 (Debian 12), and from bash 5.2's builtin help for ``test``, ``type
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from plancord.core.shell.readonly.commands import Call, Rule, check_free_words, table_rule
@@ -106,65 +105,6 @@ PWD: Final = OptionTable(source="bash 5.2 `help pwd`", flags="LP", permute=False
 WHICH: Final = OptionTable(source="which(1), debianutils 5.7", flags="as", permute=False)
 TYPE: Final = OptionTable(source="bash 5.2 `help type`", flags="aftpP", permute=False)
 CD: Final = OptionTable(source="bash 5.2 `help cd`", flags="LPe@", permute=False)
-
-# -- find (GNU findutils 4.9.0, find(1)) -------------------------------------------------
-
-_FIND_FLAGS: Final = names(
-    "-print -print0 -ls -prune -quit -true -false -empty -readable -writable -executable "
-    "-nouser -nogroup -depth -d -follow -xdev -mount -daystart -noleaf -ignore_readdir_race "
-    "-noignore_readdir_race -warn -nowarn -not -a -and -o -or ! ( ) , -help --help "
-    "-version --version"
-)
-_FIND_VALUES: Final = names(
-    "-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname -type "
-    "-xtype -size -mtime -mmin -atime -amin -ctime -cmin -used -user -group -uid -gid "
-    "-perm -links -inum -maxdepth -mindepth -regextype -fstype -printf -context"
-)
-_FIND_FILE_VALUES: Final = names("-newer -anewer -cnewer -samefile")
-_FIND_NEWER_XY: Final = re.compile(r"-newer[aBcm][aBcmt]")
-_FIND_REFUSED: Final = {
-    "-exec": "runs commands",
-    "-execdir": "runs commands",
-    "-ok": "runs commands",
-    "-okdir": "runs commands",
-    "-delete": "deletes files",
-    "-fprint": "writes to a file",
-    "-fprint0": "writes to a file",
-    "-fprintf": "writes to a file",
-    "-fls": "writes to a file",
-    "-D": "writes debugging output the filter does not model",
-}
-
-
-def _check_find(call: Call) -> None:
-    """find's own grammar: options, starting points, then an expression of tests and actions."""
-    args = call.args
-    i = 0
-    while i < len(args) and (args[i] in ("-H", "-L", "-P") or re.fullmatch(r"-O[0-3]", args[i])):
-        i += 1
-    if i < len(args) and args[i] == "-D":
-        raise Denied(f"`find -D` {_FIND_REFUSED['-D']}")
-    while i < len(args) and not (args[i].startswith("-") or args[i] in ("(", ")", "!", ",")):
-        check_path(call.place, args[i], what="lists")
-        i += 1
-    while i < len(args):
-        word = args[i]
-        if word in _FIND_REFUSED:
-            raise Denied(f"`find {word}` {_FIND_REFUSED[word]}")
-        if word in _FIND_FLAGS:
-            i += 1
-            continue
-        if word in _FIND_VALUES or word in _FIND_FILE_VALUES or _FIND_NEWER_XY.fullmatch(word):
-            if i + 1 >= len(args):
-                raise Denied(f"`find {word}` needs a value")
-            if word in _FIND_FILE_VALUES or (_FIND_NEWER_XY.fullmatch(word) and word[-1] != "t"):
-                check_path(call.place, args[i + 1])
-            i += 2
-            continue
-        raise Denied(
-            f"`find {shown(word)}` is not a test or action plan mode knows to be read-only"
-        )
-
 
 # -- tree (tree 2.1.0, tree --help) ------------------------------------------------------
 
@@ -280,7 +220,6 @@ RULES: Final[dict[str, Rule]] = {
     "which": table_rule(WHICH, "text"),
     "type": table_rule(TYPE, "text"),
     "command": _check_command,
-    "find": _check_find,
     "tree": _check_tree,
     "test": _check_test,
     "[": _check_test,

@@ -24,6 +24,7 @@ from plancord.core.shell.readonly.paths import (
     check_path,
 )
 from plancord.core.shell.readonly.tables.git_options import (
+    ARCHIVE,
     BLAME,
     BRANCH,
     CAT_FILE,
@@ -32,6 +33,8 @@ from plancord.core.shell.readonly.tables.git_options import (
     COUNT_OBJECTS,
     DESCRIBE,
     FOR_EACH_REF,
+    FORMAT_PATCH,
+    FSCK,
     GLOBAL,
     GREP,
     LOG,
@@ -89,6 +92,12 @@ def _config(call: Call, parsed: Parsed) -> None:
         )
 
 
+def _to_stdout(call: Call, parsed: Parsed) -> None:
+    """``git format-patch`` writes a file per patch unless ``--stdout`` prints them."""
+    if not parsed.has("--stdout"):
+        raise Denied("`git format-patch` writes files; `git format-patch --stdout` prints")
+
+
 def _remote(call: Call, parsed: Parsed) -> None:
     if parsed.operands:
         raise Denied(
@@ -99,7 +108,12 @@ def _remote(call: Call, parsed: Parsed) -> None:
 
 _Check = Callable[[Call, Parsed], None]
 _BLAME_FILES: Final = ("--contents", "--ignore-revs-file", "-S")
-_PATH_VALUES: Final = {"blame": _BLAME_FILES, "annotate": _BLAME_FILES, "grep": ("-f",)}
+_PATH_VALUES: Final = {
+    "blame": _BLAME_FILES,
+    "annotate": _BLAME_FILES,
+    "grep": ("-f",),
+    "archive": ("--add-file",),
+}
 """Option values each sub-command opens as files (``git grep -f FILE`` reads patterns)."""
 _SUBCOMMANDS: Final[dict[str, tuple[OptionTable, _Check | None]]] = {
     "log": (LOG, _formats),
@@ -127,6 +141,9 @@ _SUBCOMMANDS: Final[dict[str, tuple[OptionTable, _Check | None]]] = {
     "name-rev": (NAME_REV, None),
     "check-ignore": (CHECK_IGNORE, None),
     "remote": (REMOTE, _remote),
+    "fsck": (FSCK, None),
+    "format-patch": (FORMAT_PATCH, _to_stdout),
+    "archive": (ARCHIVE, None),
 }
 _NESTED: Final = {
     ("stash", "list"): (LOG, _formats),
@@ -138,9 +155,9 @@ _CHANGES: Final = (
     "add am apply checkout switch restore commit merge rebase reset revert cherry-pick rm mv "
     "clean init gc prune repack notes update-ref update-index write-tree commit-tree "
     "symbolic-ref replace sparse-checkout maintenance read-tree mktree mktag hash-object "
-    "stage format-patch fsck pack-refs"
+    "stage pack-refs"
 )
-_NETWORK: Final = "fetch pull push clone ls-remote send-email request-pull archive svn p4 lfs"
+_NETWORK: Final = "fetch pull push clone ls-remote send-email request-pull svn p4 lfs"
 _WHY: Final = {
     **dict.fromkeys(_CHANGES.split(), "changes the repository or the work tree"),
     **dict.fromkeys(_NETWORK.split(), "uses the network or writes files"),

@@ -275,3 +275,35 @@ GLOBAL: Final = OptionTable(
     abbreviations=False,
     permute=False,
 )
+FSCK: Final = _table(
+    "git-fsck(1)",
+    flags="v",
+    long_flags="tags root unreachable cache reflogs full connectivity-only strict verbose "
+    "name-objects progress dangling",
+    reasons={"--lost-found": "writes the objects it finds into .git/lost-found"},
+)
+FORMAT_PATCH: Final = _table(
+    "git-format-patch(1) (with --stdout only)",
+    flags="kpnN",
+    values="v",
+    long_flags=f"{_DIFF_FLAGS} stdout numbered no-numbered keep-subject signoff no-signature "
+    "rfc cover-letter no-binary zero-commit root progress ignore-if-in-upstream",
+    long_values=f"{_DIFF_VALUES} subject-prefix reroll-count start-number base "
+    "in-reply-to to cc signature suffix creation-factor",
+    long_optional=f"{_DIFF_OPTIONAL} from thread",
+    reasons={"-o": "writes the patches to files", "--output-directory": "writes files"},
+    numeric=True,
+)
+ARCHIVE: Final = _table(
+    "git-archive(1) (to standard output)",
+    flags="vl",
+    long_flags="list verbose worktree-attributes",
+    long_values="format prefix add-file",
+    reasons={
+        "-o": "writes the archive to a file",
+        "--remote": "uses the network",
+        "--exec": "runs a program on the remote side",
+        "--add-virtual-file": "adds content the filter does not check",
+    },
+    numeric=True,
+)

@@ -36,7 +36,7 @@ GREP: Final = OptionTable(
     numeric=True,
     dash_values="-e --regexp",
 )
-_NO_PATTERN_GREP: Final = ("-e", "--regexp", "-f", "--file")
+_NO_PATTERN_GREP: Final = ("-e", "--regexp", "-f", "--file", "-V", "--version", "--help")
 
 _RG_RUNS_PROGRAMS: Final = "runs other programs on the files it searches"
 RG: Final = OptionTable(
@@ -104,7 +104,7 @@ _FEEDING: Final = (
     "search prints (find, git ls-files, grep -l, rg -l or --files, through head, tail, sort, "
     "uniq or grep) may feed it"
 )
-_FIND_PRINTS_TEXT: Final = names("-printf -ls -fls -fprint -fprint0 -fprintf")
+_FIND_PRINTS_TEXT: Final = names("-printf -ls -fls -fprint -fprint0 -fprintf -exec")
 _PATH_LISTS: Final = names("-l -L --files-with-matches --files-without-match --files")
 
 
