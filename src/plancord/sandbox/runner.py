@@ -83,14 +83,22 @@ class _Capture:
     limit: int
     kept: bytearray = field(default_factory=bytearray)
     total: int = 0
+    sink: int | None = None
+    """An open file of the host's that takes the stream (up to ``limit`` bytes) instead."""
 
     def add(self, data: bytes) -> None:
-        room = self.limit - len(self.kept)
-        if room > 0:
+        room = self.limit - self.total
+        if room > 0 and self.sink is not None:
+            view = memoryview(data)[:room]
+            while view:
+                view = view[os.write(self.sink, view) :]
+        elif room > 0:
             self.kept += data[:room]
         self.total += len(data)
 
     def text(self) -> tuple[str, bool]:
+        if self.sink is not None:
+            return "", self.total > self.limit
         truncated = self.total > self.limit
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         text = decoder.decode(bytes(self.kept), final=not truncated)
@@ -198,9 +206,10 @@ def _run_blocking(
     merge_stderr: bool,
     cancel: threading.Event,
     read_only: bool,
+    stdout_to: int | None = None,
 ) -> ProcessResult:
     deadline = time.monotonic() + timeout
-    out, err = _Capture(max_output), _Capture(max_output)
+    out, err = _Capture(max_output, sink=stdout_to), _Capture(max_output)
     process = subprocess.Popen(
         spawn.argv,
         stdin=subprocess.DEVNULL,
@@ -273,6 +282,7 @@ def _run_in_thread(
     merge_stderr: bool,
     extra_env: Mapping[str, str] | None,
     cancel: threading.Event,
+    stdout_to: int | None,
 ) -> ProcessResult:
     spawn = _prepare(command, policy, extra_env)
     try:
@@ -283,6 +293,7 @@ def _run_in_thread(
             merge_stderr=merge_stderr,
             cancel=cancel,
             read_only=not policy.writable or policy.inner_wall,
+            stdout_to=stdout_to,
         )
     except BaseException:
         spawn.clean_up()
@@ -297,8 +308,13 @@ async def run_sandboxed(
     max_output: int = 100_000,
     merge_stderr: bool = False,
     extra_env: Mapping[str, str] | None = None,
+    stdout_to: int | None = None,
 ) -> ProcessResult:
     """Run ``command`` (an argv, never a shell line) inside the sandbox ``policy`` describes.
+
+    ``stdout_to``: an open file of the host's that the command's output is copied into
+    (its first ``max_output`` bytes), read from the pipe as it comes; the result's
+    ``stdout`` is then empty. The command never sees the file, only the pipe.
 
     Raises SandboxUnavailable (nothing ran) when no allowed layer works here, OSError when
     the workspace or the program cannot be used, ValueError for a bad timeout or cap.
@@ -320,6 +336,7 @@ async def run_sandboxed(
         merge_stderr=merge_stderr,
         extra_env=extra_env,
         cancel=cancel,
+        stdout_to=stdout_to,
     )
     try:
         return await asyncio.wrap_future(future)

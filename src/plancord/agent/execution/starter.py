@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plancord.agent.execution.branch import BranchError, BranchRecord, ExecutionBranch
+from plancord.agent.execution.branch import (
+    RESULTS_DIR,
+    BranchError,
+    BranchRecord,
+    ExecutionBranch,
+)
 from plancord.agent.execution.ignored import KEPT_DIR
 from plancord.core.errors import ExecutionRefused
 from plancord.core.execution import ExecutionRecord, StepOutcome
@@ -105,9 +110,11 @@ def branch_record(record: ExecutionRecord) -> BranchRecord:
 def agent_branch(sandbox: SandboxSettings, agents_dir: Path, agent: str) -> ExecutionBranch:
     """The agent's execution branch, as every part that touches it must build it: git runs
     in the executing sandbox, and the ignored files kept at start live in the agent's home,
-    so Discard puts them back whoever calls it."""
+    so Discard puts them back whoever calls it; the diffs the host writes live there too,
+    never in the workspace."""
     home = agents_dir / agent
     return ExecutionBranch(
         sandbox.policy(agent, home / "workspace", planning=False, inner_wall=False),
         kept=home / KEPT_DIR,
+        results=home / RESULTS_DIR,
     )
