@@ -220,11 +220,12 @@ def refresh(
 
     for directory in sorted(trees):
         walk(directory)
-    for path in sorted(paths):
-        if path.startswith(GIT_DIR) and not is_git_state(path):
-            continue
+    wanted = sorted(p for p in paths if not (p.startswith(GIT_DIR) and not is_git_state(p)))
+    looked = tree.lstat_many(wanted)
+    for path in wanted:
         old = entries.get(path)
-        new = look_at(tree, path)
+        info = looked[path]
+        new = None if info is None else entry_of(info)
         candidates.add(path)
         if new is None:
             entries.pop(path, None)
