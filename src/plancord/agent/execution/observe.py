@@ -14,9 +14,11 @@ workspace (a read per file, not a file creation: the first look on 10,000 files 
 about a full stat walk more, not seconds), and each later look packs only the files that
 changed; a pack is dropped once neither of the two newest looks refers to it. Racy entries
 (same size, written within the clock tick of the previous look) are compared with their
-kept content, so the observation is exact. Past a bound in
-paths, time or stash bytes the observer answers :class:`Unobserved`: the caller treats the
-call as drift.
+kept content, so the observation is exact. Every look, copy and restore goes through the
+workspace's one door (``walk.WorkspaceTree``): a link the agent left, in any component, is
+never followed, and a directory it replaced with a link is restored as a directory. Past a
+bound in paths, time or stash bytes the observer answers :class:`Unobserved`: the caller
+treats the call as drift.
 """
 
 from __future__ import annotations
