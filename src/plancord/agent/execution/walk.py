@@ -321,26 +321,45 @@ def _remove_at(directory: int, name: str) -> None:
         info = os.stat(name, dir_fd=directory, follow_symlinks=False)
     except FileNotFoundError:
         return
-    if stat.S_ISDIR(info.st_mode):
+    if not stat.S_ISDIR(info.st_mode):
+        os.unlink(name, dir_fd=directory)
+        return
+    try:
         _make_removable(directory, name)
         shutil.rmtree(name, dir_fd=directory)
-    else:
-        os.unlink(name, dir_fd=directory)
+    except RecursionError as exc:
+        raise OSError(f"{name} is nested too deep to remove") from exc
 
 
 def _make_removable(directory: int, name: str) -> None:
     """Directories under ``name`` writable by their owner, so ``rmtree`` can empty them
-    (an agent may leave a directory without write permission)."""
-    fd = os.open(name, _DIRECTORY, dir_fd=directory)
+    (an agent may leave a directory without write permission). Depth first, holding one
+    descriptor per level."""
+    stack: list[tuple[int, list[str]]] = []
     try:
-        if stat.S_IMODE(os.fstat(fd).st_mode) & 0o700 != 0o700:
-            os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) | 0o700)
-        with os.scandir(fd) as scanner:
-            inner = [i.name for i in scanner if i.is_dir(follow_symlinks=False)]
-        for child in inner:
-            _make_removable(fd, child)
+        stack.append(_writable_frame(os.open(name, _DIRECTORY, dir_fd=directory)))
+        while stack:
+            fd, children = stack[-1]
+            if not children:
+                os.close(fd)
+                stack.pop()
+                continue
+            stack.append(_writable_frame(os.open(children.pop(), _DIRECTORY, dir_fd=fd)))
     finally:
+        for fd, _ in stack:
+            os.close(fd)
+
+
+def _writable_frame(fd: int) -> tuple[int, list[str]]:
+    try:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o700 != 0o700:
+            os.fchmod(fd, mode | 0o700)
+        with os.scandir(fd) as scanner:
+            return fd, [i.name for i in scanner if i.is_dir(follow_symlinks=False)]
+    except BaseException:
         os.close(fd)
+        raise
 
 
 def _temporary(directory: int, name: str) -> str:
