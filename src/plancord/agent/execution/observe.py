@@ -216,6 +216,7 @@ class WorkspaceObserver:
         if self._watch is not None:
             self._watch.close()
             self._watch = None
+        self._tree.release()
 
     # -- on the worker thread ---------------------------------------------------------
 
@@ -263,6 +264,7 @@ class WorkspaceObserver:
         return entries, candidates
 
     def _first_look(self) -> _Look:
+        self._tree.hold()
         self._stash.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self._stash, 0o700)
         for old in self._stash.iterdir():

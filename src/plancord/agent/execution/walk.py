@@ -49,11 +49,26 @@ class WorkspaceTree:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._held: int | None = None
 
     # -- descriptors ----------------------------------------------------------------------
 
+    def hold(self) -> None:
+        """Keep the top directory open until ``release``, for a tree looked at after every
+        call (the observer's): each walk then starts from it without resolving the root's
+        path again. The top is the host's, which no agent process can rename."""
+        self.release()
+        self._held = os.open(self.root, _DIRECTORY)
+
+    def release(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            os.close(held)
+
     def open_root(self) -> int:
         """A descriptor of the workspace's top directory (the caller closes it)."""
+        if self._held is not None:
+            return os.dup(self._held)
         return os.open(self.root, _DIRECTORY)
 
     def open_directory(self, path: str) -> int:
