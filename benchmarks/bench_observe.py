@@ -16,7 +16,7 @@ each as median and p90, and as a ratio to the no-op call, measured alternately i
 Then the one-off first look (which keeps every file's content, packed, for restores) as a
 ratio to a plain ``cp -a`` of the workspace's files and to a full stat walk, measured alternately,
 and the time to build the
-per-step summary (``ExecutionBranch.steps``) and the full diff (``write_diff``, read back)
+per-step summary (``ExecutionBranch.steps``) and the full diff (``diff_file``, read back)
 for a 1 MB diff over three steps, and the execution start that keeps the ignored files
 for Discard. Goal: observe's median under 20 ms.
 """
@@ -35,6 +35,7 @@ from pathlib import Path
 from plancord.agent.execution.branch import ExecutionBranch
 from plancord.agent.execution.observe import Effects, WorkspaceObserver
 from plancord.agent.execution.snapshot import take_snapshot
+from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.git import run_git
 from plancord.sandbox import SandboxPolicy, run_sandboxed
 
@@ -118,7 +119,9 @@ async def observation(root: Path, stash: Path, runs: int) -> bool:
         copy.append(await timed(lambda: copied(root, copy_to)))  # noqa: B023 - awaited at once
         stat_walk.append(
             await timed(
-                lambda: asyncio.to_thread(take_snapshot, root, max_paths=100_000, max_seconds=60)
+                lambda: asyncio.to_thread(
+                    take_snapshot, WorkspaceTree(root), max_paths=100_000, max_seconds=60
+                )
             )
         )
     noop: list[float] = []
@@ -183,11 +186,11 @@ async def completion(root: Path, stash: Path) -> None:
 
     async def card() -> int:
         steps = await branches.steps(recorded)
-        diff = await branches.write_diff(record)
         size = 0
-        with diff.open("rb") as stream:
-            while chunk := stream.read(1 << 16):
-                size += len(chunk)
+        async with branches.diff_file(record) as diff:
+            with diff.open("rb") as stream:
+                while chunk := stream.read(1 << 16):
+                    size += len(chunk)
         return size + len(steps)
 
     size = await card()

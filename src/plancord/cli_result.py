@@ -2,8 +2,9 @@
 executed plan, however large, for an operator reviewing a result away from Discord.
 
 Why this exists apart from ``cli_operator``: it reads the workspace's git (through the
-agent's sandbox, as the bot does) as well as the database, and streams its output instead
-of printing one text. The completion card attaches the same diff, gzipped or cut when past
+agent's sandbox, as the bot does, git's output piped into a private file of the host's,
+never one in the workspace) as well as the database, and streams its output instead of
+printing one text. The completion card attaches the same diff, gzipped or cut when past
 Discord's upload limit; this prints all of it.
 """
 
@@ -35,8 +36,8 @@ def cmd_result_diff(args: argparse.Namespace) -> int:
 
 
 async def _print_diff(config: Config, agent: str, plan_id: str | None) -> int:
-    from plancord.agent.execution.branch import BranchError, ExecutionBranch
-    from plancord.agent.execution.starter import branch_record
+    from plancord.agent.execution.branch import BranchError
+    from plancord.agent.execution.starter import agent_branch, branch_record
     from plancord.operator import open_services
     from plancord.storage.executions import ExecutionStore
 
@@ -47,15 +48,14 @@ async def _print_diff(config: Config, agent: str, plan_id: str | None) -> int:
         if record is None or record.agent != agent:
             print(f"plancord: agent {agent} has no executed plan", file=sys.stderr)
             return 1
-        workspace = config.data_dir / "agents" / agent / "workspace"
-        policy = config.sandbox_settings.host_git_policy(agent, workspace)
+        branch = agent_branch(config.sandbox_settings, config.data_dir / "agents", agent)
         try:
-            path = await ExecutionBranch(policy).write_diff(branch_record(record))
+            async with branch.diff_file(branch_record(record)) as path:
+                await asyncio.to_thread(_copy_out, path)
         except BranchError as exc:
             state = record.outcome or "its branch is gone"
             print(f"plancord: no diff for plan {record.plan_id}: {state} ({exc})", file=sys.stderr)
             return 1
-        await asyncio.to_thread(_copy_out, path)
         return 0
 
 

@@ -29,8 +29,9 @@ from plancord.agent.tools.base import (
 from plancord.agent.tools.git_write import GitCommitInput
 from plancord.agent.workspace import workspace_of
 from plancord.core.errors import PlancordError
-from plancord.core.execution import ExecutionRecord
+from plancord.core.execution import DriftDecision, ExecutionRecord
 from plancord.core.gate import GateDecision, GateOutcome, GateRequest, ToolKind, decide
+from plancord.core.holding import KnownWrites
 from plancord.core.logs import log_refusal
 from plancord.core.permissions import PermissionProfile, action_string
 from plancord.core.plan import Plan
@@ -131,7 +132,8 @@ class ToolDispatch:
         detail = tool.detail(args)
         guard = tool.guarded_as(args, workspace)
         held = await self._held(state, tool, verdict)
-        drift = ExecutionHost.tool_drift(held[1], held[0], name) if held is not None else None
+        writes = await asyncio.to_thread(tool.writes, args, workspace) if held else None
+        drift = ExecutionHost.tool_drift(held[1], held[0], name, writes) if held else None
         request = GateRequest(
             tool_name=name,
             tool_kind=tool.kind,
@@ -152,6 +154,7 @@ class ToolDispatch:
         if decision.drift is not None:
             await self._audit_drift(state, request.action, decision)
         if decision.outcome is GateOutcome.REFUSE:
+            await self._drift_decided(held, request, writes, decision, DriftDecision.REFUSED)
             if decision.refusal is not None:
                 log_refusal(name, tool.kind.value, agent)
                 self.refusals[(agent, tool.kind.value, "plan_mode")] += 1
@@ -170,12 +173,18 @@ class ToolDispatch:
                     outside_plan=decision.drift,
                 )
             )
+            decided = DriftDecision.ALLOWED if answer else DriftDecision.DENIED
+            if answer is None:
+                decided = DriftDecision.TIMED_OUT
+            await self._drift_decided(held, request, writes, decision, decided)
             if answer is None:
                 return ToolResult.error(
                     "Not run: nobody answered the permission request in time (treated as denied)."
                 )
             if not answer:
                 return ToolResult.error("Not run: a human denied permission for this action.")
+        else:
+            await self._drift_decided(held, request, writes, decision, DriftDecision.LOGGED)
         if state.phase is Phase.GATHERING:
             await self._planning.touch(agent)
         call_held = None
@@ -191,6 +200,7 @@ class ToolDispatch:
                 checkpoints=plan_settings.confirm_high_risk_steps,
                 drift_decided=decision.drift is not None,
                 commit_message=_commit_message(name, args),
+                allowed=writes if decision.drift is not None else None,
             )
             moved, before = await self._host.before(call_held)
             if before.error is not None:
@@ -263,6 +273,23 @@ class ToolDispatch:
             session.request_stop()
         shown = f"{result.content}\n\n{text}" if result is not None and result.content else text
         return ToolResult.error(shown)
+
+    async def _drift_decided(
+        self,
+        held: tuple[ExecutionRecord, Plan] | None,
+        request: GateRequest,
+        writes: KnownWrites | None,
+        decision: GateDecision,
+        how: DriftDecision,
+    ) -> None:
+        """A drift the gate decided before the call ran, recorded with the execution's
+        events like one decided after it."""
+        if held is None or self._host is None or decision.drift is None:
+            return
+        paths = writes.paths if writes is not None else ()
+        await self._host.decided_before(
+            held[0], request.tool_name, request.action, paths, decision.drift, how
+        )
 
     async def _audit_drift(self, state: PlanningState, action: str, decision: GateDecision) -> None:
         await self._store.append_audit(

@@ -12,7 +12,10 @@ the step the host keeps as current, never from what the agent announced:
 - otherwise the call is **drift**, with the paths outside the current step.
 
 A call that changed nothing is judged by its tool alone. A tool that names no paths is no
-longer in scope by default: the paths come from what it did.
+longer in scope by default: the paths come from what it did. A call whose writes the host
+knows before it runs (``KnownWrites``: a file tool's path, the paths given to a commit, the
+ref a checkout switches to) is judged by them before it runs, so drift is asked before it
+happens; what it then changes is observed as for any other call.
 """
 
 from __future__ import annotations
@@ -22,6 +25,28 @@ from dataclasses import dataclass
 
 from plancord.core.drift import matches_files
 from plancord.core.plan import Plan, PlanStep, Risk
+
+
+@dataclass(frozen=True, slots=True)
+class KnownWrites:
+    """What a call will write, known from its arguments before it runs."""
+
+    paths: tuple[str, ...] = ()
+    """Workspace-relative paths (a directory stands for all it holds)."""
+    switches_to: str | None = None
+    """The ref a checkout moves ``HEAD`` to, or None."""
+    new_branch: bool = False
+    """The checkout creates the branch it switches to."""
+
+    def covers(self, path: str) -> bool:
+        """Whether ``path`` is one of ``paths`` or inside one of them."""
+        return any(path == known or path.startswith(known + "/") for known in self.paths)
+
+    def leaves(self, branch: str) -> bool:
+        """Whether the call moves ``HEAD`` off ``branch``."""
+        if self.switches_to is None:
+            return False
+        return self.new_branch or self.switches_to not in (branch, f"refs/heads/{branch}")
 
 
 @dataclass(frozen=True, slots=True)

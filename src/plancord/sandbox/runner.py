@@ -80,6 +80,25 @@ class ProcessResult:
         return self.stdout
 
 
+@dataclass(slots=True)
+class _Sink:
+    """A stream copied into an open file of the host's (up to ``limit`` bytes) instead of
+    kept: the same ``add`` and ``text`` as :class:`OutputBound`, with no text to give."""
+
+    limit: int
+    fd: int
+    total: int = 0
+
+    def add(self, data: bytes) -> None:
+        view = memoryview(data)[: max(0, self.limit - self.total)]
+        while view:
+            view = view[os.write(self.fd, view) :]
+        self.total += len(data)
+
+    def text(self) -> tuple[str, bool]:
+        return "", self.total > self.limit
+
+
 # -- one run ---------------------------------------------------------------------------
 
 
@@ -186,9 +205,13 @@ def _run_blocking(
     merge_stderr: bool,
     cancel: threading.Event,
     read_only: bool,
+    stdout_to: int | None = None,
 ) -> ProcessResult:
     deadline = time.monotonic() + timeout
-    out, err = OutputBound(max_output), OutputBound(max_output)
+    out: OutputBound | _Sink = (
+        OutputBound(max_output) if stdout_to is None else _Sink(max_output, stdout_to)
+    )
+    err = OutputBound(max_output)
     process = subprocess.Popen(
         spawn.argv,
         stdin=subprocess.DEVNULL,
@@ -262,6 +285,7 @@ def _run_in_thread(
     merge_stderr: bool,
     extra_env: Mapping[str, str] | None,
     cancel: threading.Event,
+    stdout_to: int | None,
 ) -> ProcessResult:
     spawn = _prepare(command, policy, extra_env)
     try:
@@ -272,6 +296,7 @@ def _run_in_thread(
             merge_stderr=merge_stderr,
             cancel=cancel,
             read_only=not policy.writable or policy.inner_wall,
+            stdout_to=stdout_to,
         )
     except BaseException:
         spawn.clean_up()
@@ -286,8 +311,13 @@ async def run_sandboxed(
     max_output: int = 100_000,
     merge_stderr: bool = False,
     extra_env: Mapping[str, str] | None = None,
+    stdout_to: int | None = None,
 ) -> ProcessResult:
     """Run ``command`` (an argv, never a shell line) inside the sandbox ``policy`` describes.
+
+    ``stdout_to``: an open file of the host's that the command's output is copied into
+    (its first ``max_output`` bytes), read from the pipe as it comes; the result's
+    ``stdout`` is then empty. The command never sees the file, only the pipe.
 
     Raises SandboxUnavailable (nothing ran) when no allowed layer works here, OSError when
     the workspace or the program cannot be used, ValueError for a bad timeout or cap.
@@ -309,6 +339,7 @@ async def run_sandboxed(
         merge_stderr=merge_stderr,
         extra_env=extra_env,
         cancel=cancel,
+        stdout_to=stdout_to,
     )
     try:
         return await asyncio.wrap_future(future)

@@ -186,9 +186,12 @@ async def test_the_full_diff_is_written_whatever_its_size(
     stepped = Stepped(branches, await branches.start("p1", 1))
     (workspace / "big.txt").write_text("".join(f"line {n}\n" for n in range(600_000)))
     await stepped.commit(1, "Big")
-    diff = await branches.write_diff(stepped.pinned())
-    text = diff.read_text()
-    assert diff.stat().st_size > 5_000_000
+    async with branches.diff_file(stepped.pinned()) as diff:
+        text = diff.read_text()
+        assert diff.stat().st_size > 5_000_000
+        assert not diff.is_relative_to(workspace)
+        assert diff.parent.stat().st_mode & 0o777 == 0o700
+    assert not diff.exists()
     assert text.startswith("diff --git a/big.txt b/big.txt")
     assert text.rstrip().endswith("+line 599999")
 

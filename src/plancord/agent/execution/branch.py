@@ -28,12 +28,18 @@ operations need, and the caller stores it with the plan, so they work after a re
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
-from collections.abc import Sequence
+import shutil
+import stat
+import tempfile
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from plancord.agent.execution.ignored import IgnoredKeep, KeepLimits, KeepTooLarge
+from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.git import GitOutput, run_git
 from plancord.sandbox import SandboxPolicy
 
@@ -59,7 +65,12 @@ _MID_OPERATION = {
     "BISECT_LOG": "a bisect is in progress",
 }
 REVIEWED_SUBJECT = "plancord: reviewed state"
-DIFF_FILE = "plancord-result.diff"
+DIFF_FILE = "result.diff"
+MAX_DIFF_BYTES = 1 << 31
+"""The largest diff the host writes for a card or the operator (git's output past it is
+dropped and the diff refused)."""
+RESULTS_DIR = "results"
+"""The directory of an agent's home (next to its workspace) holding the host's diffs."""
 
 
 class BranchError(Exception):
@@ -113,14 +124,20 @@ class ExecutionBranch:
     """The execution branches of one workspace, through git in the agent's sandbox."""
 
     def __init__(
-        self, policy: SandboxPolicy, kept: Path | None = None, limits: KeepLimits | None = None
+        self,
+        policy: SandboxPolicy,
+        kept: Path | None = None,
+        limits: KeepLimits | None = None,
+        results: Path | None = None,
     ) -> None:
         """``kept``: the directory (outside the workspace, in the data directory) under
         which each execution keeps the ignored paths of its reviewed tree; without it
-        Discard gives back only what git keeps."""
+        Discard gives back only what git keeps. ``results``: the host's directory (outside
+        the workspace) for the diffs it writes."""
         self._policy = policy
         self._kept = kept
         self._limits = limits
+        self._results = results
 
     async def refusal(self) -> str | None:
         """Why this workspace cannot take an execution branch, or None when it can."""
@@ -136,7 +153,7 @@ class ExecutionBranch:
         git_dir = (await self._git("rev-parse", "--absolute-git-dir")).stdout.strip()
         if Path(git_dir) != self._policy.workspace / ".git":
             return "the repository's git directory is not the workspace's own `.git`"
-        busy = await asyncio.to_thread(_operation_in_progress, Path(git_dir))
+        busy = await asyncio.to_thread(_operation_in_progress, self._policy.workspace)
         if busy is not None:
             return busy
         if (await self._git("ls-files", "--unmerged")).stdout.strip():
@@ -257,22 +274,41 @@ class ExecutionBranch:
         hits = set(found.split("\x00"))
         return tuple(p for p in asked if p in hits)
 
-    async def write_diff(self, record: BranchRecord) -> Path:
+    @contextlib.asynccontextmanager
+    async def diff_file(self, record: BranchRecord) -> AsyncIterator[Path]:
         """The result's full diff since the reviewed state (to the pinned commit, or the
-        branch's tip while none is pinned), written by git to a file in the repository's
-        git directory (any size; read it in pieces); the file's path."""
-        target = await self._git_path(DIFF_FILE)
-        await self._checked(
-            "diff",
-            "--binary",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            f"--output={target}",
-            record.reviewed_commit,
-            record.result_commit or f"refs/heads/{record.branch}",
-        )
-        return Path(target)
+        branch's tip while none is pinned), in a file of the host's own
+        (0600, in a 0700 folder outside the workspace: ``results``, else the system's
+        temporary directory), removed when the block ends. Git's output reaches it through
+        a pipe: git is never told a file name, so no link the agent left can redirect it.
+        Raises BranchError when git cannot diff (the branch is gone) or the diff is past
+        ``MAX_DIFF_BYTES``."""
+        folder = await asyncio.to_thread(_private_folder, self._results)
+        try:
+            target = folder / DIFF_FILE
+            out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            try:
+                output = await run_git(
+                    self._policy,
+                    "diff",
+                    "--binary",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    record.reviewed_commit,
+                    record.result_commit or f"refs/heads/{record.branch}",
+                    max_output=MAX_DIFF_BYTES,
+                    stdout_to=out,
+                )
+            finally:
+                os.close(out)
+            if not output.ok:
+                raise BranchError(f"git diff failed: {output.message or output.code}")
+            if output.truncated:
+                raise BranchError(f"the diff is larger than the {MAX_DIFF_BYTES:,} bytes kept")
+            yield target
+        finally:
+            await asyncio.to_thread(shutil.rmtree, folder, True)
 
     async def merge(self, record: BranchRecord) -> str:
         """Put the pinned commit onto the base (a fast-forward: the base must be where the
@@ -425,15 +461,30 @@ def _pinned(record: BranchRecord) -> str:
     return record.result_commit
 
 
+def _private_folder(parent: Path | None) -> Path:
+    """A new folder only the host's user can enter, under ``parent`` (made 0700 too)."""
+    if parent is not None:
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(parent, 0o700)
+    return Path(tempfile.mkdtemp(prefix="diff-", dir=parent))
+
+
 def _looks_bare(root: Path) -> bool:
     """A bare repository: git's own files at the top (git itself will not discover one,
     ``safe.bareRepository`` being ``explicit`` in the sandbox)."""
-    return (root / "HEAD").is_file() and (root / "objects").is_dir() and (root / "refs").is_dir()
+    tree = WorkspaceTree(root)
+    head, objects, refs = (tree.lstat(name) for name in ("HEAD", "objects", "refs"))
+    return (
+        head is not None
+        and stat.S_ISREG(head.st_mode)
+        and all(d is not None and stat.S_ISDIR(d.st_mode) for d in (objects, refs))
+    )
 
 
-def _operation_in_progress(git_dir: Path) -> str | None:
+def _operation_in_progress(root: Path) -> str | None:
+    tree = WorkspaceTree(root)
     for marker, why in _MID_OPERATION.items():
-        if (git_dir / marker).exists():
+        if tree.lstat(f".git/{marker}") is not None:
             return why
     return None
 

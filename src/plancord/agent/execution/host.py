@@ -40,6 +40,7 @@ from plancord.core.execution import (
     ExecutionRecord,
 )
 from plancord.core.holding import (
+    KnownWrites,
     MovesOn,
     StepDrift,
     WithinStep,
@@ -72,6 +73,9 @@ class HeldCall:
     """The tool itself was drift and the gate already decided it before the call."""
     commit_message: str | None = None
     """The agent's own message, when the call is ``git_commit``: it names the step's work."""
+    allowed: KnownWrites | None = None
+    """The writes the call was known to make before it ran, when they were drift and the
+    gate already decided them: those are kept, anything else it changes is held again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +118,45 @@ class ExecutionHost:
         return await self._executions.running(agent)
 
     @staticmethod
-    def tool_drift(plan: Plan, record: ExecutionRecord, tool: str) -> str | None:
-        """Before a call, judged by its tool alone: why no step from the current one on
-        uses it (the gate decides that drift by policy), or None."""
-        held = hold_to_step(plan, record.current_step, tool, None)
-        return held.reason if isinstance(held, StepDrift) else None
+    def tool_drift(
+        plan: Plan, record: ExecutionRecord, tool: str, writes: KnownWrites | None = None
+    ) -> str | None:
+        """Before a call, judged by its tool and the writes it is known to make: why no
+        step from the current one on covers it (the gate decides that drift by policy, so
+        it is asked before it happens), or None. A move of ``HEAD`` off the execution
+        branch is drift whatever the step's files say."""
+        paths = writes.paths if writes is not None and writes.paths else None
+        held = hold_to_step(plan, record.current_step, tool, paths)
+        if isinstance(held, StepDrift):
+            return held.reason
+        if writes is not None and writes.leaves(record.branch):
+            return f"the call would move HEAD off the execution branch `{record.branch}`"
+        return None
+
+    async def decided_before(
+        self,
+        record: ExecutionRecord,
+        tool: str,
+        action: str,
+        paths: tuple[str, ...],
+        reason: str,
+        decision: DriftDecision,
+    ) -> None:
+        """Record a drift the gate decided before the call ran (asked, refused or logged:
+        the gate audited it) with the step's events, as one decided after a call is."""
+        await self._executions.add_event(
+            ExecutionEvent(
+                plan_id=record.plan_id,
+                at=self._clock.now(),
+                step=record.current_step + 1,
+                kind=ExecutionEventKind.DRIFT,
+                tool=tool,
+                action=action,
+                paths=paths,
+                reason=reason,
+                decision=decision,
+            )
+        )
 
     async def before(self, call: HeldCall) -> tuple[ExecutionRecord, Verdict]:
         """Before the call: the workspace must be observable; a tool only a later step uses
@@ -162,21 +200,29 @@ class ExecutionHost:
         if isinstance(effects, Unobserved):
             return await self._unobserved(call, effects)
         changed, off_branch = await self._changed_paths(record, effects)
+        allowed = call.allowed
+        if allowed is not None:
+            observed = changed
+            changed = tuple(path for path in changed if not allowed.covers(path))
+            off_branch = off_branch and not allowed.leaves(record.branch)
+            if not changed and not off_branch:
+                await self._event(call, ExecutionEventKind.COMMAND, observed)
+                return Verdict()
         if not changed and not off_branch:
             await self._event(call, ExecutionEventKind.COMMAND, ())
             return Verdict()
+        everything = (*effects.paths, *effects.git_state)
         if off_branch:
+            # Everything the call changed goes back with HEAD: a checkout's files too.
             reason = f"the call moved HEAD off the execution branch `{record.branch}`"
-            held: WithinStep | MovesOn | StepDrift = StepDrift(
-                record.current_step, (".git/HEAD",), reason
-            )
-        else:
-            held = hold_to_step(call.plan, record.current_step, call.tool, changed)
-        if isinstance(held, WithinStep) or (call.drift_decided and not off_branch):
+            drift = StepDrift(record.current_step, (".git/HEAD",), reason)
+            return await self._drift(call, drift, changed, everything)
+        held = hold_to_step(call.plan, record.current_step, call.tool, changed)
+        if isinstance(held, WithinStep) or (call.drift_decided and allowed is None):
             await self._event(call, ExecutionEventKind.COMMAND, changed)
             return Verdict()
         if isinstance(held, MovesOn):
-            return await self._moves_on(call, held, changed, (*effects.paths, *effects.git_state))
+            return await self._moves_on(call, held, changed, everything)
         return await self._drift(call, held, changed, _to_restore(effects, held.outside or changed))
 
     async def resync(self, agent: str) -> None:

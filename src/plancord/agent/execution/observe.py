@@ -14,9 +14,11 @@ workspace (a read per file, not a file creation: the first look on 10,000 files 
 about a full stat walk more, not seconds), and each later look packs only the files that
 changed; a pack is dropped once neither of the two newest looks refers to it. Racy entries
 (same size, written within the clock tick of the previous look) are compared with their
-kept content, so the observation is exact. Past a bound in
-paths, time or stash bytes the observer answers :class:`Unobserved`: the caller treats the
-call as drift.
+kept content, so the observation is exact. Every look, copy and restore goes through the
+workspace's one door (``walk.WorkspaceTree``): a link the agent left, in any component, is
+never followed, and a directory it replaced with a link is restored as a directory. Past a
+bound in paths, time or stash bytes the observer answers :class:`Unobserved`: the caller
+treats the call as drift.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import shutil
 import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -43,6 +44,7 @@ from plancord.agent.execution.snapshot import (
     refresh,
     take_snapshot,
 )
+from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.execution.watch import ChangeWatch, open_watch
 
 RACY_NS = 50_000_000
@@ -125,6 +127,7 @@ class WorkspaceObserver:
         so when one is on the workspace's file system every look walks the whole
         workspace, as it does with ``kernel_watch`` off."""
         self._root = workspace
+        self._tree = WorkspaceTree(workspace)
         self._kernel_watch = kernel_watch
         self._elsewhere = tuple(writable_elsewhere)
         self._stash = stash
@@ -213,6 +216,7 @@ class WorkspaceObserver:
         if self._watch is not None:
             self._watch.close()
             self._watch = None
+        self._tree.release()
 
     # -- on the worker thread ---------------------------------------------------------
 
@@ -233,7 +237,7 @@ class WorkspaceObserver:
         if self._watch is not None:
             self._watch.reset()
         entries = take_snapshot(
-            self._root, max_paths=self._limits.max_paths, max_seconds=self._limits.max_seconds
+            self._tree, max_paths=self._limits.max_paths, max_seconds=self._limits.max_seconds
         )
         if self._watch is not None:
             directories = [p for p, e in entries.items() if e.is_dir]
@@ -246,7 +250,7 @@ class WorkspaceObserver:
         if touched is None or GIT_DIR in touched.paths:
             return self._snapshot(), None
         entries, candidates = refresh(
-            self._root,
+            self._tree,
             previous.entries,
             touched.paths | previous.linked,
             touched.trees,
@@ -260,6 +264,7 @@ class WorkspaceObserver:
         return entries, candidates
 
     def _first_look(self) -> _Look:
+        self._tree.hold()
         self._stash.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(self._stash, 0o700)
         for old in self._stash.iterdir():
@@ -309,22 +314,32 @@ class WorkspaceObserver:
                 continue
             if previous.entries.get(path) != entry or path not in previous.copies:
                 continue
-            if not matches(self._stash, previous.copies[path], self._root / path):
+            if not self._holds(path, previous.copies[path]):
                 yield path
+
+    def _holds(self, path: str, piece: Slice) -> bool:
+        try:
+            fd = self._tree.open_file(path)
+        except OSError:
+            return False
+        try:
+            return matches(self._stash, piece, fd)
+        finally:
+            os.close(fd)
 
     def _keep(self, look: _Look, entries: Iterable[tuple[str, Entry]]) -> None:
         """Keep what a restore of these paths needs: a link's target, a file's content
         (packed together, in one new pack)."""
-        files: list[tuple[str, Path]] = []
+        files: list[str] = []
         for path, entry in entries:
             if entry.is_link:
-                look.links[path] = os.readlink(self._root / path)
+                look.links[path] = self._tree.readlink(path)
             elif entry.is_file:
-                files.append((path, self._root / path))
+                files.append(path)
         if files:
             name = f"{next(self._names):x}"
             room = self._limits.max_stash_bytes
-            look.copies.update(write_pack(self._stash, name, files, max_bytes=room))
+            look.copies.update(write_pack(self._stash, name, self._tree, files, max_bytes=room))
 
     def _drop_unused(self, dropped: _Look) -> None:
         """Remove the packs only ``dropped`` (a look no longer kept) referred to."""
@@ -336,25 +351,30 @@ class WorkspaceObserver:
             (self._stash / name).unlink(missing_ok=True)
 
     def _put_back(self, before: _Look, now: _Look, paths: list[str]) -> _Look:
+        """``paths`` as ``before`` saw them, through the workspace's one door: what was not
+        there is removed (children first); what was is written back parents first, each
+        parent that is no longer a real directory made one again, never followed."""
         failed: list[str] = []
-        gone = [p for p in paths if p not in before.entries]
+        wanted = set(paths) | _parents_replaced(before, now, paths)
+        gone = [p for p in wanted if p not in before.entries]
         for path in sorted(gone, key=lambda p: p.count("/"), reverse=True):
-            if not _remove(self._root / path):
+            try:
+                self._tree.remove(path)
+            except OSError:
                 failed.append(path)
-        back = [p for p in paths if p in before.entries]
-        for path in sorted(back, key=lambda p: p.count("/")):
+        back = [p for p in wanted if p in before.entries]
+        for path in sorted(back, key=lambda p: (p.count("/"), p)):
             try:
                 self._write_back(before, path)
-            except OSError:
+            except (OSError, ValueError):
                 failed.append(path)
         if failed:
             raise RestoreFailed(failed, "the file system refused")
         entries = self._snapshot()
         look = _Look(entries, taken_ns=time.time_ns(), linked=_linked(entries))
-        restored = set(paths)
         fresh: list[tuple[str, Entry]] = []
         for path, entry in look.entries.items():
-            origin = before if path in restored else now
+            origin = before if path in wanted else now
             if path in origin.copies:
                 look.copies[path] = origin.copies[path]
             elif path in origin.links:
@@ -366,42 +386,32 @@ class WorkspaceObserver:
 
     def _write_back(self, before: _Look, path: str) -> None:
         entry = before.entries[path]
-        target = self._root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
         if entry.is_dir:
-            if target.is_symlink() or (target.exists() and not target.is_dir()):
-                _remove(target)
-            target.mkdir(exist_ok=True)
-            os.chmod(target, stat.S_IMODE(entry.mode))
-            return
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
-        temporary = target.with_name(f".{target.name}.plancord-restore")
-        _remove(temporary)
-        if entry.is_link:
-            os.symlink(before.links[path], temporary)
+            self._tree.make_directory(path, stat.S_IMODE(entry.mode))
+        elif entry.is_link:
+            self._tree.put_link(path, before.links[path], entry.mtime_ns)
         else:
-            out = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            try:
-                copy_out(self._stash, before.copies[path], out)
-            finally:
-                os.close(out)
-            os.chmod(temporary, stat.S_IMODE(entry.mode))
-        os.utime(temporary, ns=(entry.mtime_ns, entry.mtime_ns), follow_symlinks=False)
-        os.replace(temporary, target)
+            piece = before.copies[path]
+            self._tree.put_file(
+                path,
+                lambda out: copy_out(self._stash, piece, out),
+                stat.S_IMODE(entry.mode),
+                entry.mtime_ns,
+            )
 
 
-def _remove(path: Path) -> bool:
-    try:
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return True
+def _parents_replaced(before: _Look, now: _Look, paths: Iterable[str]) -> set[str]:
+    """The directories above ``paths`` that were real directories before and are not now
+    (a link or a file in their place): they are put back first, as directories."""
+    replaced: set[str] = set()
+    for path in paths:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            old, new = before.entries.get(parent), now.entries.get(parent)
+            if old is not None and old.is_dir and (new is None or not new.is_dir):
+                replaced.add(parent)
+    return replaced
 
 
 def _linked(entries: dict[str, Entry]) -> set[str]:

@@ -6,17 +6,19 @@ observer's first look on 10,000 files take seconds; appending every content to o
 file costs a read each and a few large writes. A pack is written once, private (0600),
 and read back by slices (offset and size).
 
-Sources are opened without following a symlink and must be regular files; a pack never
-grows past the bound it is given.
+Sources are files of a workspace, opened through its one door (``walk.WorkspaceTree``: no
+component followed if it is a link) and must be regular files; a pack never grows past the
+bound it is given.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from plancord.agent.execution.walk import WorkspaceTree
 
 _CHUNK = 1 << 20
 
@@ -35,19 +37,19 @@ class PackFull(Exception):
 
 
 def write_pack(
-    directory: Path, name: str, sources: Iterable[tuple[str, Path]], *, max_bytes: int
+    directory: Path, name: str, tree: WorkspaceTree, paths: Iterable[str], *, max_bytes: int
 ) -> dict[str, Slice]:
-    """Append each source file's content to a new pack ``directory/name``; each key's slice.
-    Raises PackFull past ``max_bytes`` (the partial pack is removed), OSError when a source
-    is not a regular file or cannot be read."""
+    """Append the content of each of ``paths`` (files of ``tree``) to a new pack
+    ``directory/name``; each path's slice. Raises PackFull past ``max_bytes`` (the partial
+    pack is removed), OSError when a path is not a regular file or cannot be read."""
     target = directory / name
     out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     slices: dict[str, Slice] = {}
     offset = 0
     try:
-        for key, source in sources:
-            size = _append(out, source, max_bytes - offset)
-            slices[key] = Slice(name, offset, size)
+        for path, fd in tree.open_files(sorted(paths)):
+            size = _append(out, fd, max_bytes - offset)
+            slices[path] = Slice(name, offset, size)
             offset += size
     except BaseException:
         os.close(out)
@@ -57,20 +59,14 @@ def write_pack(
     return slices
 
 
-def _append(out: int, source: Path, room: int) -> int:
-    fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{source} is not a regular file")
-        copied = 0
-        while chunk := os.read(fd, _CHUNK):
-            copied += len(chunk)
-            if copied > room:
-                raise PackFull(f"more than the {room:,} bytes left to keep")
-            _write_all(out, chunk)
-        return copied
-    finally:
-        os.close(fd)
+def _append(out: int, fd: int, room: int) -> int:
+    copied = 0
+    while chunk := os.read(fd, _CHUNK):
+        copied += len(chunk)
+        if copied > room:
+            raise PackFull(f"more than the {room:,} bytes left to keep")
+        _write_all(out, chunk)
+    return copied
 
 
 def copy_out(directory: Path, piece: Slice, out: int) -> None:
@@ -88,22 +84,8 @@ def copy_out(directory: Path, piece: Slice, out: int) -> None:
         os.close(fd)
 
 
-def matches(directory: Path, piece: Slice, file: Path | int) -> bool:
-    """Whether the file at ``file`` (a path, or an open descriptor) holds exactly
-    ``piece``'s content."""
-    if isinstance(file, int):
-        return _matches(directory, piece, file)
-    try:
-        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        return _matches(directory, piece, fd)
-    finally:
-        os.close(fd)
-
-
-def _matches(directory: Path, piece: Slice, fd: int) -> bool:
+def matches(directory: Path, piece: Slice, fd: int) -> bool:
+    """Whether the open file ``fd`` holds exactly ``piece``'s content."""
     if os.fstat(fd).st_size != piece.size:
         return False
     kept = os.open(directory / piece.pack, os.O_RDONLY | os.O_NOFOLLOW)

@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Iterable
 from pathlib import Path
 
+from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.git import run_git
 from plancord.core.sandbox_policy import SandboxSettings
 from plancord.sandbox import SandboxPolicy
@@ -95,7 +96,10 @@ def _names(output: str) -> list[str]:
 
 
 def _read_head(workspace: Path) -> str:
+    """``.git/HEAD`` as the host reads it: through the workspace's one door, never through
+    a link the agent left."""
     try:
-        return (workspace / ".git" / "HEAD").read_text(errors="replace").strip()
+        head = WorkspaceTree(workspace).read_bytes(".git/HEAD", 4096)
     except OSError:
         return ""
+    return head.decode("utf-8", "replace").strip()

@@ -140,18 +140,19 @@ class ExecutionResults:
             )
 
     async def write_diff(self, plan_id: str, use: Callable[[Path], Awaitable[None]]) -> bool:
-        """Write the result's full diff to a file and hand it to ``use`` while no other
-        action on the result runs; False when there is no such result or branch."""
+        """Write the result's full diff to a private file of the host's and hand it to
+        ``use`` while no other action on the result runs; False when there is no such
+        result or branch."""
         record = await self._executions.get(plan_id)
         if record is None:
             return False
         async with self._lock(plan_id):
             try:
-                path = await self.branch_of(record.agent).write_diff(branch_record(record))
+                async with self.branch_of(record.agent).diff_file(branch_record(record)) as path:
+                    await use(path)
             except (BranchError, PlancordError) as exc:
                 log.info("no diff for the result of %s: %s", plan_id, exc)
                 return False
-            await use(path)
             return True
 
     async def push_remote(self, record: ExecutionRecord) -> str | None:

@@ -7,22 +7,25 @@ ctime, which no process can set back; a replace changes the inode. The one blind
 same-size write within the file system clock's tick of the previous look ("racy" entries, as
 git calls them); the observer compares those by content.
 
-The walk never follows a symlink (a write through a link inside the workspace shows as a
-change of its target, which is walked in its own place; a link pointing outside is itself a
-path). Inside ``.git`` only the repository's state is kept (HEAD, index, refs, config,
-hooks, info), not its objects or logs. The walk is bounded in paths and time: past either
-bound it gives up, and the caller must treat the call as unobserved.
+The walk goes through the workspace's one door (``walk.WorkspaceTree``) and never follows a
+symlink, in any component (a write through a link inside the workspace shows as a change of
+its target, which is walked in its own place; a link pointing outside is itself a path).
+Inside ``.git`` only the repository's state is kept (HEAD, index, refs, config, hooks,
+info), not its objects or logs. The walk is bounded in paths and time: past either bound it
+gives up, and the caller must treat the call as unobserved.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
+
+from plancord.agent.execution.walk import WorkspaceTree
 
 GIT_DIR = ".git"
 _GIT_STATE = frozenset({"HEAD", "index", "packed-refs", "config", "refs", "hooks", "info"})
@@ -62,47 +65,40 @@ class TooLarge(Exception):
 
 
 def take_snapshot(
-    root: Path, *, max_paths: int, max_seconds: float, under: str = ""
+    tree: WorkspaceTree, *, max_paths: int, max_seconds: float, under: str = ""
 ) -> dict[str, Entry]:
-    """Every path under ``root`` (or under its subdirectory ``under``, the keys then starting
+    """Every path of ``tree`` (or under its directory ``under``, the keys then starting
     with ``under/``), by ``lstat``, not the top itself. Raises TooLarge past ``max_paths``
-    paths or ``max_seconds``, OSError when the top cannot be read."""
+    paths or ``max_seconds``, OSError when the top cannot be read. An ``under`` that is no
+    longer a real directory holds nothing."""
     deadline = time.monotonic() + max_seconds
     found: dict[str, Entry] = {}
-    top = os.path.join(root, under) if under else os.fspath(root)
-    pending: list[tuple[str, str]] = [(top, f"{under}/" if under else "")]
-    while pending:
-        directory, prefix = pending.pop()
-        if time.monotonic() > deadline:
-            raise TooLarge(f"looking at the workspace took longer than {max_seconds:g} s")
-        try:
-            scanner = os.scandir(directory)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        with scanner:
-            for item in scanner:
-                relative = prefix + item.name
-                if prefix == "" and item.name == GIT_DIR:
-                    _take_git_state(item.path, found)
-                    continue
-                try:
-                    info = item.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    continue
+    try:
+        for count, (relative, info) in enumerate(tree.scan(under, prune=_outside_git_state)):
+            if relative != GIT_DIR:
                 found[relative] = entry_of(info)
-                if stat.S_ISDIR(info.st_mode):
-                    pending.append((item.path, relative + "/"))
-        if len(found) > max_paths:
-            raise TooLarge(f"the workspace holds more than {max_paths:,} paths")
+            if count % 256 == 0:
+                if time.monotonic() > deadline:
+                    raise TooLarge(f"looking at the workspace took longer than {max_seconds:g} s")
+                if len(found) > max_paths:
+                    raise TooLarge(f"the workspace holds more than {max_paths:,} paths")
+    except (FileNotFoundError, NotADirectoryError):
+        if not under:
+            raise
+        return {}
+    except OSError as exc:
+        if not under or exc.errno != errno.ELOOP:
+            raise
+        return {}
+    if len(found) > max_paths:
+        raise TooLarge(f"the workspace holds more than {max_paths:,} paths")
     return found
 
 
-def look_at(root: Path, path: str) -> Entry | None:
+def look_at(tree: WorkspaceTree, path: str) -> Entry | None:
     """One workspace path's entry now, or None when it is gone."""
-    try:
-        return entry_of(os.lstat(os.path.join(root, path)))
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+    info = tree.lstat(path)
+    return None if info is None else entry_of(info)
 
 
 def is_git_state(path: str) -> bool:
@@ -122,24 +118,10 @@ def entry_of(info: os.stat_result) -> Entry:
     )
 
 
-def _take_git_state(git_dir: str, found: dict[str, Entry]) -> None:
-    """The repository's state files under ``.git/`` (not its objects and logs)."""
-    pending = [(git_dir, GIT_DIR + "/", True)]
-    while pending:
-        directory, prefix, top = pending.pop()
-        try:
-            scanner = os.scandir(directory)
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        with scanner:
-            for item in scanner:
-                if top and item.name not in _GIT_STATE:
-                    continue
-                info = item.stat(follow_symlinks=False)
-                relative = prefix + item.name
-                found[relative] = entry_of(info)
-                if stat.S_ISDIR(info.st_mode):
-                    pending.append((item.path, relative + "/", False))
+def _outside_git_state(path: str) -> bool:
+    """Whether a walk leaves ``path`` out: the repository's objects and logs are not its
+    state."""
+    return path.startswith(GIT_DIR + "/") and not is_git_state(path)
 
 
 class ChangeKind(StrEnum):
@@ -209,7 +191,7 @@ def _kind(entry: Entry) -> int:
 
 
 def refresh(
-    root: Path,
+    tree: WorkspaceTree,
     previous: Snapshot,
     paths: set[str],
     trees: set[str],
@@ -232,17 +214,18 @@ def refresh(
 
     def walk(directory: str) -> None:
         drop_under(directory)
-        found = take_snapshot(root, max_paths=max_paths, max_seconds=max_seconds, under=directory)
+        found = take_snapshot(tree, max_paths=max_paths, max_seconds=max_seconds, under=directory)
         entries.update(found)
         candidates.update(found)
 
-    for tree in sorted(trees):
-        walk(tree)
-    for path in sorted(paths):
-        if path.startswith(GIT_DIR) and not is_git_state(path):
-            continue
+    for directory in sorted(trees):
+        walk(directory)
+    wanted = sorted(p for p in paths if not (p.startswith(GIT_DIR) and not is_git_state(p)))
+    looked = tree.lstat_many(wanted)
+    for path in wanted:
         old = entries.get(path)
-        new = look_at(root, path)
+        info = looked[path]
+        new = None if info is None else entry_of(info)
         candidates.add(path)
         if new is None:
             entries.pop(path, None)
@@ -259,7 +242,7 @@ def refresh(
         for path, entry in list(entries.items()):
             if entry.ino in shared and path not in candidates:
                 candidates.add(path)
-                now = look_at(root, path)
+                now = look_at(tree, path)
                 if now is None:
                     del entries[path]
                 else:

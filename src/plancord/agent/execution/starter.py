@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plancord.agent.execution.branch import BranchError, BranchRecord, ExecutionBranch
+from plancord.agent.execution.branch import (
+    RESULTS_DIR,
+    BranchError,
+    BranchRecord,
+    ExecutionBranch,
+)
 from plancord.agent.execution.ignored import KEPT_DIR
 from plancord.core.errors import ExecutionRefused
 from plancord.core.execution import ExecutionRecord, StepOutcome
@@ -106,10 +111,11 @@ def branch_record(record: ExecutionRecord) -> BranchRecord:
 def agent_branch(sandbox: SandboxSettings, agents_dir: Path, agent: str) -> ExecutionBranch:
     """The agent's execution branch, as every part that touches it must build it: git runs
     in the executing sandbox as the host's own (the git directory writable), and the ignored
-    files kept at start live in the agent's home, so Discard puts them back whoever calls
-    it."""
+    files kept at start live in the agent's home, so Discard puts them back whoever calls it;
+    the diffs the host writes live there too, never in the workspace."""
     home = agents_dir / agent
     return ExecutionBranch(
         sandbox.host_git_policy(agent, home / "workspace"),
         kept=home / KEPT_DIR,
+        results=home / RESULTS_DIR,
     )

@@ -130,7 +130,9 @@ class ChangeWatch:
             if mask & (IN_DELETE_SELF | IN_MOVE_SELF):
                 touched.paths.add(directory)
                 continue
-            path = f"{directory}/{name}" if directory else name
+            path = f"{directory}/{name}" if directory and name else directory or name
+            if not path:
+                continue  # the top itself, which no look keeps
             touched.paths.add(path)
             if mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
                 touched.trees.add(path)

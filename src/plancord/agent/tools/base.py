@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from plancord.core.gate import ToolKind
+from plancord.core.holding import KnownWrites
 from plancord.core.planning import Actor, Phase
 from plancord.core.sandbox_policy import LayerChoice, SandboxPolicy, SandboxSettings
 from plancord.core.shell.readonly.operator_rules import OperatorRule
@@ -137,6 +138,12 @@ class Tool(ABC, Generic[InputT]):
     def guarded_as(self, args: InputT, workspace: Path) -> str | None:
         """The tool whose permission this call needs instead of its own, when it writes
         something another tool guards (``create_file`` on ``AGENTS.md``); None otherwise."""
+        return None
+
+    def writes(self, args: InputT, workspace: Path) -> KnownWrites | None:
+        """What this call will write, when its arguments say so before it runs (the host
+        then holds it to the plan's step before it runs); None when only observing the
+        call can tell."""
         return None
 
     def shell_verdict(

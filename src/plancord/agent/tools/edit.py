@@ -38,6 +38,7 @@ from plancord.agent.tools.paths import (
     resolve_in_workspace,
 )
 from plancord.core.gate import ToolKind
+from plancord.core.holding import KnownWrites
 
 MAX_WRITE_BYTES = 1_000_000
 MAX_EDIT_FILE_BYTES = 4_000_000
@@ -95,8 +96,22 @@ class CreateFileTool(Tool[CreateFileInput]):
     def guarded_as(self, args: CreateFileInput, workspace: Path) -> str | None:
         return GUARD_TOOL if guarded_path(workspace, args.path) else None
 
+    def writes(self, args: CreateFileInput, workspace: Path) -> KnownWrites | None:
+        return written_path(workspace, args.path)
+
     async def run(self, args: CreateFileInput, ctx: ToolContext) -> ToolResult:
         return await write_text_file(ctx.workspace, args.path, args.content, args.overwrite)
+
+
+def written_path(workspace: Path, user_path: str) -> KnownWrites | None:
+    """The one workspace path a file tool writes, or None when ``user_path`` names none
+    (the tool itself then refuses it)."""
+    try:
+        path = resolve_in_workspace(workspace, user_path, write=True)
+    except PathOutsideWorkspace:
+        return None
+    shown = display_path(workspace, path)
+    return KnownWrites((shown,)) if shown != "." else None
 
 
 async def write_text_file(
@@ -183,6 +198,9 @@ class StrReplaceTool(Tool[StrReplaceInput]):
 
     def guarded_as(self, args: StrReplaceInput, workspace: Path) -> str | None:
         return GUARD_TOOL if guarded_path(workspace, args.path) else None
+
+    def writes(self, args: StrReplaceInput, workspace: Path) -> KnownWrites | None:
+        return written_path(workspace, args.path)
 
     async def run(self, args: StrReplaceInput, ctx: ToolContext) -> ToolResult:
         if args.old_str == args.new_str:

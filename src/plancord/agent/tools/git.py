@@ -61,8 +61,10 @@ async def run_git(
     timeout: float = GIT_TIMEOUT_SECONDS,  # noqa: ASYNC109 - the subprocess's own deadline
     max_output: int = MAX_GIT_OUTPUT_BYTES,
     extra_env: Mapping[str, str] | None = None,
+    stdout_to: int | None = None,
 ) -> GitOutput:
-    """Run ``git <args>`` in the policy's workspace, inside the agent's sandbox.
+    """Run ``git <args>`` in the policy's workspace, inside the agent's sandbox
+    (``stdout_to``: an open file of the host's that git's output goes to, through a pipe).
 
     Never raises for git's own failures, nor when the sandbox cannot start (the output then
     says why, and nothing ran).
@@ -74,6 +76,7 @@ async def run_git(
             timeout=timeout,
             max_output=max_output,
             extra_env=extra_env,
+            stdout_to=stdout_to,
         )
     except SandboxUnavailable as exc:
         return GitOutput(None, "", f"Not run: {exc}.")

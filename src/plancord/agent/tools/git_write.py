@@ -9,6 +9,7 @@ replace objects off and no attributes or sparse settings from outside the tree.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, Field
@@ -26,6 +27,7 @@ from plancord.agent.tools.git import (
     starts_like_option,
 )
 from plancord.core.gate import ToolKind
+from plancord.core.holding import KnownWrites
 
 
 class GitCommitInput(GitInput):
@@ -59,6 +61,14 @@ class GitCommitTool(Tool[GitCommitInput]):
     def detail(self, args: GitCommitInput) -> str:
         lines = args.message.strip().splitlines()
         return f"commit {lines[0] if lines else ''}"
+
+    def writes(self, args: GitCommitInput, workspace: Path) -> KnownWrites | None:
+        if args.paths is None:
+            return None
+        paths = relative_paths(workspace, args.paths)
+        if isinstance(paths, ToolResult) or "." in paths:
+            return None
+        return KnownWrites(tuple(paths))
 
     async def run(self, args: GitCommitInput, ctx: ToolContext) -> ToolResult:
         if not args.message.strip():
@@ -157,6 +167,9 @@ class GitCheckoutTool(Tool[GitCheckoutInput]):
 
     def detail(self, args: GitCheckoutInput) -> str:
         return f"checkout {'-b ' if args.create else ''}{args.ref}"
+
+    def writes(self, args: GitCheckoutInput, workspace: Path) -> KnownWrites | None:
+        return KnownWrites(switches_to=args.ref, new_branch=args.create)
 
     async def run(self, args: GitCheckoutInput, ctx: ToolContext) -> ToolResult:
         if args.create:

@@ -9,16 +9,22 @@ so this tool cannot be used as a general file writer.
 from __future__ import annotations
 
 import asyncio
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
-from plancord.agent.tools.edit import ALLOWED_DOCS, is_guarded_doc, write_text_file
+from plancord.agent.tools.edit import (
+    ALLOWED_DOCS,
+    is_guarded_doc,
+    write_text_file,
+    written_path,
+)
 from plancord.agent.tools.paths import PathOutsideWorkspace, display_path, resolve_in_workspace
 from plancord.core.errors import PlancordError
 from plancord.core.gate import ToolKind
+from plancord.core.holding import KnownWrites
 
 MAX_SYSTEM_PROMPT_CHARS = 20_000
 MAX_DOC_BYTES = 200_000
@@ -94,6 +100,9 @@ class SelfEditDocsTool(Tool[SelfEditDocsInput]):
 
     def detail(self, args: SelfEditDocsInput) -> str:
         return args.path
+
+    def writes(self, args: SelfEditDocsInput, workspace: Path) -> KnownWrites | None:
+        return written_path(workspace, args.path)
 
     async def run(self, args: SelfEditDocsInput, ctx: ToolContext) -> ToolResult:
         try:
