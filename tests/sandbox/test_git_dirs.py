@@ -275,7 +275,7 @@ def _result(output: str, exit_code: int = 128, *, walled: bool = True) -> Proces
     ],
 )
 def test_a_failed_git_write_names_the_git_tools(output: str) -> None:
-    shown = format_shell_result(_result(output), 60)
+    shown = format_shell_result(_result(output), 60, walled=False)
     assert shown.is_error
     assert shown.content.endswith(GIT_WRITE_REFUSED)
     assert shown.content.count("\n") == output.count("\n") + 2
@@ -290,5 +290,5 @@ def test_a_failed_git_write_names_the_git_tools(output: str) -> None:
     ],
 )
 def test_other_failures_get_no_git_hint(output: str, exit_code: int, walled: bool) -> None:
-    shown = format_shell_result(_result(output, exit_code, walled=walled), 60)
+    shown = format_shell_result(_result(output, exit_code, walled=walled), 60, walled=False)
     assert GIT_WRITE_REFUSED not in shown.content

@@ -148,10 +148,11 @@ async def a_sqlite_database_with_every_table_filled(data_dir: Path) -> Path:
         store = SqlStore(db)
         executed = await ExecutionStore(db).latest("ada")
         assert executed is not None and executed.result_version is not None
+        assert executed.result_commit is not None
         vote = ApprovalVote(
             plan_id=executed.plan_id,
             revision=executed.result_version,
-            sha256="result",
+            sha256=executed.result_commit,
             voter_id="user:7",
             voter_name="cara",
             at=clock.now(),
