@@ -344,3 +344,19 @@ async def test_review_text_the_agent_forges_cannot_look_like_the_review(plan_sce
     [attachment] = [a for a in message.attachments if a.filename == "plan-v1.md"]
     text = (await attachment.read()).decode()
     assert text.index("Review: 1 blocker") < text.index("Review: no findings")
+
+
+async def test_no_review_is_made_once_the_plans_budget_is_spent_and_the_card_says_why(
+    plan_scene: Any,
+) -> None:
+    """The agent's one call spends the plan's whole budget of tokens: the reviewer is not
+    called at all, and the plan message says the review was not made and why."""
+    mode = {**ADVISE, "budget_tokens": 10}
+    scene = await _reviewed(plan_scene, review_turn(RISKY), plan_mode=mode)
+    await scene.app.runtime.reviews.wait_idle()
+
+    assert _review_requests(scene) == []
+    assert len(scene.world.server.requests) == 1
+    field = _review_field(scene)
+    assert "not reviewed: the plan's budget of 10 tokens is spent" in field, field
+    assert "Review in progress" not in field
