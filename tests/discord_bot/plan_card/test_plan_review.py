@@ -125,6 +125,18 @@ async def test_require_acknowledgement_asks_a_second_click_and_audits_it(
     assert approved.detail["review_blockers_acknowledged"] == 1
 
 
+@pytest.mark.parametrize(("mode", "holds"), [(ACKNOWLEDGE, True), (ADVISE, False)])
+async def test_a_review_under_require_acknowledgement_is_started_as_one_that_holds(
+    plan_scene: Any, mode: dict[str, Any], holds: bool
+) -> None:
+    """The bot records in the review's own row that it holds approval while it runs, so a
+    path without the review settings (the operator CLI without the config) is held too."""
+    scene = await _reviewed(plan_scene, review_turn(RISKY), plan_mode=mode)
+
+    stored = await PlanReviewStore(scene.app.db).get((await scene.state()).plan_id or "", 1)
+    assert stored is not None and (stored.hold is not None) is holds
+
+
 @pytest.mark.parametrize(
     ("answer", "line"),
     [
