@@ -31,7 +31,9 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import SystemClock
 from plancord.core.review import Finding, PlanReview, Severity
+from plancord.core.review_gate import running_hold
 from plancord.core.service import PlanningService
+from plancord.core.settings import ReviewMode, ReviewSettings
 from plancord.storage.db import Database
 from plancord.storage.engines import migrate_database
 from plancord.storage.migrations import discover
@@ -487,3 +489,37 @@ def test_a_kept_reviews_hold_travels_with_it_to_the_cli_without_the_config_file(
     actor, action, _, detail = world.audit("ada")[-1]
     assert (actor, action) == ("operator", "approved")
     assert detail["review_blockers_acknowledged"] == 1
+
+
+def test_a_running_review_that_holds_refuses_the_cli_without_the_config_file(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bot started the review under require_acknowledgement and it still runs; the
+    operator approves with only PLANCORD_DATA_DIR: the review's own row holds the approval
+    (no blocker count can release it), audited, until the review is kept."""
+    revision = world.submit("ada")
+    acknowledging = ReviewSettings(mode=ReviewMode.REQUIRE_ACKNOWLEDGEMENT)
+
+    async def start(store: SqlStore, _: PlanningService) -> None:
+        reviews = PlanReviewStore(store.db)
+        at = datetime.now(UTC)
+        hold = running_hold(acknowledging)
+        assert await reviews.start(revision.plan_id, 1, ReviewKind.PLAN, at, hold=hold)
+
+    world.do(start)
+    monkeypatch.setenv("PLANCORD_DATA_DIR", str(world.root / "state"))
+    for extra in ((), ("--despite-blockers", "1")):
+        message = refused(world.cli("plan", "approve", "--agent", "ada", *extra, config=False))
+        assert "the plan's review has not finished yet" in message, message
+    assert world.state("ada").phase is Phase.SUBMITTED
+    refusals = [row for row in world.audit("ada") if row[1] == "decision-refused"]
+    assert len(refusals) == 2 and "not finished" in str(refusals[-1][3]["why"])
+
+    async def keep(store: SqlStore, _: PlanningService) -> None:
+        kept = PlanReview(model="claude-test", acknowledge_blockers=True)
+        at = datetime.now(UTC)
+        await PlanReviewStore(store.db).finish(revision.plan_id, 1, ReviewKind.PLAN, kept, at)
+
+    world.do(keep)
+    ok(world.cli("plan", "approve", "--agent", "ada", config=False))
+    assert world.audit("ada")[-1][:2] == ("operator", "approved")

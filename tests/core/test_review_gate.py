@@ -40,6 +40,13 @@ def test_a_running_review_holds_when_blockers_need_acknowledging() -> None:
     assert hold is not None and hold.acknowledgement is None
 
 
+def test_a_running_review_started_as_holding_holds_without_the_settings() -> None:
+    hold = review_hold(None, None, held_while_running=True)
+    assert hold is not None and hold.acknowledgement is None
+    assert "not finished" in hold.reason
+    assert review_hold(None, None) is None
+
+
 def test_no_blocker_no_second_click() -> None:
     assert review_hold(PlanReview(model="m", findings=(CONCERN,)), ACKNOWLEDGE) is None
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from plancord.agent.subagents.explore import SYSTEM
 from plancord.core.cost import cost_of
 from plancord.core.planning import Actor, Phase
@@ -160,3 +162,61 @@ async def test_several_sub_agents_run_at_the_same_time(hostile: Any) -> None:
         "✅ explore #1: Where are the tests?",
         "✅ explore #2: Where is the config?",
     ]
+
+
+async def test_one_agents_many_questions_leave_a_slot_for_another_agents_question(
+    hostile: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two slots in the process. ``ada`` asks six questions: two sub-agents run, four wait.
+    While they wait, ``other`` asks one. Its sub-agent takes the next slot that frees, ahead
+    of ``ada``'s queue: one agent's questions never hold every slot while another's waits.
+    ``ada``'s first two sub-agents answer only once ``other``'s live line says it waits."""
+    ada_questions = [f"Where is part {n}?" for n in range(1, 7)]
+    other_question = "Where are the other agent's notes?"
+    started: list[str] = []
+    other_waits = asyncio.Event()
+    scene_box: list[Hostile] = []
+
+    async def script(request: dict[str, Any]) -> Any:
+        scene = scene_box[0]
+        said = str(request["messages"])
+        if request["system"][0]["text"] != SYSTEM:
+            if len(request["messages"]) > 1:
+                return text_turn("thanks")
+            if "ADA-TASK" in said:
+                call = {"question": ada_questions[0], "more_questions": ada_questions[1:]}
+                return tool_turn(ToolCall("explore", call))
+            return tool_turn(ToolCall("explore", {"question": other_question}))
+        asked = request["messages"][0]["content"][0]["text"]
+        started.append(asked)
+        if asked == ada_questions[0]:
+            # ada's sub-agents hold both slots and four more wait: now other is asked, through
+            # the runtime as the message cog would (no SimCord action starts while ana's
+            # message to ada is settling).
+            ana = Actor.user(scene.ana.id, "ana")
+            await scene.app.runtime.handle_message("other", "OTHER-TASK", ana)
+        if asked in ada_questions and not other_waits.is_set():
+            await asyncio.wait_for(other_waits.wait(), timeout=30)
+        return text_turn(f"answer to {asked}")
+
+    scene: Hostile = await patient(hostile, script, config={"explore": {"concurrency": 2}})
+    scene_box.append(scene)
+    lines = scene.world.bot.notifier.lines
+    show = lines.show
+
+    async def watch(agent: str, key: str, line: str, *, final: bool = False) -> None:
+        await show(agent, key, line, final=final)
+        if agent == "other" and "waiting for a free slot" in line:
+            other_waits.set()
+
+    monkeypatch.setattr(lines, "show", watch)
+    await scene.ana.send(scene.channel, "ADA-TASK look around")
+    await scene.app.runtime.wait_idle("other")
+
+    assert sorted(started) == sorted([*ada_questions, other_question])
+    assert started[:2] == ada_questions[:2], started
+    position = started.index(other_question)
+    assert position < len(ada_questions) - 2, f"other's question ran only at {position}: {started}"
+    others = [r for r in scene.world.server.requests if "OTHER-TASK" in str(r["messages"])]
+    [result] = last_tool_results(others[-1])
+    assert f"answer to {other_question}" in str(result["content"])

@@ -83,6 +83,28 @@ async def test_the_approval_check_reads_a_review_never_started_as_running_then_l
     assert kept == REVIEW
 
 
+async def test_a_review_started_as_holding_says_so_for_as_long_as_it_was_started_with(
+    db: Backend, clock: ManualClock
+) -> None:
+    """The row, not the reader's settings, says whether a running review holds approval and
+    for how long: a reader with a shorter window still sees it running."""
+    reviews = PlanReviewStore(db)
+    started = clock.now()
+    assert await reviews.start("p1", 1, ReviewKind.PLAN, started, hold=timedelta(seconds=630))
+    assert await reviews.start("p1", 2, ReviewKind.PLAN, started)
+    assert await reviews.holds_while_running("p1", 1)
+    assert not await reviews.holds_while_running("p1", 2)
+    assert not await reviews.holds_while_running("p1", 3)
+    short = timedelta(seconds=150)
+    later = started + timedelta(seconds=600)
+    assert await reviews.settled_review("p1", 1, since=started, now=later, window=short) is None
+    lost = await reviews.settled_review("p1", 2, since=started, now=later, window=short)
+    assert lost is not None and lost.failure == INTERRUPTED
+    gone = later + timedelta(seconds=31)
+    lost = await reviews.settled_review("p1", 1, since=started, now=gone, window=short)
+    assert lost is not None and lost.failure == INTERRUPTED
+
+
 async def test_the_conversation_since_a_moment_is_what_the_reviewer_digests(
     db: Backend, clock: ManualClock
 ) -> None:

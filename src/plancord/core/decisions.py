@@ -226,7 +226,15 @@ class Decisions:
             now=self._clock.now(),
             window=settle_window(settings.review or ReviewSettings()),
         )
-        hold = review_hold(review, settings.review, acknowledged_blockers=acknowledged_blockers)
+        running_holds = review is None and await self._reviews.holds_while_running(
+            ref.plan_id, ref.revision
+        )
+        hold = review_hold(
+            review,
+            settings.review,
+            acknowledged_blockers=acknowledged_blockers,
+            held_while_running=running_holds,
+        )
         blockers = review.blockers if review is not None and review.available else 0
         if hold is not None:
             await self._runner.audit_refusal(ref, approver, PlanEvent.APPROVE, hold.reason)

@@ -5,6 +5,9 @@ from approving. The operator can tighten that: ``require_acknowledgement`` turns
 of a plan with blockers into a second, deliberate click that names how many it overrides,
 and ``require_review`` makes a review that is missing or unavailable hold approval. Every
 approval path (button, slash command, operator) asks ``review_hold`` and obeys its answer.
+A review started under either setting records that it holds approval while it runs
+(``running_hold``), so a path without those settings (the operator CLI without the config
+file) is held by a running review too.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ def review_hold(
     settings: ReviewSettings | None,
     *,
     acknowledged_blockers: int | None = None,
+    held_while_running: bool = False,
 ) -> ReviewHold | None:
     """What holds approval of a plan with ``review`` (None: its review is still running)
     under ``settings`` (None: review off now); None when approval may go ahead. A kept
@@ -41,6 +45,8 @@ def review_hold(
     holds when blockers need acknowledging or a review is required, so a quick click cannot
     approve past findings that are about to arrive; the caller must make sure a review that
     will never finish (the bot restarted during it) reads as unavailable, not as running.
+    ``held_while_running``: the running review was started as one that holds approval
+    (``running_hold``), whatever ``settings`` say now.
 
     ``acknowledged_blockers`` is the number of blockers the approver confirmed overriding
     (the review's blockers count those dropped from its answer as invalid);
@@ -50,7 +56,7 @@ def review_hold(
     acknowledging = settings is not None and settings.mode is ReviewMode.REQUIRE_ACKNOWLEDGEMENT
     required = settings is not None and settings.require_review
     if review is None:
-        if required or acknowledging:
+        if required or acknowledging or held_while_running:
             return ReviewHold("the plan's review has not finished yet; approve once it has")
         return None
     acknowledging = acknowledging or review.acknowledge_blockers
@@ -94,6 +100,11 @@ class ReviewRecords(Protocol):
         ``window`` before ``now``), so a review lost to a restart never holds for ever."""
         ...
 
+    async def holds_while_running(self, plan_id: str, revision: int) -> bool:
+        """Whether the revision's plan review was started as one that holds approval while
+        it runs (``running_hold``)."""
+        ...
+
 
 @runtime_checkable
 class ReviewListener(Protocol):
@@ -106,3 +117,11 @@ def settle_window(settings: ReviewSettings) -> timedelta:
     """How long after it started a review may still be running: the reviewer's own timeout
     and a margin for the store and the queue."""
     return timedelta(seconds=settings.timeout_seconds + 30)
+
+
+def running_hold(settings: ReviewSettings) -> timedelta | None:
+    """How long a review started under ``settings`` holds approval while it runs (its
+    ``settle_window``); None when it holds nothing until it is kept."""
+    if settings.mode is ReviewMode.REQUIRE_ACKNOWLEDGEMENT or settings.require_review:
+        return settle_window(settings)
+    return None

@@ -5,12 +5,15 @@ check (``core.review_gate``) reads it when a button is clicked, perhaps after a 
 Edit sends its findings back, and the next revision's review needs it to say which findings
 are resolved. A review is started before its call and finished after it, so a restart in
 between is visible: ``StoredReview.settled`` turns a review that can no longer be running
-into an unavailable one, instead of a hold that never lifts.
+into an unavailable one, instead of a hold that never lifts. A review started as one that
+holds approval while it runs says so in its row (``hold``), with how long it may run, so
+that hold does not depend on the settings of whoever approves.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -37,13 +40,17 @@ class StoredReview:
     """None while the review runs."""
     finished_at: datetime | None = None
     """When the review was kept: the end of the window its usage was recorded in."""
+    hold: timedelta | None = None
+    """How long after it started the review, while running, holds approval; None when it
+    was started as one that holds nothing."""
 
     def settled(self, now: datetime, timeout: timedelta) -> PlanReview | None:
         """The review; for one still marked running, None while it may still be running
-        (``timeout`` after it started) and an unavailable review once it cannot be."""
+        (``timeout`` after it started, or the ``hold`` it was started with) and an
+        unavailable review once it cannot be."""
         if self.review is not None:
             return self.review
-        if now < self.started_at + timeout:
+        if now < self.started_at + (self.hold or timeout):
             return None
         return PlanReview.unavailable(INTERRUPTED, model="")
 
@@ -52,15 +59,25 @@ class PlanReviewStore:
     def __init__(self, db: Backend) -> None:
         self.db = db
 
-    async def start(self, plan_id: str, revision: int, kind: ReviewKind, at: datetime) -> bool:
-        """Mark the review as running; False, with nothing written, when this revision's
-        review of this kind was already started (one review per revision and kind)."""
+    async def start(
+        self,
+        plan_id: str,
+        revision: int,
+        kind: ReviewKind,
+        at: datetime,
+        *,
+        hold: timedelta | None = None,
+    ) -> bool:
+        """Mark the review as running, holding approval for at most ``hold`` while it runs
+        (None: it holds nothing by itself); False, with nothing written, when this
+        revision's review of this kind was already started (one per revision and kind)."""
+        seconds = None if hold is None else math.ceil(hold.total_seconds())
 
         def write(conn: Tx) -> bool:
             cursor = conn.execute(
-                "INSERT INTO plan_reviews (plan_id, revision, kind, started_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (plan_id, revision, kind) DO NOTHING",
-                (plan_id, revision, kind.value, ts(at)),
+                "INSERT INTO plan_reviews (plan_id, revision, kind, started_at, hold_seconds) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (plan_id, revision, kind) DO NOTHING",
+                (plan_id, revision, kind.value, ts(at), seconds),
             )
             return cursor.rowcount == 1
 
@@ -102,11 +119,17 @@ class PlanReviewStore:
             found = StoredReview(plan_id, revision, ReviewKind.PLAN, since, None)
         return found.settled(now, window)
 
+    async def holds_while_running(self, plan_id: str, revision: int) -> bool:
+        """Whether the revision's plan review was started as one that holds approval while
+        it runs (``ReviewRecords``)."""
+        found = await self.get(plan_id, revision)
+        return found is not None and found.hold is not None
+
     async def get(
         self, plan_id: str, revision: int, kind: ReviewKind = ReviewKind.PLAN
     ) -> StoredReview | None:
         row = await self.db.fetchone(
-            "SELECT started_at, finished_at, review FROM plan_reviews "
+            "SELECT started_at, finished_at, review, hold_seconds FROM plan_reviews "
             "WHERE plan_id = ? AND revision = ? AND kind = ?",
             (plan_id, revision, kind.value),
         )
@@ -117,4 +140,6 @@ class PlanReviewStore:
         raw = row["review"]
         review = PlanReview.from_data(json.loads(raw)) if raw else None
         finished = parse_ts(row["finished_at"])
-        return StoredReview(plan_id, revision, kind, started, review, finished)
+        seconds = row["hold_seconds"]
+        hold = None if seconds is None else timedelta(seconds=int(seconds))
+        return StoredReview(plan_id, revision, kind, started, review, finished, hold)

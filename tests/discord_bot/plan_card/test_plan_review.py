@@ -125,6 +125,18 @@ async def test_require_acknowledgement_asks_a_second_click_and_audits_it(
     assert approved.detail["review_blockers_acknowledged"] == 1
 
 
+@pytest.mark.parametrize(("mode", "holds"), [(ACKNOWLEDGE, True), (ADVISE, False)])
+async def test_a_review_under_require_acknowledgement_is_started_as_one_that_holds(
+    plan_scene: Any, mode: dict[str, Any], holds: bool
+) -> None:
+    """The bot records in the review's own row that it holds approval while it runs, so a
+    path without the review settings (the operator CLI without the config) is held too."""
+    scene = await _reviewed(plan_scene, review_turn(RISKY), plan_mode=mode)
+
+    stored = await PlanReviewStore(scene.app.db).get((await scene.state()).plan_id or "", 1)
+    assert stored is not None and (stored.hold is not None) is holds
+
+
 @pytest.mark.parametrize(
     ("answer", "line"),
     [
@@ -344,3 +356,19 @@ async def test_review_text_the_agent_forges_cannot_look_like_the_review(plan_sce
     [attachment] = [a for a in message.attachments if a.filename == "plan-v1.md"]
     text = (await attachment.read()).decode()
     assert text.index("Review: 1 blocker") < text.index("Review: no findings")
+
+
+async def test_no_review_is_made_once_the_plans_budget_is_spent_and_the_card_says_why(
+    plan_scene: Any,
+) -> None:
+    """The agent's one call spends the plan's whole budget of tokens: the reviewer is not
+    called at all, and the plan message says the review was not made and why."""
+    mode = {**ADVISE, "budget_tokens": 10}
+    scene = await _reviewed(plan_scene, review_turn(RISKY), plan_mode=mode)
+    await scene.app.runtime.reviews.wait_idle()
+
+    assert _review_requests(scene) == []
+    assert len(scene.world.server.requests) == 1
+    field = _review_field(scene)
+    assert "not reviewed: the plan's budget of 10 tokens is spent" in field, field
+    assert "Review in progress" not in field

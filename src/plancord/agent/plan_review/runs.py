@@ -3,7 +3,9 @@
 The review must never keep the approver waiting for the plan itself, so the plan message is
 posted at once (showing the review as in progress) and this listener runs the review beside
 it: the review is marked started before the listener returns (so an approval click that
-comes first is checked against a running review, not against none), the call runs as a
+comes first is checked against a running review, not against none; under
+``require_acknowledgement`` or ``require_review`` the mark says it holds approval, so every
+path refuses a plain approval while it runs), the call runs as a
 task, its usage is recorded in the agent's usage (so the plan's cost line and budget count
 it), the review is kept per revision, and the ``ReviewListener``s (the Discord edge) are told
 to redraw. The same object reviews an executed plan's result when asked
@@ -25,7 +27,7 @@ from plancord.core.plan_diff import revision_changes
 from plancord.core.planning import AuditAction, Phase, PlanningState, PlanRevision
 from plancord.core.ports import Clock, ModelClient, PlanningChange, PlanStore, SettingsProvider
 from plancord.core.review import PlanReview
-from plancord.core.review_gate import ReviewListener
+from plancord.core.review_gate import ReviewListener, running_hold
 from plancord.core.settings import ReviewSettings
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
@@ -74,7 +76,11 @@ class PlanReviewRuns:
         if settings is None:
             return
         started = await self._reviews.start(
-            revision.plan_id, revision.revision, ReviewKind.PLAN, self._clock.now()
+            revision.plan_id,
+            revision.revision,
+            ReviewKind.PLAN,
+            self._clock.now(),
+            hold=running_hold(settings),
         )
         if not started:
             return
