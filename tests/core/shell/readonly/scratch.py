@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from plancord.core.shell.readonly.verdict import Verdict
+
 SECRET = "corpus-secret-SECRET-7e57"
 MARKER = "PWNED"
 NEVER_ENDS_SECONDS = 3.0
@@ -228,6 +230,19 @@ def run(command: str, repo: Path, listener: Listener | None = None) -> Run:
     elif snapshot(repo) != before:
         harm = "writes"
     return Run(harm, process.returncode, output)
+
+
+def assert_runs_as_bash_would(command: str, verdict: Verdict, repo: Path) -> Run:
+    """``command`` was judged read-only, and the script it was judged into does what bash
+    does with the original text: no harm, the same exit status, the same output. The
+    judged script's run, for what a test asserts beyond that."""
+    assert verdict.allowed, f"{command!r}: {verdict.reason}"
+    assert verdict.script is not None
+    judged, original = run(verdict.script, repo), run(command, repo)
+    assert judged.harm is None
+    assert judged.returncode == original.returncode, judged.output
+    assert judged.output == original.output
+    return judged
 
 
 def require_program(command: str) -> None:

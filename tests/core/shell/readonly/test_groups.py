@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from plancord.core.shell.readonly import classify
-from tests.core.shell.readonly.scratch import harm, run
+from tests.core.shell.readonly.scratch import assert_runs_as_bash_would, harm
 
 EVERYDAY = [
     "{ ls; echo x; } | wc -l",
@@ -41,12 +41,7 @@ HARMFUL = [
 @pytest.mark.parametrize("command", EVERYDAY)
 def test_groups_run_as_bash_would(command: str, scratch: Path) -> None:
     verdict = classify(command, scratch)
-    assert verdict.allowed, f"{command!r}: {verdict.reason}"
-    assert verdict.script is not None
-    judged, original = run(verdict.script, scratch), run(command, scratch)
-    assert judged.harm is None
-    assert judged.returncode == original.returncode, judged.output
-    assert judged.output == original.output
+    assert_runs_as_bash_would(command, verdict, scratch)
 
 
 @pytest.mark.parametrize(("command", "expected"), HARMFUL)

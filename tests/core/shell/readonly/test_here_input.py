@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from plancord.core.shell.readonly import classify
-from tests.core.shell.readonly.scratch import Listener, harm, run
+from tests.core.shell.readonly.scratch import Listener, assert_runs_as_bash_would, harm
 from tests.core.shell.readonly.test_substitution import staged
 
 EVERYDAY = [
@@ -55,12 +55,7 @@ REFUSED = [
 @pytest.mark.parametrize("command", EVERYDAY)
 def test_here_input_runs_as_bash_would(command: str, scratch: Path) -> None:
     verdict = staged(command, scratch)
-    assert verdict.allowed, f"{command!r}: {verdict.reason}"
-    assert verdict.script is not None
-    judged, original = run(verdict.script, scratch), run(command, scratch)
-    assert judged.harm is None
-    assert judged.returncode == original.returncode, judged.output
-    assert judged.output == original.output
+    assert_runs_as_bash_would(command, verdict, scratch)
 
 
 @pytest.mark.parametrize(("command", "expected"), HARMFUL)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from plancord.core.shell.readonly import classify
-from tests.core.shell.readonly.scratch import Listener, harm, run
+from tests.core.shell.readonly.scratch import Listener, assert_runs_as_bash_would, harm, run
 
 EVERYDAY = [
     'echo "$HOME"',
@@ -54,12 +54,8 @@ REFUSED = [
 @pytest.mark.parametrize("command", EVERYDAY)
 def test_parameters_give_the_words_bash_builds(command: str, scratch: Path) -> None:
     verdict = classify(command, scratch)
-    assert verdict.allowed, f"{command!r}: {verdict.reason}"
-    assert verdict.script is not None
-    judged, original = run(verdict.script, scratch), run(command, scratch)
-    assert judged.harm is None
-    assert judged.returncode == original.returncode == 0, judged.output
-    assert judged.output == original.output
+    judged = assert_runs_as_bash_would(command, verdict, scratch)
+    assert judged.returncode == 0, judged.output
 
 
 @pytest.mark.parametrize(("command", "expected"), HARMFUL)
