@@ -39,14 +39,7 @@ class ApprovalVoteStore:
         when the revision no longer waits, ``ALREADY`` (nothing written) when this person
         voted on it before."""
         waiting = (agent, vote.plan_id, vote.revision)
-        values = (
-            vote.plan_id,
-            vote.revision,
-            vote.sha256,
-            vote.voter_id,
-            vote.voter_name,
-            ts(vote.at),
-        )
+        values = vote_values(vote)
         audited = audit_values(audit)
         return await self.db.write(
             lambda conn: write_vote(conn, (HOLD_WAITING, waiting), (_INSERT, values), audited)
@@ -59,6 +52,12 @@ class ApprovalVoteStore:
             (plan_id, revision, sha256),
         )
         return [_vote(row) for row in rows]
+
+
+def vote_values(vote: ApprovalVote) -> tuple[object, ...]:
+    """A vote's row, in the column order both vote tables share (what it is for, which
+    revision or version, its sha or pinned commit, who, when)."""
+    return (vote.plan_id, vote.revision, vote.sha256, vote.voter_id, vote.voter_name, ts(vote.at))
 
 
 def _vote(row: Any) -> ApprovalVote:

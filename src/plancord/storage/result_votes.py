@@ -14,9 +14,9 @@ from typing import Any
 
 from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.planning import AuditEntry
-from plancord.storage.approval_votes import write_vote
+from plancord.storage.approval_votes import vote_values, write_vote
 from plancord.storage.backend import Backend
-from plancord.storage.codec import audit_values, parse_ts, ts
+from plancord.storage.codec import audit_values, parse_ts
 
 _HOLD_WAITING = (
     "UPDATE executions SET result_version = result_version "
@@ -37,14 +37,7 @@ class ResultVoteStore:
         pinned commit) and ``audit`` together, or not at all when the result no longer
         waits at that version and commit."""
         waiting = (vote.plan_id, vote.revision, vote.sha256)
-        values = (
-            vote.plan_id,
-            vote.revision,
-            vote.sha256,
-            vote.voter_id,
-            vote.voter_name,
-            ts(vote.at),
-        )
+        values = vote_values(vote)
         audited = audit_values(audit)
         return await self.db.write(
             lambda conn: write_vote(conn, (_HOLD_WAITING, waiting), (_INSERT, values), audited)
