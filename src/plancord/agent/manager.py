@@ -191,9 +191,6 @@ class AgentManager:
         state = await self.store.load_state(name)
         return AgentDescription(record, state, self.workspace_of(name), settings)
 
-    async def by_channel(self, channel_id: int) -> AgentRecord | None:
-        return await self.store.find_agent_by_channel(channel_id)
-
 
 RESOLVED_KEPT = 4096
 """How many resolved settings ``StoredSettings`` keeps before it starts over."""

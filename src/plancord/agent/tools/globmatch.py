@@ -161,11 +161,6 @@ class GlobPattern:
         self._end = len(segments)
         self.start: State = self._closure((0,))
 
-    @property
-    def spans_directories(self) -> bool:
-        """Whether ``**`` occurs, so a match can lie at any depth."""
-        return any(segment is _DOUBLE_STAR for segment in self._segments)
-
     def _closure(self, positions: tuple[int, ...] | set[int]) -> State:
         """Positions plus what a non-final ``**`` reaches by spanning zero names."""
         reached = set(positions)

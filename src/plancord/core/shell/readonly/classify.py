@@ -163,7 +163,8 @@ class _Judging:
             if isinstance(element, RawIf):
                 elements.append(self._if(element, place))
                 continue
-            assert not isinstance(element, RawLoop)  # unrolled
+            if isinstance(element, RawLoop):  # unroll() leaves none; if one is left, refuse
+                raise Denied("a loop could not be unrolled into its rounds")
             commands: list[Command | Conditional | Subshell] = []
             for part in element:
                 if isinstance(part, RawConditional):

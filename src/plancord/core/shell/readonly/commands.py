@@ -102,10 +102,3 @@ def table_rule(
 
     _SOURCES[rule] = table.source
     return rule
-
-
-def denied_rule(reason: str) -> Rule:
-    def rule(call: Call) -> None:
-        raise Denied(f"`{call.program}` {reason}")
-
-    return rule

@@ -24,10 +24,6 @@ class Word:
     def unquoted(self, index: int) -> bool:
         return not self.quoted[index]
 
-    @property
-    def fully_quoted(self) -> bool:
-        return all(self.quoted)
-
 
 @dataclass(slots=True)
 class RawRedirect:

@@ -61,12 +61,6 @@ _OPERATORS: Final = (
 )  # fmt: skip
 
 
-def is_keyword(value: object, keyword: str) -> bool:
-    """Whether a token is the reserved word ``keyword``, written plainly (bash does not
-    take a quoted or escaped ``done`` for the keyword)."""
-    return isinstance(value, Word) and value.source == keyword
-
-
 def read(text: str, outputs: Mapping[str, str] | None = None, pwd: str | None = None) -> RawScript:
     """Read ``text`` into a ``RawScript``; raise ``Denied`` for anything outside the subset.
 
