@@ -159,6 +159,7 @@ ROUND_THREE = [
     "cat <<'EOF'\nnotes $HOME\nEOF",
     # case, groups, until, !, a loop piped or joined, read with several names
     'case "$(uname)" in Linux) echo linux;; esac',
+    "case README.md in *.md) head -1 README.md;; *) echo other;; esac",
     "{ ls; echo; } | wc -l",
     "until true; do ls; done",
     'git ls-files docs | until ! read -r f; do head -1 "$f"; done',
@@ -212,6 +213,8 @@ HARMFUL_ROUND_THREE = [
     'for f in x; do rm "$f"; done | wc -l',
     'git ls-files | until ! read -r f; do rm "$f"; done',
     "until [ -e PWNED ]; do touch PWNED; done",
+    "case x in x) rm README.md;; esac",
+    "case a in a) ls;& b) touch PWNED;; esac",
     "git format-patch -1",
     "git archive -o out.tar HEAD",
     "git archive HEAD | tar -x",

@@ -14,6 +14,7 @@
 * ``( … )``: a subshell, in which ``cd DIR && …`` moves only the commands inside; ``{ …; }``
   a group (no ``cd`` inside), which is also how a loop piped on or joined by ``&&`` or
   ``||`` is read (``joined``).
+* ``case WORD in …; esac``: decided when judged (``case_clause``), every list judged.
 * ``[[ … ]]`` (``conditional``) and ``(( … ))`` of literals (``arithmetic``).
 
 A loop or ``if`` stands as a whole element of its list. Loops may not nest in loops, nor
@@ -27,6 +28,7 @@ import re
 from typing import Final
 
 from plancord.core.shell.readonly import arithmetic
+from plancord.core.shell.readonly.case_clause import read_case
 from plancord.core.shell.readonly.conditional import read_conditional
 from plancord.core.shell.readonly.cursor import Cursor
 from plancord.core.shell.readonly.expansion import check_braces, is_glob
@@ -44,7 +46,7 @@ from plancord.core.shell.readonly.structure import quote
 from plancord.core.shell.readonly.verdict import Denied, shown
 
 MAX_SUBSHELL_DEPTH: Final = 8
-STARTERS: Final = frozenset(("for", "while", "until", "if", "[[", "(", "{"))
+STARTERS: Final = frozenset(("for", "while", "until", "if", "case", "[[", "(", "{"))
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DONE: Final = frozenset(("done",))
 
@@ -83,6 +85,10 @@ def read_compound(
         if reader.ended != ")":
             raise Denied("a `(` is not closed")
         return RawSubshell(body)
+    if starter == "case":
+        if reader.in_branch or reader.loop_name is not None:
+            raise Denied("`case` inside a loop, an `if` or a `case` is not evaluated")
+        return read_case(reader)
     if reader.in_branch if starter == "if" else reader.loop_name is not None:
         kind = "an `if`" if starter == "if" else "a loop"
         raise Denied(f"`{starter}` inside {kind} is not evaluated")
