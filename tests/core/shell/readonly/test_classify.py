@@ -103,7 +103,7 @@ REASONS = [
     ("cat <<EOF\n$x\nEOF", "quote its delimiter"),
     ("diff <(ls) <(ls src)", "process substitution"),
     ("FOO=1 ls", "assignment"),
-    ("until true; do ls; done", "keyword `until`"),
+    ("until true; do ls; done", "an `until` loop runs its body until"),
     ("ls > out.txt", "writes to a file"),
     ("ls {a,b}", "brace expansion"),
     ("cat /etc/shadow", "outside the workspace"),

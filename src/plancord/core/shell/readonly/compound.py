@@ -7,10 +7,14 @@
   it stripped unless ``IFS=`` is given, a last line without a newline dropped, as bash's
   ``read`` fails on it), and the loop is unrolled like a ``for`` loop. The body's commands
   do not see the loop's remaining input: what runs is the unrolled list.
+* ``until ! read [-r] NAME; do …; done``, over the same inputs, is that same loop (``! read``
+  succeeds where ``read`` fails, ending it). Any other ``until`` repeats its body until a
+  command succeeds, with no bound plan mode can see, and is refused.
 * ``if …; then …; [elif …; then …;] [else …;] fi``: each list judged; rendered as written.
 * ``( … )``: a subshell, in which ``cd DIR && …`` moves only the commands inside; ``{ …; }``
   a group (no ``cd`` inside), which is also how a loop piped on or joined by ``&&`` or
   ``||`` is read (``joined``).
+* ``case WORD in …; esac``: decided when judged (``case_clause``), every list judged.
 * ``[[ … ]]`` (``conditional``) and ``(( … ))`` of literals (``arithmetic``).
 
 A loop or ``if`` stands as a whole element of its list. Loops may not nest in loops, nor
@@ -24,6 +28,7 @@ import re
 from typing import Final
 
 from plancord.core.shell.readonly import arithmetic
+from plancord.core.shell.readonly.case_clause import read_case
 from plancord.core.shell.readonly.conditional import read_conditional
 from plancord.core.shell.readonly.cursor import Cursor
 from plancord.core.shell.readonly.expansion import check_braces, is_glob
@@ -41,7 +46,7 @@ from plancord.core.shell.readonly.structure import quote
 from plancord.core.shell.readonly.verdict import Denied, shown
 
 MAX_SUBSHELL_DEPTH: Final = 8
-STARTERS: Final = frozenset(("for", "while", "if", "[[", "(", "{"))
+STARTERS: Final = frozenset(("for", "while", "until", "if", "case", "[[", "(", "{"))
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DONE: Final = frozenset(("done",))
 
@@ -53,7 +58,7 @@ def read_compound(
 ) -> Compound:
     """The compound command ``starter`` opens. ``joiner`` is the connector before its
     pipeline; ``producer`` the text of the pipeline piped into it (None when not piped)."""
-    if producer is not None and starter not in ("while", "[[", "(", "{"):
+    if producer is not None and starter not in ("while", "until", "[[", "(", "{"):
         raise Denied(f"a pipe into `{starter}` is not evaluated")
     if starter == "[[":
         return read_conditional(reader)
@@ -80,6 +85,10 @@ def read_compound(
         if reader.ended != ")":
             raise Denied("a `(` is not closed")
         return RawSubshell(body)
+    if starter == "case":
+        if reader.in_branch or reader.loop_name is not None:
+            raise Denied("`case` inside a loop, an `if` or a `case` is not evaluated")
+        return read_case(reader)
     if reader.in_branch if starter == "if" else reader.loop_name is not None:
         kind = "an `if`" if starter == "if" else "a loop"
         raise Denied(f"`{starter}` inside {kind} is not evaluated")
@@ -87,7 +96,7 @@ def read_compound(
         return _read_if(reader)
     if starter == "for":
         return _read_for(reader)
-    return _read_while(reader, producer)
+    return _read_while(reader, producer, until=starter == "until")
 
 
 def joined(reader: Cursor, joiner: str | None) -> bool:
@@ -182,27 +191,38 @@ def _read_for(reader: Cursor) -> RawLoop:
     return RawLoop(variable.text, words, _loop_body(reader, variable.text))
 
 
-def _read_while(reader: Cursor, producer: str | None) -> RawLoop:
-    """``while [IFS=] read [-r] NAME; do BODY; done [< FILE]``, after the ``while``."""
+def _read_while(reader: Cursor, producer: str | None, *, until: bool) -> RawLoop:
+    """``while [IFS=] read [-r] NAME; do BODY; done [< FILE]``, after the ``while``, or
+    ``until ! [IFS=] read [-r] NAME; …`` after the ``until``."""
+    keyword = "until" if until else "while"
+    form = "until ! read" if until else "while read"
     words: list[str] = []
     while (token := reader.token()) is not None and token[1] not in (";", "\n"):
         if not isinstance(token[1], Word):
-            raise Denied(f"`{shown(str(token[1]))}` in a `while` condition is not evaluated")
+            raise Denied(f"`{shown(str(token[1]))}` in a `{keyword}` condition is not evaluated")
         words.append(token[1].source)
+    if until:
+        if words[:1] != ["!"]:
+            raise Denied(
+                "an `until` loop runs its body until its condition succeeds, with no bound "
+                "plan mode can see; only `until ! read [-r] NAME; do …; done` over a "
+                "read-only input is evaluated"
+            )
+        words = words[1:]
     keep_blanks = words[:1] == ["IFS="]
     words = words[1:] if keep_blanks else words
     raw = words[1:2] == ["-r"]
     names = words[2:] if raw else words[1:]
     if words[:1] != ["read"] or len(names) != 1 or _NAME.fullmatch(names[0]) is None:
         raise Denied(
-            "only `while read [-r] NAME; do …; done` (optionally `IFS= read`) over a "
-            "read-only input is evaluated"
+            f"only `{form} [-r] NAME; do …; done` "
+            "(optionally `IFS= read`) over a read-only input is evaluated"
         )
     body = _loop_body(reader, names[0])
     following = reader.peek()
     if following is not None and following[0] == "redirect":
         if producer is not None or following[1] != "<":
-            raise Denied("a `while read` loop reads from one file with `<` or from a pipe")
+            raise Denied(f"a `{form}` loop reads from one file with `<` or from a pipe")
         reader.token()
         target = reader.target("<")
         check_braces(target)
@@ -210,8 +230,8 @@ def _read_while(reader: Cursor, producer: str | None) -> RawLoop:
             raise Denied(f"the loop's input `{shown(target.source)}` is a glob")
         producer = "cat -- " + quote(target.text)
     if producer is None:
-        raise Denied("a `while read` loop needs its input: `< FILE` or a pipe into it")
-    output = reader.inner_output(producer.strip(), "`while read` loop's input")
+        raise Denied(f"a `{form}` loop needs its input: `< FILE` or a pipe into it")
+    output = reader.inner_output(producer.strip(), f"`{form}` loop's input")
     return RawLoop(names[0], [], body, read_lines(output, keep_blanks=keep_blanks, raw=raw))
 
 

@@ -25,8 +25,8 @@ from plancord.core.shell.readonly.raw import (
 from plancord.core.shell.readonly.verdict import Denied, shown
 
 REFUSED_OPERATORS: Final = {
-    ";;": "`;;` belongs to `case`, which plan mode does not run",
-    ";&": "`;&` belongs to `case`, which plan mode does not run",
+    ";;": "`;;` ends a `case` list, and here there is none to end",
+    ";&": "`;&` falls through to the next `case` list, which plan mode does not run",
     "|&": "`|&` pipes standard error; write `2>&1 |` instead",
     "&": "`&` runs a command in the background",
     "<>": "`<>` opens a file for writing",
@@ -45,7 +45,7 @@ def _ends(token: Token, until: frozenset[str]) -> bool:
     kind, value = token
     if isinstance(value, Word):
         return value.source in until
-    return kind == "op" and value == ")" and value in until
+    return kind == "op" and value in (")", ";;") and value in until
 
 
 def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
@@ -84,7 +84,7 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
         before = reader.i
         token = reader.token()
         at_start = not command.words and not command.redirects and not closed
-        if token is None or ((at_start or token[1] == ")") and _ends(token, until)):
+        if token is None or ((at_start or token[1] in (")", ";;")) and _ends(token, until)):
             if token is None and until:
                 raise Denied(f"`{'`, `'.join(sorted(until))}` is missing")
             if pending in ("|", "&&", "||"):
@@ -149,7 +149,7 @@ def read_list(reader: Cursor, until: frozenset[str]) -> RawScript:
             command.redirects.append(reader.redirection(None, value))
             pending = None
             continue
-        if value in ("(", ")"):
+        if value in ("(", ")", ";;"):
             raise Denied(REFUSED_OPERATORS[value])
         if value == "|":
             pipe_at = before

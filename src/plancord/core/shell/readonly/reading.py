@@ -143,7 +143,7 @@ class Reader:
             elif c in METACHARACTERS:
                 operator = next(op for op in _OPERATORS if s.startswith(op, self.i))
                 self.i += len(operator)
-                if operator in REFUSED_OPERATORS and operator not in ("(", ")"):
+                if operator in REFUSED_OPERATORS and operator not in ("(", ")", ";;"):
                     raise Denied(REFUSED_OPERATORS[operator])
                 if operator in ("<", ">", ">>", ">|", "&>", "&>>", ">&", *HERE_OPERATORS):
                     return "redirect", operator
