@@ -34,11 +34,12 @@ def allowed_skips(path: Path) -> list[str]:
 
 
 def unexpected(skipped: list[tuple[str, str]], allowed: list[str]) -> list[tuple[str, str]]:
-    return [
+    """The skips ``allowed`` does not name, by node id (workers report in any order)."""
+    return sorted(
         (nodeid, reason)
         for nodeid, reason in skipped
         if not any(nodeid == entry or nodeid.startswith(entry + "[") for entry in allowed)
-    ]
+    )
 
 
 def _on_controller(config: pytest.Config) -> bool:
