@@ -9,9 +9,11 @@ tools let a test see what the server can reach: the environment, a path, the net
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import socket
 import sys
+import threading
 import time
 
 sys.path.insert(0, sys.argv[1])
@@ -58,6 +60,22 @@ def read_path(path: str) -> str:
             return handle.read()
     except OSError as exc:
         return f"unreadable: {type(exc).__name__}"
+
+
+def _exchange_until(first: str, second: str, until: float) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    rename_exchange = 2
+    while time.monotonic() < until:
+        libc.renameat2(-100, first.encode(), -100, second.encode(), rename_exchange)
+
+
+@server.tool(annotations=DESTRUCTIVE)
+def keep_swapping(first: str, second: str, seconds: float) -> str:
+    """Exchanges two names of the workspace (``renameat2`` ``RENAME_EXCHANGE``) over and
+    over for ``seconds``, in the background: a process racing whatever the host does."""
+    until = time.monotonic() + seconds
+    threading.Thread(target=_exchange_until, args=(first, second, until), daemon=True).start()
+    return "swapping"
 
 
 @server.tool(annotations=READ_ONLY)

@@ -1,8 +1,9 @@
 """The tools that change files: ``create_file`` and ``str_replace``.
 
-Every path goes through the workspace jail, and every file is opened through ``fileio``: no
-symlink is followed, and a file with a second hard link (whose other name may lie outside
-the workspace) is refused, so what was checked is what is written. The work runs in a
+Every path goes through the workspace jail, and every file is reached through ``fileio``:
+from the workspace root, no symlink followed on any component (a link swapped in after the
+check is refused), and a file with a second hard link (whose other name may lie outside the
+workspace) is refused, so what was checked is what is written. The work runs in a
 worker thread.
 
 The documents ``self_edit_docs`` writes (``AGENTS.md`` and Markdown under ``docs/``) shape
@@ -15,11 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.base import StrictInput, Tool, ToolContext, ToolResult
 from plancord.agent.tools.fileio import (
     UnsafeFile,
@@ -29,7 +32,9 @@ from plancord.agent.tools.fileio import (
     open_regular,
     read_limited,
     replace_contents,
+    status,
     strip_newline,
+    tree_of,
 )
 from plancord.agent.tools.paths import (
     MAX_PATH_CHARS,
@@ -130,19 +135,19 @@ async def write_text_file(
         return ToolResult.error(str(exc))
     shown = display_path(workspace, path)
     try:
-        return await asyncio.to_thread(_write, path, shown, data, overwrite)
+        return await asyncio.to_thread(_write, tree_of(workspace), shown, data, overwrite)
     except UnsafeFile as exc:
         return ToolResult.error(str(exc))
     except OSError as exc:
         return ToolResult.error(f"Cannot write {shown}: {exc.strerror or exc}.")
 
 
-def _write(path: Path, shown: str, data: bytes, overwrite: bool) -> ToolResult:
-    if path.is_dir() and not path.is_symlink():
+def _write(tree: WorkspaceTree, shown: str, data: bytes, overwrite: bool) -> ToolResult:
+    found = status(tree, shown)
+    if found is not None and stat.S_ISDIR(found.st_mode):
         return ToolResult.error(f"{shown} is a directory.")
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd = create_regular(path)
+        fd = create_regular(tree, shown)
         existed = False
     except FileExistsError:
         if not overwrite:
@@ -150,7 +155,7 @@ def _write(path: Path, shown: str, data: bytes, overwrite: bool) -> ToolResult:
                 f"{shown} already exists. Pass overwrite=true to replace it, or use str_replace "
                 "to change part of it."
             )
-        fd = open_regular(path, shown, write=True)
+        fd = open_regular(tree, shown, write=True)
         existed = True
     try:
         replace_contents(fd, data)
@@ -213,7 +218,9 @@ class StrReplaceTool(Tool[StrReplaceInput]):
             return ToolResult.error(str(exc))
         shown = display_path(ctx.workspace, path)
         try:
-            return await asyncio.to_thread(_replace, path, shown, args.old_str, args.new_str)
+            return await asyncio.to_thread(
+                _replace, tree_of(ctx.workspace), shown, args.old_str, args.new_str
+            )
         except UnsafeFile as exc:
             return ToolResult.error(str(exc))
         except FileNotFoundError:
@@ -222,8 +229,8 @@ class StrReplaceTool(Tool[StrReplaceInput]):
             return ToolResult.error(f"Cannot edit {shown}: {exc.strerror or exc}.")
 
 
-def _replace(path: Path, shown: str, old: str, new: str) -> ToolResult:
-    fd = open_regular(path, shown, write=True)
+def _replace(tree: WorkspaceTree, shown: str, old: str, new: str) -> ToolResult:
+    fd = open_regular(tree, shown, write=True)
     try:
         return _replace_in(fd, shown, old, new)
     finally:

@@ -1,12 +1,16 @@
 """Opening workspace files so that what is checked is what is read or written.
 
-The jail (``paths.resolve_in_workspace``) decides on a path's text; the disk can still hold a
-surprise under that name. A hard link inside the workspace is the same file as its other name,
-which may lie outside (``ln ~/.ssh/id_ed25519 notes.txt``), and a file can be swapped for a
-symlink or a FIFO between a check and an ``open``. So every file tool opens through here:
-``O_NOFOLLOW`` (a symlink where a file was resolved is refused), ``O_NONBLOCK`` (a FIFO does
-not hang the worker thread), then ``fstat`` on the opened descriptor, which must be a regular
-file with exactly one link, and all reading and writing goes through that descriptor.
+The jail (``paths.resolve_in_workspace``) decides on a path's text: it names the file a path
+leads to, inside the workspace. The disk can still hold a surprise under that name while the
+tool runs: a process of the agent's (an MCP server, an explore sub-agent's command) may swap
+a directory on the way for a symbolic link to a host folder between the check and the open,
+and a hard link inside the workspace is the same file as its other name, which may lie
+outside (``ln ~/.ssh/id_ed25519 notes.txt``). So every file tool reaches the name the jail
+gave through the workspace's one door (``execution.walk.WorkspaceTree``): from a descriptor
+of the workspace root, one component at a time, ``O_NOFOLLOW`` on every component, never
+``..``; a link met on the way is refused, never followed. The file itself is opened
+``O_NONBLOCK`` (a FIFO does not hang the worker thread), then ``fstat`` on the descriptor must
+show a regular file with exactly one link, and all reading and writing goes through it.
 
 It also holds the small text helpers the file tools share, and ``Deadline``, the time limit
 every walk checks.
@@ -14,12 +18,16 @@ every walk checks.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import BinaryIO
+
+from plancord.agent.execution.walk import WorkspaceTree
 
 BINARY_SNIFF_BYTES = 8192
 MAX_LINE_BYTES = 2000
@@ -51,19 +59,84 @@ def check_opened(fd: int, shown: str) -> os.stat_result:
     return status
 
 
-def open_regular(path: str | os.PathLike[str], shown: str, *, write: bool = False) -> int:
-    """A descriptor on an existing regular, singly linked file, never through a final symlink.
+def tree_of(workspace: Path) -> WorkspaceTree:
+    """The workspace as the file tools reach it: only from its root, never through a link."""
+    return WorkspaceTree(workspace.resolve())
+
+
+def relative_name(shown: str) -> str:
+    """The walk's name for a path the jail showed ('' for the workspace root)."""
+    return "" if shown == "." else shown
+
+
+@contextlib.contextmanager
+def parent_of(tree: WorkspaceTree, shown: str, *, make: bool = False) -> Iterator[tuple[int, str]]:
+    """The descriptor of the real directory holding the workspace path ``shown`` and its
+    last name there, reached from the root with no link followed.
+
+    ``make``: missing directories on the way are created (never one in place of a link or
+    a file). Raises ``UnsafeFile`` for a link on the way, ``NotADirectoryError`` for a file
+    on the way, ``FileNotFoundError`` for a missing directory without ``make``."""
+    *parents, name = shown.split("/")
+    fd = tree.open_root()
+    try:
+        walked: list[str] = []
+        for part in parents:
+            walked.append(part)
+            inner = _enter(fd, part, "/".join(walked), make=make)
+            os.close(fd)
+            fd = inner
+        yield fd, name
+    finally:
+        os.close(fd)
+
+
+def _enter(directory: int, name: str, shown: str, *, make: bool) -> int:
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(name, flags, dir_fd=directory)
+    except FileNotFoundError:
+        if not make:
+            raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or _is_link(directory, name):
+            raise UnsafeFile(_on_the_way(shown)) from None
+        raise
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(name, 0o777, dir_fd=directory)
+    return _enter(directory, name, shown, make=False)
+
+
+def _on_the_way(link: str) -> str:
+    return (
+        f"{link} is a symbolic link (it was replaced by one while the tool ran); file tools "
+        "reach files only through real directories and do not follow it."
+    )
+
+
+def _is_link(directory: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def open_regular(tree: WorkspaceTree, shown: str, *, write: bool = False) -> int:
+    """A descriptor on the existing regular, singly linked file at the workspace path
+    ``shown``, reached with no link followed.
 
     Raises ``UnsafeFile`` for anything else, ``FileNotFoundError`` when there is no file, and
     other ``OSError`` as the system reports them.
     """
     flags = (os.O_RDWR if write else os.O_RDONLY) | _OPEN_FLAGS
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafeFile(f"{shown} is a symbolic link; file tools do not follow it.") from None
-        raise
+    with parent_of(tree, shown) as (directory, name):
+        try:
+            fd = os.open(name, flags, dir_fd=directory)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                message = f"{shown} is a symbolic link; file tools do not follow it."
+                raise UnsafeFile(message) from None
+            raise
     try:
         check_opened(fd, shown)
     except BaseException:
@@ -72,10 +145,38 @@ def open_regular(path: str | os.PathLike[str], shown: str, *, write: bool = Fals
     return fd
 
 
-def create_regular(path: str | os.PathLike[str]) -> int:
-    """A descriptor on a new, empty file; ``FileExistsError`` if the name is taken (even by a
-    dangling symlink)."""
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o666)
+def create_regular(tree: WorkspaceTree, shown: str) -> int:
+    """A descriptor on a new, empty file at the workspace path ``shown``, its missing parent
+    directories made; ``FileExistsError`` if the name is taken (even by a dangling symlink)."""
+    with parent_of(tree, shown, make=True) as (directory, name):
+        return os.open(
+            name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o666, dir_fd=directory
+        )
+
+
+def open_directory(tree: WorkspaceTree, shown: str) -> int:
+    """A descriptor on the real directory at the workspace path ``shown`` ('.' is the root).
+    Raises ``UnsafeFile`` when it is a link, ``NotADirectoryError`` when it is no directory."""
+    if shown == ".":
+        return tree.open_root()
+    with parent_of(tree, shown) as (directory, name):
+        return _enter(directory, name, shown, make=False)
+
+
+def status(tree: WorkspaceTree, shown: str) -> os.stat_result | None:
+    """The workspace path ``shown``'s own status, or None when it is not there. Raises
+    ``UnsafeFile`` when a directory on the way is a link."""
+    if shown == ".":
+        fd = tree.open_root()
+        try:
+            return os.fstat(fd)
+        finally:
+            os.close(fd)
+    try:
+        with parent_of(tree, shown) as (directory, name):
+            return os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def replace_contents(fd: int, data: bytes) -> None:

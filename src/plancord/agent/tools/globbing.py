@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.base import StrictInput, Tool, ToolContext, ToolResult
-from plancord.agent.tools.fileio import Deadline
+from plancord.agent.tools.fileio import Deadline, UnsafeFile, open_directory, relative_name, tree_of
 from plancord.agent.tools.globmatch import GlobPattern, GlobTooComplex, State
 from plancord.agent.tools.paths import (
     GIT_DIR_NAME,
@@ -95,7 +95,9 @@ class GlobTool(Tool[GlobInput]):
             return ToolResult.error(str(exc))
         shown = display_path(ctx.workspace, base)
         try:
-            walk = await asyncio.to_thread(_glob, ctx.workspace.resolve(), base, pattern)
+            walk = await asyncio.to_thread(_glob, tree_of(ctx.workspace), shown, pattern)
+        except UnsafeFile as exc:
+            return ToolResult.error(str(exc))
         except NotADirectoryError:
             return ToolResult.error(f"{shown} is not a directory; `path` must name a directory.")
         except OSError as exc:
@@ -138,23 +140,25 @@ def _report(walk: _Walk, pattern: str, shown: str) -> str:
     return text
 
 
-def _glob(root: Path, base: Path, pattern: GlobPattern) -> _Walk:
-    """Walk ``base`` breadth-first, carrying each directory's match state to its entries."""
-    if not base.is_dir() or base.is_symlink():
-        raise NotADirectoryError(base)
+def _glob(tree: WorkspaceTree, shown: str, pattern: GlobPattern) -> _Walk:
+    """Walk ``shown`` breadth-first, carrying each directory's match state to its entries;
+    each directory is reached from the workspace root with no link followed."""
+    try:
+        os.close(open_directory(tree, shown))
+    except FileNotFoundError:
+        raise NotADirectoryError(shown) from None
     walk = _Walk()
     deadline = Deadline()
-    prefix = os.path.relpath(base, root)
+    base = relative_name(shown)
     pending: list[tuple[str, State]] = [("", pattern.start)]
     while pending:
         relative_dir, state = pending.pop()
-        directory = os.path.join(base, relative_dir) if relative_dir else str(base)
+        where = "/".join(part for part in (base, relative_dir) if part) or "."
         try:
-            with os.scandir(directory) as scan:
-                entries = list(scan)
-        except OSError:
+            entries = _entries(tree, where)
+        except (OSError, UnsafeFile):
             continue
-        for entry in entries:
+        for name, is_dir in entries:
             walk.seen += 1
             if walk.seen > MAX_WALK_ENTRIES:
                 walk.cut_entries = True
@@ -162,16 +166,25 @@ def _glob(root: Path, base: Path, pattern: GlobPattern) -> _Walk:
             if deadline.expired():
                 walk.cut_time = True
                 return walk
-            if entry.name == GIT_DIR_NAME:
+            if name == GIT_DIR_NAME:
                 continue
-            after = pattern.step(state, entry.name)
+            after = pattern.step(state, name)
             if not after:
                 continue
-            relative = f"{relative_dir}/{entry.name}" if relative_dir else entry.name
-            is_dir = entry.is_dir(follow_symlinks=False)
+            relative = f"{relative_dir}/{name}" if relative_dir else name
             if pattern.accepts(after):
-                shown = relative if prefix == "." else f"{prefix}/{relative}"
-                walk.matches.append(Path(shown).as_posix() + ("/" if is_dir else ""))
+                found = relative if not base else f"{base}/{relative}"
+                walk.matches.append(found + ("/" if is_dir else ""))
             if is_dir:
                 pending.append((relative, after))
     return walk
+
+
+def _entries(tree: WorkspaceTree, shown: str) -> list[tuple[str, bool]]:
+    """The names in the real directory ``shown`` and whether each is a real directory."""
+    fd = open_directory(tree, shown)
+    try:
+        with os.scandir(fd) as scan:
+            return [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in scan]
+    finally:
+        os.close(fd)

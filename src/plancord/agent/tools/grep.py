@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from plancord.agent.tools.base import StrictInput, Tool, ToolContext, ToolResult
+from plancord.agent.tools.fileio import UnsafeFile, status, tree_of
 from plancord.agent.tools.globbing import bad_pattern
 from plancord.agent.tools.paths import (
     GIT_DIR_NAME,
@@ -99,10 +99,9 @@ class GrepTool(Tool[GrepInput]):
         if "\x00" in args.pattern:
             return ToolResult.error("The pattern contains a NUL byte.")
         try:
-            target, exists = await asyncio.to_thread(_resolve_existing, ctx.workspace, args.path)
-        except PathOutsideWorkspace as exc:
+            shown, exists = await asyncio.to_thread(_resolve_existing, ctx.workspace, args.path)
+        except (PathOutsideWorkspace, UnsafeFile) as exc:
             return ToolResult.error(str(exc))
-        shown = display_path(ctx.workspace, target)
         if not exists:
             return ToolResult.error(f"{shown} does not exist.")
         if not ripgrep_installed():
@@ -118,9 +117,11 @@ class GrepTool(Tool[GrepInput]):
         return ToolResult(_grep_report(outcome, args, shown))
 
 
-def _resolve_existing(workspace: Path, path: str) -> tuple[Path, bool]:
-    target = resolve_in_workspace(workspace, path)
-    return target, target.exists()
+def _resolve_existing(workspace: Path, path: str) -> tuple[str, bool]:
+    """The workspace path ``path`` names, and whether it is there (reached from the root,
+    no link followed)."""
+    shown = display_path(workspace, resolve_in_workspace(workspace, path))
+    return shown, status(tree_of(workspace), shown) is not None
 
 
 @functools.cache
@@ -139,21 +140,22 @@ class _GrepOutcome:
 
 def _drop_hard_linked(workspace: Path, outcome: _GrepOutcome) -> None:
     """Remove the lines of files that have another name somewhere (``st_nlink > 1``)."""
-    verdict: dict[str, bool] = {}
-    kept: list[str] = []
-    for line in outcome.lines:
-        found = _RESULT_FILE.match(line)
-        name = found.group(1) if found else ""
-        if name not in verdict:
-            try:
-                verdict[name] = os.lstat(workspace / name).st_nlink > 1
-            except OSError:
-                verdict[name] = False
-            if verdict[name]:
-                outcome.hard_linked.append(name)
-        if not verdict[name]:
-            kept.append(line)
-    outcome.lines = kept
+    named = [
+        (line, found.group(1) if (found := _RESULT_FILE.match(line)) else "")
+        for line in outcome.lines
+    ]
+    try:
+        looked = tree_of(workspace).lstat_many(sorted({name for _, name in named if name}))
+    except (OSError, ValueError):
+        looked = {}
+    verdict = {name: info is not None and info.st_nlink > 1 for name, info in looked.items()}
+    outcome.hard_linked = sorted(name for name, linked in verdict.items() if linked)
+    outcome.lines = [line for line, name in named if not verdict.get(name, False)]
+
+
+def _file_of(line: str) -> str:
+    found = _RESULT_FILE.match(line)
+    return found.group(1) if found else ""
 
 
 def _grep_report(outcome: _GrepOutcome, args: GrepInput, shown: str) -> str:

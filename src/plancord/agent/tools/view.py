@@ -1,8 +1,9 @@
 """The ``view`` tool: a text file with line numbers, or a directory's entries.
 
 Output is capped and each cap says how to ask for the rest, because a model that is silently
-given half a file draws wrong conclusions. The file is opened through ``fileio`` (no symlink,
-no FIFO, no file with a second hard link) and read in a worker thread.
+given half a file draws wrong conclusions. The file or directory is reached through ``fileio``
+(from the workspace root, no symlink followed on the way, no FIFO, no file with a second hard
+link) and read in a worker thread.
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.base import StrictInput, Tool, ToolContext, ToolResult
 from plancord.agent.tools.fileio import (
     BINARY_SNIFF_BYTES,
@@ -24,8 +25,11 @@ from plancord.agent.tools.fileio import (
     is_binary,
     iter_lines,
     number_lines,
+    open_directory,
     open_regular,
+    status,
     strip_newline,
+    tree_of,
 )
 from plancord.agent.tools.paths import (
     MAX_PATH_CHARS,
@@ -90,37 +94,43 @@ class ViewTool(Tool[ViewInput]):
             return ToolResult.error(str(exc))
         shown = display_path(ctx.workspace, path)
         try:
-            return await asyncio.to_thread(_view, path, shown, args.start_line or 1, args.end_line)
+            return await asyncio.to_thread(
+                _view, tree_of(ctx.workspace), shown, args.start_line or 1, args.end_line
+            )
         except UnsafeFile as exc:
             return ToolResult.error(str(exc))
         except OSError as exc:
             return ToolResult.error(f"Cannot read {shown}: {exc.strerror or exc}.")
 
 
-def _view(path: Path, shown: str, start: int, end: int | None) -> ToolResult:
-    try:
-        status = path.lstat()
-    except FileNotFoundError:
+def _view(tree: WorkspaceTree, shown: str, start: int, end: int | None) -> ToolResult:
+    found = status(tree, shown)
+    if found is None:
         return ToolResult.error(
             f"{shown} does not exist. Paths are relative to the workspace root; "
             "use glob to find a file by name."
         )
-    if stat.S_ISDIR(status.st_mode):
-        return _list_directory(path, shown)
-    return _view_file(path, shown, start, end)
+    if stat.S_ISDIR(found.st_mode):
+        return _list_directory(tree, shown)
+    return _view_file(tree, shown, start, end)
 
 
-def _list_directory(path: Path, shown: str) -> ToolResult:
+def _list_directory(tree: WorkspaceTree, shown: str) -> ToolResult:
     deadline = Deadline()
     names: list[str] = []
     cut = False
-    with os.scandir(path) as entries:
-        for entry in entries:
-            if len(names) >= MAX_LISTED_ENTRIES or deadline.expired():
-                cut = True
-                break
-            is_dir = entry.is_dir(follow_symlinks=False)
-            names.append(entry.name + ("/" if is_dir else "") + ("@" if entry.is_symlink() else ""))
+    fd = open_directory(tree, shown)
+    try:
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if len(names) >= MAX_LISTED_ENTRIES or deadline.expired():
+                    cut = True
+                    break
+                is_dir = entry.is_dir(follow_symlinks=False)
+                link = "@" if entry.is_symlink() else ""
+                names.append(entry.name + ("/" if is_dir else "") + link)
+    finally:
+        os.close(fd)
     names.sort()
     label = "The workspace root" if shown == "." else f"{shown}/"
     if not names:
@@ -136,8 +146,8 @@ def _list_directory(path: Path, shown: str) -> ToolResult:
     return ToolResult(text)
 
 
-def _view_file(path: Path, shown: str, start: int, end: int | None) -> ToolResult:
-    fd = open_regular(path, shown)
+def _view_file(tree: WorkspaceTree, shown: str, start: int, end: int | None) -> ToolResult:
+    fd = open_regular(tree, shown)
     with os.fdopen(fd, "rb") as handle:
         size = os.fstat(fd).st_size
         lines: list[str] = []
