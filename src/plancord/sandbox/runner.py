@@ -133,6 +133,33 @@ def _read_config(policy: SandboxPolicy, root: Path) -> ProcessResult:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class GitView:
+    """What a sandboxed process is shown of the workspace's git state. ``read_only``: the
+    git directories bound read-only (``git_dirs``); ``covers``: (host file, path inside)
+    pairs bound over each repository's config (its allow-listed view) and over what git must
+    not read; ``directory``: the host folder holding those files, removed when the process
+    ends."""
+
+    read_only: tuple[str, ...] = ()
+    covers: tuple[tuple[str, str], ...] = ()
+    directory: str | None = None
+
+
+def git_view(policy: SandboxPolicy, layer: Layer) -> GitView:
+    """The git walls and the allow-listed config view for a process under ``policy``: the one
+    way every sandboxed spawn gets them (a run of this runner: the shell, the git tools,
+    ripgrep; a long-lived MCP server: ``plancord.agent.mcp.spawn``).
+
+    Blocking (git reads each repository's config in the sandbox). Raises
+    SandboxUnavailable (nothing runs) as ``config_view`` and ``git_dirs`` do.
+    """
+    repositories = config_view.repositories(policy)
+    walls = git_dirs.walls(policy, layer, repositories)
+    covers, directory = config_view.covers(policy, layer, _read_config, repositories, walls.blanked)
+    return GitView(walls.read_only, covers, directory)
+
+
 def _prepare(
     command: Sequence[str],
     policy: SandboxPolicy,
@@ -156,20 +183,14 @@ def _prepare(
             "`shell_sandbox: off` in the plan-mode settings to plan without it"
         )
     host = host_layout()
-    walls = git_dirs.GitWalls()
-    covers: tuple[tuple[str, str], ...] = ()
-    view_dir = None
-    if view:
-        repositories = config_view.repositories(policy)
-        walls = git_dirs.walls(policy, layer, repositories)
-        covers, view_dir = config_view.covers(
-            policy, layer, _read_config, repositories, walls.blanked
-        )
+    shown = git_view(policy, layer) if view else GitView()
     host_git = policy.git_writable
     if layer is Layer.BUBBLEWRAP:
         env = sandbox_environment(policy.workspace, SANDBOX_TMP, extra_env, host_git=host_git)
-        argv = bwrap_argv(policy, host, list(command), read_only=walls.read_only, covers=covers)
-        return _Spawn(argv, env, policy.workspace, layer, None, view_dir, walls.read_only)
+        argv = bwrap_argv(
+            policy, host, list(command), read_only=shown.read_only, covers=shown.covers
+        )
+        return _Spawn(argv, env, policy.workspace, layer, None, shown.directory, shown.read_only)
     private_tmp = tempfile.mkdtemp(prefix="plancord-sandbox-")
     env = sandbox_environment(policy.workspace, private_tmp, extra_env, host_git=host_git)
     if layer is Layer.LANDLOCK:

@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -60,6 +61,17 @@ def read_path(path: str) -> str:
             return handle.read()
     except OSError as exc:
         return f"unreadable: {type(exc).__name__}"
+
+
+@server.tool(annotations=READ_ONLY)
+def run(argv: list[str]) -> str:
+    """Runs a program in the workspace (as a server that shells out to git would) and
+    gives its exit status and output."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"could not run: {type(exc).__name__}"
+    return f"exit {done.returncode}\n{done.stdout}{done.stderr}"
 
 
 def _exchange_until(first: str, second: str, until: float) -> None:

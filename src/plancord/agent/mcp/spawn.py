@@ -6,8 +6,9 @@ its stdin and stdout. So this module builds the same walls from the same public 
 layer ``choose_layer`` picks, the argv ``bwrap_argv`` / ``landlock_argv`` make from the
 agent's ``SandboxPolicy``, and the environment ``sandbox_environment`` allows. The server
 sees its workspace (at its own path; read-only unless the config says
-``writable_workspace``, and its git directories read-only always, as for every agent
-process: ``plancord.sandbox.git_dirs``), the system's programs, a private ``/tmp`` and the
+``writable_workspace``, and its git directories read-only always, with git shown only the
+allow-listed view of each repository's config, as for every agent process: the runner's
+``git_view``), the system's programs, a private ``/tmp`` and the
 directories its own code lives in (``mounts``, read-only); not the data directory, not
 other workspaces, not the bot's environment. Its environment adds only the values read from
 the ``*_FILE`` secrets the config names.
@@ -24,10 +25,10 @@ from pathlib import Path
 from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
 from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy
-from plancord.sandbox import config_view, git_dirs
 from plancord.sandbox.argv import bwrap_argv, landlock_argv
 from plancord.sandbox.environment import sandbox_environment
 from plancord.sandbox.layers import choose_layer, host_layout
+from plancord.sandbox.runner import git_view
 
 #: What the MCP SDK copies from the bot's environment unless it is given a value: each is
 #: overwritten, so nothing of the bot's own environment reaches the server.
@@ -36,17 +37,18 @@ _INHERITED = {"LOGNAME": "sandbox", "USER": "sandbox", "SHELL": "/bin/sh", "TERM
 
 @dataclass(frozen=True, slots=True)
 class ServerSpawn:
-    """The argv and environment of one stdio server; ``scratch`` is removed on close."""
+    """The argv and environment of one stdio server; each of ``scratch`` (its private
+    ``/tmp`` under the fallback, the folder of its git config view) is removed on close."""
 
     argv: list[str]
     env: dict[str, str]
     cwd: Path
     layer: Layer
-    scratch: str | None = None
+    scratch: tuple[str, ...] = ()
 
     def cleanup(self) -> None:
-        if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+        for directory in self.scratch:
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 def secret_environment(name: str, config: McpServerConfig) -> dict[str, str]:
@@ -99,15 +101,18 @@ def server_spawn(
     layer = choose_layer(policy.layer)
     host = host_layout()
     extra = {**_INHERITED, **(secrets or {})}
-    walls = git_dirs.walls(policy, layer, config_view.repositories(policy))
+    shown = git_view(policy, layer)
+    view = (shown.directory,) if shown.directory is not None else ()
     if layer is Layer.BUBBLEWRAP:
         env = sandbox_environment(workspace, SANDBOX_TMP, extra)
-        argv = bwrap_argv(policy, host, list(command), read_only=walls.read_only)
-        return ServerSpawn(_with_mounts(argv, mounts, layer), env, workspace, layer)
+        argv = bwrap_argv(
+            policy, host, list(command), read_only=shown.read_only, covers=shown.covers
+        )
+        return ServerSpawn(_with_mounts(argv, mounts, layer), env, workspace, layer, view)
     scratch = tempfile.mkdtemp(prefix="plancord-mcp-")
     env = sandbox_environment(workspace, scratch, extra)
     if layer is Layer.LANDLOCK:
         argv = landlock_argv(policy, host, list(command), private_tmp=scratch)
     else:
         argv = [*policy.limits.prlimit_argv(), *command]
-    return ServerSpawn(_with_mounts(argv, mounts, layer), env, workspace, layer, scratch)
+    return ServerSpawn(_with_mounts(argv, mounts, layer), env, workspace, layer, (scratch, *view))
