@@ -69,11 +69,14 @@ def bwrap_argv(
     *,
     read_only: tuple[str, ...] = (),
     covers: tuple[tuple[str, str], ...] = (),
+    git_outside: tuple[str, ...] = (),
 ) -> list[str]:
     """bubblewrap's argv for ``command`` under ``policy``; pure, so tests can compare it.
 
-    ``read_only``: directories inside the workspace bound read-only over it (its git
-    directories). ``covers``: (host file, path inside) pairs bound read-only after both, so
+    ``git_outside``: the workspace's git directories outside it (a linked worktree's),
+    bound read-only, or writable for the host's own git in a writable run. ``read_only``:
+    directories inside the workspace bound read-only over it (its git directories).
+    ``covers``: (host file, path inside) pairs bound read-only after both, so
     they win over what the workspace holds there (the repository's config view).
     """
     workspace = str(policy.workspace)
@@ -106,6 +109,9 @@ def bwrap_argv(
     for shared in policy.shared:
         argv += [bind, str(shared), str(shared)]
     argv += [bind, workspace, workspace]
+    git_bind = "--bind" if policy.writable and policy.git_writable else "--ro-bind"
+    for directory in git_outside:
+        argv += [git_bind, directory, directory]
     for directory in read_only:
         argv += ["--ro-bind", directory, directory]
     for source, target in covers:
@@ -125,12 +131,15 @@ def landlock_argv(
     command: list[str],
     *,
     private_tmp: str,
+    git_outside: tuple[str, ...] = (),
 ) -> list[str]:
     """The fallback's argv: ``prlimit``, then the trampoline confining ``command``.
 
     Reads beneath the system's directories, the allowed ``/etc`` entries, the Python install
     and the workspace; writes beneath the workspace (when writable) and ``private_tmp``.
     While planning (``inner_wall``) the workspace is readable only, as under bubblewrap.
+    ``git_outside``: a linked worktree's git directories, readable (writable for the host's
+    own git in a writable run).
     """
     reads = ["/usr", *host.directories, *(f"/etc/{entry}" for entry in host.etc_entries)]
     reads += [host.python_prefix, host.trampoline, "/dev/urandom", "/dev/zero"]
@@ -140,6 +149,10 @@ def landlock_argv(
         writes += mounted
     else:
         reads += mounted
+    if policy.writable and policy.git_writable:
+        writes += git_outside
+    else:
+        reads += git_outside
     argv = [*policy.limits.prlimit_argv(), host.python_executable, "-I", "-S", host.trampoline]
     argv.append("confine")
     for path in reads:

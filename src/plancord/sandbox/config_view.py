@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from plancord.core.sandbox_policy import Layer, SandboxPolicy
-from plancord.sandbox import config_cache, git_config, nested
+from plancord.sandbox import config_cache, git_config, git_dirs, nested
 from plancord.sandbox.layers import SandboxUnavailable
 
 
@@ -85,7 +85,7 @@ def covers(
         )
     if not hidden and not (blanked and layer is Layer.BUBBLEWRAP):
         return (), None
-    mounted = [policy.workspace, *policy.shared]
+    mounted = [policy.workspace, *policy.shared, *map(Path, git_dirs.outside(policy))]
     directory = Path(tempfile.mkdtemp(prefix="plancord-git-view-"))
     (directory / "empty").write_text("")
     covers: list[tuple[Path, Path]] = []

@@ -18,6 +18,12 @@ directory out of a writable tree (its rules grant whole hierarchies), so there a
 that could write the workspace of a repository is refused with the reason; the host's own
 git runs and read-only runs go on.
 
+A linked worktree's git directory and its common directory lie outside the workspace
+(``SandboxPolicy.git_dir``, which ``linked_worktree`` fills from git's own answer): they are
+mounted for every process (``outside``), read-only unless the run is the host's own git, and
+the worktree's ``.git`` file is bound read-only over the workspace so that no agent process
+can point it elsewhere.
+
 What git never reads from a git directory, for every run under bubblewrap: ``info/attributes``
 (an empty file is bound over it, so attributes there neither hide a diff nor change what a
 checkout writes).
@@ -48,6 +54,27 @@ class GitWalls:
     blanked: tuple[Path, ...] = ()
 
 
+def outside(policy: SandboxPolicy) -> tuple[str, ...]:
+    """The git directories of the workspace's own repository that lie outside the workspace
+    and the shared directories (a linked worktree's, and its common directory), as real
+    paths, none inside another; empty unless ``policy.git_dir`` is set."""
+    if policy.git_dir is None:
+        return ()
+    try:
+        repository = git_config.locate(policy.workspace, policy.git_dir)
+    except git_config.ForeignRepository:
+        return ()
+    if repository is None:
+        return ()
+    roots = tuple(os.path.realpath(root) for root in (policy.workspace, *policy.shared))
+    found: list[str] = []
+    for directory in (repository.directory, repository.config.parent):
+        real = os.path.realpath(directory)
+        if not _inside(real, roots) and not _inside(real, tuple(found)):
+            found = [kept for kept in found if not _inside(kept, (real,))] + [real]
+    return tuple(found)
+
+
 def _inside(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
 
@@ -59,6 +86,7 @@ def walls(policy: SandboxPolicy, layer: Layer, repositories: Found) -> GitWalls:
     could write a workspace that holds a repository: there no wall can keep git's state.
     """
     roots = tuple(os.path.realpath(root) for root in (policy.workspace, *policy.shared))
+    roots += outside(policy)
     directories: list[str] = []
     for _, repository in repositories:
         for directory in (repository.directory, repository.config.parent):
@@ -89,4 +117,7 @@ def walls(policy: SandboxPolicy, layer: Layer, repositories: Found) -> GitWalls:
     for real in directories:
         if not _inside(real, tuple(outermost)):
             outermost.append(real)
+    pointer = policy.workspace / ".git"
+    if policy.git_dir is not None and pointer.is_file() and not pointer.is_symlink():
+        outermost.append(str(pointer))
     return GitWalls(tuple(outermost), blanked)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from plancord.core.output_bound import OutputBound
 from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy
-from plancord.sandbox import config_view, git_config, git_dirs, landlock
+from plancord.sandbox import config_view, git_config, git_dirs, landlock, linked_worktree
 from plancord.sandbox.argv import bwrap_argv, landlock_argv
 from plancord.sandbox.environment import sandbox_environment
 from plancord.sandbox.layers import (
@@ -139,11 +139,13 @@ class GitView:
     git directories bound read-only (``git_dirs``); ``covers``: (host file, path inside)
     pairs bound over each repository's config (its allow-listed view) and over what git must
     not read; ``directory``: the host folder holding those files, removed when the process
-    ends."""
+    ends. ``outside``: a linked worktree's git directories, which lie outside the workspace
+    and are mounted (``git_dirs.outside``)."""
 
     read_only: tuple[str, ...] = ()
     covers: tuple[tuple[str, str], ...] = ()
     directory: str | None = None
+    outside: tuple[str, ...] = ()
 
 
 def git_view(policy: SandboxPolicy, layer: Layer) -> GitView:
@@ -152,12 +154,13 @@ def git_view(policy: SandboxPolicy, layer: Layer) -> GitView:
     ripgrep; a long-lived MCP server: ``plancord.agent.mcp.spawn``).
 
     Blocking (git reads each repository's config in the sandbox). Raises
-    SandboxUnavailable (nothing runs) as ``config_view`` and ``git_dirs`` do.
+    SandboxUnavailable (nothing runs) as ``config_view`` and ``git_dirs`` do. ``policy``
+    has its ``git_dir`` settled (``linked_worktree.with_git_dir``).
     """
     repositories = config_view.repositories(policy)
     walls = git_dirs.walls(policy, layer, repositories)
     covers, directory = config_view.covers(policy, layer, _read_config, repositories, walls.blanked)
-    return GitView(walls.read_only, covers, directory)
+    return GitView(walls.read_only, covers, directory, git_dirs.outside(policy))
 
 
 def _prepare(
@@ -176,6 +179,7 @@ def _prepare(
     if not policy.workspace.is_dir():
         raise FileNotFoundError(2, "the workspace is not a directory", str(policy.workspace))
     policy = dataclasses.replace(policy, workspace=policy.workspace.resolve())
+    policy = linked_worktree.with_git_dir(policy)
     layer = choose_layer(policy.layer)
     if policy.inner_wall and landlock.landlock_abi() == 0:
         raise SandboxUnavailable(
@@ -183,18 +187,25 @@ def _prepare(
             "`shell_sandbox: off` in the plan-mode settings to plan without it"
         )
     host = host_layout()
-    shown = git_view(policy, layer) if view else GitView()
+    shown = git_view(policy, layer) if view else GitView(outside=git_dirs.outside(policy))
     host_git = policy.git_writable
     if layer is Layer.BUBBLEWRAP:
         env = sandbox_environment(policy.workspace, SANDBOX_TMP, extra_env, host_git=host_git)
         argv = bwrap_argv(
-            policy, host, list(command), read_only=shown.read_only, covers=shown.covers
+            policy,
+            host,
+            list(command),
+            read_only=shown.read_only,
+            covers=shown.covers,
+            git_outside=shown.outside,
         )
         return _Spawn(argv, env, policy.workspace, layer, None, shown.directory, shown.read_only)
     private_tmp = tempfile.mkdtemp(prefix="plancord-sandbox-")
     env = sandbox_environment(policy.workspace, private_tmp, extra_env, host_git=host_git)
     if layer is Layer.LANDLOCK:
-        argv = landlock_argv(policy, host, list(command), private_tmp=private_tmp)
+        argv = landlock_argv(
+            policy, host, list(command), private_tmp=private_tmp, git_outside=shown.outside
+        )
     else:
         argv = policy.limits.prlimit_argv()
         if policy.inner_wall:

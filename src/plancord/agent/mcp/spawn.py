@@ -16,6 +16,7 @@ the ``*_FILE`` secrets the config names.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,7 @@ from pathlib import Path
 from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
 from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy
+from plancord.sandbox import linked_worktree
 from plancord.sandbox.argv import bwrap_argv, landlock_argv
 from plancord.sandbox.environment import sandbox_environment
 from plancord.sandbox.layers import choose_layer, host_layout
@@ -98,6 +100,7 @@ def server_spawn(
     or when the server could write a repository's git directory (the Landlock fallback).
     """
     workspace = policy.workspace.resolve()
+    policy = linked_worktree.with_git_dir(dataclasses.replace(policy, workspace=workspace))
     layer = choose_layer(policy.layer)
     host = host_layout()
     extra = {**_INHERITED, **(secrets or {})}
@@ -106,13 +109,20 @@ def server_spawn(
     if layer is Layer.BUBBLEWRAP:
         env = sandbox_environment(workspace, SANDBOX_TMP, extra)
         argv = bwrap_argv(
-            policy, host, list(command), read_only=shown.read_only, covers=shown.covers
+            policy,
+            host,
+            list(command),
+            read_only=shown.read_only,
+            covers=shown.covers,
+            git_outside=shown.outside,
         )
         return ServerSpawn(_with_mounts(argv, mounts, layer), env, workspace, layer, view)
     scratch = tempfile.mkdtemp(prefix="plancord-mcp-")
     env = sandbox_environment(workspace, scratch, extra)
     if layer is Layer.LANDLOCK:
-        argv = landlock_argv(policy, host, list(command), private_tmp=scratch)
+        argv = landlock_argv(
+            policy, host, list(command), private_tmp=scratch, git_outside=shown.outside
+        )
     else:
         argv = [*policy.limits.prlimit_argv(), *command]
     return ServerSpawn(_with_mounts(argv, mounts, layer), env, workspace, layer, (scratch, *view))
