@@ -70,11 +70,26 @@ def test_symlinks_inside_the_workspace_resolve_to_their_target(ws: Path) -> None
     assert resolve_in_workspace(ws, "alias/app.py") == (ws / "src" / "app.py").resolve()
 
 
+def test_writes_never_follow_a_symlink_even_inside_the_workspace(ws: Path) -> None:
+    (ws / "alias").symlink_to(ws / "src")
+    (ws / "link.py").symlink_to("src/app.py")
+    for user_path, target in (("alias/app.py", "src/app.py"), ("link.py", "src/app.py")):
+        with pytest.raises(PathOutsideWorkspace, match=f"symbolic link to {target}"):
+            resolve_in_workspace(ws, user_path, write=True)
+    assert (
+        resolve_in_workspace(ws, "src/../src/app.py", write=True)
+        == (ws / "src" / "app.py").resolve()
+    )
+
+
 def test_a_workspace_reached_through_a_symlink_still_works(ws: Path, tmp_path: Path) -> None:
     link = tmp_path / "ws-link"
     link.symlink_to(ws)
     assert resolve_in_workspace(link, "src/app.py") == (ws / "src" / "app.py").resolve()
     assert resolve_in_workspace(link, str(link / "src")) == (ws / "src").resolve()
+    assert resolve_in_workspace(link, "src/app.py", write=True) == (ws / "src/app.py").resolve()
+    written = resolve_in_workspace(link, str(link / "src/app.py"), write=True)
+    assert written == (ws / "src/app.py").resolve()
 
 
 def test_nul_bytes_are_refused(ws: Path) -> None:

@@ -6,6 +6,12 @@ result must lie inside the agent's workspace. A symlink inside the workspace tha
 outside is therefore refused, and so is a path that only reaches outside through a
 non-existent component followed by ``..``. Writes into a ``.git`` directory are refused too:
 the repository's own files (config, hooks) change only through the git tools.
+
+A read may follow a link that stays inside the workspace (``view alias/app.py`` shows
+``src/app.py``). A write never does: the path it was asked (and judged: the standing
+documents' guard, drift's known writes) by is the path it writes, so a path that a link
+would turn into another is refused, naming where the link leads. The file is then reached
+through the workspace's no-follow walk (``fileio``), never by this path's text.
 """
 
 from __future__ import annotations
@@ -50,7 +56,23 @@ def resolve_in_workspace(workspace: Path, user_path: str, *, write: bool = False
             f"{user_path!r} is inside a .git directory, which file tools do not write to; "
             "use the git tools to change the repository."
         )
+    if write and resolved != _lexical(workspace, root, candidate):
+        shown = display_path(workspace, resolved)
+        raise PathOutsideWorkspace(
+            f"{user_path!r} leads through a symbolic link to {shown}; file tools write a "
+            f"path by its own name and do not follow links. Write {shown} instead."
+        )
     return resolved
+
+
+def _lexical(workspace: Path, root: Path, candidate: Path) -> Path:
+    """``candidate`` with ``.`` and ``..`` taken away as text, from the resolved root (a
+    workspace reached through a link of the host's is still the workspace)."""
+    joined = Path(os.path.normpath(candidate))
+    for given in (workspace.absolute(), Path(os.path.normpath(workspace.absolute()))):
+        if joined.is_relative_to(given):
+            return root / joined.relative_to(given)
+    return joined
 
 
 async def resolve_off_loop(workspace: Path, user_path: str, *, write: bool = False) -> Path:
