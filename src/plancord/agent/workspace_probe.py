@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import secrets
 import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.git import run_git
 from plancord.core.sandbox_policy import SandboxSettings
 from plancord.sandbox import SandboxPolicy
@@ -125,18 +125,23 @@ def _read_status(status: str) -> tuple[list[str], set[str]]:
 
 def _kinds(root: Path, paths: Sequence[str]) -> dict[str, tuple[str, str, str]]:
     """Each path's kind (``file``, ``link``, ``gone``, ``other``), its mode, and what else of
-    it counts: a link's target, a file's size and mtime (used for ignored files)."""
+    it counts: a link's target, a file's size and mtime (used for ignored files). Looked at
+    through the workspace's one door: a path under a link is gone, never followed."""
+    tree = WorkspaceTree(root)
+    names = {path: path.rstrip("/") for path in paths}
+    try:
+        looked = tree.lstat_many(sorted(set(names.values())))
+    except ValueError:
+        looked = {}
     kinds: dict[str, tuple[str, str, str]] = {}
-    for path in paths:
-        full = os.path.join(root, path.rstrip("/"))
-        try:
-            info = os.lstat(full)
-        except FileNotFoundError:
+    for path, name in names.items():
+        info = looked.get(name)
+        if info is None:
             kinds[path] = ("gone", "", "")
             continue
         mode = f"{info.st_mode:o}"
         if stat.S_ISLNK(info.st_mode):
-            kinds[path] = ("link", mode, os.readlink(full))
+            kinds[path] = ("link", mode, tree.readlink(name))
         elif stat.S_ISREG(info.st_mode):
             kinds[path] = ("file", mode, f"{info.st_size} {info.st_mtime_ns}")
         else:
