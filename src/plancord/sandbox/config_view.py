@@ -148,7 +148,7 @@ def _view(
     except ValueError as exc:
         raise SandboxUnavailable(f"plancord could not read git's config listing: {exc}") from None
     view = git_config.filtered(parsed.entries)
-    mounted = (policy.workspace, *policy.shared)
+    mounted = (policy.workspace, *policy.shared, *map(Path, git_dirs.outside(policy)))
     kept = config_cache.fingerprint(root, repository, parsed, mounted, read_at_ns=started)
     if kept is not None:
         config_cache.VIEWS.put(key, kept, view)
