@@ -380,7 +380,10 @@ async def test_str_replace_errors(ctx: ToolContext, workspace: Path, outside: Pa
         "blob.bin": "binary",
         "out/secret.txt": "outside the workspace",
         ".git/config": ".git",
+        ".": "not a file",
+        "src": "Is a directory",
     }
+    (workspace / "src").mkdir(exist_ok=True)
     for path, message in cases.items():
         result = await call(REPLACE, ctx, path=path, old_str="a", new_str="b")
         assert result.is_error, path

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from plancord.agent.execution.walk import WorkspaceTree
+from plancord.agent.execution.walk import WorkspaceTree, split
 
 BINARY_SNIFF_BYTES = 8192
 MAX_LINE_BYTES = 2000
@@ -77,7 +77,10 @@ def parent_of(tree: WorkspaceTree, shown: str, *, make: bool = False) -> Iterato
     ``make``: missing directories on the way are created (never one in place of a link or
     a file). Raises ``UnsafeFile`` for a link on the way, ``NotADirectoryError`` for a file
     on the way, ``FileNotFoundError`` for a missing directory without ``make``."""
-    *parents, name = shown.split("/")
+    try:
+        *parents, name = split(shown)
+    except ValueError:
+        raise UnsafeFile(f"{shown} is not a file inside the workspace.") from None
     fd = tree.open_root()
     try:
         walked: list[str] = []
