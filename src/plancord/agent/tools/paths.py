@@ -1,8 +1,9 @@
 """The workspace jail: every path a tool receives from the model is resolved here first.
 
 The model names files as text. Before any file tool touches the disk, that text becomes an
-absolute path whose every existing component has been resolved (``..`` and symlinks), and the
-result must lie inside the agent's workspace. A symlink inside the workspace that points
+absolute path whose every existing component has been resolved (``..`` and symlinks, followed
+from the workspace root only: ``beneath``), and the result must lie inside the agent's
+workspace. A symlink inside the workspace that points
 outside is therefore refused, and so is a path that only reaches outside through a
 non-existent component followed by ``..``. Writes into a ``.git`` directory are refused too:
 the repository's own files (config, hooks) change only through the git tools.
@@ -19,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path, PurePath
+
+from plancord.agent.tools.beneath import LinkLoop, resolve_beneath
 
 GIT_DIR_NAME = ".git"
 MAX_PATH_CHARS = 4096
@@ -43,8 +46,12 @@ def resolve_in_workspace(workspace: Path, user_path: str, *, write: bool = False
     if not candidate.is_absolute():
         candidate = root / candidate
     try:
-        resolved = candidate.resolve(strict=False)
-    except (OSError, RuntimeError) as exc:
+        resolved = resolve_beneath(root, _aliases(workspace, root), candidate)
+    except LinkLoop:
+        raise PathOutsideWorkspace(
+            f"Cannot resolve {user_path!r}: too many levels of symbolic links."
+        ) from None
+    except OSError as exc:
         raise PathOutsideWorkspace(f"Cannot resolve {user_path!r}: {exc}.") from None
     if resolved != root and not resolved.is_relative_to(root):
         raise PathOutsideWorkspace(
@@ -63,6 +70,13 @@ def resolve_in_workspace(workspace: Path, user_path: str, *, write: bool = False
             f"path by its own name and do not follow links. Write {shown} instead."
         )
     return resolved
+
+
+def _aliases(workspace: Path, root: Path) -> tuple[Path, ...]:
+    """The workspace's other absolute names (as configured, through a link of the host's)."""
+    given = workspace.absolute()
+    names = {given, Path(os.path.normpath(given))} - {root}
+    return tuple(sorted(names))
 
 
 def _lexical(workspace: Path, root: Path, candidate: Path) -> Path:
