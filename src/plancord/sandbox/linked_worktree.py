@@ -87,9 +87,7 @@ def _ask_git(workspace: Path) -> Path | None:
     if len(lines) != 2:
         return None
     git_dir = Path(lines[0])
-    common = (
-        (workspace / lines[1]).resolve() if not Path(lines[1]).is_absolute() else Path(lines[1])
-    )
+    common = (workspace / lines[1]).resolve()  # relative to the workspace unless absolute
     if git_dir.resolve() == common.resolve():
         return None  # not a linked worktree: a .git file naming a repository's own directory
     listed = _git(common, "--git-dir", str(common), "worktree", "list", "--porcelain", "-z")
