@@ -75,7 +75,7 @@ def context_for(bench: Bench, session: AgentSession, phase: Phase, sandbox: bool
             notifier=bench.channel,
             requester=session.requester,
             interactive=True,
-            sandbox=sandbox,
+            inner_wall=sandbox,
             shell=bench.runtime.settings.shell,
         )
 

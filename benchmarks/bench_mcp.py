@@ -112,7 +112,7 @@ async def bound_against_sdk(runs: int) -> None:
     """The bounded reader and the SDK's, on one sandboxed server each, alternating."""
     with tempfile.TemporaryDirectory() as scratch:
         workspace = Path(scratch)
-        policy = SandboxSettings().policy("bench", workspace, planning=True, inner_wall=False)
+        policy = SandboxSettings().read_only(workspace)
         spawn = server_spawn(
             ["/usr/bin/python3.11", *SERVER_ARGV], policy, mounts=[Path(SITE_PACKAGES), SERVERS]
         )

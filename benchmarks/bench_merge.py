@@ -77,7 +77,7 @@ async def timed(action: Callable[[], Awaitable[object]]) -> float:
 
 
 async def measure(root: Path, runs: int) -> bool:
-    policy = SandboxPolicy(workspace=root, writable=True)
+    policy = SandboxPolicy.executing(root)
     branches = ExecutionBranch(policy)
     record = await branches.start("bench", 1)
     parent = record.reviewed_commit

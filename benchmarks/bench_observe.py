@@ -106,7 +106,7 @@ async def observed(observer: WorkspaceObserver, target: str) -> float:
 
 
 async def observation(root: Path, stash: Path, runs: int) -> bool:
-    policy = SandboxPolicy(workspace=root, writable=True)
+    policy = SandboxPolicy.executing(root)
     watching = WorkspaceObserver(root, stash / "watching")
     walking = WorkspaceObserver(root, stash / "walking", kernel_watch=False)
     await walking.start()
@@ -164,7 +164,7 @@ async def observation(root: Path, stash: Path, runs: int) -> bool:
 
 
 async def completion(root: Path, stash: Path) -> None:
-    policy = SandboxPolicy(workspace=root, writable=True, git_writable=True)  # the host's git
+    policy = SandboxPolicy.executing(root).for_host_git()  # the host's git
     plain = ExecutionBranch(policy)
     branches = ExecutionBranch(policy, kept=stash / "kept")
     starts: list[float] = []

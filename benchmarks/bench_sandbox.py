@@ -115,14 +115,10 @@ async def main(runs: int) -> None:
         (workspace / "a.txt").write_text("hello\n")
         await plain(["git", "init", "-q"], workspace)()
         await asyncio.sleep(1.2)  # a config changed in the last second is not kept
-        executing = SandboxPolicy(workspace, writable=True, layer=LayerChoice.BUBBLEWRAP)
+        executing = SandboxPolicy.executing(workspace, layer=LayerChoice.BUBBLEWRAP)
         git_open = executing.for_host_git()
-        planning = SandboxPolicy(
-            workspace, writable=False, inner_wall=True, layer=LayerChoice.BUBBLEWRAP
-        )
-        fallback = SandboxPolicy(
-            workspace, writable=True, layer=LayerChoice.LANDLOCK
-        ).for_host_git()
+        planning = SandboxPolicy.walled(workspace, layer=LayerChoice.BUBBLEWRAP)
+        fallback = SandboxPolicy.executing(workspace, layer=LayerChoice.LANDLOCK).for_host_git()
         header = (
             f"{'command':<12} {'how':<16} {'median':>8} {'p95':>8} {'+ms':>7} {'ratio':>6} "
             f"{'+exec':>7}"

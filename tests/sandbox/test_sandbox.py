@@ -53,11 +53,9 @@ async def run_shell(
 ) -> ProcessResult:
     """``sandbox``: the plan-mode walls; otherwise no sandbox at all, network included."""
     if sandbox:
-        policy = SandboxPolicy(workspace=workspace, writable=False, inner_wall=True)
+        policy = SandboxPolicy.walled(workspace)
     else:
-        policy = SandboxPolicy(
-            workspace=workspace, writable=True, network=True, layer=LayerChoice.OFF
-        )
+        policy = SandboxPolicy.executing(workspace, network=True, layer=LayerChoice.OFF)
     return await runner.run_sandboxed(
         ["bash", "-c", command],
         policy,
@@ -632,7 +630,7 @@ async def test_with_the_sandbox_off_a_repository_config_that_runs_programs_is_re
 async def test_under_bubblewrap_git_sees_only_the_allow_listed_config(tmp_path: Path) -> None:
     """git inside bubblewrap works on the repository and runs none of its programs."""
     workspace, marker = await hostile_repository(tmp_path)
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy.executing(workspace)
     for command in ("git status", "git diff", "git log -p"):
         result = await runner.run_sandboxed(
             ["bash", "-c", command], policy, timeout=60, merge_stderr=True

@@ -123,8 +123,9 @@ class ToolDispatch:
         inner_wall = (
             state.phase.is_planning and plan_settings.shell_sandbox is ShellSandbox.REQUIRED
         )
+        sandbox = self._settings.sandbox
         walled = holds_read_only(
-            self._settings.sandbox.read_only_policy(workspace, inner_wall=inner_wall)
+            sandbox.walled(workspace) if inner_wall else sandbox.read_only(workspace)
         )
         verdict = await asyncio.to_thread(
             tool.shell_verdict, args, workspace, self._settings.shell.operator_rules, walled
@@ -218,7 +219,7 @@ class ToolDispatch:
             notifier=self._notifier,
             requester=session.requester,
             interactive=session.interactive,
-            sandbox=inner_wall,
+            inner_wall=inner_wall,
             shell=self._settings.shell,
             sandbox_settings=self._settings.sandbox,
             ask_timeout_seconds=self._settings.ask_timeout_seconds,

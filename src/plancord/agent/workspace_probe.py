@@ -48,7 +48,7 @@ class GitTreeProbe:
         workspace = self.agents_dir / agent / "workspace"
         if not await asyncio.to_thread((workspace / ".git").exists):
             return None
-        policy = self.sandbox.policy(agent, workspace, planning=True, inner_wall=False)
+        policy = self.sandbox.read_only(workspace)
         return await tree_fingerprint(policy)
 
 

@@ -88,7 +88,7 @@ class RepositoryLook:
         """The host only reads here: the workspace read-only, so these runs need no wall
         around the git directory and run under every layer."""
         workspace = self._agents_dir / agent / "workspace"
-        return self._sandbox.read_only_policy(workspace, inner_wall=False)
+        return self._sandbox.read_only(workspace)
 
 
 def _names(output: str) -> list[str]:

@@ -426,7 +426,7 @@ class ExecutionResults:
     def policy_of(self, agent: str) -> SandboxPolicy:
         """The sandbox policy of the host's git runs on the agent's result."""
         workspace = self._agents_dir / agent / "workspace"
-        return self._sandbox.host_git_policy(agent, workspace)
+        return self._sandbox.host_git(agent, workspace)
 
 
 def before_task(change: PlanningChange) -> str:

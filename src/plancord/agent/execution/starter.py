@@ -115,7 +115,7 @@ def agent_branch(sandbox: SandboxSettings, agents_dir: Path, agent: str) -> Exec
     the diffs the host writes live there too, never in the workspace."""
     home = agents_dir / agent
     return ExecutionBranch(
-        sandbox.host_git_policy(agent, home / "workspace"),
+        sandbox.host_git(agent, home / "workspace"),
         kept=home / KEPT_DIR,
         results=home / RESULTS_DIR,
     )

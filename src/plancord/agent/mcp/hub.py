@@ -36,7 +36,7 @@ from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
 from plancord.core.errors import PlancordError
 from plancord.core.planning import Phase
-from plancord.core.sandbox_policy import SandboxSettings
+from plancord.core.sandbox_policy import SandboxSettings, WorkspaceAccess
 
 
 class McpConfigProblem(PlancordError):
@@ -223,12 +223,11 @@ class McpHub:
             raise McpConfigProblem(f"{exc}; the agent does not start") from None
         workspace = workspace_of(self._agents_dir, agent)
         if read_only:
-            policy = self._sandbox.read_only_policy(workspace, inner_wall=False)
+            policy = self._sandbox.read_only(workspace)
         else:
-            policy = replace(
-                self._sandbox.policy(agent, workspace, planning=False, inner_wall=False),
-                writable=config.writable_workspace,
-            )
+            policy = self._sandbox.executing(agent, workspace)
+            if not config.writable_workspace:
+                policy = replace(policy, access=WorkspaceAccess.READ_ONLY)
         command = [config.command or "", *config.args]
 
         def spawn() -> ServerSpawn:
