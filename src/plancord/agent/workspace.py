@@ -40,11 +40,6 @@ class WorkspaceMissing(PlancordError):
         )
 
 
-def workspace_of(agents_dir: Path, agent: str) -> Path:
-    """Where ``agent``'s workspace lives under the agents folder."""
-    return agents_dir / agent / "workspace"
-
-
 async def require_workspace(path: Path) -> None:
     """Raise ``WorkspaceMissing`` unless ``path`` is a directory holding a git repository."""
 

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from plancord.agent.execution.observe import Effects, RestoreFailed, Unobserved, WorkspaceObserver
 from plancord.agent.execution.repository import RepositoryLook
 from plancord.agent.execution.steps import StepKeeper
+from plancord.agent.home import AgentHomes
 from plancord.core.drift import DriftPolicy
 from plancord.core.errors import CardNotShown
 from plancord.core.execution import (
@@ -50,7 +50,6 @@ from plancord.core.holding import (
 from plancord.core.plan import Plan
 from plancord.core.planning import Actor, AuditAction, AuditEntry
 from plancord.core.ports import Clock, Notifier, PermissionRequest
-from plancord.core.sandbox_policy import SandboxSettings
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.store import SqlStore
 
@@ -101,18 +100,16 @@ class ExecutionHost:
         steps: StepKeeper,
         notifier: Notifier,
         clock: Clock,
-        agents_dir: Path,
-        sandbox: SandboxSettings,
+        homes: AgentHomes,
     ) -> None:
         self._executions = executions
         self._audit = audit
         self._steps = steps
         self._notifier = notifier
         self._clock = clock
-        self._agents_dir = agents_dir
-        self._sandbox = sandbox
+        self._homes = homes
         self._observers: dict[str, tuple[str, WorkspaceObserver]] = {}
-        self._repository = RepositoryLook(agents_dir, sandbox)
+        self._repository = RepositoryLook(homes)
 
     async def running(self, agent: str) -> ExecutionRecord | None:
         return await self._executions.running(agent)
@@ -350,11 +347,9 @@ class ExecutionHost:
         if entry is not None and entry[0] == record.plan_id:
             return None
         self.forget(record.agent)
-        home = self._agents_dir / record.agent
+        home = self._homes.of(record.agent)
         observer = WorkspaceObserver(
-            home / "workspace",
-            home / "observed",
-            writable_elsewhere=self._sandbox.shared,
+            home.workspace, home.observed, writable_elsewhere=home.sandbox.shared
         )
         failed = await observer.start()
         if failed is not None:
