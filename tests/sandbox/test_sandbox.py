@@ -10,6 +10,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from plancord import cli
+from plancord.agent.tools.shell import format_shell_result
 from plancord.sandbox import (
     Layer,
     LayerChoice,
@@ -358,6 +360,31 @@ async def test_timeout_kills_the_whole_group(workspace: Path) -> None:
     assert result.timed_out
     assert result.exit_code is None
     await wait_until_group_is_gone(int(result.output.split()[0]))
+
+
+async def test_a_cancelled_run_says_cancelled_not_timed_out(workspace: Path) -> None:
+    """A run stopped because its caller was cancelled (a Stop) is not a timeout: the
+    result says which, and the shell's status line says it was cancelled."""
+    require_landlock()
+    cancel = threading.Event()
+    cancel.set()
+    result = await asyncio.to_thread(
+        runner._run_in_thread,
+        ["bash", "-c", "sleep 600"],
+        SandboxPolicy.walled(workspace),
+        timeout=600,
+        max_output=1000,
+        merge_stderr=True,
+        extra_env=None,
+        cancel=cancel,
+        stdout_to=None,
+    )
+    assert result.cancelled
+    assert not result.timed_out
+    assert result.exit_code is None
+    status = format_shell_result(result, 600, walled=True).content.splitlines()[-1]
+    assert status.startswith("[cancelled;")
+    assert "timed out" not in status
 
 
 async def test_background_processes_do_not_outlive_the_shell(workspace: Path) -> None:
