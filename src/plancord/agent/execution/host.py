@@ -25,6 +25,7 @@ the step's files say.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from plancord.agent.execution.observe import Effects, RestoreFailed, Unobserved, WorkspaceObserver
@@ -245,7 +246,7 @@ class ExecutionHost:
             # The 🔴 step has not started: its change waits undone while the card asks.
             agent = call.record.agent
             why: str | None = "not asked, as the call's change could not be undone meanwhile"
-            if await self._restore(agent, restorable, hold=True):
+            if await self._hold_back(agent, restorable):
                 why = await self._checkpoint(call, held.step)
                 if why is None and not await self._reapply(agent):
                     why = "answered Continue, but the call's change could not be put back"
@@ -373,32 +374,36 @@ class ExecutionHost:
         parents = {p.rsplit("/", i)[0] for p in changed for i in range(1, p.count("/") + 1)}
         return tuple(sorted(changed - parents)), off_branch
 
-    async def _restore(self, agent: str, paths: tuple[str, ...], *, hold: bool = False) -> bool:
-        """Put ``paths`` back as before the call (``hold``: keeping the call's change for
-        ``_reapply``); False (the observer dropped) when they could not be."""
-        entry = self._observers.get(agent)
-        if entry is None:
-            return False
-        try:
-            await (entry[1].hold_back(paths) if hold else entry[1].restore(paths))
-        except RestoreFailed as exc:
-            log.warning("agent %s: %s", agent, exc)
-            self.forget(agent)
-            return False
-        await self._repository.note_head(agent)
-        return True
+    async def _restore(self, agent: str, paths: tuple[str, ...]) -> bool:
+        """Put ``paths`` back as before the call; False (the observer dropped) when they
+        could not be."""
+        return await self._put_back(agent, lambda observer: observer.restore(paths))
+
+    async def _hold_back(self, agent: str, paths: tuple[str, ...]) -> bool:
+        """Put ``paths`` back as before the call, keeping the call's change for
+        :meth:`_reapply`; False (the observer dropped) when they could not be."""
+        return await self._put_back(agent, lambda observer: observer.hold_back(paths))
+
+    async def _reapply(self, agent: str) -> bool:
+        """Put back the change :meth:`_hold_back` kept; False (the observer dropped) when it
+        could not be."""
+        return await self._put_back(agent, lambda observer: observer.reapply())
 
     async def _release(self, agent: str) -> None:
         entry = self._observers.get(agent)
         if entry is not None:
             await entry[1].release()
 
-    async def _reapply(self, agent: str) -> bool:
+    async def _put_back(
+        self, agent: str, change: Callable[[WorkspaceObserver], Awaitable[None]]
+    ) -> bool:
+        """Make ``change`` to the workspace through the agent's observer and look at
+        ``HEAD`` again; a failure drops the observer (nothing more is held) and says False."""
         entry = self._observers.get(agent)
         if entry is None:
             return False
         try:
-            await entry[1].reapply()
+            await change(entry[1])
         except RestoreFailed as exc:
             log.warning("agent %s: %s", agent, exc)
             self.forget(agent)
