@@ -20,7 +20,7 @@ from plancord.discord_bot.asks.live import (
     Decision,
     LiveAsk,
     LiveAsks,
-    current_message,
+    Unanswered,
     edit_quietly,
     new_ask_id,
     refuse,
@@ -80,43 +80,31 @@ class Permissions:
                 reason=str(exc),
             )
             raise
-        self.live.add(
-            LiveAsk(
-                id=ask_id,
-                agent=request.agent,
-                kind="permission",
-                requested_by=request.requested_by,
-                channel_id=message.channel.id,
-                message_ids=[message.id],
-                payload=payload,
-            )
+        ask = LiveAsk(
+            id=ask_id,
+            agent=request.agent,
+            kind="permission",
+            requested_by=request.requested_by,
+            channel_id=message.channel.id,
+            message_ids=[message.id],
+            payload=payload,
         )
-        try:
-            await self.live.store.set_message(ask_id, message.channel.id, message.id)
-            decision: Decision | CardNotShown = await self.live.wait(
-                ask_id, request.timeout_seconds
-            )
-        except TimeoutError:
-            current = self.live.pop(ask_id)
-            shown = current_message(self.bot, message, current)
-            outcome = "Timed out — denied. Nothing was run."
-            self.live.remember(ask_id, outcome)
-            await self.live.store.delete(ask_id)
+        outcome = "Timed out — denied. Nothing was run."
+        decision: Decision | CardNotShown | Unanswered = await self.live.wait_on(
+            ask, message, request.timeout_seconds, unanswered=outcome
+        )
+        if isinstance(decision, Unanswered):
             await self._audit(
                 request.agent, Actor.policy("permission_timeout"), "timed-out", payload, ask_id
             )
             await edit_quietly(
-                shown,
+                decision.card,
                 embed=permission_embed(
                     request.agent, payload, outcome=outcome, colour=discord.Colour.dark_grey()
                 ),
                 view=permission_view(ask_id, disabled=True, labels=request.labels),
             )
             return None
-        except BaseException:
-            self.live.pop(ask_id)
-            raise
-        await self.live.store.delete(ask_id)
         if isinstance(decision, CardNotShown):
             # Deleted, and Discord would not take it again (``reposting.py``).
             await self._audit(

@@ -23,7 +23,7 @@ from plancord.discord_bot.asks.live import (
     NO_MENTIONS,
     LiveAsk,
     LiveAsks,
-    current_message,
+    Unanswered,
     edit_quietly,
     new_ask_id,
     refuse,
@@ -80,38 +80,29 @@ class Questions:
             await self.live.store.delete(ask_id)
             return None
         shown = messages[-1]
-        self.live.add(
-            LiveAsk(
-                id=ask_id,
-                agent=question.agent,
-                kind="question",
-                requested_by=question.requested_by,
-                channel_id=shown.channel.id,
-                message_ids=[m.id for m in messages],
-                payload=payload,
-            )
+        ask = LiveAsk(
+            id=ask_id,
+            agent=question.agent,
+            kind="question",
+            requested_by=question.requested_by,
+            channel_id=shown.channel.id,
+            message_ids=[m.id for m in messages],
+            payload=payload,
         )
-        try:
-            await self.live.store.set_message(ask_id, shown.channel.id, shown.id)
-            answer: str = await self.live.wait(ask_id, question.timeout_seconds)
-        except TimeoutError:
-            current = self.live.pop(ask_id)
-            self.live.remember(ask_id, "nobody answered in time")
-            await self.live.store.delete(ask_id)
+        answer: str | Unanswered = await self.live.wait_on(
+            ask, shown, question.timeout_seconds, unanswered="nobody answered in time"
+        )
+        if isinstance(answer, Unanswered):
             note = (
                 f"-# ⌛ No answer within {duration_text(question.timeout_seconds)}; "
                 "the agent went on without one."
             )
             await edit_quietly(
-                current_message(self.bot, shown, current),
+                answer.card,
                 content=with_note(shown.content, note),
                 view=question_view(ask_id, choices, disabled=True) if choices else None,
             )
             return None
-        except BaseException:
-            self.live.pop(ask_id)
-            raise
-        await self.live.store.delete(ask_id)
         return answer
 
     def take_answer(self, message: discord.Message) -> bool:
