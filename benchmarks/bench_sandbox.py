@@ -103,7 +103,9 @@ async def main(runs: int) -> None:
         await asyncio.sleep(1.2)  # a config changed in the last second is not kept
         executing = SandboxPolicy.executing(workspace, layer=LayerChoice.BUBBLEWRAP)
         git_open = executing.for_host_git()
-        planning = SandboxPolicy.walled(workspace, layer=LayerChoice.BUBBLEWRAP)
+        planning = SandboxPolicy.read_only(
+            workspace, layer=LayerChoice.BUBBLEWRAP
+        ).behind_inner_wall()
         fallback = SandboxPolicy.executing(workspace, layer=LayerChoice.LANDLOCK).for_host_git()
         header = (
             f"{'command':<12} {'how':<16} {'median':>8} {'p95':>8} {'+ms':>7} {'ratio':>6} "

@@ -28,7 +28,7 @@ SETTINGS = SandboxSettings(
 def test_each_constructor_names_its_mode() -> None:
     executing = SandboxPolicy.executing(WORKSPACE, network=True)
     read_only = SandboxPolicy.read_only(WORKSPACE)
-    walled = SandboxPolicy.walled(WORKSPACE)
+    walled = SandboxPolicy.read_only(WORKSPACE).behind_inner_wall()
     assert (executing.access, executing.writable, executing.inner_wall) == (
         WorkspaceAccess.WRITABLE,
         True,
@@ -51,9 +51,16 @@ def test_writable_behind_the_inner_wall_cannot_be_written() -> None:
     with pytest.raises(TypeError):
         SandboxPolicy(workspace=WORKSPACE, writable=True, inner_wall=True)  # type: ignore[call-arg]
     with pytest.raises(TypeError):
-        SandboxPolicy.walled(WORKSPACE, network=True)  # type: ignore[call-arg]
-    with pytest.raises(TypeError):
         SandboxPolicy.read_only(WORKSPACE, network=True)  # type: ignore[call-arg]
+
+
+def test_behind_the_inner_wall_a_policy_is_read_only_and_offline() -> None:
+    walled = SandboxPolicy.executing(WORKSPACE, network=True).behind_inner_wall()
+    assert (walled.access, walled.writable, walled.network) == (
+        WorkspaceAccess.WALLED,
+        False,
+        False,
+    )
 
 
 def test_the_mode_is_one_field_so_writable_and_walled_are_never_both_true() -> None:

@@ -98,7 +98,7 @@ def test_no_walls_for_the_host_s_git_or_a_read_only_workspace(workspace: Path) -
     for policy in (
         SandboxPolicy.executing(workspace).for_host_git(),
         SandboxPolicy.read_only(workspace),
-        SandboxPolicy.walled(workspace),
+        SandboxPolicy.read_only(workspace).behind_inner_wall(),
     ):
         assert walls(policy, Layer.BUBBLEWRAP, repositories).read_only == ()
         assert walls(policy, Layer.LANDLOCK, repositories).read_only == ()

@@ -55,7 +55,7 @@ async def run_shell(
 ) -> ProcessResult:
     """``sandbox``: the plan-mode walls; otherwise no sandbox at all, network included."""
     if sandbox:
-        policy = SandboxPolicy.walled(workspace)
+        policy = SandboxPolicy.read_only(workspace).behind_inner_wall()
     else:
         policy = SandboxPolicy.executing(workspace, network=True, layer=LayerChoice.OFF)
     return await runner.run_sandboxed(
@@ -371,7 +371,7 @@ async def test_a_cancelled_run_says_cancelled_not_timed_out(workspace: Path) -> 
     result = await asyncio.to_thread(
         runner._run_in_thread,
         ["bash", "-c", "sleep 600"],
-        SandboxPolicy.walled(workspace),
+        SandboxPolicy.read_only(workspace).behind_inner_wall(),
         timeout=600,
         max_output=1000,
         merge_stderr=True,

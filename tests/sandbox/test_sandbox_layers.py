@@ -41,7 +41,9 @@ PRLIMIT = ["/usr/bin/prlimit", "--as=1000", "--nproc=10", "--fsize=2000", "--cpu
 
 
 def test_bwrap_argv_while_planning_is_exactly_this() -> None:
-    policy = SandboxPolicy.walled(Path("/data/agents/ada/workspace"), limits=LIMITS)
+    policy = SandboxPolicy.read_only(
+        Path("/data/agents/ada/workspace"), limits=LIMITS
+    ).behind_inner_wall()
     assert bwrap_argv(policy, HOST, ["ls", "-la"]) == [
         "bwrap",
         "--unshare-user",

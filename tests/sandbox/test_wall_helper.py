@@ -68,7 +68,7 @@ async def run(command: str, workspace: Path, *, walled: bool) -> ProcessResult:
     """No bubblewrap: only the inner wall (when ``walled``) stands between the command and
     the host."""
     policy = (
-        SandboxPolicy.walled(workspace, layer=LayerChoice.OFF)
+        SandboxPolicy.read_only(workspace, layer=LayerChoice.OFF).behind_inner_wall()
         if walled
         else SandboxPolicy.executing(workspace, network=True, layer=LayerChoice.OFF)
     )
@@ -95,7 +95,7 @@ def test_bubblewrap_runs_the_native_wall_without_python() -> None:
         trampoline="/opt/plancord/landlock.py",
         wall_helper="/cache/landlock-exec-0123",
     )
-    policy = SandboxPolicy.walled(Path("/w"))
+    policy = SandboxPolicy.read_only(Path("/w")).behind_inner_wall()
     argv = bwrap_argv(policy, host, ["ls"])
     assert "/opt/python" not in argv
     assert "landlock.py" not in " ".join(argv)

@@ -110,8 +110,8 @@ class WorkspaceAccess(StrEnum):
 class SandboxPolicy:
     """Everything that decides what one agent process may reach.
 
-    Build one with a named constructor, :meth:`executing`, :meth:`read_only` or
-    :meth:`walled`, which says the mode; ``access`` holds it.
+    Build one with a named constructor, :meth:`executing` or :meth:`read_only`, and
+    :meth:`behind_inner_wall` for the walled mode; ``access`` holds the mode.
     ``network``: the process keeps the host's network (never while planning: the
     runtime decides).
     ``shared``: directories the operator shares with every agent (a local git remote, a
@@ -159,19 +159,11 @@ class SandboxPolicy:
         """A process that only reads: the workspace read-only and no network."""
         return cls(workspace, WorkspaceAccess.READ_ONLY, False, limits, layer, shared, git_dir)
 
-    @classmethod
-    def walled(
-        cls,
-        workspace: Path,
-        *,
-        limits: Limits = Limits(),
-        layer: LayerChoice = LayerChoice.AUTO,
-        shared: tuple[Path, ...] = (),
-        git_dir: Path | None = None,
-    ) -> SandboxPolicy:
-        """A process that only reads, behind the Landlock inner wall as well as the sandbox
-        layer: plan mode's shell when the operator requires the wall; no network."""
-        return cls(workspace, WorkspaceAccess.WALLED, False, limits, layer, shared, git_dir)
+    def behind_inner_wall(self) -> SandboxPolicy:
+        """This policy for a process that only reads, behind the Landlock inner wall as well
+        as the sandbox layer (plan mode's shell when the operator requires the wall): the
+        workspace read-only, no network."""
+        return dataclasses.replace(self, access=WorkspaceAccess.WALLED, network=False)
 
     @property
     def writable(self) -> bool:
@@ -232,6 +224,4 @@ class SandboxSettings:
     def walled(self, workspace: Path) -> SandboxPolicy:
         """:meth:`read_only` with the Landlock inner wall inside too (plan mode's shell when
         the operator requires the wall)."""
-        return SandboxPolicy.walled(
-            workspace, limits=self.limits, layer=self.layer, shared=self.shared
-        )
+        return self.read_only(workspace).behind_inner_wall()
