@@ -8,6 +8,7 @@ even after retries (``posting.py``) is audited and raised as ``CardNotShown`` wi
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import discord
@@ -40,13 +41,13 @@ from plancord.storage.pending_asks import StoredAsk
 log = logging.getLogger(__name__)
 
 
+@dataclass
 class Permissions:
     """The agent's permission requests: posted, decided once, expired after a restart."""
 
-    def __init__(self, bot: PlancordClient, io: ChannelIO, live: LiveAsks) -> None:
-        self.bot = bot
-        self.io = io
-        self.live = live
+    bot: PlancordClient
+    io: ChannelIO
+    live: LiveAsks
 
     async def ask_permission(self, request: PermissionRequest) -> bool | None:
         """True allowed, False denied, None nobody decided in time. Raises ``CardNotShown``

@@ -11,6 +11,7 @@ the question's row is expired like any ask (``Asks.restore``).
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import discord
@@ -44,13 +45,13 @@ from plancord.storage.pending_asks import StoredAsk
 log = logging.getLogger(__name__)
 
 
+@dataclass
 class Questions:
     """The agent's questions: put to the channel, answered once, expired after a restart."""
 
-    def __init__(self, bot: PlancordClient, io: ChannelIO, live: LiveAsks) -> None:
-        self.bot = bot
-        self.io = io
-        self.live = live
+    bot: PlancordClient
+    io: ChannelIO
+    live: LiveAsks
 
     async def ask_user(self, question: Question) -> str | None:
         destination = await self.io.destination(question.agent)
