@@ -27,7 +27,7 @@ def fresh(directory: Path) -> None:
 
 
 async def main(root: Path, stash: Path, calls: int, discards: int) -> None:
-    policy = SandboxPolicy(workspace=root, writable=True)
+    policy = SandboxPolicy.executing(root)
     fresh(stash)
     observe: list[float] = []
     walk: list[float] = []

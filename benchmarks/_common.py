@@ -1,4 +1,5 @@
-"""What the benchmark scripts share: the import path, a clock, a quiet front end, a runtime.
+"""What the benchmark scripts share: the import path, a clock, a quiet front end, a runtime,
+the timing of a run and the percentiles of its samples.
 
 The scripts run as ``.venv/bin/python benchmarks/<name>.py`` from the repository root, so the
 root is put on ``sys.path`` here for ``tests.fakes.anthropic_server``. Everything else is the
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import statistics
 import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -145,10 +148,27 @@ async def open_bench(
     return Bench(db, store, service, conversations, runtime, manager, channel, clock)
 
 
+async def timed(action: Callable[[], Awaitable[object]]) -> float:
+    """The seconds one run of ``action`` took."""
+    started = time.perf_counter()
+    await action()
+    return time.perf_counter() - started
+
+
+async def timed_runs(runs: int, action: Callable[[], Awaitable[object]]) -> list[float]:
+    """The seconds each of ``runs`` runs of ``action``, one after another, took."""
+    return [await timed(action) for _ in range(runs)]
+
+
+def percentile(samples: Sequence[float], fraction: float) -> float:
+    """The sample below which ``fraction`` of them lie (nearest rank), in their unit."""
+    ordered = sorted(samples)
+    return ordered[max(0, round(fraction * len(ordered)) - 1)]
+
+
 def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
 def percentile_ms(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[max(0, round(fraction * len(ordered)) - 1)] * 1000
+    return percentile(samples, fraction) * 1000

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import discord
 
-from _common import REPO_ROOT
+from _common import REPO_ROOT, percentile
 
 # isort: split
 
@@ -44,15 +44,11 @@ PLAN = {
 }
 
 
-def p90(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[max(0, round(0.9 * len(ordered)) - 1)]
-
-
 def row(name: str, samples: list[float], base: float | None) -> str:
     median = statistics.median(samples)
     ratio = f"{median / base:6.2f}x" if base else "       "
-    return f"  {name:<11} median {median:8.1f} ms   p90 {p90(samples):8.1f} ms   {ratio}"
+    high = percentile(samples, 0.9)
+    return f"  {name:<11} median {median:8.1f} ms   p90 {high:8.1f} ms   {ratio}"
 
 
 async def measure(data_dir: Path, runs: int) -> int:

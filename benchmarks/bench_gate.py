@@ -21,11 +21,10 @@ import asyncio
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from _common import ANA, Bench, median_ms, open_bench
+from _common import ANA, Bench, median_ms, open_bench, timed
 from plancord.agent.runtime import AgentSession
 from plancord.agent.tools.base import ToolContext, ToolResult
 from plancord.core.errors import ModelCallFailed
@@ -57,12 +56,6 @@ class NoModel:
         raise ModelCallFailed("the gate benchmark makes no model calls")
 
 
-async def timed(action: Callable[[], Awaitable[object]]) -> float:
-    started = time.perf_counter()
-    await action()
-    return time.perf_counter() - started
-
-
 def context_for(bench: Bench, session: AgentSession, phase: Phase, sandbox: bool) -> Any:
     async def build() -> ToolContext:
         record = await bench.store.get_agent("ada")
@@ -75,7 +68,7 @@ def context_for(bench: Bench, session: AgentSession, phase: Phase, sandbox: bool
             notifier=bench.channel,
             requester=session.requester,
             interactive=True,
-            sandbox=sandbox,
+            inner_wall=sandbox,
             shell=bench.runtime.settings.shell,
         )
 

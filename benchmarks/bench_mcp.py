@@ -24,14 +24,13 @@ import site
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import TextContent
 
+from _common import percentile_ms, timed_runs
 from plancord.agent.mcp import McpHub
 from plancord.agent.mcp.spawn import server_spawn
 from plancord.agent.mcp.stderr import StderrTail
@@ -48,20 +47,6 @@ SERVER_ARGV = [str(SERVERS / "tracker_server.py"), SITE_PACKAGES]
 SERVER_TIMES = (0.0, 0.005, 0.05)
 RESULT_SIZES = (0, 64 * 1024, 1024 * 1024)
 RESULT_LIMIT = 100_000
-
-
-def p95(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[max(0, round(0.95 * len(ordered)) - 1)]
-
-
-async def timed(runs: int, action: Callable[[], Awaitable[object]]) -> list[float]:
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        await action()
-        samples.append(time.perf_counter() - started)
-    return samples
 
 
 async def main(runs: int) -> None:
@@ -86,13 +71,13 @@ async def main(runs: int) -> None:
                 )
                 for seconds in SERVER_TIMES:
                     args = McpArguments.model_validate({"seconds": seconds})
-                    through = await timed(
+                    through = await timed_runs(
                         runs,
                         lambda a=args: tool.connection.call(
                             "sleep", a.model_dump(), max_output=100_000
                         ),
                     )
-                    plain = await timed(
+                    plain = await timed_runs(
                         runs, lambda s=seconds: direct.call_tool("sleep", {"seconds": s})
                     )
                     for label, samples in (("direct", plain), ("plancord", through)):
@@ -100,7 +85,7 @@ async def main(runs: int) -> None:
                         ratio = f"{median / seconds:7.2f}" if seconds else "      -"
                         print(
                             f"{seconds * 1000:10.1f}ms {label:>9} {median * 1000:10.2f} "
-                            f"{p95(samples) * 1000:8.2f} {ratio}"
+                            f"{percentile_ms(samples, 0.95):8.2f} {ratio}"
                         )
                     extra = (statistics.median(through) - statistics.median(plain)) * 1000
                     print(f"{'':>12} plancord over direct: {extra:+.2f} ms per call")
@@ -112,7 +97,7 @@ async def bound_against_sdk(runs: int) -> None:
     """The bounded reader and the SDK's, on one sandboxed server each, alternating."""
     with tempfile.TemporaryDirectory() as scratch:
         workspace = Path(scratch)
-        policy = SandboxSettings().policy("bench", workspace, planning=True, inner_wall=False)
+        policy = SandboxSettings().read_only(workspace)
         spawn = server_spawn(
             ["/usr/bin/python3.11", *SERVER_ARGV], policy, mounts=[Path(SITE_PACKAGES), SERVERS]
         )
@@ -137,8 +122,8 @@ async def bound_against_sdk(runs: int) -> None:
                 sdk_samples: list[float] = []
                 bound_samples: list[float] = []
                 for _ in range(runs):
-                    sdk_samples += await timed(1, lambda s=size: through_sdk(s))
-                    bound_samples += await timed(1, lambda s=size: through_bound(s))
+                    sdk_samples += await timed_runs(1, lambda s=size: through_sdk(s))
+                    bound_samples += await timed_runs(1, lambda s=size: through_bound(s))
                 before = statistics.median(sdk_samples)
                 after = statistics.median(bound_samples)
                 print(

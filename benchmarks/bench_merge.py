@@ -23,12 +23,11 @@ import asyncio
 import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 
-from bench_observe import git, make_workspace, p90
+from _common import percentile, timed
+from bench_observe import git, make_workspace
 from plancord.agent.execution.branch import BranchRecord, ExecutionBranch
 from plancord.agent.tools.git import run_git
 from plancord.sandbox import SandboxPolicy
@@ -38,8 +37,9 @@ GOAL = 1.1
 
 def row(name: str, samples: list[float], base: float) -> str:
     median = statistics.median(samples)
+    high = percentile(samples, 0.9)
     return (
-        f"  {name:<9} median {median * 1000:8.1f} ms   p90 {p90(samples) * 1000:8.1f} ms   "
+        f"  {name:<9} median {median * 1000:8.1f} ms   p90 {high * 1000:8.1f} ms   "
         f"{median / base:6.2f}x"
     )
 
@@ -70,14 +70,8 @@ def put_back(root: Path, record: BranchRecord, tip: str) -> None:
     git(root, "reset", "--quiet", "--hard", tip)
 
 
-async def timed(action: Callable[[], Awaitable[object]]) -> float:
-    started = time.perf_counter()
-    await action()
-    return time.perf_counter() - started
-
-
 async def measure(root: Path, runs: int) -> bool:
-    policy = SandboxPolicy(workspace=root, writable=True)
+    policy = SandboxPolicy.executing(root).for_host_git()  # the host's git
     branches = ExecutionBranch(policy)
     record = await branches.start("bench", 1)
     parent = record.reviewed_commit

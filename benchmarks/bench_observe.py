@@ -29,9 +29,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from _common import percentile, timed
 from plancord.agent.execution.branch import ExecutionBranch
 from plancord.agent.execution.observe import Effects, WorkspaceObserver
 from plancord.agent.execution.snapshot import take_snapshot
@@ -41,11 +41,6 @@ from plancord.sandbox import SandboxPolicy, run_sandboxed
 
 FILES = 10_000
 GOAL_MS = 20.0
-
-
-def p90(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[max(0, round(0.9 * len(ordered)) - 1)]
 
 
 def git(root: Path, *args: str) -> None:
@@ -74,14 +69,8 @@ def make_workspace(root: Path) -> None:
     git(root, "commit", "-qm", "base")
 
 
-async def timed(action: Callable[[], Awaitable[object]]) -> float:
-    started = time.perf_counter()
-    await action()
-    return time.perf_counter() - started
-
-
 def row(name: str, samples: list[float], base: float | None) -> str:
-    median, high = statistics.median(samples) * 1000, p90(samples) * 1000
+    median, high = statistics.median(samples) * 1000, percentile(samples, 0.9) * 1000
     ratio = f"{median / base:6.2f}x" if base else "      "
     return f"  {name:<12} median {median:8.2f} ms   p90 {high:8.2f} ms   {ratio}"
 
@@ -106,7 +95,7 @@ async def observed(observer: WorkspaceObserver, target: str) -> float:
 
 
 async def observation(root: Path, stash: Path, runs: int) -> bool:
-    policy = SandboxPolicy(workspace=root, writable=True)
+    policy = SandboxPolicy.executing(root)
     watching = WorkspaceObserver(root, stash / "watching")
     walking = WorkspaceObserver(root, stash / "walking", kernel_watch=False)
     await walking.start()
@@ -164,7 +153,7 @@ async def observation(root: Path, stash: Path, runs: int) -> bool:
 
 
 async def completion(root: Path, stash: Path) -> None:
-    policy = SandboxPolicy(workspace=root, writable=True, git_writable=True)  # the host's git
+    policy = SandboxPolicy.executing(root).for_host_git()  # the host's git
     plain = ExecutionBranch(policy)
     branches = ExecutionBranch(policy, kept=stash / "kept")
     starts: list[float] = []

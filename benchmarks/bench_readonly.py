@@ -330,7 +330,7 @@ def main() -> None:
     loop = 'for f in src/plancord/core/shell/readonly/*.py; do head -3 "$f"; done'
     unrolled = statistics.median(measure(lambda: judge(loop), 50))
     print(row("judge a for loop over 20 files, median", unrolled, spawn))
-    policy = SandboxPolicy(workspace=WORKSPACE, writable=False, inner_wall=True)
+    policy = SandboxPolicy.read_only(WORKSPACE).behind_inner_wall()
     floor = statistics.median(
         measure(lambda: asyncio.run(run_sandboxed(["true"], policy, timeout=5)), 10)
     )

@@ -31,10 +31,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from _common import percentile_ms, timed_runs
 from plancord.sandbox import (
     LayerChoice,
     SandboxPolicy,
@@ -50,28 +50,14 @@ from plancord.sandbox import landlock as landlock_module
 COMMANDS = {"true": ["true"], "ls": ["ls", "-la"], "git status": ["git", "status", "--short"]}
 
 
-def p95(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[max(0, round(0.95 * len(ordered)) - 1)]
-
-
-async def timed(runs: int, action: Callable[[], Awaitable[object]]) -> list[float]:
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        await action()
-        samples.append(time.perf_counter() - started)
-    return samples
-
-
 async def alternately(
     runs: int, first: Callable[[], Awaitable[object]], second: Callable[[], Awaitable[object]]
 ) -> tuple[float, float]:
     """The medians of ``first`` and ``second`` run one after the other ``runs`` times."""
     firsts, seconds = [], []
     for _ in range(runs):
-        firsts += await timed(1, first)
-        seconds += await timed(1, second)
+        firsts += await timed_runs(1, first)
+        seconds += await timed_runs(1, second)
     return statistics.median(firsts), statistics.median(seconds)
 
 
@@ -115,14 +101,12 @@ async def main(runs: int) -> None:
         (workspace / "a.txt").write_text("hello\n")
         await plain(["git", "init", "-q"], workspace)()
         await asyncio.sleep(1.2)  # a config changed in the last second is not kept
-        executing = SandboxPolicy(workspace, writable=True, layer=LayerChoice.BUBBLEWRAP)
+        executing = SandboxPolicy.executing(workspace, layer=LayerChoice.BUBBLEWRAP)
         git_open = executing.for_host_git()
-        planning = SandboxPolicy(
-            workspace, writable=False, inner_wall=True, layer=LayerChoice.BUBBLEWRAP
-        )
-        fallback = SandboxPolicy(
-            workspace, writable=True, layer=LayerChoice.LANDLOCK
-        ).for_host_git()
+        planning = SandboxPolicy.read_only(
+            workspace, layer=LayerChoice.BUBBLEWRAP
+        ).behind_inner_wall()
+        fallback = SandboxPolicy.executing(workspace, layer=LayerChoice.LANDLOCK).for_host_git()
         header = (
             f"{'command':<12} {'how':<16} {'median':>8} {'p95':>8} {'+ms':>7} {'ratio':>6} "
             f"{'+exec':>7}"
@@ -142,12 +126,13 @@ async def main(runs: int) -> None:
             medians: dict[str, float] = {}
             for how, action in actions.items():
                 await action()
-                samples = await timed(runs, action)
+                samples = await timed_runs(runs, action)
                 median = medians[how] = statistics.median(samples)
                 base, exec_ = medians["plain"], medians.get("executing")
+                high = percentile_ms(samples, 0.95)
                 over_exec = f"{(median - exec_) * 1000:7.1f}" if exec_ and how != "plain" else ""
                 print(
-                    f"{name:<12} {how:<16} {median * 1000:8.1f} {p95(samples) * 1000:8.1f} "
+                    f"{name:<12} {how:<16} {median * 1000:8.1f} {high:8.1f} "
                     f"{(median - base) * 1000:7.1f} {median / base:6.2f} {over_exec:>7}"
                 )
             walled, open_ = await alternately(runs, actions["executing"], actions["exec, git open"])

@@ -15,6 +15,7 @@ from pathlib import Path
 from plancord.agent.agent_settings import ThinkingSettings, overrides_from
 from plancord.agent.budget import PlanBudget
 from plancord.agent.execution.starter import BranchStarter
+from plancord.agent.home import AgentHomes
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.mcp import McpHub
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
@@ -71,9 +72,10 @@ def core_services(
     still entitled (none without it)."""
     store = SqlStore(db)
     settings = StoredSettings(config, store)
-    agents_dir = config.data_dir / "agents"
+    agents_dir = config.agents_dir
     probe = GitTreeProbe(agents_dir, config.sandbox_settings)
-    branches = BranchStarter(agents_dir, config.sandbox_settings, ExecutionStore(db), clock)
+    homes = AgentHomes(agents_dir, config.sandbox_settings)
+    branches = BranchStarter(homes, ExecutionStore(db), clock)
     planning = PlanningService(
         store,
         clock,
@@ -129,7 +131,7 @@ class App:
 
     @property
     def agents_dir(self) -> Path:
-        return self.config.data_dir / "agents"
+        return self.config.agents_dir
 
     async def serves(self, agent: str) -> bool:
         """Whether this process runs ``agent``: its guild is on one of our shards. An agent
@@ -161,7 +163,7 @@ class App:
             core.settings,
             core.planning,
         )
-        agents_dir = config.data_dir / "agents"
+        agents_dir = config.agents_dir
 
         async def phase_of(agent: str) -> Phase:
             return (await store.load_state(agent)).phase

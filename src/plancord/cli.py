@@ -107,9 +107,7 @@ def _cmd_sandbox_run(args: argparse.Namespace) -> int:
     if not workspace.is_dir():
         print(f"plancord sandbox-run: workspace {workspace} is not a directory", file=sys.stderr)
         return 2
-    policy = config.sandbox.settings(frozenset()).policy(
-        "sandbox-run", workspace.resolve(), planning=True, inner_wall=True
-    )
+    policy = config.sandbox.settings(frozenset()).walled(workspace.resolve())
     try:
         return run_attached(argv, policy)
     except SandboxUnavailable as exc:

@@ -37,7 +37,8 @@ def cmd_result_diff(args: argparse.Namespace) -> int:
 
 async def _print_diff(config: Config, agent: str, plan_id: str | None) -> int:
     from plancord.agent.execution.branch import BranchError
-    from plancord.agent.execution.starter import agent_branch, branch_record
+    from plancord.agent.execution.starter import branch_record
+    from plancord.agent.home import AgentHomes
     from plancord.operator import open_services
     from plancord.storage.executions import ExecutionStore
 
@@ -48,7 +49,7 @@ async def _print_diff(config: Config, agent: str, plan_id: str | None) -> int:
         if record is None or record.agent != agent:
             print(f"plancord: agent {agent} has no executed plan", file=sys.stderr)
             return 1
-        branch = agent_branch(config.sandbox_settings, config.data_dir / "agents", agent)
+        branch = AgentHomes(config.agents_dir, config.sandbox_settings).of(agent).branch
         try:
             async with branch.diff_file(branch_record(record)) as path:
                 await asyncio.to_thread(_copy_out, path)

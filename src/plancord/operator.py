@@ -122,7 +122,7 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
             plan_settings=core.settings,
             members=None,
             clock=clock,
-            agents_dir=config.data_dir / "agents",
+            agents_dir=config.agents_dir,
             sandbox=config.sandbox_settings,
         )
         try:

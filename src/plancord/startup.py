@@ -39,7 +39,7 @@ def data_dir_problem(config: Config) -> str | None:
     """Why plancord could not keep its state where the config says, or None when it can."""
     problem = _writable_dir(config.data_dir)
     if problem is None:
-        problem = _writable_dir(config.data_dir / "agents", "its agents folder")
+        problem = _writable_dir(config.agents_dir, "its agents folder")
     database = config.database_path
     if database is None:  # PostgreSQL: the server keeps the state, not this folder
         return problem

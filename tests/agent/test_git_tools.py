@@ -328,7 +328,7 @@ def test_details_name_the_action() -> None:
 
 
 async def test_a_hanging_git_is_stopped_at_its_timeout(workspace: Path) -> None:
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy.executing(workspace)
     output = await run_git(policy, "-c", "alias.hang=!sleep 30", "hang", timeout=0.5)
     assert output.timed_out
     assert not output.ok

@@ -47,14 +47,16 @@ async def test_writes_work_outside_plan_mode(ctx: ToolContext, workspace: Path) 
 @needs_landlock
 async def test_sandboxed_ls_runs(make_ctx: MakeCtx, workspace: Path) -> None:
     (workspace / "visible.txt").write_text("")
-    result = await call(BASH, make_ctx(sandbox=True, phase=Phase.GATHERING), command="ls")
+    result = await call(BASH, make_ctx(inner_wall=True, phase=Phase.GATHERING), command="ls")
     assert not result.is_error
     assert result.content == ("visible.txt\n[exit code 0] [ran in the read-only sandbox]")
 
 
 @needs_landlock
 async def test_the_sandbox_blocks_writes(make_ctx: MakeCtx, workspace: Path) -> None:
-    result = await call(BASH, make_ctx(sandbox=True, phase=Phase.GATHERING), command="echo x > f")
+    result = await call(
+        BASH, make_ctx(inner_wall=True, phase=Phase.GATHERING), command="echo x > f"
+    )
     assert not (workspace / "f").exists()
     assert "[exit code 0]" not in result.content
     assert "[ran in the read-only sandbox]" in result.content
@@ -67,7 +69,7 @@ async def test_a_missing_sandbox_is_an_error_result(
         raise SandboxUnavailable("Landlock is not available; enable it or set shell_sandbox")
 
     monkeypatch.setattr(shell, "run_shell", unavailable)
-    result = await call(BASH, make_ctx(sandbox=True, phase=Phase.GATHERING), command="ls")
+    result = await call(BASH, make_ctx(inner_wall=True, phase=Phase.GATHERING), command="ls")
     assert result.is_error
     assert result.content == "Not run: Landlock is not available; enable it or set shell_sandbox."
 

@@ -34,7 +34,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 async def fingerprint(root: Path) -> str:
-    found = await tree_fingerprint(SandboxPolicy(workspace=root, writable=False))
+    found = await tree_fingerprint(SandboxPolicy.read_only(root))
     assert found is not None
     return found
 
@@ -98,4 +98,4 @@ async def test_modes_links_and_staging_count(workspace: Path) -> None:
 
 
 async def test_not_a_repository(tmp_path: Path) -> None:
-    assert await tree_fingerprint(SandboxPolicy(workspace=tmp_path, writable=False)) is None
+    assert await tree_fingerprint(SandboxPolicy.read_only(tmp_path)) is None

@@ -46,7 +46,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 async def true_in(ws: Path, layer: LayerChoice = LayerChoice.AUTO) -> None:
-    policy = SandboxPolicy(workspace=ws, writable=False, layer=layer)
+    policy = SandboxPolicy.read_only(ws, layer=layer)
     result = await run_sandboxed(["true"], policy, timeout=30)
     assert result.exit_code == 0, result.stderr
 
@@ -140,7 +140,7 @@ async def test_a_nested_git_directory_git_does_not_take_for_a_repository(
     with (repo / ".git" / "config").open("a") as handle:
         handle.write("[core]\n\tfsmonitor = /bin/false\n")
     (repo / "sub" / ".git").mkdir(parents=True)
-    policy = SandboxPolicy(workspace=repo, writable=False)
+    policy = SandboxPolicy.read_only(repo)
     command = ["git", "-C", "sub", "config", "--get-regexp", "^core[.](bare|fsmonitor)$"]
     result = await run_sandboxed(command, policy, timeout=30)
     assert result.exit_code == 0, result.stderr

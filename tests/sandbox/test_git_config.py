@@ -359,7 +359,7 @@ async def test_the_program_runs_without_the_allow_list_and_not_with_it(
 
     (tmp_path / "guarded").mkdir()
     guarded = make_repository(tmp_path / "guarded", case)
-    policy = SandboxPolicy(workspace=guarded, writable=True, git_writable=True)
+    policy = SandboxPolicy.executing(guarded).for_host_git()
     result = await run_sandboxed(
         ["bash", "-c", case.trigger], policy, timeout=30, merge_stderr=True, extra_env=IDENTITY
     )
@@ -371,7 +371,7 @@ async def test_ordinary_git_still_works(tmp_path: Path) -> None:
     workspace = make_repository(tmp_path, Case("", ""))
     (workspace / "tracked.txt").write_text("two\n")
     # The host's own git run (the git tools): the one that may write the git directory.
-    policy = SandboxPolicy(workspace=workspace, writable=True, git_writable=True)
+    policy = SandboxPolicy.executing(workspace).for_host_git()
     script = "git diff && git add -A && git commit -qm two && git log --format=%s -p -1"
     result = await run_sandboxed(
         ["bash", "-c", script], policy, timeout=30, merge_stderr=True, extra_env=IDENTITY
@@ -391,7 +391,7 @@ async def test_git_inside_sees_only_the_allow_listed_entries(tmp_path: Path) -> 
             "",
         ),
     )
-    policy = SandboxPolicy(workspace=workspace, writable=False)
+    policy = SandboxPolicy.read_only(workspace)
     result = await run_sandboxed(
         ["git", "config", "--list", "--show-scope"], policy, timeout=30, merge_stderr=True
     )
@@ -482,4 +482,4 @@ async def test_a_foreign_git_file_refuses_the_run_with_a_clear_message(tmp_path:
     workspace.mkdir()
     (workspace / ".git").write_text(f"gitdir: {elsewhere / '.git'}\n")
     with pytest.raises(SandboxUnavailable, match="not a worktree plancord made"):
-        await run_sandboxed(["true"], SandboxPolicy(workspace=workspace, writable=False), timeout=9)
+        await run_sandboxed(["true"], SandboxPolicy.read_only(workspace), timeout=9)

@@ -41,7 +41,7 @@ needs_bubblewrap = pytest.mark.skipif(
 
 
 def test_bwrap_binds_the_git_directories_after_the_workspace_and_the_views_after_them() -> None:
-    policy = SandboxPolicy(workspace=Path("/w"), writable=True, limits=LIMITS)
+    policy = SandboxPolicy.executing(Path("/w"), limits=LIMITS)
     argv = bwrap_argv(
         policy,
         HOST,
@@ -84,7 +84,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def test_each_git_directory_is_found_outermost_first(workspace: Path) -> None:
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy.executing(workspace)
     found = walls(policy, Layer.BUBBLEWRAP, config_view.repositories(policy))
     assert found.read_only == (
         f"{workspace}/.git",
@@ -94,11 +94,11 @@ def test_each_git_directory_is_found_outermost_first(workspace: Path) -> None:
 
 
 def test_no_walls_for_the_host_s_git_or_a_read_only_workspace(workspace: Path) -> None:
-    repositories = config_view.repositories(SandboxPolicy(workspace=workspace, writable=True))
+    repositories = config_view.repositories(SandboxPolicy.executing(workspace))
     for policy in (
-        SandboxPolicy(workspace=workspace, writable=True, git_writable=True),
-        SandboxPolicy(workspace=workspace, writable=False),
-        SandboxPolicy(workspace=workspace, writable=False, inner_wall=True),
+        SandboxPolicy.executing(workspace).for_host_git(),
+        SandboxPolicy.read_only(workspace),
+        SandboxPolicy.read_only(workspace).behind_inner_wall(),
     ):
         assert walls(policy, Layer.BUBBLEWRAP, repositories).read_only == ()
         assert walls(policy, Layer.LANDLOCK, repositories).read_only == ()
@@ -107,12 +107,12 @@ def test_no_walls_for_the_host_s_git_or_a_read_only_workspace(workspace: Path) -
 def test_the_landlock_fallback_refuses_a_writable_repository_workspace(
     workspace: Path, tmp_path: Path
 ) -> None:
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy.executing(workspace)
     with pytest.raises(SandboxUnavailable, match=r"git directory read-only.*git_commit"):
         walls(policy, Layer.LANDLOCK, config_view.repositories(policy))
     plain = tmp_path / "plain"
     plain.mkdir()
-    not_a_repository = SandboxPolicy(workspace=plain, writable=True)
+    not_a_repository = SandboxPolicy.executing(plain)
     assert walls(not_a_repository, Layer.LANDLOCK, []).read_only == ()
 
 
@@ -123,7 +123,7 @@ async def test_under_the_landlock_layer_a_writable_command_is_refused_with_the_r
 
     if landlock_abi() == 0:
         pytest.skip("needs Landlock")
-    policy = SandboxPolicy(workspace=workspace, writable=True, layer=LayerChoice.LANDLOCK)
+    policy = SandboxPolicy.executing(workspace, layer=LayerChoice.LANDLOCK)
     with pytest.raises(SandboxUnavailable, match="Landlock fallback"):
         await run_sandboxed(["touch", "ran"], policy, timeout=20)
     assert not (workspace / "ran").exists()
@@ -141,7 +141,7 @@ def _in(workspace: Path, *args: str) -> str:
 
 @needs_bubblewrap
 async def test_inside_git_reads_but_cannot_write_any_git_directory(workspace: Path) -> None:
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy.executing(workspace)
     base = _in(workspace, "rev-parse", "main")
     script = (
         "git log --oneline | wc -l; echo changed > app.py; echo ok-worktree; "
@@ -173,7 +173,7 @@ async def test_the_host_s_git_writes_and_honours_no_attributes_file(workspace: P
     (workspace / ".git" / "info").mkdir(exist_ok=True)
     (workspace / ".git" / "info" / "attributes").write_text("* -diff\n")
     (workspace / "app.py").write_text("print(2)\n")
-    policy = SandboxPolicy(workspace=workspace, writable=True, git_writable=True)
+    policy = SandboxPolicy.executing(workspace).for_host_git()
 
     diff = await run_sandboxed(["git", "diff"], policy, timeout=30)
     commit = await run_sandboxed(
@@ -205,7 +205,7 @@ async def test_the_host_s_git_ignores_replace_refs_and_sparse_settings(workspace
     _in(workspace, "config", "core.sparseCheckout", "true")
     (workspace / ".git" / "info").mkdir(exist_ok=True)
     (workspace / ".git" / "info" / "sparse-checkout").write_text("/nothing\n")
-    policy = SandboxPolicy(workspace=workspace, writable=True, git_writable=True)
+    policy = SandboxPolicy.executing(workspace).for_host_git()
 
     shown = await run_sandboxed(["git", "show", "HEAD:app.py"], policy, timeout=30)
     # With the sparse settings honoured, this removes app.py and marks it skip-worktree.
@@ -241,7 +241,7 @@ def test_redirecting_git_variables_reach_only_the_host_s_git(tmp_path: Path) -> 
 def test_an_mcp_server_sees_the_git_directories_read_only(workspace: Path) -> None:
     if layers.bubblewrap_problem() is not None:
         pytest.skip("needs the bubblewrap layer")
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy.executing(workspace)
     spawned = server_spawn(["true"], policy)
     argv = spawned.argv
     at = argv.index("--bind", argv.index("--tmpfs"))

@@ -10,6 +10,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from plancord import cli
+from plancord.agent.tools.shell import format_shell_result
 from plancord.sandbox import (
     Layer,
     LayerChoice,
@@ -53,11 +55,9 @@ async def run_shell(
 ) -> ProcessResult:
     """``sandbox``: the plan-mode walls; otherwise no sandbox at all, network included."""
     if sandbox:
-        policy = SandboxPolicy(workspace=workspace, writable=False, inner_wall=True)
+        policy = SandboxPolicy.read_only(workspace).behind_inner_wall()
     else:
-        policy = SandboxPolicy(
-            workspace=workspace, writable=True, network=True, layer=LayerChoice.OFF
-        )
+        policy = SandboxPolicy.executing(workspace, network=True, layer=LayerChoice.OFF)
     return await runner.run_sandboxed(
         ["bash", "-c", command],
         policy,
@@ -362,6 +362,31 @@ async def test_timeout_kills_the_whole_group(workspace: Path) -> None:
     await wait_until_group_is_gone(int(result.output.split()[0]))
 
 
+async def test_a_cancelled_run_says_cancelled_not_timed_out(workspace: Path) -> None:
+    """A run stopped because its caller was cancelled (a Stop) is not a timeout: the
+    result says which, and the shell's status line says it was cancelled."""
+    require_landlock()
+    cancel = threading.Event()
+    cancel.set()
+    result = await asyncio.to_thread(
+        runner._run_in_thread,
+        ["bash", "-c", "sleep 600"],
+        SandboxPolicy.read_only(workspace).behind_inner_wall(),
+        timeout=600,
+        max_output=1000,
+        merge_stderr=True,
+        extra_env=None,
+        cancel=cancel,
+        stdout_to=None,
+    )
+    assert result.cancelled
+    assert not result.timed_out
+    assert result.exit_code is None
+    status = format_shell_result(result, 600, walled=True).content.splitlines()[-1]
+    assert status.startswith("[cancelled;")
+    assert "timed out" not in status
+
+
 async def test_background_processes_do_not_outlive_the_shell(workspace: Path) -> None:
     require_landlock()
     started = time.monotonic()
@@ -632,7 +657,7 @@ async def test_with_the_sandbox_off_a_repository_config_that_runs_programs_is_re
 async def test_under_bubblewrap_git_sees_only_the_allow_listed_config(tmp_path: Path) -> None:
     """git inside bubblewrap works on the repository and runs none of its programs."""
     workspace, marker = await hostile_repository(tmp_path)
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy.executing(workspace)
     for command in ("git status", "git diff", "git log -p"):
         result = await runner.run_sandboxed(
             ["bash", "-c", command], policy, timeout=60, merge_stderr=True

@@ -41,12 +41,9 @@ PRLIMIT = ["/usr/bin/prlimit", "--as=1000", "--nproc=10", "--fsize=2000", "--cpu
 
 
 def test_bwrap_argv_while_planning_is_exactly_this() -> None:
-    policy = SandboxPolicy(
-        workspace=Path("/data/agents/ada/workspace"),
-        writable=False,
-        inner_wall=True,
-        limits=LIMITS,
-    )
+    policy = SandboxPolicy.read_only(
+        Path("/data/agents/ada/workspace"), limits=LIMITS
+    ).behind_inner_wall()
     assert bwrap_argv(policy, HOST, ["ls", "-la"]) == [
         "bwrap",
         "--unshare-user",
@@ -110,12 +107,8 @@ def test_bwrap_argv_while_planning_is_exactly_this() -> None:
 
 
 def test_bwrap_argv_while_executing_with_the_network_and_a_shared_path() -> None:
-    policy = SandboxPolicy(
-        workspace=Path("/w"),
-        writable=True,
-        network=True,
-        limits=LIMITS,
-        shared=(Path("/srv/remote.git"),),
+    policy = SandboxPolicy.executing(
+        Path("/w"), network=True, limits=LIMITS, shared=(Path("/srv/remote.git"),)
     )
     argv = bwrap_argv(policy, HOST, ["true"])
     assert "--unshare-net" not in argv
@@ -149,7 +142,11 @@ async def fallback(
     writable: bool = True,
     timeout: float = 20,  # noqa: ASYNC109
 ) -> ProcessResult:
-    policy = SandboxPolicy(workspace=workspace, writable=writable, layer=LayerChoice.LANDLOCK)
+    policy = (
+        SandboxPolicy.executing(workspace, layer=LayerChoice.LANDLOCK)
+        if writable
+        else SandboxPolicy.read_only(workspace, layer=LayerChoice.LANDLOCK)
+    )
     return await run_sandboxed(["bash", "-c", command], policy, timeout=timeout, merge_stderr=True)
 
 
@@ -247,7 +244,7 @@ async def test_bubblewrap_shows_only_the_workspace_and_the_system(
 ) -> None:
     if layers.bubblewrap_problem() is not None:
         pytest.skip(layers.bubblewrap_problem() or "")
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy.executing(workspace)
     result = await run_sandboxed(
         ["bash", "-c", f"ls / ; ls {tmp_path}; ls /proc | grep -c '^[0-9]'"],
         policy,
@@ -265,13 +262,11 @@ async def test_bubblewrap_shows_only_the_workspace_and_the_system(
 async def test_no_layer_means_no_run(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(layers, "bubblewrap_problem", lambda: "bubblewrap is not installed")
     monkeypatch.setattr(landlock_module, "landlock_abi", lambda: 0)
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy.executing(workspace)
     with pytest.raises(SandboxUnavailable, match=r"sandbox\.layer: off"):
         await run_sandboxed(["touch", "ran"], policy, timeout=5)
     assert not (workspace / "ran").exists()
-    bubblewrap_only = SandboxPolicy(
-        workspace=workspace, writable=True, layer=LayerChoice.BUBBLEWRAP
-    )
+    bubblewrap_only = SandboxPolicy.executing(workspace, layer=LayerChoice.BUBBLEWRAP)
     with pytest.raises(SandboxUnavailable, match="bubblewrap is not installed"):
         await run_sandboxed(["touch", "ran"], bubblewrap_only, timeout=5)
     assert not (workspace / "ran").exists()
@@ -279,7 +274,7 @@ async def test_no_layer_means_no_run(workspace: Path, monkeypatch: pytest.Monkey
 
 async def test_the_run_happens_off_the_event_loop(workspace: Path) -> None:
     """A run that takes a second never holds the loop: a ticker keeps ticking."""
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy.executing(workspace)
     gaps: list[float] = []
 
     async def tick() -> None:
@@ -306,9 +301,9 @@ async def test_the_run_happens_off_the_event_loop(workspace: Path) -> None:
 def test_the_network_is_for_named_agents_and_never_while_planning() -> None:
     settings = SandboxSettings(network_agents=frozenset({"ada"}))
     workspace = Path("/w")
-    executing = settings.policy("ada", workspace, planning=False, inner_wall=True)
+    executing = settings.executing("ada", workspace)
     assert (executing.network, executing.writable, executing.inner_wall) == (True, True, False)
-    planning = settings.policy("ada", workspace, planning=True, inner_wall=True)
+    planning = settings.walled(workspace)
     assert (planning.network, planning.writable, planning.inner_wall) == (False, False, True)
-    other = settings.policy("bob", workspace, planning=False, inner_wall=False)
+    other = settings.executing("bob", workspace)
     assert not other.network

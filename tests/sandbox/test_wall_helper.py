@@ -67,8 +67,10 @@ def workspace(tmp_path: Path) -> Path:
 async def run(command: str, workspace: Path, *, walled: bool) -> ProcessResult:
     """No bubblewrap: only the inner wall (when ``walled``) stands between the command and
     the host."""
-    policy = SandboxPolicy(
-        workspace=workspace, writable=True, network=True, inner_wall=walled, layer=LayerChoice.OFF
+    policy = (
+        SandboxPolicy.read_only(workspace, layer=LayerChoice.OFF).behind_inner_wall()
+        if walled
+        else SandboxPolicy.executing(workspace, network=True, layer=LayerChoice.OFF)
     )
     return await runner.run_sandboxed(
         ["bash", "-c", command], policy, timeout=30, merge_stderr=True
@@ -93,7 +95,7 @@ def test_bubblewrap_runs_the_native_wall_without_python() -> None:
         trampoline="/opt/plancord/landlock.py",
         wall_helper="/cache/landlock-exec-0123",
     )
-    policy = SandboxPolicy(workspace=Path("/w"), writable=False, inner_wall=True)
+    policy = SandboxPolicy.read_only(Path("/w")).behind_inner_wall()
     argv = bwrap_argv(policy, host, ["ls"])
     assert "/opt/python" not in argv
     assert "landlock.py" not in " ".join(argv)

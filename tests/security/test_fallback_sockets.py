@@ -105,7 +105,7 @@ async def test_an_agent_with_the_network_in_the_fallback_reaches_no_unix_socket(
         elsewhere = tmp_path / "no-repository"
         elsewhere.mkdir()
         settings = SandboxSettings(layer=LayerChoice.LANDLOCK, network_agents=frozenset({"ada"}))
-        policy = settings.policy("ada", elsewhere, planning=False, inner_wall=False)
+        policy = settings.executing("ada", elsewhere)
         unix, udp = [(await run_shell(command, policy, timeout=30)).output for command in commands]
         assert "connected" not in unix and "Permission denied" in unix, unix
         assert "udp open" in udp, udp

@@ -11,12 +11,12 @@ import asyncio
 import logging
 from collections import Counter
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from plancord.agent.execution.host import ExecutionHost, HeldCall
+from plancord.agent.home import AgentHomes
 from plancord.agent.runtime_settings import RuntimeSettings
 from plancord.agent.sessions import AgentSession
 from plancord.agent.tools.base import (
@@ -27,7 +27,6 @@ from plancord.agent.tools.base import (
     holds_read_only,
 )
 from plancord.agent.tools.git_write import GitCommitInput
-from plancord.agent.workspace import workspace_of
 from plancord.core.errors import PlancordError
 from plancord.core.execution import DriftDecision, ExecutionRecord
 from plancord.core.gate import GateDecision, GateOutcome, GateRequest, ToolKind, decide
@@ -68,7 +67,7 @@ class ToolDispatch:
         plan_settings: SettingsProvider,
         notifier: Notifier,
         registry: ToolRegistry,
-        agents_dir: Path,
+        homes: AgentHomes,
         clock: Clock,
         settings: RuntimeSettings,
         host: ExecutionHost | None = None,
@@ -79,7 +78,7 @@ class ToolDispatch:
         self._plan_settings = plan_settings
         self._notifier = notifier
         self._registry = registry
-        self._agents_dir = agents_dir
+        self._homes = homes
         self._clock = clock
         self._settings = settings
         self.refusals: Counter[tuple[str, str, str]] = Counter()
@@ -119,13 +118,12 @@ class ToolDispatch:
         record = await self._store.get_agent(agent)
         state = await self._store.load_state(agent)
         plan_settings = await self._plan_settings.plan_mode_for(agent)
-        workspace = workspace_of(self._agents_dir, agent)
+        home = self._homes.of(agent)
+        workspace = home.workspace
         inner_wall = (
             state.phase.is_planning and plan_settings.shell_sandbox is ShellSandbox.REQUIRED
         )
-        walled = holds_read_only(
-            self._settings.sandbox.read_only_policy(workspace, inner_wall=inner_wall)
-        )
+        walled = holds_read_only(home.walled_policy if inner_wall else home.read_only_policy)
         verdict = await asyncio.to_thread(
             tool.shell_verdict, args, workspace, self._settings.shell.operator_rules, walled
         )
@@ -211,14 +209,14 @@ class ToolDispatch:
             call_held = replace(call_held, record=moved)
         context = ToolContext(
             agent=record,
-            workspace=workspace_of(self._agents_dir, agent),
+            workspace=workspace,
             phase=state.phase,
             planning=self._planning,
             store=self._store,
             notifier=self._notifier,
             requester=session.requester,
             interactive=session.interactive,
-            sandbox=inner_wall,
+            inner_wall=inner_wall,
             shell=self._settings.shell,
             sandbox_settings=self._settings.sandbox,
             ask_timeout_seconds=self._settings.ask_timeout_seconds,

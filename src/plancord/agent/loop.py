@@ -13,13 +13,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from plancord.agent.budget import BudgetGuard
 from plancord.agent.context import text_of
 from plancord.agent.conversation_writer import ConversationWriter
 from plancord.agent.dispatch import ToolDispatch
+from plancord.agent.home import AgentHomes
 from plancord.agent.host_prompts import CONTINUE_PROMPT, RESUME_PROMPT
 from plancord.agent.interruptions import TurnMarkers
 from plancord.agent.requests import ModelRequests
@@ -27,7 +27,7 @@ from plancord.agent.sessions import AgentSession
 from plancord.agent.stop_reasons import NextStep, next_step, runs_tools
 from plancord.agent.tools.base import ToolResult
 from plancord.agent.turns import Block, TurnBody
-from plancord.agent.workspace import WorkspaceMissing, require_workspace, workspace_of
+from plancord.agent.workspace import WorkspaceMissing, require_workspace
 from plancord.core.errors import (
     ModelCallFailed,
     PlancordError,
@@ -49,7 +49,7 @@ class ToolLoop:
         dispatcher: ToolDispatch,
         notifier: Notifier,
         markers: TurnMarkers,
-        agents_dir: Path,
+        homes: AgentHomes,
         max_iterations: int,
     ) -> None:
         self._writer = writer
@@ -58,7 +58,7 @@ class ToolLoop:
         self._dispatcher = dispatcher
         self._notifier = notifier
         self._markers = markers
-        self._agents_dir = agents_dir
+        self._homes = homes
         self._max_iterations = max_iterations
         self.shutting_down = False
         """Set by a shutdown: cancelled turns then start nothing after them."""
@@ -97,7 +97,7 @@ class ToolLoop:
         writer = self._writer
         self._markers.mark(agent)
         try:
-            await require_workspace(workspace_of(self._agents_dir, agent))
+            await require_workspace(self._homes.of(agent).workspace)
             if prepare is not None:
                 await prepare()
             await writer.add_user_blocks(agent, blocks)

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from plancord.agent.agent_settings import AgentOverrides
+from plancord.agent.home import AgentHomes
 from plancord.agent.workspace import init_workspace
 from plancord.config import Config, PlanModeOverrides
 from plancord.core.agents import AgentRecord, check_agent_name
@@ -65,6 +66,7 @@ class AgentManager:
         self.store = store
         self.sandbox_layer = sandbox_layer
         self.agents_dir = agents_dir
+        self._homes = AgentHomes(agents_dir)
         self.default_model = default_model
         self.clock = clock
         self._on_removed: list[Callable[[str], Awaitable[None]]] = []
@@ -75,7 +77,7 @@ class AgentManager:
         self._on_removed.append(listener)
 
     def workspace_of(self, name: str) -> Path:
-        return self.agents_dir / name / "workspace"
+        return self._homes.of(name).workspace
 
     async def create(
         self,

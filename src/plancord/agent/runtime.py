@@ -29,6 +29,7 @@ from plancord.agent.dispatch import ToolDispatch
 from plancord.agent.execution.host import ExecutionHost
 from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.steps import StepKeeper
+from plancord.agent.home import AgentHomes
 from plancord.agent.host_prompts import CONTINUE_PROMPT, HOST, RESUME_PROMPT
 from plancord.agent.interruptions import TurnMarkers
 from plancord.agent.loop import ToolLoop
@@ -39,7 +40,6 @@ from plancord.agent.restarts import Restarts
 from plancord.agent.runtime_settings import RuntimeSettings
 from plancord.agent.sessions import AgentSession, Elsewhere, Sessions
 from plancord.agent.tools.base import ToolRegistry, ToolResult
-from plancord.agent.workspace import workspace_of
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import PlancordError
 from plancord.core.planning import (
@@ -100,6 +100,7 @@ class AgentRuntime:
         self.agents_dir = agents_dir
         self.clock = clock
         self.settings = settings = settings or RuntimeSettings()
+        self.homes = homes = AgentHomes(agents_dir, settings.sandbox)
         self.markers = TurnMarkers(agents_dir)
         self._sessions = Sessions()
         writer = ConversationWriter(conversations, notifier, clock)
@@ -118,8 +119,7 @@ class AgentRuntime:
             executions=executions,
             notifier=notifier,
             clock=clock,
-            agents_dir=agents_dir,
-            sandbox=settings.sandbox,
+            homes=homes,
         )
         self.host = ExecutionHost(
             executions=executions,
@@ -127,8 +127,7 @@ class AgentRuntime:
             steps=steps,
             notifier=notifier,
             clock=clock,
-            agents_dir=agents_dir,
-            sandbox=settings.sandbox,
+            homes=homes,
         )
         self.dispatcher = ToolDispatch(
             store=store,
@@ -136,7 +135,7 @@ class AgentRuntime:
             plan_settings=plan_settings,
             notifier=notifier,
             registry=registry,
-            agents_dir=agents_dir,
+            homes=homes,
             clock=clock,
             settings=settings,
             host=self.host,
@@ -156,7 +155,7 @@ class AgentRuntime:
             dispatcher=self.dispatcher,
             notifier=notifier,
             markers=self.markers,
-            agents_dir=agents_dir,
+            homes=homes,
             max_iterations=settings.max_iterations,
         )
         self._restarts = Restarts(
@@ -225,7 +224,7 @@ class AgentRuntime:
         return self._sessions.get(agent)
 
     def workspace_of(self, agent: str) -> Path:
-        return workspace_of(self.agents_dir, agent)
+        return self.homes.of(agent).workspace
 
     def is_busy(self, agent: str) -> bool:
         return self.session(agent).busy

@@ -40,11 +40,6 @@ class WorkspaceMissing(PlancordError):
         )
 
 
-def workspace_of(agents_dir: Path, agent: str) -> Path:
-    """Where ``agent``'s workspace lives under the agents folder."""
-    return agents_dir / agent / "workspace"
-
-
 async def require_workspace(path: Path) -> None:
     """Raise ``WorkspaceMissing`` unless ``path`` is a directory holding a git repository."""
 
@@ -72,7 +67,7 @@ async def init_workspace(
         await asyncio.to_thread(path.mkdir, parents=True, exist_ok=True)
     except OSError as exc:
         raise WorkspaceError(path, exc.strerror or str(exc)) from exc
-    policy = SandboxPolicy(workspace=path, writable=True, layer=layer, git_writable=True)
+    policy = SandboxPolicy.executing(path, layer=layer).for_host_git()
     if not await asyncio.to_thread((path / ".git").exists):
         _check(path, await run_git(policy, "init", "--quiet", "-b", INITIAL_BRANCH))
     name, email = agent_identity(agent_name)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from plancord.agent.execution.walk import WorkspaceTree
+from plancord.agent.home import AgentHomes
 from plancord.agent.tools.git import run_git
 from plancord.core.sandbox_policy import SandboxSettings
 from plancord.sandbox import SandboxPolicy
@@ -41,15 +42,13 @@ class Unreadable(Exception):
 
 class GitTreeProbe:
     def __init__(self, agents_dir: Path, sandbox: SandboxSettings) -> None:
-        self.agents_dir = agents_dir
-        self.sandbox = sandbox
+        self._homes = AgentHomes(agents_dir, sandbox)
 
     async def tree(self, agent: str) -> str | None:
-        workspace = self.agents_dir / agent / "workspace"
-        if not await asyncio.to_thread((workspace / ".git").exists):
+        home = self._homes.of(agent)
+        if not await asyncio.to_thread((home.workspace / ".git").exists):
             return None
-        policy = self.sandbox.policy(agent, workspace, planning=True, inner_wall=False)
-        return await tree_fingerprint(policy)
+        return await tree_fingerprint(home.read_only_policy)
 
 
 async def tree_fingerprint(policy: SandboxPolicy) -> str | None:

@@ -171,6 +171,12 @@ class Config(BaseModel):
         return level
 
     @property
+    def agents_dir(self) -> Path:
+        """The agents folder: each agent's home (its workspace and the host's private
+        folders beside it), under the data directory."""
+        return self.data_dir / "agents"
+
+    @property
     def database_target(self) -> Path | str:
         """A PostgreSQL URL, or the SQLite file: ``database``, else ``data_dir/plancord.db``."""
         return self.database if self.database is not None else self.data_dir / "plancord.db"

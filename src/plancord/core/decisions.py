@@ -84,39 +84,37 @@ class Decisions:
         """Approve exactly ``ref``'s revision; stale, already decided or unauthorised refuse,
         and so does a plan its review holds back (``ReviewHeld``) unless the approver
         confirmed overriding exactly its ``acknowledged_blockers``."""
-        return await self._approve(
-            ref, approver, mode, by_policy=False, acknowledged_blockers=acknowledged_blockers
-        )
-
-    async def approve_by_policy(self, ref: PlanRef, policy: Actor) -> PlanningState:
-        """Approve ``ref`` because a setting says nobody needs to (``require_approval``)."""
-        return await self._approve(ref, policy, ApprovalMode.NORMAL, by_policy=True)
-
-    async def _approve(
-        self,
-        ref: PlanRef,
-        approver: Actor,
-        mode: ApprovalMode,
-        *,
-        by_policy: bool,
-        acknowledged_blockers: int | None = None,
-    ) -> PlanningState:
-        state, revision, settings = await self._decidable(
-            ref, approver, PlanEvent.APPROVE, by_policy=by_policy
-        )
-        if not by_policy and approver.kind is not ActorKind.OPERATOR:
+        state, revision, settings = await self._decidable(ref, approver, PlanEvent.APPROVE)
+        if approver.kind is not ActorKind.OPERATOR:
             await self._check_tree(ref, revision, approver)
-        overridden = 0
-        if not by_policy:
-            overridden = await self._check_review(
-                ref, revision, settings, approver, acknowledged_blockers
-            )
+        overridden = await self._check_review(
+            ref, revision, settings, approver, acknowledged_blockers
+        )
         await self._check_branch(ref, state, approver)
-        counted = not by_policy and approver.kind is ActorKind.USER and settings.approvals > 1
-        if counted:
+        if approver.kind is ActorKind.USER and settings.approvals > 1:
             votes = await self._votes.cast(ref, state, revision, approver, settings)
             if len(votes) < settings.approvals:
                 return state
+        return await self._execute(ref, state, revision, approver, mode, overridden)
+
+    async def approve_by_policy(self, ref: PlanRef, policy: Actor) -> PlanningState:
+        """Approve ``ref`` because a setting says nobody needs to (``require_approval``): no
+        approver, tree, review or vote check, only whether the workspace can take a branch."""
+        state, revision, _ = await self._decidable(ref, policy, PlanEvent.APPROVE, by_policy=True)
+        await self._check_branch(ref, state, policy)
+        return await self._execute(ref, state, revision, policy, ApprovalMode.NORMAL, 0)
+
+    async def _execute(
+        self,
+        ref: PlanRef,
+        state: PlanningState,
+        revision: PlanRevision,
+        approver: Actor,
+        mode: ApprovalMode,
+        overridden: int,
+    ) -> PlanningState:
+        """The approval itself: the plan executes (on a new branch, or the amended plan on
+        the branch it has), audited with the review blockers ``overridden``."""
         now = self._clock.now()
         steps = await self._steps_for(state, revision)
         new = state.model_copy(

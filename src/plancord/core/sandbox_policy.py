@@ -93,13 +93,27 @@ class Limits:
         ]
 
 
+class WorkspaceAccess(StrEnum):
+    """How a sandboxed process sees its workspace: one value, so a policy cannot say both
+    "writable" and "behind the read-only inner wall"."""
+
+    WRITABLE = "writable"
+    """Executing or inactive: the process may change the workspace."""
+    READ_ONLY = "read-only"
+    """The sandbox layer holds the workspace read-only."""
+    WALLED = "walled"
+    """Read-only, with the Landlock read-only trampoline running inside the sandbox too
+    (plan mode's shell when the operator requires it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SandboxPolicy:
     """Everything that decides what one agent process may reach.
 
-    ``writable``: the workspace can be changed (executing, inactive); read-only while
-    planning. ``network``: the process keeps the host's network (never while planning: the
-    runtime decides). ``inner_wall``: the Landlock read-only trampoline runs inside too.
+    Build one with a named constructor, :meth:`executing` or :meth:`read_only`, and
+    :meth:`behind_inner_wall` for the walled mode; ``access`` holds the mode.
+    ``network``: the process keeps the host's network (never while planning: the
+    runtime decides).
     ``shared``: directories the operator shares with every agent (a local git remote, a
     cache), mounted like the workspace: read-only while planning, writable otherwise.
     ``git_dir``: the git directory plancord made for this workspace (a worktree it created),
@@ -110,19 +124,66 @@ class SandboxPolicy:
     """
 
     workspace: Path
-    writable: bool
+    access: WorkspaceAccess
     network: bool = False
-    inner_wall: bool = False
     limits: Limits = Limits()
     layer: LayerChoice = LayerChoice.AUTO
     shared: tuple[Path, ...] = ()
     git_dir: Path | None = None
     git_writable: bool = False
 
+    @classmethod
+    def executing(
+        cls,
+        workspace: Path,
+        *,
+        network: bool = False,
+        limits: Limits = Limits(),
+        layer: LayerChoice = LayerChoice.AUTO,
+        shared: tuple[Path, ...] = (),
+        git_dir: Path | None = None,
+    ) -> SandboxPolicy:
+        """A process that may change the workspace (executing, inactive)."""
+        return cls(workspace, WorkspaceAccess.WRITABLE, network, limits, layer, shared, git_dir)
+
+    @classmethod
+    def read_only(
+        cls,
+        workspace: Path,
+        *,
+        limits: Limits = Limits(),
+        layer: LayerChoice = LayerChoice.AUTO,
+        shared: tuple[Path, ...] = (),
+        git_dir: Path | None = None,
+    ) -> SandboxPolicy:
+        """A process that only reads: the workspace read-only and no network."""
+        return cls(workspace, WorkspaceAccess.READ_ONLY, False, limits, layer, shared, git_dir)
+
+    def behind_inner_wall(self) -> SandboxPolicy:
+        """This policy for a process that only reads, behind the Landlock inner wall as well
+        as the sandbox layer (plan mode's shell when the operator requires the wall): the
+        workspace read-only, no network."""
+        return dataclasses.replace(self, access=WorkspaceAccess.WALLED, network=False)
+
+    @property
+    def writable(self) -> bool:
+        """Whether the process may change the workspace."""
+        return self.access is WorkspaceAccess.WRITABLE
+
+    @property
+    def inner_wall(self) -> bool:
+        """Whether the Landlock read-only trampoline runs inside the sandbox too."""
+        return self.access is WorkspaceAccess.WALLED
+
     def for_host_git(self) -> SandboxPolicy:
         """This policy for a git run of the host's own (fixed argv, no hooks, the
         allow-listed config): the git directories as writable as the workspace."""
         return dataclasses.replace(self, git_writable=True)
+
+    def for_reading(self) -> SandboxPolicy:
+        """This policy for a run that only reads: the workspace read-only, no network, no
+        inner wall."""
+        return dataclasses.replace(self, access=WorkspaceAccess.READ_ONLY, network=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,38 +195,33 @@ class SandboxSettings:
     network_agents: frozenset[str] = frozenset()
     shared: tuple[Path, ...] = ()
 
-    def policy(
-        self, agent: str, workspace: Path, *, planning: bool, inner_wall: bool
-    ) -> SandboxPolicy:
-        """The policy for one process of ``agent``: read-only and offline while planning;
-        the network only for agents the operator named, and only outside plan mode."""
-        return SandboxPolicy(
-            workspace=workspace,
-            writable=not planning,
-            network=not planning and agent in self.network_agents,
-            inner_wall=planning and inner_wall,
+    def executing(self, agent: str, workspace: Path) -> SandboxPolicy:
+        """The policy for a process of ``agent`` outside plan mode: the workspace writable,
+        the network only for agents the operator named."""
+        return SandboxPolicy.executing(
+            workspace,
+            network=agent in self.network_agents,
             limits=self.limits,
             layer=self.layer,
             shared=self.shared,
         )
 
-    def host_git_policy(self, agent: str, workspace: Path) -> SandboxPolicy:
+    def host_git(self, agent: str, workspace: Path) -> SandboxPolicy:
         """The policy of the host's git runs on ``agent``'s repository (the execution
         branch: start, step commits, Merge, Discard, Roll back, Push): the executing
         sandbox, with the git directories writable."""
-        return self.policy(agent, workspace, planning=False, inner_wall=False).for_host_git()
+        return self.executing(agent, workspace).for_host_git()
 
-    def read_only_policy(self, workspace: Path, *, inner_wall: bool) -> SandboxPolicy:
+    def read_only(self, workspace: Path) -> SandboxPolicy:
         """The policy for a process that runs without a human's Allow because it only reads
-        (a read-only tool, a command the filter judged read-only): the workspace read-only
-        and no network, in every phase and whatever the agent's network setting, so a wrong
-        judgement can neither write nor send."""
-        return SandboxPolicy(
-            workspace=workspace,
-            writable=False,
-            network=False,
-            inner_wall=inner_wall,
-            limits=self.limits,
-            layer=self.layer,
-            shared=self.shared,
+        (a read-only tool, a command the filter judged read-only), and for every process
+        while planning: the workspace read-only and no network, in every phase and whatever
+        the agent's network setting, so a wrong judgement can neither write nor send."""
+        return SandboxPolicy.read_only(
+            workspace, limits=self.limits, layer=self.layer, shared=self.shared
         )
+
+    def walled(self, workspace: Path) -> SandboxPolicy:
+        """:meth:`read_only` with the Landlock inner wall inside too (plan mode's shell when
+        the operator requires the wall)."""
+        return self.read_only(workspace).behind_inner_wall()

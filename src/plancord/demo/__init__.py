@@ -136,7 +136,7 @@ async def seed_workspace(workspace: Path) -> None:
     from plancord.agent.tools.git import run_git
     from plancord.sandbox import SandboxPolicy
 
-    policy = SandboxPolicy(workspace=workspace, writable=True, git_writable=True)
+    policy = SandboxPolicy.executing(workspace).for_host_git()
     (workspace / "README.md").write_text(README)
     (workspace / "app.py").write_text(APP)
     for args in (
@@ -155,7 +155,7 @@ async def _git(workspace: Path, *args: str) -> str:
     from plancord.agent.tools.git import run_git
     from plancord.sandbox import SandboxPolicy
 
-    policy = SandboxPolicy(workspace=workspace, writable=False)
+    policy = SandboxPolicy.read_only(workspace)
     return (await run_git(policy, *args)).stdout.rstrip()
 
 

@@ -12,7 +12,6 @@ the keys.
 
 from __future__ import annotations
 
-import dataclasses
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -138,7 +137,7 @@ def _view(
     if view is not None:
         return view
     started = config_cache.now_ns()
-    reader = dataclasses.replace(policy, writable=False, network=False, inner_wall=False)
+    reader = policy.for_reading()
     listing = read(reader, root)
     if listing.exit_code != 0 or listing.truncated:
         said = (listing.stderr.strip() or f"exit status {listing.exit_code}")[:300]

@@ -68,7 +68,7 @@ def bubblewrap_problem() -> str | None:
         return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     if not os.path.exists("/usr/bin/prlimit"):
         return "prlimit is missing (Debian/Ubuntu: apt-get install util-linux)"
-    probe = SandboxPolicy(workspace=Path(tempfile.gettempdir()), writable=False)
+    probe = SandboxPolicy.read_only(Path(tempfile.gettempdir()))
     argv = bwrap_argv(probe, host_layout(), ["/usr/bin/true"])
     try:
         done = subprocess.run(

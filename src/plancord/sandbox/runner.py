@@ -59,7 +59,8 @@ _STOP_GRACE_SECONDS = 1.0
 class ProcessResult:
     """What one sandboxed run produced.
 
-    ``exit_code`` is None when the timeout (or a cancellation) killed the command, 128+N
+    ``exit_code`` is None when the timeout (``timed_out``) or a cancellation
+    (``cancelled``: the awaiting task was cancelled, a Stop) killed the command, 128+N
     when signal N killed it. ``stdout`` holds stderr too when the run merged them. Each text
     is decoded as UTF-8 (bad bytes replaced); a stream past ``max_output`` bytes keeps its
     first bytes, ends with a note saying so, and sets ``truncated``.
@@ -74,6 +75,8 @@ class ProcessResult:
     read_only: bool
     git_read_only: tuple[str, ...] = ()
     """The git directories the run saw read-only (empty when the whole workspace was)."""
+    cancelled: bool = False
+    """The run was stopped because its caller was cancelled, not because time ran out."""
 
     @property
     def output(self) -> str:
@@ -253,7 +256,7 @@ def _run_blocking(
         env=spawn.env,
         start_new_session=True,
     )
-    timed_out = False
+    timed_out = cancelled = False
     with selectors.DefaultSelector() as selector:
         for stream, capture in ((process.stdout, out), (process.stderr, err)):
             if stream is not None:
@@ -267,7 +270,10 @@ def _run_blocking(
                     if process.poll() is not None:
                         _stop(process, spawn.layer)
                         exited_at = now
-                    elif now >= deadline or cancel.is_set():
+                    elif cancel.is_set():
+                        cancelled = True
+                        break
+                    elif now >= deadline:
                         timed_out = True
                         break
                 if not selector.get_map():
@@ -297,10 +303,11 @@ def _run_blocking(
     stdout, cut_out = out.text()
     stderr, cut_err = err.text()
     return ProcessResult(
-        exit_code=None if timed_out else _exit_status(process.returncode),
+        exit_code=None if timed_out or cancelled else _exit_status(process.returncode),
         stdout=stdout,
         stderr=stderr,
         timed_out=timed_out,
+        cancelled=cancelled,
         truncated=cut_out or cut_err,
         layer=spawn.layer,
         read_only=read_only,

@@ -57,7 +57,7 @@ def workspace(here: Path) -> Path:
 
 @pytest.fixture
 def branches(workspace: Path) -> ExecutionBranch:
-    return ExecutionBranch(SandboxPolicy(workspace=workspace, writable=True, git_writable=True))
+    return ExecutionBranch(SandboxPolicy.executing(workspace).for_host_git())
 
 
 def whole_state(root: Path) -> tuple[dict[str, tuple[str, int, bytes]], str, str, str]:
@@ -109,7 +109,7 @@ async def test_workspaces_that_cannot_take_a_branch_are_refused(
 async def test_a_bare_repository_is_refused(here: Path) -> None:
     bare = here / "bare.git"
     git(here, "init", "-q", "--bare", str(bare))
-    branches = ExecutionBranch(SandboxPolicy(workspace=bare, writable=True, git_writable=True))
+    branches = ExecutionBranch(SandboxPolicy.executing(bare).for_host_git())
     assert await branches.refusal() == "the workspace is a bare repository"
 
 
@@ -297,9 +297,7 @@ async def test_push_sends_the_pinned_commit(here: Path, workspace: Path) -> None
     remote = here / "remote.git"
     git(here, "init", "-q", "--bare", str(remote))
     git(workspace, "remote", "add", "origin", str(remote))
-    branches = ExecutionBranch(
-        SandboxPolicy(workspace=workspace, writable=True, shared=(remote,), git_writable=True)
-    )
+    branches = ExecutionBranch(SandboxPolicy.executing(workspace, shared=(remote,)).for_host_git())
     record = (await started(branches, workspace)).pinned()
     (workspace / "later.txt").write_text("not reviewed\n")
     git(workspace, "add", "later.txt")

@@ -54,7 +54,7 @@ def kept_under(here: Path) -> Path:
 
 
 def branches(workspace: Path, here: Path, limits: KeepLimits | None = None) -> ExecutionBranch:
-    policy = SandboxPolicy(workspace=workspace, writable=True, git_writable=True)
+    policy = SandboxPolicy.executing(workspace).for_host_git()
     return ExecutionBranch(policy, kept=kept_under(here), limits=limits)
 
 
@@ -70,7 +70,7 @@ def full_state(root: Path) -> tuple[dict[str, tuple[str, int, bytes]], dict[str,
 
 
 async def in_sandbox(workspace: Path, script: str) -> None:
-    policy = SandboxPolicy(workspace=workspace, writable=True)
+    policy = SandboxPolicy.executing(workspace)
     result = await run_sandboxed(["bash", "-c", script], policy, timeout=30)
     assert result.exit_code == 0, result.stderr
 
@@ -167,7 +167,7 @@ async def test_too_much_to_keep_refuses_the_start_and_changes_nothing(
 async def test_without_a_place_to_keep_discard_restores_what_git_keeps(
     workspace: Path,
 ) -> None:
-    branch = ExecutionBranch(SandboxPolicy(workspace=workspace, writable=True, git_writable=True))
+    branch = ExecutionBranch(SandboxPolicy.executing(workspace).for_host_git())
     record: BranchRecord = await branch.start("p1", 1)
     await in_sandbox(workspace, "echo 'print(1)' > app.py && echo x > .env")
     await branch.discard(record)

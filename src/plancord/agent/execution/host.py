@@ -25,12 +25,13 @@ the step's files say.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from plancord.agent.execution.observe import Effects, RestoreFailed, Unobserved, WorkspaceObserver
 from plancord.agent.execution.repository import RepositoryLook
 from plancord.agent.execution.steps import StepKeeper
+from plancord.agent.home import AgentHomes
 from plancord.core.drift import DriftPolicy
 from plancord.core.errors import CardNotShown
 from plancord.core.execution import (
@@ -50,7 +51,6 @@ from plancord.core.holding import (
 from plancord.core.plan import Plan
 from plancord.core.planning import Actor, AuditAction, AuditEntry
 from plancord.core.ports import Clock, Notifier, PermissionRequest
-from plancord.core.sandbox_policy import SandboxSettings
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.store import SqlStore
 
@@ -101,18 +101,16 @@ class ExecutionHost:
         steps: StepKeeper,
         notifier: Notifier,
         clock: Clock,
-        agents_dir: Path,
-        sandbox: SandboxSettings,
+        homes: AgentHomes,
     ) -> None:
         self._executions = executions
         self._audit = audit
         self._steps = steps
         self._notifier = notifier
         self._clock = clock
-        self._agents_dir = agents_dir
-        self._sandbox = sandbox
+        self._homes = homes
         self._observers: dict[str, tuple[str, WorkspaceObserver]] = {}
-        self._repository = RepositoryLook(agents_dir, sandbox)
+        self._repository = RepositoryLook(homes)
 
     async def running(self, agent: str) -> ExecutionRecord | None:
         return await self._executions.running(agent)
@@ -248,7 +246,7 @@ class ExecutionHost:
             # The 🔴 step has not started: its change waits undone while the card asks.
             agent = call.record.agent
             why: str | None = "not asked, as the call's change could not be undone meanwhile"
-            if await self._restore(agent, restorable, hold=True):
+            if await self._hold_back(agent, restorable):
                 why = await self._checkpoint(call, held.step)
                 if why is None and not await self._reapply(agent):
                     why = "answered Continue, but the call's change could not be put back"
@@ -350,11 +348,9 @@ class ExecutionHost:
         if entry is not None and entry[0] == record.plan_id:
             return None
         self.forget(record.agent)
-        home = self._agents_dir / record.agent
+        home = self._homes.of(record.agent)
         observer = WorkspaceObserver(
-            home / "workspace",
-            home / "observed",
-            writable_elsewhere=self._sandbox.shared,
+            home.workspace, home.observed, writable_elsewhere=home.sandbox.shared
         )
         failed = await observer.start()
         if failed is not None:
@@ -378,32 +374,36 @@ class ExecutionHost:
         parents = {p.rsplit("/", i)[0] for p in changed for i in range(1, p.count("/") + 1)}
         return tuple(sorted(changed - parents)), off_branch
 
-    async def _restore(self, agent: str, paths: tuple[str, ...], *, hold: bool = False) -> bool:
-        """Put ``paths`` back as before the call (``hold``: keeping the call's change for
-        ``_reapply``); False (the observer dropped) when they could not be."""
-        entry = self._observers.get(agent)
-        if entry is None:
-            return False
-        try:
-            await (entry[1].hold_back(paths) if hold else entry[1].restore(paths))
-        except RestoreFailed as exc:
-            log.warning("agent %s: %s", agent, exc)
-            self.forget(agent)
-            return False
-        await self._repository.note_head(agent)
-        return True
+    async def _restore(self, agent: str, paths: tuple[str, ...]) -> bool:
+        """Put ``paths`` back as before the call; False (the observer dropped) when they
+        could not be."""
+        return await self._put_back(agent, lambda observer: observer.restore(paths))
+
+    async def _hold_back(self, agent: str, paths: tuple[str, ...]) -> bool:
+        """Put ``paths`` back as before the call, keeping the call's change for
+        :meth:`_reapply`; False (the observer dropped) when they could not be."""
+        return await self._put_back(agent, lambda observer: observer.hold_back(paths))
+
+    async def _reapply(self, agent: str) -> bool:
+        """Put back the change :meth:`_hold_back` kept; False (the observer dropped) when it
+        could not be."""
+        return await self._put_back(agent, lambda observer: observer.reapply())
 
     async def _release(self, agent: str) -> None:
         entry = self._observers.get(agent)
         if entry is not None:
             await entry[1].release()
 
-    async def _reapply(self, agent: str) -> bool:
+    async def _put_back(
+        self, agent: str, change: Callable[[WorkspaceObserver], Awaitable[None]]
+    ) -> bool:
+        """Make ``change`` to the workspace through the agent's observer and look at
+        ``HEAD`` again; a failure drops the observer (nothing more is held) and says False."""
         entry = self._observers.get(agent)
         if entry is None:
             return False
         try:
-            await entry[1].reapply()
+            await change(entry[1])
         except RestoreFailed as exc:
             log.warning("agent %s: %s", agent, exc)
             self.forget(agent)

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from plancord.agent.execution.walk import WorkspaceTree
+from plancord.agent.home import AgentHomes
 from plancord.agent.tools.git import run_git
-from plancord.core.sandbox_policy import SandboxSettings
 from plancord.sandbox import SandboxPolicy
 
 DIFF_CHARS = 700
@@ -26,9 +26,8 @@ DIFF_CHARS = 700
 class RepositoryLook:
     """Per agent: the commit ``HEAD`` named at the host's last look."""
 
-    def __init__(self, agents_dir: Path, sandbox: SandboxSettings) -> None:
-        self._agents_dir = agents_dir
-        self._sandbox = sandbox
+    def __init__(self, homes: AgentHomes) -> None:
+        self._homes = homes
         self._heads: dict[str, str] = {}
 
     async def note_head(self, agent: str) -> None:
@@ -45,8 +44,7 @@ class RepositoryLook:
     async def state_changes(self, agent: str, branch: str) -> tuple[set[str], bool]:
         """After a call changed the repository's state: the paths it committed (since the
         last look) or left staged, and whether ``HEAD`` no longer names ``branch``."""
-        workspace = self._agents_dir / agent / "workspace"
-        head = await asyncio.to_thread(_read_head, workspace)
+        head = await asyncio.to_thread(_read_head, self._homes.of(agent).workspace)
         off_branch = head != f"ref: refs/heads/{branch}"
         policy = self._policy(agent)
         changed: set[str] = set()
@@ -87,8 +85,7 @@ class RepositoryLook:
     def _policy(self, agent: str) -> SandboxPolicy:
         """The host only reads here: the workspace read-only, so these runs need no wall
         around the git directory and run under every layer."""
-        workspace = self._agents_dir / agent / "workspace"
-        return self._sandbox.read_only_policy(workspace, inner_wall=False)
+        return self._homes.of(agent).read_only_policy
 
 
 def _names(output: str) -> list[str]:

@@ -25,10 +25,11 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from plancord.agent.execution.branch import BranchError, ExecutionBranch
+from plancord.agent.execution.branch import BranchError
 from plancord.agent.execution.remotes import PushRemotes
 from plancord.agent.execution.result_summary import summarise
-from plancord.agent.execution.starter import agent_branch, branch_record
+from plancord.agent.execution.starter import branch_record
+from plancord.agent.home import AgentHomes
 from plancord.agent.plan_review.runs import PlanReviewRuns
 from plancord.core.approval_votes import entitled_votes
 from plancord.core.ballot import ApprovalVote, VoteWrite
@@ -79,8 +80,7 @@ class ExecutionResults:
         self._settings = plan_settings
         self._members = members
         self._clock = clock
-        self._agents_dir = agents_dir
-        self._sandbox = sandbox
+        self._homes = AgentHomes(agents_dir, sandbox)
         self._reviews = reviews
         self._votes = ResultVoteStore(store.db)
         self._commits = StepCommitStore(executions.db)
@@ -92,9 +92,6 @@ class ExecutionResults:
 
     def add_listener(self, listener: ResultListener) -> None:
         self._listeners.append(listener)
-
-    def branch_of(self, agent: str) -> ExecutionBranch:
-        return agent_branch(self._sandbox, self._agents_dir, agent)
 
     # -- reading -----------------------------------------------------------------------
 
@@ -130,7 +127,7 @@ class ExecutionResults:
                 record,
                 revision.plan if revision is not None else None,
                 self._executions,
-                self.branch_of(record.agent),
+                self._homes.of(record.agent).branch,
                 await self._commits.commits(plan_id),
                 await self._commits.rolled_back(plan_id),
                 votes=votes,
@@ -148,7 +145,9 @@ class ExecutionResults:
             return False
         async with self._lock(plan_id):
             try:
-                async with self.branch_of(record.agent).diff_file(branch_record(record)) as path:
+                async with self._homes.of(record.agent).branch.diff_file(
+                    branch_record(record)
+                ) as path:
                     await use(path)
             except (BranchError, PlancordError) as exc:
                 log.info("no diff for the result of %s: %s", plan_id, exc)
@@ -232,7 +231,7 @@ class ExecutionResults:
                         f"approver{'s' if left != 1 else ''}."
                     )
             try:
-                merged = await self.branch_of(record.agent).merge(branch_record(record))
+                merged = await self._homes.of(record.agent).branch.merge(branch_record(record))
             except BranchError as exc:
                 await self._audit(record, actor, ResultAction.REFUSED, "merge", str(exc))
                 raise ResultFailed(f"Not merged: {exc}") from exc
@@ -245,7 +244,7 @@ class ExecutionResults:
         async with self._lock(plan_id):
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.DISCARD)
             try:
-                await self.branch_of(record.agent).discard(branch_record(record))
+                await self._homes.of(record.agent).branch.discard(branch_record(record))
             except BranchError as exc:
                 await self._audit(record, actor, ResultAction.REFUSED, "discard", str(exc))
                 raise ResultFailed(f"Not discarded: {exc}") from exc
@@ -258,7 +257,7 @@ class ExecutionResults:
         async with self._lock(plan_id):
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.ROLL_BACK)
             recorded = await self._commits.commits(plan_id)
-            branch = self.branch_of(record.agent)
+            branch = self._homes.of(record.agent).branch
             try:
                 kept = await branch.roll_back(
                     branch_record(record), [(c.step, c.commit) for c in recorded], step
@@ -284,7 +283,7 @@ class ExecutionResults:
                 self._redraw_soon(record.agent, plan_id)
                 raise ResultFailed(f"Not pushed: {why}.")
             try:
-                await self.branch_of(record.agent).push(branch_record(record), remote)
+                await self._homes.of(record.agent).branch.push(branch_record(record), remote)
             except BranchError as exc:
                 await self._audit(record, actor, ResultAction.REFUSED, "push", str(exc))
                 raise ResultFailed(f"Not pushed: {exc}") from exc
@@ -415,7 +414,7 @@ class ExecutionResults:
     async def _tip(self, record: ExecutionRecord) -> str | None:
         """The commit the execution's branch points at (None when it cannot be read)."""
         try:
-            return await self.branch_of(record.agent).tip(branch_record(record))
+            return await self._homes.of(record.agent).branch.tip(branch_record(record))
         except (BranchError, PlancordError) as exc:
             log.warning("the branch of %s cannot be read: %s", record.plan_id, exc)
             return None
@@ -425,8 +424,7 @@ class ExecutionResults:
 
     def policy_of(self, agent: str) -> SandboxPolicy:
         """The sandbox policy of the host's git runs on the agent's result."""
-        workspace = self._agents_dir / agent / "workspace"
-        return self._sandbox.host_git_policy(agent, workspace)
+        return self._homes.of(agent).host_git_policy
 
 
 def before_task(change: PlanningChange) -> str:

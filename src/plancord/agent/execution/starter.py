@@ -9,35 +9,21 @@ with every step pending and the first one current.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from plancord.agent.execution.branch import (
-    RESULTS_DIR,
-    BranchError,
-    BranchRecord,
-    ExecutionBranch,
-)
-from plancord.agent.execution.ignored import KEPT_DIR
+from plancord.agent.execution.branch import BranchError, BranchRecord
+from plancord.agent.home import AgentHomes
 from plancord.core.errors import ExecutionRefused
 from plancord.core.execution import ExecutionRecord, StepOutcome
 from plancord.core.ports import Clock
-from plancord.core.sandbox_policy import SandboxSettings
 from plancord.storage.executions import ExecutionStore
 
 
 class BranchStarter:
     """``core.ports.ExecutionStarter`` over git in each agent's sandbox."""
 
-    def __init__(
-        self, agents_dir: Path, sandbox: SandboxSettings, store: ExecutionStore, clock: Clock
-    ) -> None:
-        self._agents_dir = agents_dir
-        self._sandbox = sandbox
+    def __init__(self, homes: AgentHomes, store: ExecutionStore, clock: Clock) -> None:
+        self._homes = homes
         self._store = store
         self._clock = clock
-
-    def branch_of(self, agent: str) -> ExecutionBranch:
-        return agent_branch(self._sandbox, self._agents_dir, agent)
 
     async def refusal(self, agent: str) -> str | None:
         """Why ``agent`` cannot start a plan now: the result of its last one still waits for
@@ -48,11 +34,11 @@ class BranchStarter:
                 f"the result of its last plan (branch `{waiting.branch}`) waits for a "
                 "decision; Merge or Discard it on its completion card first"
             )
-        return await self.branch_of(agent).refusal()
+        return await self._homes.of(agent).branch.refusal()
 
     async def start(self, agent: str, plan_id: str, revision: int, steps: int) -> None:
         try:
-            branch = await self.branch_of(agent).start(plan_id, revision)
+            branch = await self._homes.of(agent).branch.start(plan_id, revision)
         except BranchError as exc:
             raise ExecutionRefused(f"Not approved: {exc}") from exc
         outcomes = [StepOutcome.PENDING] * steps
@@ -93,7 +79,7 @@ class BranchStarter:
         record = await self._store.get(plan_id)
         if record is None:
             return
-        await self.branch_of(agent).discard(branch_record(record))
+        await self._homes.of(agent).branch.discard(branch_record(record))
         await self._store.forget(plan_id)
 
 
@@ -105,17 +91,4 @@ def branch_record(record: ExecutionRecord) -> BranchRecord:
         reviewed_commit=record.reviewed_commit,
         reviewed_index=record.reviewed_index,
         result_commit=record.result_commit,
-    )
-
-
-def agent_branch(sandbox: SandboxSettings, agents_dir: Path, agent: str) -> ExecutionBranch:
-    """The agent's execution branch, as every part that touches it must build it: git runs
-    in the executing sandbox as the host's own (the git directory writable), and the ignored
-    files kept at start live in the agent's home, so Discard puts them back whoever calls it;
-    the diffs the host writes live there too, never in the workspace."""
-    home = agents_dir / agent
-    return ExecutionBranch(
-        sandbox.host_git_policy(agent, home / "workspace"),
-        kept=home / KEPT_DIR,
-        results=home / RESULTS_DIR,
     )

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from pathlib import Path
 
-from plancord.agent.execution.branch import BranchError, ExecutionBranch
-from plancord.agent.execution.starter import agent_branch, branch_record
+from plancord.agent.execution.branch import BranchError
+from plancord.agent.execution.starter import branch_record
+from plancord.agent.home import AgentHomes
 from plancord.core.errors import CardNotShown, PlancordError
 from plancord.core.execution import (
     DriftDecision,
@@ -33,7 +33,6 @@ from plancord.core.execution import (
 from plancord.core.plan import Plan
 from plancord.core.planning import ActorKind, AuditAction, Phase
 from plancord.core.ports import Clock, Notifier, PermissionRequest, PlanningChange
-from plancord.core.sandbox_policy import SandboxSettings
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.step_commits import StepCommitStore
 
@@ -49,18 +48,13 @@ class StepKeeper:
         executions: ExecutionStore,
         notifier: Notifier,
         clock: Clock,
-        agents_dir: Path,
-        sandbox: SandboxSettings,
+        homes: AgentHomes,
     ) -> None:
         self._executions = executions
         self._commits = StepCommitStore(executions.db)
         self._notifier = notifier
         self._clock = clock
-        self._agents_dir = agents_dir
-        self._sandbox = sandbox
-
-    def branch_of(self, agent: str) -> ExecutionBranch:
-        return agent_branch(self._sandbox, self._agents_dir, agent)
+        self._homes = homes
 
     async def checkpoint(
         self,
@@ -211,7 +205,7 @@ class StepKeeper:
         recorded = await self._commits.commits(record.plan_id)
         parent = recorded[-1].commit if recorded else record.reviewed_commit
         try:
-            commit = await self.branch_of(record.agent).commit_step(
+            commit = await self._homes.of(record.agent).branch.commit_step(
                 branch_record(record), message, parent, leave_out
             )
         except (BranchError, PlancordError) as exc:

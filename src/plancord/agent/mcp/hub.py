@@ -25,18 +25,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from plancord.agent.home import AgentHomes
 from plancord.agent.mcp.background import BackgroundLoop
 from plancord.agent.mcp.classify import Classified, Hints, classify_all
 from plancord.agent.mcp.connection import Endpoint, McpConnection, McpServerDown
 from plancord.agent.mcp.spawn import ServerSpawn, secret_environment, server_spawn
 from plancord.agent.mcp.tool import McpTool, mcp_tool, qualified_name
 from plancord.agent.tools.base import TOOL_NAME, Tool
-from plancord.agent.workspace import workspace_of
 from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
 from plancord.core.errors import PlancordError
 from plancord.core.planning import Phase
-from plancord.core.sandbox_policy import SandboxSettings
+from plancord.core.sandbox_policy import SandboxSettings, WorkspaceAccess
 
 
 class McpConfigProblem(PlancordError):
@@ -91,7 +91,7 @@ class McpHub:
         self._config_servers_for = servers_for
         self._servers: dict[str, Mapping[str, McpServerConfig]] = {}
         self._phase_of = phase_of
-        self._agents_dir = agents_dir
+        self._homes = AgentHomes(agents_dir, sandbox)
         self._sandbox = sandbox
         self._agents: dict[str, _AgentServers] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -221,14 +221,13 @@ class McpHub:
             secrets = secret_environment(name, config)
         except ConfigError as exc:
             raise McpConfigProblem(f"{exc}; the agent does not start") from None
-        workspace = workspace_of(self._agents_dir, agent)
+        home = self._homes.of(agent)
         if read_only:
-            policy = self._sandbox.read_only_policy(workspace, inner_wall=False)
+            policy = home.read_only_policy
         else:
-            policy = replace(
-                self._sandbox.policy(agent, workspace, planning=False, inner_wall=False),
-                writable=config.writable_workspace,
-            )
+            policy = home.executing_policy
+            if not config.writable_workspace:
+                policy = replace(policy, access=WorkspaceAccess.READ_ONLY)
         command = [config.command or "", *config.args]
 
         def spawn() -> ServerSpawn:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from plancord.agent.home import AgentHomes
 from plancord.agent.mcp.hub import McpHub, ServerStatus
 from plancord.config.mcp import McpServerConfig
 from plancord.core.gate import ToolKind
@@ -71,7 +72,7 @@ async def probe_servers(
         hub = McpHub(lambda agent: plan.get(agent, {}), agents_dir, probe_sandbox)
         try:
             for agent in plan:
-                (agents_dir / agent / "workspace").mkdir(parents=True)
+                AgentHomes(agents_dir).of(agent).workspace.mkdir(parents=True)
                 for status in await hub.status(agent):
                     probes.append(
                         ServerProbe(agent, status.server, status.started, _describe(status))

@@ -73,7 +73,9 @@ class ToolContext:
     notifier: Notifier
     requester: Actor | None = None
     interactive: bool = True
-    sandbox: bool = False
+    inner_wall: bool = False
+    """Whether a read-only process of this call runs behind the Landlock inner wall too
+    (plan mode's shell when the operator requires it)."""
     shell: ShellSettings = field(default_factory=ShellSettings)
     ask_timeout_seconds: float = 600.0
     sandbox_settings: SandboxSettings = field(default_factory=SandboxSettings)
@@ -86,14 +88,11 @@ class ToolContext:
 
     @property
     def policy(self) -> SandboxPolicy:
-        """The sandbox every process of this call runs in: the workspace read-only while
-        planning (with the Landlock inner wall when ``sandbox``), writable otherwise."""
-        return self.sandbox_settings.policy(
-            self.agent.name,
-            self.workspace,
-            planning=self.phase.is_planning,
-            inner_wall=self.sandbox,
-        )
+        """The sandbox every process of this call runs in: :attr:`read_only_policy` while
+        planning, the executing sandbox otherwise."""
+        if self.phase.is_planning:
+            return self.read_only_policy
+        return self.sandbox_settings.executing(self.agent.name, self.workspace)
 
     @property
     def git_policy(self) -> SandboxPolicy:
@@ -106,8 +105,10 @@ class ToolContext:
     def read_only_policy(self) -> SandboxPolicy:
         """The sandbox of a process that runs because it only reads (a read-only tool, a
         command the filter judged read-only): the workspace read-only and no network in every
-        phase, with the Landlock inner wall when ``sandbox``."""
-        return self.sandbox_settings.read_only_policy(self.workspace, inner_wall=self.sandbox)
+        phase, behind the Landlock inner wall too when :attr:`inner_wall`."""
+        if self.inner_wall:
+            return self.sandbox_settings.walled(self.workspace)
+        return self.sandbox_settings.read_only(self.workspace)
 
 
 def holds_read_only(policy: SandboxPolicy) -> bool:

@@ -176,6 +176,8 @@ def format_shell_result(result: ProcessResult, timeout: float, *, walled: bool) 
     output = result.output.rstrip("\n") or "(no output)"
     if result.timed_out:
         status = f"[timed out after {timeout:g} s; the command and its children were killed]"
+    elif result.cancelled:
+        status = "[cancelled; the command and its children were killed]"
     else:
         status = f"[exit code {result.exit_code}]"
     if result.read_only and walled:
@@ -185,4 +187,4 @@ def format_shell_result(result: ProcessResult, timeout: float, *, walled: bool) 
             return ToolResult(f"{output}\n{status}\n{WRITE_REFUSED}", is_error=True)
     elif _git_write_refused(result):
         return ToolResult(f"{output}\n{status}\n{GIT_WRITE_REFUSED}", is_error=True)
-    return ToolResult(f"{output}\n{status}", is_error=result.timed_out)
+    return ToolResult(f"{output}\n{status}", is_error=result.timed_out or result.cancelled)

@@ -40,7 +40,7 @@ def judge_staged(
     verdict = classify(command, workspace, rules)
     if verdict.stage is None:
         return verdict
-    policy = SandboxPolicy(workspace=workspace.resolve(), writable=False, inner_wall=True)
+    policy = SandboxPolicy.read_only(workspace.resolve()).behind_inner_wall()
     return asyncio.run(
         _staged(command, workspace, rules, verdict, policy, [] if ran is None else ran)
     )

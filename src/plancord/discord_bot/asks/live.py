@@ -51,6 +51,14 @@ class Decision:
     actor: Actor
 
 
+@dataclass(frozen=True, slots=True)
+class Unanswered:
+    """Nobody settled the ask in time: it is forgotten and its row deleted; ``card`` is
+    where its card is now, to be marked as such."""
+
+    card: discord.Message | discord.PartialMessage
+
+
 class LiveAsks:
     """The asks this process waits on, the outcomes of recent ones, and their stored rows.
 
@@ -111,6 +119,28 @@ class LiveAsks:
         _, value = await self.bot.wait_for(
             RESOLVED_EVENT, check=lambda resolved, _value: resolved == ask_id, timeout=seconds
         )
+        return value
+
+    async def wait_on(
+        self, ask: LiveAsk, shown: discord.Message, seconds: float, *, unanswered: str
+    ) -> Any:
+        """Wait on ``ask``, whose card is ``shown``: the resolution dispatched for it, or
+        :class:`Unanswered` when none came within ``seconds`` (a late click then hears
+        ``unanswered``). Its row is deleted either way; a cancellation forgets the ask and
+        goes on."""
+        self.add(ask)
+        try:
+            await self.store.set_message(ask.id, shown.channel.id, shown.id)
+            value = await self.wait(ask.id, seconds)
+        except TimeoutError:
+            current = self.pop(ask.id)
+            self.remember(ask.id, unanswered)
+            await self.store.delete(ask.id)
+            return Unanswered(current_message(self.bot, shown, current))
+        except BaseException:
+            self.pop(ask.id)
+            raise
+        await self.store.delete(ask.id)
         return value
 
     def resolve(self, ask_id: str, value: Any) -> None:

@@ -8,6 +8,7 @@ even after retries (``posting.py``) is audited and raised as ``CardNotShown`` wi
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import discord
@@ -20,7 +21,7 @@ from plancord.discord_bot.asks.live import (
     Decision,
     LiveAsk,
     LiveAsks,
-    current_message,
+    Unanswered,
     edit_quietly,
     new_ask_id,
     refuse,
@@ -40,13 +41,13 @@ from plancord.storage.pending_asks import StoredAsk
 log = logging.getLogger(__name__)
 
 
+@dataclass
 class Permissions:
     """The agent's permission requests: posted, decided once, expired after a restart."""
 
-    def __init__(self, bot: PlancordClient, io: ChannelIO, live: LiveAsks) -> None:
-        self.bot = bot
-        self.io = io
-        self.live = live
+    bot: PlancordClient
+    io: ChannelIO
+    live: LiveAsks
 
     async def ask_permission(self, request: PermissionRequest) -> bool | None:
         """True allowed, False denied, None nobody decided in time. Raises ``CardNotShown``
@@ -80,43 +81,31 @@ class Permissions:
                 reason=str(exc),
             )
             raise
-        self.live.add(
-            LiveAsk(
-                id=ask_id,
-                agent=request.agent,
-                kind="permission",
-                requested_by=request.requested_by,
-                channel_id=message.channel.id,
-                message_ids=[message.id],
-                payload=payload,
-            )
+        ask = LiveAsk(
+            id=ask_id,
+            agent=request.agent,
+            kind="permission",
+            requested_by=request.requested_by,
+            channel_id=message.channel.id,
+            message_ids=[message.id],
+            payload=payload,
         )
-        try:
-            await self.live.store.set_message(ask_id, message.channel.id, message.id)
-            decision: Decision | CardNotShown = await self.live.wait(
-                ask_id, request.timeout_seconds
-            )
-        except TimeoutError:
-            current = self.live.pop(ask_id)
-            shown = current_message(self.bot, message, current)
-            outcome = "Timed out — denied. Nothing was run."
-            self.live.remember(ask_id, outcome)
-            await self.live.store.delete(ask_id)
+        outcome = "Timed out — denied. Nothing was run."
+        decision: Decision | CardNotShown | Unanswered = await self.live.wait_on(
+            ask, message, request.timeout_seconds, unanswered=outcome
+        )
+        if isinstance(decision, Unanswered):
             await self._audit(
                 request.agent, Actor.policy("permission_timeout"), "timed-out", payload, ask_id
             )
             await edit_quietly(
-                shown,
+                decision.card,
                 embed=permission_embed(
                     request.agent, payload, outcome=outcome, colour=discord.Colour.dark_grey()
                 ),
                 view=permission_view(ask_id, disabled=True, labels=request.labels),
             )
             return None
-        except BaseException:
-            self.live.pop(ask_id)
-            raise
-        await self.live.store.delete(ask_id)
         if isinstance(decision, CardNotShown):
             # Deleted, and Discord would not take it again (``reposting.py``).
             await self._audit(

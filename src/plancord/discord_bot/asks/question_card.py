@@ -15,6 +15,7 @@ import discord
 
 from plancord.discord_bot.shared.channel_io import MESSAGE_LIMIT
 from plancord.discord_bot.shared.client import client_of
+from plancord.discord_bot.shared.controls import choice_menu, picked_choice
 
 BUTTONS_UP_TO = 5
 """More choices than this become a select menu (a phone shows five buttons comfortably)."""
@@ -118,15 +119,12 @@ class ChoiceSelect(
         disabled: bool = False,
         chosen: int | None = None,
     ) -> None:
-        options = [
-            discord.SelectOption(label=choice, value=str(index), default=chosen == index)
-            for index, choice in enumerate(choices)
-        ] or [discord.SelectOption(label="…", value="0")]
         super().__init__(
-            discord.ui.Select(
-                custom_id=f"ask:pick:{ask_id}",
+            choice_menu(
+                f"ask:pick:{ask_id}",
+                choices,
                 placeholder="Choose an answer",
-                options=options,
+                chosen=chosen,
                 disabled=disabled,
             )
         )
@@ -143,9 +141,9 @@ class ChoiceSelect(
         return cls(match["ask_id"])
 
     async def callback(self, interaction: discord.Interaction[discord.Client]) -> None:
-        values = self.item.values
-        index = int(values[0]) if values and values[0].isdigit() else -1
-        await client_of(interaction).ask_controls.answer(interaction, self.ask_id, index)
+        await client_of(interaction).ask_controls.answer(
+            interaction, self.ask_id, picked_choice(self.item)
+        )
 
 
 class OtherButton(

@@ -11,6 +11,7 @@ the question's row is expired like any ask (``Asks.restore``).
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import discord
@@ -23,7 +24,7 @@ from plancord.discord_bot.asks.live import (
     NO_MENTIONS,
     LiveAsk,
     LiveAsks,
-    current_message,
+    Unanswered,
     edit_quietly,
     new_ask_id,
     refuse,
@@ -44,13 +45,13 @@ from plancord.storage.pending_asks import StoredAsk
 log = logging.getLogger(__name__)
 
 
+@dataclass
 class Questions:
     """The agent's questions: put to the channel, answered once, expired after a restart."""
 
-    def __init__(self, bot: PlancordClient, io: ChannelIO, live: LiveAsks) -> None:
-        self.bot = bot
-        self.io = io
-        self.live = live
+    bot: PlancordClient
+    io: ChannelIO
+    live: LiveAsks
 
     async def ask_user(self, question: Question) -> str | None:
         destination = await self.io.destination(question.agent)
@@ -80,38 +81,29 @@ class Questions:
             await self.live.store.delete(ask_id)
             return None
         shown = messages[-1]
-        self.live.add(
-            LiveAsk(
-                id=ask_id,
-                agent=question.agent,
-                kind="question",
-                requested_by=question.requested_by,
-                channel_id=shown.channel.id,
-                message_ids=[m.id for m in messages],
-                payload=payload,
-            )
+        ask = LiveAsk(
+            id=ask_id,
+            agent=question.agent,
+            kind="question",
+            requested_by=question.requested_by,
+            channel_id=shown.channel.id,
+            message_ids=[m.id for m in messages],
+            payload=payload,
         )
-        try:
-            await self.live.store.set_message(ask_id, shown.channel.id, shown.id)
-            answer: str = await self.live.wait(ask_id, question.timeout_seconds)
-        except TimeoutError:
-            current = self.live.pop(ask_id)
-            self.live.remember(ask_id, "nobody answered in time")
-            await self.live.store.delete(ask_id)
+        answer: str | Unanswered = await self.live.wait_on(
+            ask, shown, question.timeout_seconds, unanswered="nobody answered in time"
+        )
+        if isinstance(answer, Unanswered):
             note = (
                 f"-# ⌛ No answer within {duration_text(question.timeout_seconds)}; "
                 "the agent went on without one."
             )
             await edit_quietly(
-                current_message(self.bot, shown, current),
+                answer.card,
                 content=with_note(shown.content, note),
                 view=question_view(ask_id, choices, disabled=True) if choices else None,
             )
             return None
-        except BaseException:
-            self.live.pop(ask_id)
-            raise
-        await self.live.store.delete(ask_id)
         return answer
 
     def take_answer(self, message: discord.Message) -> bool:

@@ -15,6 +15,7 @@ from plancord.core.plan_answers import PlanAnswer
 from plancord.core.planning import PlanRevision
 from plancord.discord_bot.plan_card.buttons import PLAN_ID, REVISION, plan_buttons
 from plancord.discord_bot.shared.client import client_of
+from plancord.discord_bot.shared.controls import choice_menu, picked_choice
 
 MENU_ROWS = 4
 """Discord allows five rows of components; the plan's buttons take the first."""
@@ -74,18 +75,15 @@ class PlanAnswerSelect(
         disabled: bool = False,
         row: int | None = None,
     ) -> None:
-        options = [
-            discord.SelectOption(label=choice, value=str(n), default=picked == n)
-            for n, choice in enumerate(choices)
-        ] or [discord.SelectOption(label="…", value="0")]
         placeholder = f"Q{question_index + 1}: {' '.join(question.split())}"
         if len(placeholder) > PLACEHOLDER_LIMIT:
             placeholder = placeholder[: PLACEHOLDER_LIMIT - 1] + "…"
         super().__init__(
-            discord.ui.Select(
-                custom_id=f"plan:answer:{plan_id}:{revision}:{question_index}",
+            choice_menu(
+                f"plan:answer:{plan_id}:{revision}:{question_index}",
+                choices,
                 placeholder=placeholder,
-                options=options,
+                chosen=picked,
                 disabled=disabled,
                 row=row,
             )
@@ -105,8 +103,6 @@ class PlanAnswerSelect(
         return cls(match["plan_id"], int(match["revision"]), int(match["question"]))
 
     async def callback(self, interaction: discord.Interaction[discord.Client]) -> None:
-        values = self.item.values
-        choice = int(values[0]) if values and values[0].isdigit() else -1
         await client_of(interaction).plan_questions.answer(
-            interaction, self.plan_id, self.revision, self.question_index, choice
+            interaction, self.plan_id, self.revision, self.question_index, picked_choice(self.item)
         )

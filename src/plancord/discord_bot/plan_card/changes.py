@@ -104,8 +104,10 @@ class PlanMessages:
         revision = change.revision
         if revision is None:
             return
-        auto = change.detail.get("auto_approved") is True
-        record = await self.cards.post(revision, change.after, mention=not auto, auto=auto)
+        if change.detail.get("auto_approved") is True:
+            record = await self.cards.post_auto_approved(revision, change.after)
+        else:
+            record = await self.cards.post_for_review(revision, change.after)
         for older in await self.cards.store.for_plan(revision.plan_id):
             if older.revision >= revision.revision or older.status is MessageStatus.SUPERSEDED:
                 continue

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime
+from enum import Enum
 from typing import Any
 
 import discord
@@ -68,6 +69,14 @@ def audit_reason(detail: Mapping[str, Any]) -> str | None:
     return reason if isinstance(reason, str) and reason else None
 
 
+class _Posting(Enum):
+    """Why a plan message is posted, which decides whom it pings and what it asks."""
+
+    FOR_REVIEW = "for review"
+    AGAIN = "again"
+    AUTO_APPROVED = "auto-approved"
+
+
 class PlanCards:
     """Every plan message of the agents this process serves, and the records that say where
     each one is and what it shows."""
@@ -95,11 +104,30 @@ class PlanCards:
         guild = getattr(channel, "guild", None)
         return guild.id if isinstance(guild, discord.Guild) else None
 
-    async def post(
-        self, revision: PlanRevision, state: PlanningState, *, mention: bool, auto: bool = False
+    async def post_for_review(
+        self, revision: PlanRevision, state: PlanningState
     ) -> PlanMessageRecord | None:
-        """Post the plan with its buttons; ``mention`` pings the requester to review it, and
-        ``auto`` says instead that no review is asked for."""
+        """Post a submitted plan with its buttons, pinging the requester to review it."""
+        return await self._post(revision, state, _Posting.FOR_REVIEW)
+
+    async def post_again(
+        self, revision: PlanRevision, state: PlanningState
+    ) -> PlanMessageRecord | None:
+        """Post a plan still waiting for review again (its message was deleted, or is
+        restored after a restart), pinging nobody."""
+        return await self._post(revision, state, _Posting.AGAIN)
+
+    async def post_auto_approved(
+        self, revision: PlanRevision, state: PlanningState
+    ) -> PlanMessageRecord | None:
+        """Post a plan a setting approved (``require_approval: false``), saying no review is
+        asked for, pinging nobody."""
+        return await self._post(revision, state, _Posting.AUTO_APPROVED)
+
+    async def _post(
+        self, revision: PlanRevision, state: PlanningState, posting: _Posting
+    ) -> PlanMessageRecord | None:
+        auto = posting is _Posting.AUTO_APPROVED
         agent = await self.bot.app.store.get_agent(revision.agent)
         if agent.channel_id is None:
             return None
@@ -120,7 +148,7 @@ class PlanCards:
             answers=answers,
             review=review,
         )
-        user_id = state.requested_by if mention else None
+        user_id = state.requested_by if posting is _Posting.FOR_REVIEW else None
         pinged = int(user_id) if user_id is not None and user_id.isdigit() else None
         content = (
             auto_approved_text(revision.agent, revision.revision)

@@ -35,7 +35,7 @@ class PlanReposts:
         revision = await app.store.get_revision(record.plan_id, record.revision)
         if revision is None:
             return None
-        posted = await self.cards.post(revision, state, mention=False)
+        posted = await self.cards.post_again(revision, state)
         if posted is None:
             return None
         # ``post`` draws a fresh card; the redraw brings back what was on the old one since

@@ -84,7 +84,7 @@ class PlanRestore:
         revision = await self.bot.app.store.get_revision(plan_id, state.revision)
         if revision is None:
             return
-        reposted = await self.cards.post(revision, state, mention=False)
+        reposted = await self.cards.post_again(revision, state)
         if reposted is not None:
             log.info("re-posted plan v%s of %s", revision.revision, revision.agent)
 

@@ -61,7 +61,7 @@ async def test_what_the_sandbox_shows_may_be_read(command: str, workspace: Path)
     verdict = classify(command, workspace)
     assert verdict.allowed, f"{command!r}: {verdict.reason}"
     assert verdict.script is not None
-    policy = SandboxPolicy(workspace=workspace, writable=False, inner_wall=True)
+    policy = SandboxPolicy.read_only(workspace).behind_inner_wall()
     result = await run_shell(verdict.script, policy, timeout=30)
     assert result.exit_code == 0, result.output
     assert result.output.strip()
