@@ -28,6 +28,8 @@ from plancord.agent.tools.base import (
 )
 from plancord.agent.tools.git_write import GitCommitInput
 from plancord.agent.workspace import workspace_of
+from plancord.core.authority import Answer, Subject
+from plancord.core.drift_findings import answered
 from plancord.core.errors import PlancordError
 from plancord.core.execution import DriftDecision, ExecutionRecord
 from plancord.core.gate import GateDecision, GateOutcome, GateRequest, ToolKind, decide
@@ -171,17 +173,15 @@ class ToolDispatch:
                     requested_by=_requester_of(state, session),
                     timeout_seconds=self._settings.permission_timeout_seconds,
                     outside_plan=decision.drift,
+                    subject=Subject.PERMISSION if decision.drift is None else Subject.DRIFT,
                 )
             )
-            decided = DriftDecision.ALLOWED if answer else DriftDecision.DENIED
-            if answer is None:
-                decided = DriftDecision.TIMED_OUT
-            await self._drift_decided(held, request, writes, decision, decided)
-            if answer is None:
+            await self._drift_decided(held, request, writes, decision, answered(answer))
+            if answer is Answer.TIMED_OUT:
                 return ToolResult.error(
                     "Not run: nobody answered the permission request in time (treated as denied)."
                 )
-            if not answer:
+            if answer is not Answer.ALLOWED:
                 return ToolResult.error("Not run: a human denied permission for this action.")
         else:
             await self._drift_decided(held, request, writes, decision, DriftDecision.LOGGED)

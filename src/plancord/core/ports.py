@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from plancord.core.authority import Answer, Subject
 from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.planning import Actor, AuditAction, AuditEntry, PlanningState, PlanRevision
 from plancord.core.settings import PlanModeSettings
@@ -212,6 +213,8 @@ class PermissionRequest:
     """Set when the call is outside the approved plan: why (``core.drift``)."""
     labels: tuple[str, str] = ("Allow", "Deny")
     """The two buttons' words: ``("Continue", "Stop")`` for a high-risk step's checkpoint."""
+    subject: Subject = Subject.PERMISSION
+    """What is asked: a call the profile holds, a drift, or a 🔴 step's checkpoint."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,8 +251,8 @@ class Notifier(PlanningListener, Protocol):
         """The human's answer, or None when nobody answered in time."""
         ...
 
-    async def ask_permission(self, request: PermissionRequest) -> bool | None:
-        """True allowed, False denied, None timed out (which the runtime treats as denied).
-        Raises ``CardNotShown`` when the request could not be shown to anyone: nothing runs,
-        and the reason is the exception's text."""
+    async def ask_permission(self, request: PermissionRequest) -> Answer:
+        """Allowed, denied, or timed out (which the runtime treats as denied). Raises
+        ``CardNotShown`` when the request could not be shown to anyone: nothing runs, and
+        the reason is the exception's text."""
         ...

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from plancord.core.authority import PLAN_ACTS, AuditPlace, Subject, refusal_row
 from plancord.core.errors import AlreadyDecided, VersionConflict
 from plancord.core.planning import (
     Actor,
@@ -57,7 +58,7 @@ class TransitionRunner:
         self,
         before: PlanningState,
         new: PlanningState,
-        action: str,
+        action: AuditAction,
         actor: Actor,
         detail: Mapping[str, Any],
         revision: PlanRevision | None = None,
@@ -106,15 +107,16 @@ class TransitionRunner:
         self, ref: PlanRef, actor: Actor, event: PlanEvent, why: str | None
     ) -> None:
         """A refused decision changes nothing but is recorded: who tried what, and why not."""
+        place = AuditPlace(ref.agent, ref.plan_id or None, ref.revision or None)
         await self._store.append_audit(
-            AuditEntry(
-                at=self._clock.now(),
-                agent=ref.agent,
-                actor=actor.label,
-                action=AuditAction.DECISION_REFUSED,
-                plan_id=ref.plan_id or None,
-                revision=ref.revision or None,
-                detail={"event": event.value, "why": why},
+            refusal_row(
+                Subject.PLAN,
+                PLAN_ACTS[event],
+                actor,
+                place,
+                self._clock.now(),
+                why,
+                {"event": event.value},
             )
         )
 

@@ -31,7 +31,9 @@ from pathlib import Path
 from plancord.agent.execution.observe import Effects, RestoreFailed, Unobserved, WorkspaceObserver
 from plancord.agent.execution.repository import RepositoryLook
 from plancord.agent.execution.steps import StepKeeper
+from plancord.core.authority import Answer, Subject
 from plancord.core.drift import DriftPolicy
+from plancord.core.drift_findings import answered
 from plancord.core.errors import CardNotShown
 from plancord.core.execution import (
     DriftDecision,
@@ -280,9 +282,9 @@ class ExecutionHost:
             )
         except CardNotShown as exc:
             return f"not shown: {exc}"
-        if answer:
+        if answer is Answer.ALLOWED:
             return None
-        return "stopped" if answer is False else "nobody answered in time"
+        return "stopped" if answer is Answer.DENIED else "nobody answered in time"
 
     async def _drift(
         self, call: HeldCall, held: StepDrift, changed: tuple[str, ...], restorable: tuple[str, ...]
@@ -316,15 +318,16 @@ class ExecutionHost:
                 requested_by=call.requested_by,
                 timeout_seconds=call.timeout_seconds,
                 outside_plan=f"{held.reason}\nchanged: {_listed(outside, 10)}\n{diff}",
+                subject=Subject.DRIFT,
             )
         )
-        if answer:
+        if answer is Answer.ALLOWED:
             await self._event(call, ExecutionEventKind.DRIFT, outside, held.reason, "allowed")
             return Verdict()
         stopped = not await self._restore(call.record.agent, restorable)
-        decision = "stopped" if stopped else "denied" if answer is False else "timed-out"
+        decision = "stopped" if stopped else answered(answer).value
         await self._event(call, ExecutionEventKind.DRIFT, outside, held.reason, decision)
-        who = "a human denied it" if answer is False else "nobody answered in time"
+        who = "a human denied it" if answer is Answer.DENIED else "nobody answered in time"
         return Verdict(
             f"Undone: {held.reason}; {who}, so the changes to {_listed(outside)} were "
             "restored as they were before the call.",

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from plancord.agent.execution.branch import BranchError, ExecutionBranch
 from plancord.agent.execution.starter import agent_branch, branch_record
+from plancord.core.authority import Answer, Subject
+from plancord.core.drift_findings import answered
 from plancord.core.errors import CardNotShown, PlancordError
 from plancord.core.execution import (
     DriftDecision,
@@ -72,9 +74,9 @@ class StepKeeper:
         timeout_seconds: float,
         tool: str,
         action: str,
-    ) -> bool | None:
+    ) -> Answer:
         """Ask an approver to Continue into 🔴 step ``step`` (0-based) before ``action``
-        runs (or is kept): True Continue, False Stop, None nobody answered. While the card
+        runs (or is kept): allowed (Continue), denied (Stop) or timed out. While the card
         waits the record says so, so a restart in between ends execution. A card Discord
         would not show raises ``CardNotShown`` (recorded as a stop with its reason)."""
         await self._executions.set_waiting_checkpoint(record.plan_id, step)
@@ -89,6 +91,7 @@ class StepKeeper:
             requested_by=requested_by,
             timeout_seconds=timeout_seconds,
             labels=("Continue", "Stop"),
+            subject=Subject.CHECKPOINT,
         )
         try:
             answer = await self._notifier.ask_permission(request)
@@ -102,14 +105,7 @@ class StepKeeper:
         # Cleared only once answered: a turn cut short by a restart leaves the mark, and
         # the restart then ends execution instead of resuming into the step.
         await self._executions.set_waiting_checkpoint(record.plan_id, None)
-        decision = (
-            DriftDecision.ALLOWED
-            if answer
-            else DriftDecision.DENIED
-            if answer is False
-            else DriftDecision.TIMED_OUT
-        )
-        await self._checkpoint_event(record, step, tool, action, decision, None)
+        await self._checkpoint_event(record, step, tool, action, answered(answer), None)
         return answer
 
     async def _checkpoint_event(
@@ -172,7 +168,7 @@ class StepKeeper:
             AuditAction.CANCELLED,
         )
         rejected_amendment = (
-            change.action == AuditAction.REJECTED
+            change.action is AuditAction.REJECTED
             and before.phase is Phase.SUBMITTED
             and before.amends is not None
         )
@@ -181,7 +177,7 @@ class StepKeeper:
         record = await self._executions.get(before.plan_id)
         if record is None or not record.running:
             return
-        finished = change.action == AuditAction.COMPLETED and (change.actor.kind is ActorKind.AGENT)
+        finished = change.action is AuditAction.COMPLETED and (change.actor.kind is ActorKind.AGENT)
         plan = change.revision.plan if change.revision is not None else None
         if plan is not None:
             await self._commit(record, plan)
