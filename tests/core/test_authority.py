@@ -1,5 +1,5 @@
 """The authority: every (subject, act, role) pair answered by the one rule, refusals that
-name it, and the audit rows of refusals and decisions in one format."""
+name it, and the audit rows of refusals, decisions and drift in one format."""
 
 from __future__ import annotations
 
@@ -23,7 +23,16 @@ from plancord.core.authority import (
     refusal_row,
     refused_row,
 )
-from plancord.core.drift_findings import answered
+from plancord.core.drift import DriftPolicy
+from plancord.core.drift_findings import (
+    DriftAction,
+    DriftFinding,
+    DriftPlace,
+    FindingKind,
+    answered,
+    drift_action,
+    drift_row,
+)
 from plancord.core.execution import DriftDecision, StepNumber, step_index, step_number
 from plancord.core.planning import Actor, AuditAction, PlanningState
 from plancord.core.settings import Access, ApprovalPolicy, PlanModeSettings
@@ -194,6 +203,43 @@ def test_answers_keep_their_stored_audit_actions() -> None:
     assert Decision(Subject.CHECKPOINT, Act.STOP, ROLES["admin"]).answer is Answer.DENIED
     assert answered(Answer.NOT_SHOWN) is DriftDecision.STOPPED
     assert answered(Answer.TIMED_OUT) is DriftDecision.TIMED_OUT
+
+
+@pytest.mark.parametrize(
+    ("kind", "policy", "action"),
+    [
+        (FindingKind.TOOL, DriftPolicy.ASK, DriftAction.ASK),
+        (FindingKind.TOOL, DriftPolicy.REFUSE, DriftAction.REFUSE),
+        (FindingKind.TOOL, DriftPolicy.LOG, DriftAction.LOG),
+        (FindingKind.OBSERVED, DriftPolicy.ASK, DriftAction.ASK),
+        (FindingKind.OBSERVED, DriftPolicy.REFUSE, DriftAction.REFUSE),
+        (FindingKind.OBSERVED, DriftPolicy.LOG, DriftAction.LOG),
+        (FindingKind.UNOBSERVED, DriftPolicy.ASK, DriftAction.STOP),
+        (FindingKind.UNOBSERVED, DriftPolicy.REFUSE, DriftAction.STOP),
+        (FindingKind.UNOBSERVED, DriftPolicy.LOG, DriftAction.LOG),
+    ],
+)
+def test_one_function_picks_the_action_for_every_finding(
+    kind: FindingKind, policy: DriftPolicy, action: DriftAction
+) -> None:
+    assert drift_action(DriftFinding(kind, "outside"), policy) is action
+
+
+def test_a_drift_row_has_one_shape_whenever_it_was_found() -> None:
+    place = DriftPlace("ada", "p1", 1, step_number(0), "tool:create_file:evil.py")
+    finding = DriftFinding(FindingKind.OBSERVED, "not in step 1's files", ("evil.py",))
+    row = drift_row(finding, DriftAction.ASK, DriftDecision.DENIED, place, AT)
+    assert row.action is AuditAction.DRIFT and row.actor == "agent:ada"
+    assert row.detail == {
+        "finding": "observed",
+        "call": "tool:create_file:evil.py",
+        "why": "not in step 1's files: `evil.py`",
+        "outcome": "ask",
+        "decision": "denied",
+        "step": 1,
+    }
+    before = drift_row(DriftFinding(FindingKind.TOOL, "tool"), DriftAction.LOG, None, place, AT)
+    assert set(before.detail) == set(row.detail) and before.detail["decision"] is None
 
 
 def test_step_numbers_and_indexes_are_each_others_inverse() -> None:
