@@ -31,6 +31,7 @@ from plancord.core.execution import (
     ExecutionEventKind,
     ExecutionRecord,
     StepOutcome,
+    step_number,
 )
 from plancord.core.plan import Plan
 from plancord.core.planning import ActorKind, AuditAction, Phase
@@ -68,26 +69,26 @@ class StepKeeper:
         self,
         record: ExecutionRecord,
         plan: Plan,
-        step: int,
+        index: int,
         *,
         requested_by: str | None,
         timeout_seconds: float,
         tool: str,
         action: str,
     ) -> Answer:
-        """Ask an approver to Continue into 🔴 step ``step`` (0-based) before ``action``
+        """Ask an approver to Continue into the 🔴 step at ``index`` before ``action``
         runs (or is kept): allowed (Continue), denied (Stop) or timed out. While the card
         waits the record says so, so a restart in between ends execution. A card Discord
         would not show raises ``CardNotShown`` (recorded as a stop with its reason)."""
-        await self._executions.set_waiting_checkpoint(record.plan_id, step)
+        await self._executions.set_waiting_checkpoint(record.plan_id, index)
         request = PermissionRequest(
             agent=record.agent,
             action=(
-                f"checkpoint: start 🔴 step {step + 1}: "
-                f"{plan.steps[step].description[:300]}\nfirst call: {action[:300]}"
+                f"checkpoint: start 🔴 step {step_number(index)}: "
+                f"{plan.steps[index].description[:300]}\nfirst call: {action[:300]}"
             ),
             tool_name=tool,
-            summary=f"start high-risk step {step + 1}",
+            summary=f"start high-risk step {step_number(index)}",
             requested_by=requested_by,
             timeout_seconds=timeout_seconds,
             labels=("Continue", "Stop"),
@@ -99,19 +100,19 @@ class StepKeeper:
             # Not an answer: the card never reached anyone.
             await self._executions.set_waiting_checkpoint(record.plan_id, None)
             await self._checkpoint_event(
-                record, step, tool, action, DriftDecision.STOPPED, str(exc)
+                record, index, tool, action, DriftDecision.STOPPED, str(exc)
             )
             raise
         # Cleared only once answered: a turn cut short by a restart leaves the mark, and
         # the restart then ends execution instead of resuming into the step.
         await self._executions.set_waiting_checkpoint(record.plan_id, None)
-        await self._checkpoint_event(record, step, tool, action, answered(answer), None)
+        await self._checkpoint_event(record, index, tool, action, answered(answer), None)
         return answer
 
     async def _checkpoint_event(
         self,
         record: ExecutionRecord,
-        step: int,
+        index: int,
         tool: str,
         action: str,
         decision: DriftDecision,
@@ -121,7 +122,7 @@ class StepKeeper:
             ExecutionEvent(
                 plan_id=record.plan_id,
                 at=self._clock.now(),
-                step=step + 1,
+                step=step_number(index),
                 kind=ExecutionEventKind.CHECKPOINT,
                 tool=tool,
                 action=action,
@@ -130,10 +131,11 @@ class StepKeeper:
             )
         )
 
-    async def passed(self, record: ExecutionRecord, step: int) -> bool:
-        """Whether 🔴 step ``step`` (0-based) had its checkpoint answered Continue."""
-        answered = await self._executions.events(record.plan_id, ExecutionEventKind.CHECKPOINT)
-        return any(e.step == step + 1 and e.decision is DriftDecision.ALLOWED for e in answered)
+    async def passed(self, record: ExecutionRecord, index: int) -> bool:
+        """Whether the 🔴 step at ``index`` had its checkpoint answered Continue."""
+        number = step_number(index)
+        answers = await self._executions.events(record.plan_id, ExecutionEventKind.CHECKPOINT)
+        return any(e.step == number and e.decision is DriftDecision.ALLOWED for e in answers)
 
     async def move_on(
         self,
@@ -199,11 +201,11 @@ class StepKeeper:
         self, record: ExecutionRecord, plan: Plan, leave_out: Sequence[str] = ()
     ) -> str | None:
         """Commit the current step; the commit's id, None when it changed nothing."""
-        step = record.current_step
+        index = record.current_step
         fresh = await self._executions.get(record.plan_id)
         message = fresh.step_message if fresh is not None else None
         if not message:
-            message = plan.steps[step].description if step < len(plan.steps) else "work"
+            message = plan.steps[index].description if index < len(plan.steps) else "work"
         recorded = await self._commits.commits(record.plan_id)
         parent = recorded[-1].commit if recorded else record.reviewed_commit
         try:
@@ -211,7 +213,9 @@ class StepKeeper:
                 branch_record(record), message, parent, leave_out
             )
         except (BranchError, PlancordError) as exc:
-            log.warning("agent %s: could not commit step %s: %s", record.agent, step + 1, exc)
+            log.warning(
+                "agent %s: could not commit step %s: %s", record.agent, step_number(index), exc
+            )
             return None
-        await self._commits.committed(record.plan_id, step + 1, commit)
+        await self._commits.committed(record.plan_id, step_number(index), commit)
         return commit
