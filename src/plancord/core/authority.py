@@ -240,10 +240,10 @@ def _refusal_text(actor: Actor, subject: Subject, act: Act, rule: str, standing:
     other = "Stop" if subject is Subject.CHECKPOINT else "Deny"
     if in_the_list:
         return f"You cannot {act.value} this: {rule}. {other} stays open to you."
-    return f"Only {_ASK_APPROVERS} can decide this request."
+    return f"Only {ASK_DECIDERS} can decide this request."
 
 
-_ASK_APPROVERS = (
+ASK_DECIDERS = (
     "the member who gave the agent this task, members with an approver role or server "
     "administrators"
 )
