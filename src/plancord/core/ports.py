@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from plancord.core.authority import Answer, Subject
@@ -25,6 +25,10 @@ class Transition:
     expected_version: int
     audit: AuditEntry
     revision: PlanRevision | None = None
+    review_hold: timedelta | None = None
+    """With a submitted ``revision``: its plan review starts with the submission and holds
+    approval for at most this long while it runs (``core.review_gate.running_hold``), so
+    no approval can land between the submission and the review's start."""
 
 
 @dataclass(frozen=True, slots=True)

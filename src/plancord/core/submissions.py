@@ -30,6 +30,7 @@ from plancord.core.ports import (
     SettingsProvider,
     WorkspaceProbe,
 )
+from plancord.core.review_gate import running_hold
 from plancord.core.transition_runner import TransitionRunner
 
 
@@ -119,8 +120,15 @@ class Submissions:
             detail["amends"] = new.amends  # execution is paused until this is decided
         if not settings.require_approval:
             detail["auto_approved"] = True  # nobody is asked to review it
+        review = settings.review if settings.require_approval else None
         after = await self._runner.commit(
-            state, new, AuditAction.SUBMITTED, actor, detail, revision
+            state,
+            new,
+            AuditAction.SUBMITTED,
+            actor,
+            detail,
+            revision,
+            review_hold=running_hold(review) if review is not None else None,
         )
         log_plan_mode(
             "submitted", agent, plan_id=revision.plan_id, rev=revision.revision, sha=revision.sha8

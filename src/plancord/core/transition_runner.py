@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 from plancord.core.authority import PLAN_ACTS, AuditPlace, Subject, refusal_row
@@ -63,9 +64,12 @@ class TransitionRunner:
         detail: Mapping[str, Any],
         revision: PlanRevision | None = None,
         race_ref: PlanRef | None = None,
+        review_hold: timedelta | None = None,
     ) -> PlanningState:
         """Save ``before`` → ``new`` with its audit entry; ``VersionConflict`` when another
-        writer got there first (``AlreadyDecided`` instead when ``race_ref`` was decided)."""
+        writer got there first (``AlreadyDecided`` instead when ``race_ref`` was decided).
+        ``review_hold``: the submitted revision's review holds approval from this very
+        transaction (``Transition.review_hold``)."""
         now = self._clock.now()
         state = new.model_copy(update={"version": before.version + 1, "updated_at": now})
         audit = AuditEntry(
@@ -80,7 +84,11 @@ class TransitionRunner:
         try:
             saved = await self._store.save_transition(
                 Transition(
-                    state=state, expected_version=before.version, audit=audit, revision=revision
+                    state=state,
+                    expected_version=before.version,
+                    audit=audit,
+                    revision=revision,
+                    review_hold=review_hold,
                 )
             )
         except VersionConflict:
