@@ -26,6 +26,7 @@ from plancord.agent.requests import ModelRequests  # noqa: E402
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings  # noqa: E402
 from plancord.agent.tools import default_registry  # noqa: E402
 from plancord.config import Config  # noqa: E402
+from plancord.core.authority import Answer  # noqa: E402
 from plancord.core.planning import Actor  # noqa: E402
 from plancord.core.ports import (  # noqa: E402
     ModelClient,
@@ -77,8 +78,8 @@ class QuietChannel:
     async def ask_user(self, question: Question) -> str | None:
         return None
 
-    async def ask_permission(self, request: PermissionRequest) -> bool | None:
-        return True
+    async def ask_permission(self, request: PermissionRequest) -> Answer:
+        return Answer.ALLOWED
 
 
 @dataclass

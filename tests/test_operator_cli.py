@@ -491,6 +491,20 @@ def test_a_kept_reviews_hold_travels_with_it_to_the_cli_without_the_config_file(
     assert detail["review_blockers_acknowledged"] == 1
 
 
+def test_a_review_that_holds_holds_from_the_submission_itself(world: World) -> None:
+    """The plan was submitted under require_acknowledgement and no listener has started its
+    review yet; the operator approves under a config without review settings: the
+    submission's own transaction marked the review as one that holds, so it is refused."""
+    world.config.write_text(
+        "data_dir: state\nplan_mode:\n  review:\n    mode: require_acknowledgement\n"
+    )
+    world.submit("ada")
+    world.config.write_text("data_dir: state\n")
+    message = refused(world.cli("plan", "approve", "--agent", "ada"))
+    assert "the plan's review has not finished yet" in message, message
+    assert world.state("ada").phase is Phase.SUBMITTED
+
+
 def test_a_running_review_that_holds_refuses_the_cli_without_the_config_file(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:

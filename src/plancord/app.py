@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from plancord.agent.agent_settings import ThinkingSettings, overrides_from
@@ -24,6 +25,7 @@ from plancord.agent.tools import default_tools
 from plancord.agent.tools.base import ShellSettings, ToolRegistry
 from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.config import Config
+from plancord.core.ask_authority import AskAuthority
 from plancord.core.errors import AgentNotFound, PlancordError
 from plancord.core.planning import Phase
 from plancord.core.ports import (
@@ -128,6 +130,12 @@ class App:
     mcp: McpHub
     metrics: MetricsEndpoint | None = None
     """The Prometheus endpoint, when ``metrics.enabled``."""
+
+    @cached_property
+    def asks(self) -> AskAuthority:
+        """The authority on clicks on asks (permission requests, drift, checkpoints,
+        questions), reading this app's store and settings."""
+        return AskAuthority(self.store, self.settings, self.clock)
 
     @property
     def agents_dir(self) -> Path:

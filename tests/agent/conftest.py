@@ -10,10 +10,12 @@ from typing import Any, Protocol
 import pytest
 
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
+from plancord.core.authority import Answer
 from plancord.core.planning import Actor, Phase
 from plancord.core.ports import Notifier, PermissionRequest, PlanningChange, Question
 from plancord.core.service import PlanningService
 from plancord.storage.store import SqlStore
+from tests.fakes.answers import answer_of
 from tests.workspaces import WorkspaceTemplates
 
 REQUESTER = Actor.user(42, "ana")
@@ -47,9 +49,9 @@ class FakeNotifier:
         self.questions.append(question)
         return self.answer
 
-    async def ask_permission(self, request: PermissionRequest) -> bool | None:
+    async def ask_permission(self, request: PermissionRequest) -> Answer:
         self.permission_requests.append(request)
-        return self.permission
+        return answer_of(self.permission)
 
 
 class MakeCtx(Protocol):

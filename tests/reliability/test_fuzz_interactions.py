@@ -191,7 +191,8 @@ def database(world: World) -> dict[str, list[tuple[Any, ...]]]:
         }
         # A refused decision is audited (who tried what); it is the one row a click that
         # changes nothing may add.
-        rows["audit_log"] = [r for r in rows["audit_log"] if "decision-refused" not in map(str, r)]
+        refused = {"decision-refused", "ask-refused", "result-refused"}
+        rows["audit_log"] = [r for r in rows["audit_log"] if not refused & set(map(str, r))]
         return rows
 
 

@@ -35,6 +35,7 @@ from plancord.agent.manager import AgentManager
 from plancord.agent.runtime import AgentRuntime, AgentSession, RuntimeSettings
 from plancord.agent.tools import default_registry
 from plancord.agent.tools.base import ShellSettings, ToolResult
+from plancord.core.authority import Answer
 from plancord.core.errors import ModelCallFailed
 from plancord.core.planning import Actor, EntrySource, Phase, PlanRef
 from plancord.core.ports import (
@@ -143,8 +144,8 @@ class SilentChannel:
     async def ask_user(self, question: Question) -> str | None:
         return None
 
-    async def ask_permission(self, request: PermissionRequest) -> bool | None:
-        return True
+    async def ask_permission(self, request: PermissionRequest) -> Answer:
+        return Answer.ALLOWED
 
 
 class FixedClock:

@@ -14,6 +14,7 @@ from plancord.agent.manager import AgentManager
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
 from plancord.app import CoreServices, core_services
 from plancord.config import Config
+from plancord.core.authority import Answer
 from plancord.core.planning import Actor
 from plancord.core.ports import PermissionRequest, PlanningChange, Question
 from plancord.core.service import PlanningService
@@ -22,6 +23,7 @@ from plancord.storage.conversations import ConversationStore
 from plancord.storage.db import Database
 from plancord.storage.store import SqlStore
 from tests.conftest import ManualClock
+from tests.fakes.answers import answer_of
 from tests.fakes.anthropic_server import FakeAnthropicServer, Script
 from tests.runtime.builders import MODEL, build_runtime
 
@@ -56,9 +58,9 @@ class ChannelRecorder:
         self.questions.append(question)
         return self.answers.pop(0) if self.answers else None
 
-    async def ask_permission(self, request: PermissionRequest) -> bool | None:
+    async def ask_permission(self, request: PermissionRequest) -> Answer:
         self.permission_requests.append(request)
-        return self.permissions.pop(0) if self.permissions else None
+        return answer_of(self.permissions.pop(0) if self.permissions else None)
 
 
 @dataclass

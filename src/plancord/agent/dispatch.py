@@ -27,18 +27,17 @@ from plancord.agent.tools.base import (
     holds_read_only,
 )
 from plancord.agent.tools.git_write import GitCommitInput
+from plancord.core.authority import Answer, Subject
+from plancord.core.drift_findings import DriftAction, answered
 from plancord.core.errors import PlancordError
 from plancord.core.execution import DriftDecision, ExecutionRecord
 from plancord.core.gate import GateDecision, GateOutcome, GateRequest, ToolKind, decide
-from plancord.core.holding import KnownWrites
 from plancord.core.logs import log_refusal
 from plancord.core.permissions import PermissionProfile, action_string
 from plancord.core.plan import Plan
 from plancord.core.planning import (
     Actor,
     ApprovalMode,
-    AuditAction,
-    AuditEntry,
     Phase,
     PlanningState,
 )
@@ -149,10 +148,8 @@ class ToolDispatch:
             drift_policy=plan_settings.drift,
         )
         decision = decide(request, PermissionProfile.from_stored(record.permission_profile))
-        if decision.drift is not None:
-            await self._audit_drift(state, request.action, decision)
         if decision.outcome is GateOutcome.REFUSE:
-            await self._drift_decided(held, request, writes, decision, DriftDecision.REFUSED)
+            await self._drift_decided(held, request, decision, DriftDecision.REFUSED)
             if decision.refusal is not None:
                 log_refusal(name, tool.kind.value, agent)
                 self.refusals[(agent, tool.kind.value, "plan_mode")] += 1
@@ -168,21 +165,19 @@ class ToolDispatch:
                     summary=f"{name}: {detail}",
                     requested_by=_requester_of(state, session),
                     timeout_seconds=self._settings.permission_timeout_seconds,
-                    outside_plan=decision.drift,
+                    outside_plan=decision.drift.reason if decision.drift is not None else None,
+                    subject=Subject.PERMISSION if decision.drift is None else Subject.DRIFT,
                 )
             )
-            decided = DriftDecision.ALLOWED if answer else DriftDecision.DENIED
-            if answer is None:
-                decided = DriftDecision.TIMED_OUT
-            await self._drift_decided(held, request, writes, decision, decided)
-            if answer is None:
+            await self._drift_decided(held, request, decision, answered(answer))
+            if answer is Answer.TIMED_OUT:
                 return ToolResult.error(
                     "Not run: nobody answered the permission request in time (treated as denied)."
                 )
-            if not answer:
+            if answer is not Answer.ALLOWED:
                 return ToolResult.error("Not run: a human denied permission for this action.")
         else:
-            await self._drift_decided(held, request, writes, decision, DriftDecision.LOGGED)
+            await self._drift_decided(held, request, decision, DriftDecision.LOGGED)
         if state.phase is Phase.GATHERING:
             await self._planning.touch(agent)
         call_held = None
@@ -276,30 +271,16 @@ class ToolDispatch:
         self,
         held: tuple[ExecutionRecord, Plan] | None,
         request: GateRequest,
-        writes: KnownWrites | None,
         decision: GateDecision,
         how: DriftDecision,
     ) -> None:
-        """A drift the gate decided before the call ran, recorded with the execution's
-        events like one decided after it."""
+        """A drift the gate decided before the call ran, recorded (audit row and the
+        execution's events) like one decided after it."""
         if held is None or self._host is None or decision.drift is None:
             return
-        paths = writes.paths if writes is not None else ()
-        await self._host.decided_before(
-            held[0], request.tool_name, request.action, paths, decision.drift, how
-        )
-
-    async def _audit_drift(self, state: PlanningState, action: str, decision: GateDecision) -> None:
-        await self._store.append_audit(
-            AuditEntry(
-                at=self._clock.now(),
-                agent=state.agent,
-                actor=Actor.agent(state.agent).label,
-                action=AuditAction.DRIFT,
-                plan_id=state.plan_id,
-                revision=state.revision,
-                detail={"call": action, "why": decision.drift, "outcome": decision.outcome.value},
-            )
+        action = decision.drift_action or DriftAction.LOG
+        await self._host.record_drift(
+            held[0], request.tool_name, request.action, decision.drift, action, how
         )
 
 

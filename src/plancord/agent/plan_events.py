@@ -10,7 +10,7 @@ from plancord.agent.host_prompts import HOST
 from plancord.agent.loop import ToolLoop
 from plancord.agent.sessions import AgentSession, Sessions
 from plancord.core.plan_answers import answers_text
-from plancord.core.planning import ApprovalMode
+from plancord.core.planning import ApprovalMode, AuditAction
 from plancord.core.ports import Clock, PlanningChange
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.plan_answers import PlanAnswerStore
@@ -43,7 +43,7 @@ class PlanEvents:
         session = self._sessions.get(agent)
         rev = change.revision.revision if change.revision else change.before.revision
         who = change.actor.name
-        if change.action == "approved":
+        if change.action is AuditAction.APPROVED:
             mode = change.after.approval_mode
             text = f"{HOST} Plan v{rev} approved by {who}: you may now modify files."
             if change.detail.get("amends") is not None:
@@ -60,7 +60,7 @@ class PlanEvents:
                 await self._fresh_context(agent, change)
                 text += " The earlier conversation was cleared; the approved plan is below."
             await self._resume(session, text)
-        elif change.action == "changes-requested":
+        elif change.action is AuditAction.CHANGES_REQUESTED:
             step = change.detail.get("step")
             where = f" (step {step})" if step else ""
             feedback = change.detail.get("feedback", "")
@@ -69,7 +69,7 @@ class PlanEvents:
                 f"Revise the plan and submit v{rev + 1} with submit_plan."
             )
             await self._resume(session, text)
-        elif change.action in ("rejected", "cancelled", "timed-out"):
+        elif change.action in (AuditAction.REJECTED, AuditAction.CANCELLED, AuditAction.TIMED_OUT):
             reason = change.detail.get("reason")
             words = {
                 "rejected": f"Plan v{rev} was rejected by {who}",
@@ -80,7 +80,7 @@ class PlanEvents:
             text += " Plan mode has ended; do not carry out the plan."
             if session.busy:
                 session.joining.append({"type": "text", "text": text})
-                if change.action == "cancelled":
+                if change.action is AuditAction.CANCELLED:
                     session.request_stop()
             else:
                 await self._writer.add_user_blocks(agent, [{"type": "text", "text": text}])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from plancord.core.authority import approver_rule
 from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.errors import StalePlan
 from plancord.core.planning import (
@@ -23,7 +24,6 @@ from plancord.core.planning import (
     PlanningState,
     PlanRef,
     PlanRevision,
-    may_decide,
 )
 from plancord.core.ports import Clock, MemberDirectory, PlanningChange, PlanStore
 from plancord.core.settings import PlanModeSettings
@@ -126,7 +126,7 @@ async def entitled_votes(
     return [
         vote
         for vote, voter in zip(votes, now, strict=True)
-        if voter is not None and may_decide(voter, state, settings, approving=True)
+        if voter is not None and approver_rule(voter, state, settings, approving=True) is None
     ]
 
 

@@ -66,7 +66,7 @@ class Deadlines:
         new = state.cleared()
         detail = {"deadline": which, "was": deadline.isoformat()}
         try:
-            after = await self._runner.commit(state, new, "timed-out", actor, detail)
+            after = await self._runner.commit(state, new, AuditAction.TIMED_OUT, actor, detail)
         except VersionConflict:
             return None
         log_plan_mode(

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from plancord.core.approval_votes import ApprovalVotes
+from plancord.core.authority import PLAN_ACTS, Refusal, Standing, Subject, judge
 from plancord.core.errors import (
     ExecutionRefused,
     InvalidTransition,
@@ -32,9 +33,6 @@ from plancord.core.planning import (
     PlanRevision,
     StepProgress,
     StepStatus,
-    approvers_only,
-    decision_refusal,
-    may_decide,
     next_phase,
 )
 from plancord.core.ports import (
@@ -326,14 +324,11 @@ class Decisions:
             next_phase(state.phase, event)
         if state.plan_sha != revision.sha256:
             raise StalePlan(ref.plan_id, ref.revision, None)
-        approving = event is PlanEvent.APPROVE
-        if not by_policy and not may_decide(actor, state, settings, approving=approving):
-            verb = {PlanEvent.APPROVE: "approve", PlanEvent.REJECT: "reject"}.get(event, "edit")
-            why = decision_refusal(actor, state, settings, approving=approving)
-            await self._runner.audit_refusal(ref, actor, event, why)
-            if may_decide(actor, state, settings):
-                raise NotAuthorised(f"You cannot {verb} this plan: {why}.")
-            raise NotAuthorised(approvers_only(verb, state, settings))
+        if not by_policy:
+            verdict = judge(actor, Subject.PLAN, PLAN_ACTS[event], Standing(state, settings))
+            if isinstance(verdict, Refusal):
+                await self._runner.audit_refusal(ref, actor, event, verdict.rule)
+                raise NotAuthorised(verdict.text)
         return state, revision, settings
 
     async def _decided(

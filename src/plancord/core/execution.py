@@ -12,8 +12,25 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import NewType
 
 from pydantic import BaseModel, ConfigDict
+
+StepIndex = NewType("StepIndex", int)
+"""A step's place in the plan's list, from 0: what the host's records keep."""
+
+StepNumber = NewType("StepNumber", int)
+"""A step as people count it, from 1: what cards, messages and events show."""
+
+
+def step_number(index: int) -> StepNumber:
+    """The number people see for the step at ``index``."""
+    return StepNumber(index + 1)
+
+
+def step_index(number: int) -> StepIndex:
+    """The list index of the step people call ``number``."""
+    return StepIndex(number - 1)
 
 
 class StepOutcome(StrEnum):

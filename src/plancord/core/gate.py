@@ -16,6 +16,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from plancord.core.drift import DriftPolicy
+from plancord.core.drift_findings import DriftAction, DriftFinding, drift_action
 from plancord.core.kinds import Permission, ToolKind
 from plancord.core.permissions import PermissionProfile
 from plancord.core.planning import Phase
@@ -66,8 +67,10 @@ class GateDecision:
     reason: str
     sandbox: bool = False
     refusal: PlanModeRefusal | None = None
-    drift: str | None = None
+    drift: DriftFinding | None = None
     """Set when the call is outside the approved plan (whatever the outcome), to be audited."""
+    drift_action: DriftAction | None = None
+    """What the drift policy did with ``drift`` (``core.drift_findings.drift_action``)."""
 
     @property
     def allowed(self) -> bool:
@@ -87,8 +90,8 @@ class GateRequest:
     shell_verdict_allowed: bool | None = None
     shell_verdict_reason: str | None = None
     confirm_each_edit: bool = False
-    drift: str | None = None
-    """While executing: why this call is outside the approved plan (``core.drift``)."""
+    drift: DriftFinding | None = None
+    """While executing: the call is outside the approved plan, known before it runs."""
     drift_policy: DriftPolicy = DriftPolicy.ASK
 
 
@@ -114,22 +117,29 @@ def decide(request: GateRequest, profile: PermissionProfile) -> GateDecision:
         )
     is_mutation = request.tool_kind is ToolKind.MUTATING and not read_only_shell
     drift = request.drift if is_mutation and request.phase is Phase.EXECUTING else None
+    action = drift_action(drift, request.drift_policy) if drift is not None else None
     if drift is not None:
-        outside = f"not in the approved plan: {request.action} ({drift})"
-        if request.drift_policy is DriftPolicy.REFUSE:
+        outside = f"not in the approved plan: {request.action} ({drift.reason})"
+        if action in (DriftAction.REFUSE, DriftAction.STOP):
             return GateDecision(
                 GateOutcome.REFUSE,
                 f"{outside}. Keep to the approved plan's steps; if the plan must change, say "
                 "so and finish with complete_plan so a human can plan the rest",
                 drift=drift,
+                drift_action=action,
             )
-        if request.drift_policy is DriftPolicy.ASK:
-            return GateDecision(GateOutcome.ASK, outside, drift=drift)
+        if action is DriftAction.ASK:
+            return GateDecision(GateOutcome.ASK, outside, drift=drift, drift_action=action)
     if permission is Permission.ASK or (request.confirm_each_edit and is_mutation):
         return GateDecision(
-            GateOutcome.ASK, f"{request.action} needs a human's permission", drift=drift
+            GateOutcome.ASK,
+            f"{request.action} needs a human's permission",
+            drift=drift,
+            drift_action=action,
         )
-    return GateDecision(GateOutcome.ALLOW, "allowed by the permission profile", drift=drift)
+    return GateDecision(
+        GateOutcome.ALLOW, "allowed by the permission profile", drift=drift, drift_action=action
+    )
 
 
 def _decide_planning(request: GateRequest) -> GateDecision:

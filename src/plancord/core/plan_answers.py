@@ -21,9 +21,6 @@ from pydantic import BaseModel, ConfigDict
 from plancord.core.choices import stamp
 from plancord.core.plan import Plan
 
-ANSWERED = "question-answered"
-"""The audit action of an answer, written with it in one transaction."""
-
 
 class PlanAnswer(BaseModel):
     """The reviewer's pick for question ``question`` (0-based) of one plan revision."""

@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Final
 
 from plancord.core.plan import Plan, PlanStep
+from plancord.core.planning import AuditAction
 from plancord.core.ports import PlanStore
 
 _LINE_LIMIT: Final = 400
@@ -311,7 +312,7 @@ async def revision_changes(
     feedback = None
     if second == first + 1:
         decision = await store.find_decision(plan_id, first)
-        if decision is not None and decision.action == "changes-requested":
+        if decision is not None and decision.action is AuditAction.CHANGES_REQUESTED:
             value = decision.detail.get("feedback")
             feedback = value if isinstance(value, str) else None
     return diff_plans(old.plan, new.plan, first, second, feedback)

@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from plancord.core.errors import InvalidTransition
 from plancord.core.plan import Plan
-from plancord.core.settings import ApprovalPolicy, PlanModeSettings
 
 
 class Phase(StrEnum):
@@ -90,10 +89,6 @@ def next_phase(phase: Phase, event: PlanEvent) -> Phase:
             phase.value, event.value, f"Cannot {_EVENT_ACTION[event]}: {situation}."
         )
     return target
-
-
-#: Audit actions that end a submitted revision's wait; used to tell a race's loser who won.
-DECISION_ACTIONS = ("approved", "changes-requested", "rejected", "timed-out", "cancelled")
 
 
 class EntrySource(StrEnum):
@@ -285,6 +280,30 @@ class AuditAction(StrEnum):
     PERMISSION_ALLOWED = "permission-allowed"
     PERMISSION_DENIED = "permission-denied"
     PERMISSION_TIMED_OUT = "permission-timed-out"
+    PERMISSION_NOT_SHOWN = "permission-not-shown"
+    PERMISSION_EXPIRED = "permission-expired"
+    ASK_REFUSED = "ask-refused"
+    """A click on an ask (permission, drift, checkpoint, question) the policy refused."""
+    QUESTION_ANSWERED = "question-answered"
+    """A pick in a plan question's menu."""
+    CARD_REPOSTED = "card-reposted"
+    RESULT_MERGE = "result-merge"
+    RESULT_MERGE_VOTE = "result-merge-vote"
+    RESULT_DISCARD = "result-discard"
+    RESULT_ROLL_BACK = "result-roll-back"
+    RESULT_PUSH = "result-push"
+    RESULT_REFUSED = "result-refused"
+    """A click on a completion card the policy or the result's state refused."""
+
+
+DECISION_ACTIONS: tuple[AuditAction, ...] = (
+    AuditAction.APPROVED,
+    AuditAction.CHANGES_REQUESTED,
+    AuditAction.REJECTED,
+    AuditAction.TIMED_OUT,
+    AuditAction.CANCELLED,
+)
+"""Audit actions that end a submitted revision's wait; used to tell a race's loser who won."""
 
 
 class AuditEntry(BaseModel):
@@ -296,7 +315,9 @@ class AuditEntry(BaseModel):
     at: datetime
     agent: str
     actor: str
-    action: str
+    action: AuditAction | str = Field(union_mode="left_to_right")
+    """An ``AuditAction``; text only for an action this version does not know (a row
+    another version wrote), kept as it was read."""
     plan_id: str | None = None
     revision: int | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
@@ -316,50 +337,3 @@ class PlanRef(BaseModel):
 def new_plan_id() -> str:
     """A short random id, small enough for Discord's 100-character custom_id."""
     return secrets.token_hex(8)
-
-
-def may_decide(
-    actor: Actor, state: PlanningState, settings: PlanModeSettings, *, approving: bool = False
-) -> bool:
-    """The one approver policy: requester, a configured approver role, admins, or the operator;
-    under the four-eyes rule the requester may not approve (or allow) their own request."""
-    return decision_refusal(actor, state, settings, approving=approving) is None
-
-
-def decision_refusal(
-    actor: Actor, state: PlanningState, settings: PlanModeSettings, *, approving: bool = False
-) -> str | None:
-    """Why ``actor`` may not decide (``approving``: approve a plan or allow an action), naming
-    the rule that refuses them; None when they may."""
-    if actor.kind is ActorKind.OPERATOR:
-        return None
-    if actor.kind is not ActorKind.USER:
-        return "only people decide"
-    is_requester = state.requested_by is not None and actor.id == state.requested_by
-    if approving and is_requester and settings.approval is ApprovalPolicy.APPROVER:
-        return (
-            "the four-eyes rule (plan_mode.approval: approver) means the person who asked "
-            "for this work cannot approve it; another approver must"
-        )
-    if actor.is_admin or is_requester:
-        return None
-    if actor.roles & set(settings.approver_roles):
-        return None
-    return f"only {describe_approvers(state, settings)} can decide this"
-
-
-def describe_approvers(state: PlanningState, settings: PlanModeSettings) -> str:
-    who = []
-    if state.requested_by_name:
-        who.append(f"the requester ({state.requested_by_name})")
-    if settings.approver_roles:
-        who.append("members with an approver role")
-    who.append("server administrators")
-    if len(who) == 1:
-        return who[0]
-    return ", ".join(who[:-1]) + " or " + who[-1]
-
-
-def approvers_only(verb: str, state: PlanningState, settings: PlanModeSettings) -> str:
-    """The message refusing someone outside the approver policy: who may ``verb`` instead."""
-    return f"Only {describe_approvers(state, settings)} can {verb} this plan."

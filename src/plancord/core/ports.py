@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from plancord.core.authority import Answer, Subject
 from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.planning import Actor, AuditAction, AuditEntry, PlanningState, PlanRevision
 from plancord.core.settings import PlanModeSettings
@@ -24,6 +25,10 @@ class Transition:
     expected_version: int
     audit: AuditEntry
     revision: PlanRevision | None = None
+    review_hold: timedelta | None = None
+    """With a submitted ``revision``: its plan review starts with the submission and holds
+    approval for at most this long while it runs (``core.review_gate.running_hold``), so
+    no approval can land between the submission and the review's start."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +217,8 @@ class PermissionRequest:
     """Set when the call is outside the approved plan: why (``core.drift``)."""
     labels: tuple[str, str] = ("Allow", "Deny")
     """The two buttons' words: ``("Continue", "Stop")`` for a high-risk step's checkpoint."""
+    subject: Subject = Subject.PERMISSION
+    """What is asked: a call the profile holds, a drift, or a 🔴 step's checkpoint."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,8 +255,8 @@ class Notifier(PlanningListener, Protocol):
         """The human's answer, or None when nobody answered in time."""
         ...
 
-    async def ask_permission(self, request: PermissionRequest) -> bool | None:
-        """True allowed, False denied, None timed out (which the runtime treats as denied).
-        Raises ``CardNotShown`` when the request could not be shown to anyone: nothing runs,
-        and the reason is the exception's text."""
+    async def ask_permission(self, request: PermissionRequest) -> Answer:
+        """Allowed, denied, or timed out (which the runtime treats as denied). Raises
+        ``CardNotShown`` when the request could not be shown to anyone: nothing runs, and
+        the reason is the exception's text."""
         ...

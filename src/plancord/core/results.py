@@ -4,10 +4,11 @@ Why this exists: an approved plan runs on a branch of its own, and what it produ
 change a human merges or discards. This module holds the domain side of that decision: what
 the card shows (``ResultSummary``: per step its outcome, files with lines added and removed,
 the commands run, the drift events and how each was decided), the actions a card offers
-(``ResultAction``), and the one approver policy applied to them (``result_refusal``): the
-plan's own policy, with the four-eyes rule and ``approvals: N`` applying to Merge as they
-apply to approving a plan. Discard, Roll back and Push are decisions like Edit or Reject: the
-requester, an approver or an administrator. The agent never decides its own result.
+(``ResultAction``), and how the authority (``core.authority``) is asked about them
+(``result_verdict``): the plan's own policy, with the four-eyes rule and ``approvals: N``
+applying to Merge as they apply to approving a plan. Discard, Roll back and Push are
+decisions like Edit or Reject: the requester, an approver or an administrator. The agent
+never decides its own result.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
+from plancord.core.authority import Act, Decision, Refusal, Standing, Subject, judge
 from plancord.core.errors import PlancordError
 from plancord.core.execution import DriftDecision, ExecutionRecord, StepOutcome
-from plancord.core.planning import Actor, PlanningState, decision_refusal, describe_approvers
+from plancord.core.planning import Actor, AuditAction, PlanningState
 from plancord.core.review import PlanReview
 from plancord.core.settings import PlanModeSettings
 
@@ -46,7 +48,8 @@ _CHECKPOINTS = {
 
 
 class ResultAction(StrEnum):
-    """What a completion card can do; the value is also the audit row's action."""
+    """What a completion card can do; the value is also the audit row's action
+    (``audit``)."""
 
     MERGE = "result-merge"
     MERGE_VOTE = "result-merge-vote"
@@ -66,6 +69,27 @@ class ResultAction(StrEnum):
             ResultAction.PUSH: "push",
             ResultAction.REFUSED: "decide",
         }[self]
+
+    @property
+    def audit(self) -> AuditAction:
+        """The audit action rows of this action are written under (the same text)."""
+        return AuditAction(self.value)
+
+    @property
+    def act(self) -> Act:
+        """The act the authority judges; a refusal is no act (``ValueError``)."""
+        if self is ResultAction.REFUSED:
+            raise ValueError("a refusal is not an act on a result")
+        return _ACTS[self]
+
+
+_ACTS = {
+    ResultAction.MERGE: Act.MERGE,
+    ResultAction.MERGE_VOTE: Act.MERGE,
+    ResultAction.DISCARD: Act.DISCARD,
+    ResultAction.ROLL_BACK: Act.ROLL_BACK,
+    ResultAction.PUSH: Act.PUSH,
+}
 
 
 class StaleResult(PlancordError):
@@ -177,22 +201,9 @@ def requester_state(record: ExecutionRecord) -> PlanningState:
     )
 
 
-def result_refusal(
+def result_verdict(
     actor: Actor, record: ExecutionRecord, settings: PlanModeSettings, action: ResultAction
-) -> str | None:
-    """Why ``actor`` may not take ``action`` on ``record``'s result; None when they may."""
-    merging = action in (ResultAction.MERGE, ResultAction.MERGE_VOTE)
-    return decision_refusal(actor, requester_state(record), settings, approving=merging)
-
-
-def check_result_policy(
-    actor: Actor, record: ExecutionRecord, settings: PlanModeSettings, action: ResultAction
-) -> str | None:
-    """None when ``actor`` may take ``action``; else the refusal a member reads."""
-    why = result_refusal(actor, record, settings, action)
-    if why is None:
-        return None
-    state = requester_state(record)
-    if decision_refusal(actor, state, settings) is None:
-        return f"You cannot {action.verb} this result: {why}."
-    return f"Only {describe_approvers(state, settings)} can {action.verb} this result."
+) -> Decision | Refusal:
+    """May ``actor`` take ``action`` on ``record``'s result (``core.authority``)."""
+    standing = Standing(requester_state(record), settings)
+    return judge(actor, Subject.RESULT, action.act, standing)

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from plancord.core.approval_votes import ApprovalVotes
+from plancord.core.authority import Act, Refusal, Standing, Subject, judge
 from plancord.core.deadlines import Deadlines
 from plancord.core.decisions import Decisions
 from plancord.core.errors import (
@@ -45,9 +46,6 @@ from plancord.core.planning import (
     RevisionAuthor,
     StepProgress,
     StepStatus,
-    approvers_only,
-    decision_refusal,
-    may_decide,
     new_plan_id,
     next_phase,
 )
@@ -161,7 +159,7 @@ class PlanningService:
             idle_deadline=now + settings.gathering_idle_timeout,
         )
         detail = {"source": source.value, "reason": reason, "task": task}
-        after = await self._runner.commit(state, new, "entered", actor, detail)
+        after = await self._runner.commit(state, new, AuditAction.ENTERED, actor, detail)
         log_plan_mode("entered", agent, source=source.value, reason=reason or task or "-")
         await self._runner.notify(
             PlanningChange(AuditAction.ENTERED, state, after, actor, None, detail)
@@ -212,15 +210,15 @@ class PlanningService:
         settings = await self.settings.plan_mode_for(agent)
         state = await self.store.load_state(agent)
         next_phase(state.phase, PlanEvent.CANCEL)
-        if not may_decide(actor, state, settings):
+        verdict = judge(actor, Subject.PLAN, Act.CANCEL, Standing(state, settings))
+        if isinstance(verdict, Refusal):
             ref = PlanRef(agent=agent, plan_id=state.plan_id or "", revision=state.revision)
-            why = decision_refusal(actor, state, settings)
-            await self._runner.audit_refusal(ref, actor, PlanEvent.CANCEL, why)
-            raise NotAuthorised(approvers_only("cancel", state, settings))
+            await self._runner.audit_refusal(ref, actor, PlanEvent.CANCEL, verdict.rule)
+            raise NotAuthorised(verdict.text)
         revision = await self._runner.revision_of(state)
         new = state.cleared()
         detail = {"reason": reason, "from": state.phase.value}
-        after = await self._runner.commit(state, new, "cancelled", actor, detail)
+        after = await self._runner.commit(state, new, AuditAction.CANCELLED, actor, detail)
         log_plan_mode(
             "cancelled",
             agent,
@@ -241,15 +239,17 @@ class PlanningService:
         next_phase(state.phase, PlanEvent.COMPLETE)
         is_own_agent = actor.kind is ActorKind.AGENT and actor.id == agent
         by_policy = actor.kind is ActorKind.POLICY  # only plancord's own code makes these
-        if not (is_own_agent or by_policy) and not may_decide(actor, state, settings):
-            raise NotAuthorised(approvers_only("complete", state, settings))
+        if not (is_own_agent or by_policy):
+            verdict = judge(actor, Subject.PLAN, Act.COMPLETE, Standing(state, settings))
+            if isinstance(verdict, Refusal):
+                raise NotAuthorised(verdict.text)
         revision = await self._runner.revision_of(state)
         new = state.cleared()
         detail = {
             "summary": summary,
             "steps": [s.status.value for s in state.steps],
         }
-        after = await self._runner.commit(state, new, "completed", actor, detail)
+        after = await self._runner.commit(state, new, AuditAction.COMPLETED, actor, detail)
         log_plan_mode("completed", agent, plan_id=state.plan_id, rev=state.revision, by=actor.name)
         await self._runner.notify(
             PlanningChange(AuditAction.COMPLETED, state, after, actor, revision, detail)
@@ -284,7 +284,7 @@ class PlanningService:
         steps[step - 1] = StepProgress(status=status, note=note.strip()[:500])
         new = state.model_copy(update={"steps": tuple(steps)})
         detail = {"step": step, "status": status.value, "note": note.strip()[:500] or None}
-        after = await self._runner.commit(state, new, "step-updated", actor, detail)
+        after = await self._runner.commit(state, new, AuditAction.STEP_UPDATED, actor, detail)
         revision = await self._runner.revision_of(state)
         await self._runner.notify(
             PlanningChange(AuditAction.STEP_UPDATED, state, after, actor, revision, detail)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from plancord.core.authority import Act, Refusal, Standing, Subject, judge
 from plancord.core.decisions import Decisions
 from plancord.core.errors import NotAuthorised
 from plancord.core.logs import log_plan_mode
@@ -19,8 +20,6 @@ from plancord.core.planning import (
     PlanRef,
     PlanRevision,
     RevisionAuthor,
-    approvers_only,
-    may_decide,
     new_plan_id,
     next_phase,
 )
@@ -31,6 +30,7 @@ from plancord.core.ports import (
     SettingsProvider,
     WorkspaceProbe,
 )
+from plancord.core.review_gate import running_hold
 from plancord.core.transition_runner import TransitionRunner
 
 
@@ -82,8 +82,10 @@ class Submissions:
         settings = await self._settings.plan_mode_for(agent)
         state = await self._store.load_state(agent)
         target = next_phase(state.phase, PlanEvent.AMEND if amending else PlanEvent.SUBMIT)
-        if author is RevisionAuthor.HUMAN_EDIT and not may_decide(actor, state, settings):
-            raise NotAuthorised(approvers_only("edit", state, settings))
+        if author is RevisionAuthor.HUMAN_EDIT:
+            verdict = judge(actor, Subject.PLAN, Act.EDIT, Standing(state, settings))
+            if isinstance(verdict, Refusal):
+                raise NotAuthorised(verdict.text)
         valid = validate_plan(plan, max_plan_bytes=settings.max_plan_bytes)
         plan_id = state.plan_id or new_plan_id()
         now = self._clock.now()
@@ -118,7 +120,16 @@ class Submissions:
             detail["amends"] = new.amends  # execution is paused until this is decided
         if not settings.require_approval:
             detail["auto_approved"] = True  # nobody is asked to review it
-        after = await self._runner.commit(state, new, "submitted", actor, detail, revision)
+        review = settings.review if settings.require_approval else None
+        after = await self._runner.commit(
+            state,
+            new,
+            AuditAction.SUBMITTED,
+            actor,
+            detail,
+            revision,
+            review_hold=running_hold(review) if review is not None else None,
+        )
         log_plan_mode(
             "submitted", agent, plan_id=revision.plan_id, rev=revision.revision, sha=revision.sha8
         )

@@ -8,8 +8,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
+from plancord.core.authority import PLAN_ACTS, AuditPlace, Subject, refusal_row
 from plancord.core.errors import AlreadyDecided, VersionConflict
 from plancord.core.planning import (
     Actor,
@@ -57,14 +59,17 @@ class TransitionRunner:
         self,
         before: PlanningState,
         new: PlanningState,
-        action: str,
+        action: AuditAction,
         actor: Actor,
         detail: Mapping[str, Any],
         revision: PlanRevision | None = None,
         race_ref: PlanRef | None = None,
+        review_hold: timedelta | None = None,
     ) -> PlanningState:
         """Save ``before`` → ``new`` with its audit entry; ``VersionConflict`` when another
-        writer got there first (``AlreadyDecided`` instead when ``race_ref`` was decided)."""
+        writer got there first (``AlreadyDecided`` instead when ``race_ref`` was decided).
+        ``review_hold``: the submitted revision's review holds approval from this very
+        transaction (``Transition.review_hold``)."""
         now = self._clock.now()
         state = new.model_copy(update={"version": before.version + 1, "updated_at": now})
         audit = AuditEntry(
@@ -79,7 +84,11 @@ class TransitionRunner:
         try:
             saved = await self._store.save_transition(
                 Transition(
-                    state=state, expected_version=before.version, audit=audit, revision=revision
+                    state=state,
+                    expected_version=before.version,
+                    audit=audit,
+                    revision=revision,
+                    review_hold=review_hold,
                 )
             )
         except VersionConflict:
@@ -106,15 +115,16 @@ class TransitionRunner:
         self, ref: PlanRef, actor: Actor, event: PlanEvent, why: str | None
     ) -> None:
         """A refused decision changes nothing but is recorded: who tried what, and why not."""
+        place = AuditPlace(ref.agent, ref.plan_id or None, ref.revision or None)
         await self._store.append_audit(
-            AuditEntry(
-                at=self._clock.now(),
-                agent=ref.agent,
-                actor=actor.label,
-                action=AuditAction.DECISION_REFUSED,
-                plan_id=ref.plan_id or None,
-                revision=ref.revision or None,
-                detail={"event": event.value, "why": why},
+            refusal_row(
+                Subject.PLAN,
+                PLAN_ACTS[event],
+                actor,
+                place,
+                self._clock.now(),
+                why,
+                {"event": event.value},
             )
         )
 

@@ -9,6 +9,7 @@ hands each cog the parts it uses.
 
 from __future__ import annotations
 
+from plancord.core.authority import Answer
 from plancord.core.ports import PermissionRequest, PlanningChange, Question
 from plancord.discord_bot.asks.asks import Asks
 from plancord.discord_bot.asks.live import LiveAsks
@@ -74,7 +75,7 @@ class DiscordNotifier:
     async def ask_user(self, question: Question) -> str | None:
         return await self.asks.ask_user(question)
 
-    async def ask_permission(self, request: PermissionRequest) -> bool | None:
+    async def ask_permission(self, request: PermissionRequest) -> Answer:
         return await self.asks.ask_permission(request)
 
     async def restore(self) -> None:

@@ -8,8 +8,8 @@ same row a vote and a decision take first, so neither can slip in between check 
 
 from __future__ import annotations
 
-from plancord.core.plan_answers import ANSWERED, AnswerOutcome, PlanAnswer
-from plancord.core.planning import AuditEntry
+from plancord.core.plan_answers import AnswerOutcome, PlanAnswer
+from plancord.core.planning import AuditAction, AuditEntry
 from plancord.storage.approval_votes import HOLD_WAITING
 from plancord.storage.backend import Backend, Tx
 from plancord.storage.codec import INSERT_AUDIT, audit_values, parse_ts, ts
@@ -48,7 +48,7 @@ class PlanAnswerStore:
                 at=answer.at,
                 agent=agent,
                 actor=answer.by,
-                action=ANSWERED,
+                action=AuditAction.QUESTION_ANSWERED,
                 plan_id=answer.plan_id,
                 revision=answer.revision,
                 detail={

@@ -30,6 +30,20 @@ class ReviewKind(StrEnum):
     RESULT = "result"
 
 
+def mark_started(
+    conn: Tx, plan_id: str, revision: int, kind: ReviewKind, at: datetime, hold: timedelta | None
+) -> bool:
+    """In ``conn``'s transaction: mark the review as started at ``at``, holding approval for
+    at most ``hold`` while it runs; False, with nothing written, when it already was."""
+    seconds = None if hold is None else math.ceil(hold.total_seconds())
+    cursor = conn.execute(
+        "INSERT INTO plan_reviews (plan_id, revision, kind, started_at, hold_seconds) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (plan_id, revision, kind) DO NOTHING",
+        (plan_id, revision, kind.value, ts(at), seconds),
+    )
+    return cursor.rowcount == 1
+
+
 @dataclass(frozen=True, slots=True)
 class StoredReview:
     plan_id: str
@@ -71,15 +85,9 @@ class PlanReviewStore:
         """Mark the review as running, holding approval for at most ``hold`` while it runs
         (None: it holds nothing by itself); False, with nothing written, when this
         revision's review of this kind was already started (one per revision and kind)."""
-        seconds = None if hold is None else math.ceil(hold.total_seconds())
 
         def write(conn: Tx) -> bool:
-            cursor = conn.execute(
-                "INSERT INTO plan_reviews (plan_id, revision, kind, started_at, hold_seconds) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (plan_id, revision, kind) DO NOTHING",
-                (plan_id, revision, kind.value, ts(at), seconds),
-            )
-            return cursor.rowcount == 1
+            return mark_started(conn, plan_id, revision, kind, at, hold)
 
         return await self.db.write(write)
 

@@ -36,6 +36,7 @@ from plancord.storage.codec import (
     state_values,
     ts,
 )
+from plancord.storage.plan_reviews import ReviewKind, mark_started
 
 __all__ = ["AgentExists", "SqlStore", "parse_ts", "ts"]
 
@@ -229,6 +230,15 @@ class SqlStore:
                     revision_values,
                 )
             conn.execute(INSERT_AUDIT, audit)
+            if rev is not None and transition.review_hold is not None:
+                mark_started(
+                    conn,
+                    rev.plan_id,
+                    rev.revision,
+                    ReviewKind.PLAN,
+                    rev.submitted_at,
+                    transition.review_hold,
+                )
 
         await self.db.write(save)
         if rev is not None:

@@ -144,6 +144,23 @@ async def test_permission_request_shows_the_action_and_allow_runs_it(
     assert audit[0].detail["action"] == "tool:bash_execute:touch made.txt"
 
 
+async def test_a_refused_click_is_audited_like_every_refusal(
+    scene_factory: SceneFactory,
+) -> None:
+    scene, _, request = await permission_asked(scene_factory)
+
+    refused = await scene.bob.click(request, label="Deny")
+
+    assert refused.ephemeral
+    audit = await scene.app.store.list_audit("ada")
+    [row] = [a for a in audit if a.action == "ask-refused"]
+    assert row.actor == f"user:{scene.bob.id}(bob)"
+    assert row.detail["subject"] == "permission" and row.detail["act"] == "deny"
+    assert row.detail["action"] == "tool:bash_execute:touch made.txt"
+    assert "only" in row.detail["why"]
+    assert not [a for a in audit if a.action.startswith("permission-")]
+
+
 async def test_members_with_an_approver_role_may_deny(scene_factory: SceneFactory) -> None:
     scene, _, request = await permission_asked(scene_factory)
     reviewers = scene.guild.create_role("reviewers")

@@ -32,13 +32,25 @@ from plancord.agent.execution.observe import Effects, RestoreFailed, Unobserved,
 from plancord.agent.execution.repository import RepositoryLook
 from plancord.agent.execution.steps import StepKeeper
 from plancord.agent.home import AgentHomes
+from plancord.core.authority import Answer, Subject
 from plancord.core.drift import DriftPolicy
+from plancord.core.drift_findings import (
+    DriftAction,
+    DriftFinding,
+    DriftPlace,
+    FindingKind,
+    answered,
+    drift_action,
+    drift_row,
+    listed_paths,
+)
 from plancord.core.errors import CardNotShown
 from plancord.core.execution import (
     DriftDecision,
     ExecutionEvent,
     ExecutionEventKind,
     ExecutionRecord,
+    step_number,
 )
 from plancord.core.holding import (
     KnownWrites,
@@ -49,7 +61,6 @@ from plancord.core.holding import (
     hold_to_step,
 )
 from plancord.core.plan import Plan
-from plancord.core.planning import Actor, AuditAction, AuditEntry
 from plancord.core.ports import Clock, Notifier, PermissionRequest
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.store import SqlStore
@@ -118,43 +129,20 @@ class ExecutionHost:
     @staticmethod
     def tool_drift(
         plan: Plan, record: ExecutionRecord, tool: str, writes: KnownWrites | None = None
-    ) -> str | None:
-        """Before a call, judged by its tool and the writes it is known to make: why no
-        step from the current one on covers it (the gate decides that drift by policy, so
-        it is asked before it happens), or None. A move of ``HEAD`` off the execution
-        branch is drift whatever the step's files say."""
+    ) -> DriftFinding | None:
+        """Before a call, judged by its tool and the writes it is known to make: the finding
+        that no step from the current one on covers it (the gate applies the drift policy
+        to it, so it is asked before it happens), or None. A move of ``HEAD`` off the
+        execution branch is drift whatever the step's files say."""
         paths = writes.paths if writes is not None and writes.paths else None
+        known = tuple(paths or ())
         held = hold_to_step(plan, record.current_step, tool, paths)
         if isinstance(held, StepDrift):
-            return held.reason
+            return DriftFinding(FindingKind.TOOL, held.reason, known)
         if writes is not None and writes.leaves(record.branch):
-            return f"the call would move HEAD off the execution branch `{record.branch}`"
+            reason = f"the call would move HEAD off the execution branch `{record.branch}`"
+            return DriftFinding(FindingKind.TOOL, reason, known)
         return None
-
-    async def decided_before(
-        self,
-        record: ExecutionRecord,
-        tool: str,
-        action: str,
-        paths: tuple[str, ...],
-        reason: str,
-        decision: DriftDecision,
-    ) -> None:
-        """Record a drift the gate decided before the call ran (asked, refused or logged:
-        the gate audited it) with the step's events, as one decided after a call is."""
-        await self._executions.add_event(
-            ExecutionEvent(
-                plan_id=record.plan_id,
-                at=self._clock.now(),
-                step=record.current_step + 1,
-                kind=ExecutionEventKind.DRIFT,
-                tool=tool,
-                action=action,
-                paths=paths,
-                reason=reason,
-                decision=decision,
-            )
-        )
 
     async def before(self, call: HeldCall) -> tuple[ExecutionRecord, Verdict]:
         """Before the call: the workspace must be observable; a tool only a later step uses
@@ -176,7 +164,7 @@ class ExecutionHost:
             record, commit = await self._steps.move_on(record, call.plan, held.step, held.skipped)
             await self.resync(record.agent)
             if commit is not None and call.commit_message is not None:
-                answer = f"Committed the work of step {ended + 1} as {commit[:12]}."
+                answer = f"Committed the work of step {step_number(ended)} as {commit[:12]}."
         step = record.current_step
         if (
             call.checkpoints
@@ -187,7 +175,7 @@ class ExecutionHost:
             if why is not None:
                 return record, Verdict(_checkpoint_refused(step, why), stop=True)
         if answer is not None:
-            await self._event(replace(call, record=record), ExecutionEventKind.COMMAND, ())
+            await self._command(replace(call, record=record), ())
         return record, Verdict(answer=answer)
 
     async def after(self, call: HeldCall) -> Verdict:
@@ -204,24 +192,25 @@ class ExecutionHost:
             changed = tuple(path for path in changed if not allowed.covers(path))
             off_branch = off_branch and not allowed.leaves(record.branch)
             if not changed and not off_branch:
-                await self._event(call, ExecutionEventKind.COMMAND, observed)
+                await self._command(call, observed)
                 return Verdict()
         if not changed and not off_branch:
-            await self._event(call, ExecutionEventKind.COMMAND, ())
+            await self._command(call, ())
             return Verdict()
         everything = (*effects.paths, *effects.git_state)
         if off_branch:
             # Everything the call changed goes back with HEAD: a checkout's files too.
             reason = f"the call moved HEAD off the execution branch `{record.branch}`"
-            drift = StepDrift(record.current_step, (".git/HEAD",), reason)
-            return await self._drift(call, drift, changed, everything)
+            finding = DriftFinding(FindingKind.OBSERVED, reason, (".git/HEAD",))
+            return await self._drift(call, finding, everything)
         held = hold_to_step(call.plan, record.current_step, call.tool, changed)
         if isinstance(held, WithinStep) or (call.drift_decided and allowed is None):
-            await self._event(call, ExecutionEventKind.COMMAND, changed)
+            await self._command(call, changed)
             return Verdict()
         if isinstance(held, MovesOn):
             return await self._moves_on(call, held, changed, everything)
-        return await self._drift(call, held, changed, _to_restore(effects, held.outside or changed))
+        finding = DriftFinding(FindingKind.OBSERVED, held.reason, held.outside or changed)
+        return await self._drift(call, finding, _to_restore(effects, finding.paths))
 
     async def resync(self, agent: str) -> None:
         """After the host changed the repository itself (a step commit): look again, so the
@@ -260,7 +249,7 @@ class ExecutionHost:
             call.record, call.plan, held.step, held.skipped, changed
         )
         await self.resync(call.record.agent)
-        await self._event(replace(call, record=moved), ExecutionEventKind.COMMAND, changed)
+        await self._command(replace(call, record=moved), changed)
         return Verdict()
 
     async def _checkpoint(self, call: HeldCall, step: int) -> str | None:
@@ -278,30 +267,34 @@ class ExecutionHost:
             )
         except CardNotShown as exc:
             return f"not shown: {exc}"
-        if answer:
+        if answer is Answer.ALLOWED:
             return None
-        return "stopped" if answer is False else "nobody answered in time"
+        return "stopped" if answer is Answer.DENIED else "nobody answered in time"
 
     async def _drift(
-        self, call: HeldCall, held: StepDrift, changed: tuple[str, ...], restorable: tuple[str, ...]
+        self, call: HeldCall, finding: DriftFinding, restorable: tuple[str, ...]
     ) -> Verdict:
-        outside = held.outside or changed
-        if call.policy is DriftPolicy.LOG:
-            await self._event(call, ExecutionEventKind.DRIFT, outside, held.reason, "logged")
+        """Apply the drift policy to what the call was observed to do (``drift_action``)."""
+        action = drift_action(finding, call.policy)
+        outside = finding.paths
+        if action is DriftAction.LOG:
+            await self._held_drift(call, finding, action, DriftDecision.LOGGED)
             return Verdict()
-        if call.policy is DriftPolicy.REFUSE:
-            stopped = not await self._restore(call.record.agent, restorable)
-            await self._event(
-                call,
-                ExecutionEventKind.DRIFT,
-                outside,
-                held.reason,
-                "stopped" if stopped else "refused",
-            )
+        if action is DriftAction.STOP:
+            await self._held_drift(call, finding, action, DriftDecision.STOPPED)
             return Verdict(
-                f"Refused and undone: {held.reason}. The changes to "
-                f"{_listed(outside)} were restored. Keep to the current step's files; if the "
-                "plan must change, submit an amendment with submit_plan.",
+                f"Execution stopped: {finding.reason}, so nothing it did can be held to the "
+                "plan or undone.",
+                stop=True,
+            )
+        if action is DriftAction.REFUSE:
+            stopped = not await self._restore(call.record.agent, restorable)
+            decision = DriftDecision.STOPPED if stopped else DriftDecision.REFUSED
+            await self._held_drift(call, finding, action, decision)
+            return Verdict(
+                f"Refused and undone: {finding.reason}. The changes to "
+                f"{listed_paths(outside)} were restored. Keep to the current step's files; if "
+                "the plan must change, submit an amendment with submit_plan.",
                 stop=stopped,
             )
         diff = await self._repository.short_diff(call.record.agent, outside)
@@ -310,21 +303,23 @@ class ExecutionHost:
                 agent=call.record.agent,
                 action=call.action,
                 tool_name=call.tool,
-                summary=f"keep changes to {_listed(outside)}",
+                summary=f"keep changes to {listed_paths(outside)}",
                 requested_by=call.requested_by,
                 timeout_seconds=call.timeout_seconds,
-                outside_plan=f"{held.reason}\nchanged: {_listed(outside, 10)}\n{diff}",
+                outside_plan=f"{finding.reason}\nchanged: {listed_paths(outside, 10)}\n{diff}",
+                subject=Subject.DRIFT,
             )
         )
-        if answer:
-            await self._event(call, ExecutionEventKind.DRIFT, outside, held.reason, "allowed")
+        if answer is Answer.ALLOWED:
+            await self._held_drift(call, finding, action, DriftDecision.ALLOWED)
             return Verdict()
         stopped = not await self._restore(call.record.agent, restorable)
-        decision = "stopped" if stopped else "denied" if answer is False else "timed-out"
-        await self._event(call, ExecutionEventKind.DRIFT, outside, held.reason, decision)
-        who = "a human denied it" if answer is False else "nobody answered in time"
+        await self._held_drift(
+            call, finding, action, DriftDecision.STOPPED if stopped else answered(answer)
+        )
+        who = "a human denied it" if answer is Answer.DENIED else "nobody answered in time"
         return Verdict(
-            f"Undone: {held.reason}; {who}, so the changes to {_listed(outside)} were "
+            f"Undone: {finding.reason}; {who}, so the changes to {listed_paths(outside)} were "
             "restored as they were before the call.",
             stop=stopped,
         )
@@ -332,14 +327,7 @@ class ExecutionHost:
     async def _unobserved(self, call: HeldCall, effects: Unobserved) -> Verdict:
         self.forget(call.record.agent)
         reason = f"the host could not observe what the call changed: {effects.reason}"
-        if call.policy is DriftPolicy.LOG:
-            await self._event(call, ExecutionEventKind.DRIFT, (), reason, "logged")
-            return Verdict()
-        await self._event(call, ExecutionEventKind.DRIFT, (), reason, "stopped")
-        return Verdict(
-            f"Execution stopped: {reason}, so nothing it did can be held to the plan or undone.",
-            stop=True,
-        )
+        return await self._drift(call, DriftFinding(FindingKind.UNOBSERVED, reason), ())
 
     # -- observation ----------------------------------------------------------------------
 
@@ -411,45 +399,51 @@ class ExecutionHost:
         await self._repository.note_head(agent)
         return True
 
-    async def _event(
-        self,
-        call: HeldCall,
-        kind: ExecutionEventKind,
-        paths: tuple[str, ...],
-        reason: str | None = None,
-        decision: str | None = None,
-    ) -> None:
-        """Record a command or a drift event of the current step; a drift is audited too."""
-        if kind is ExecutionEventKind.DRIFT:
-            record = call.record
-            await self._audit.append_audit(
-                AuditEntry(
-                    at=self._clock.now(),
-                    agent=record.agent,
-                    actor=Actor.agent(record.agent).label,
-                    action=AuditAction.DRIFT,
-                    plan_id=record.plan_id,
-                    revision=record.revision,
-                    detail={
-                        "call": call.action,
-                        "why": f"{reason}: {_listed(paths, 10)}" if paths else reason,
-                        "outcome": call.policy.value,
-                        "decision": decision,
-                        "step": record.current_step + 1,
-                    },
-                )
-            )
+    async def _command(self, call: HeldCall, paths: tuple[str, ...]) -> None:
+        """Record a command of the current step."""
         await self._executions.add_event(
             ExecutionEvent(
                 plan_id=call.record.plan_id,
                 at=self._clock.now(),
-                step=call.record.current_step + 1,
-                kind=kind,
+                step=step_number(call.record.current_step),
+                kind=ExecutionEventKind.COMMAND,
                 tool=call.tool,
                 action=call.action,
                 paths=paths,
-                reason=reason,
-                decision=DriftDecision(decision) if decision else None,
+            )
+        )
+
+    async def _held_drift(
+        self, call: HeldCall, finding: DriftFinding, action: DriftAction, decision: DriftDecision
+    ) -> None:
+        await self.record_drift(call.record, call.tool, call.action, finding, action, decision)
+
+    async def record_drift(
+        self,
+        record: ExecutionRecord,
+        tool: str,
+        call: str,
+        finding: DriftFinding,
+        action: DriftAction,
+        decision: DriftDecision,
+    ) -> None:
+        """A drift decided, before the call (by the gate) or after it (here): its one audit
+        row (``drift_row``) and the step's event."""
+        step = step_number(record.current_step)
+        place = DriftPlace(record.agent, record.plan_id, record.revision, step, call)
+        now = self._clock.now()
+        await self._audit.append_audit(drift_row(finding, action, decision, place, now))
+        await self._executions.add_event(
+            ExecutionEvent(
+                plan_id=record.plan_id,
+                at=now,
+                step=step,
+                kind=ExecutionEventKind.DRIFT,
+                tool=tool,
+                action=call,
+                paths=finding.paths,
+                reason=finding.reason,
+                decision=decision,
             )
         )
 
@@ -465,11 +459,6 @@ def _to_restore(effects: Effects, outside: tuple[str, ...]) -> tuple[str, ...]:
 
 def _checkpoint_refused(step: int, why: str) -> str:
     return (
-        f"Not run: step {step + 1} is high-risk and its checkpoint was {why}. Execution has "
-        "ended with the steps so far kept; do not continue the plan."
+        f"Not run: step {step_number(step)} is high-risk and its checkpoint was {why}. "
+        "Execution has ended with the steps so far kept; do not continue the plan."
     )
-
-
-def _listed(paths: tuple[str, ...], most: int = 3) -> str:
-    shown = ", ".join(f"`{p}`" for p in paths[:most])
-    return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")

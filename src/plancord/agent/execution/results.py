@@ -32,9 +32,10 @@ from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
 from plancord.agent.plan_review.runs import PlanReviewRuns
 from plancord.core.approval_votes import entitled_votes
+from plancord.core.authority import AuditPlace, Refusal, Subject, decision_row
 from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.errors import NotAuthorised, PlancordError
-from plancord.core.execution import ExecutionRecord, ResultState
+from plancord.core.execution import ExecutionRecord, ResultState, StepNumber
 from plancord.core.planning import Actor, ActorKind, AuditEntry
 from plancord.core.ports import Clock, MemberDirectory, PlanningChange, SettingsProvider
 from plancord.core.results import (
@@ -43,8 +44,8 @@ from plancord.core.results import (
     ResultListener,
     ResultSummary,
     StaleResult,
-    check_result_policy,
     requester_state,
+    result_verdict,
 )
 from plancord.core.sandbox_policy import SandboxPolicy, SandboxSettings
 from plancord.core.settings import PlanModeSettings
@@ -252,8 +253,8 @@ class ExecutionResults:
             await self._decided(record, actor, ResultState.DISCARDED, ResultAction.DISCARD, outcome)
             return f"Discarded the result; `{record.base}` is back at the reviewed state."
 
-    async def roll_back(self, plan_id: str, version: int, step: int, actor: Actor) -> str:
-        """The branch and working tree as they were before step ``step`` (1-based)."""
+    async def roll_back(self, plan_id: str, version: int, step: StepNumber, actor: Actor) -> str:
+        """The branch and working tree as they were before step ``step`` (as people count)."""
         async with self._lock(plan_id):
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.ROLL_BACK)
             recorded = await self._commits.commits(plan_id)
@@ -321,10 +322,10 @@ class ExecutionResults:
             await self._audit(record, actor, ResultAction.REFUSED, action.verb, why)
             raise StaleResult(f"Nothing changed: {why}; use the newest completion card.")
         settings = await self._settings.plan_mode_for(record.agent)
-        refusal = check_result_policy(actor, record, settings, action)
-        if refusal is not None:
-            await self._audit(record, actor, ResultAction.REFUSED, action.verb, refusal)
-            raise NotAuthorised(refusal)
+        verdict = result_verdict(actor, record, settings, action)
+        if isinstance(verdict, Refusal):
+            await self._audit(record, actor, ResultAction.REFUSED, action.verb, verdict.rule)
+            raise NotAuthorised(verdict.text)
         return record, settings
 
     async def _vote(self, record: ExecutionRecord, actor: Actor) -> Sequence[ApprovalVote]:
@@ -369,17 +370,16 @@ class ExecutionResults:
     def _entry(
         self, record: ExecutionRecord, actor: Actor, action: ResultAction, what: str, why: str = ""
     ) -> AuditEntry:
-        detail: dict[str, object] = {"what": what, "version": record.result_version}
-        if why:
-            detail["why"] = why
-        return AuditEntry(
-            at=self._clock.now(),
-            agent=record.agent,
-            actor=actor.label,
-            action=action.value,
-            plan_id=record.plan_id,
-            revision=record.revision,
-            detail=detail,
+        place = AuditPlace(record.agent, record.plan_id, record.revision)
+        detail = {"what": what, "version": record.result_version}
+        return decision_row(
+            action.audit,
+            actor,
+            place,
+            self._clock.now(),
+            detail,
+            subject=Subject.RESULT,
+            why=why or None,
         )
 
     async def _audit(

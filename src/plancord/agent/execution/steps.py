@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from plancord.agent.execution.branch import BranchError
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
+from plancord.core.authority import Answer, Subject
+from plancord.core.drift_findings import answered
 from plancord.core.errors import CardNotShown, PlancordError
 from plancord.core.execution import (
     DriftDecision,
@@ -29,6 +31,7 @@ from plancord.core.execution import (
     ExecutionEventKind,
     ExecutionRecord,
     StepOutcome,
+    step_number,
 )
 from plancord.core.plan import Plan
 from plancord.core.planning import ActorKind, AuditAction, Phase
@@ -60,29 +63,30 @@ class StepKeeper:
         self,
         record: ExecutionRecord,
         plan: Plan,
-        step: int,
+        index: int,
         *,
         requested_by: str | None,
         timeout_seconds: float,
         tool: str,
         action: str,
-    ) -> bool | None:
-        """Ask an approver to Continue into 🔴 step ``step`` (0-based) before ``action``
-        runs (or is kept): True Continue, False Stop, None nobody answered. While the card
+    ) -> Answer:
+        """Ask an approver to Continue into the 🔴 step at ``index`` before ``action``
+        runs (or is kept): allowed (Continue), denied (Stop) or timed out. While the card
         waits the record says so, so a restart in between ends execution. A card Discord
         would not show raises ``CardNotShown`` (recorded as a stop with its reason)."""
-        await self._executions.set_waiting_checkpoint(record.plan_id, step)
+        await self._executions.set_waiting_checkpoint(record.plan_id, index)
         request = PermissionRequest(
             agent=record.agent,
             action=(
-                f"checkpoint: start 🔴 step {step + 1}: "
-                f"{plan.steps[step].description[:300]}\nfirst call: {action[:300]}"
+                f"checkpoint: start 🔴 step {step_number(index)}: "
+                f"{plan.steps[index].description[:300]}\nfirst call: {action[:300]}"
             ),
             tool_name=tool,
-            summary=f"start high-risk step {step + 1}",
+            summary=f"start high-risk step {step_number(index)}",
             requested_by=requested_by,
             timeout_seconds=timeout_seconds,
             labels=("Continue", "Stop"),
+            subject=Subject.CHECKPOINT,
         )
         try:
             answer = await self._notifier.ask_permission(request)
@@ -90,26 +94,19 @@ class StepKeeper:
             # Not an answer: the card never reached anyone.
             await self._executions.set_waiting_checkpoint(record.plan_id, None)
             await self._checkpoint_event(
-                record, step, tool, action, DriftDecision.STOPPED, str(exc)
+                record, index, tool, action, DriftDecision.STOPPED, str(exc)
             )
             raise
         # Cleared only once answered: a turn cut short by a restart leaves the mark, and
         # the restart then ends execution instead of resuming into the step.
         await self._executions.set_waiting_checkpoint(record.plan_id, None)
-        decision = (
-            DriftDecision.ALLOWED
-            if answer
-            else DriftDecision.DENIED
-            if answer is False
-            else DriftDecision.TIMED_OUT
-        )
-        await self._checkpoint_event(record, step, tool, action, decision, None)
+        await self._checkpoint_event(record, index, tool, action, answered(answer), None)
         return answer
 
     async def _checkpoint_event(
         self,
         record: ExecutionRecord,
-        step: int,
+        index: int,
         tool: str,
         action: str,
         decision: DriftDecision,
@@ -119,7 +116,7 @@ class StepKeeper:
             ExecutionEvent(
                 plan_id=record.plan_id,
                 at=self._clock.now(),
-                step=step + 1,
+                step=step_number(index),
                 kind=ExecutionEventKind.CHECKPOINT,
                 tool=tool,
                 action=action,
@@ -128,10 +125,11 @@ class StepKeeper:
             )
         )
 
-    async def passed(self, record: ExecutionRecord, step: int) -> bool:
-        """Whether 🔴 step ``step`` (0-based) had its checkpoint answered Continue."""
-        answered = await self._executions.events(record.plan_id, ExecutionEventKind.CHECKPOINT)
-        return any(e.step == step + 1 and e.decision is DriftDecision.ALLOWED for e in answered)
+    async def passed(self, record: ExecutionRecord, index: int) -> bool:
+        """Whether the 🔴 step at ``index`` had its checkpoint answered Continue."""
+        number = step_number(index)
+        answers = await self._executions.events(record.plan_id, ExecutionEventKind.CHECKPOINT)
+        return any(e.step == number and e.decision is DriftDecision.ALLOWED for e in answers)
 
     async def move_on(
         self,
@@ -166,7 +164,7 @@ class StepKeeper:
             AuditAction.CANCELLED,
         )
         rejected_amendment = (
-            change.action == AuditAction.REJECTED
+            change.action is AuditAction.REJECTED
             and before.phase is Phase.SUBMITTED
             and before.amends is not None
         )
@@ -175,7 +173,7 @@ class StepKeeper:
         record = await self._executions.get(before.plan_id)
         if record is None or not record.running:
             return
-        finished = change.action == AuditAction.COMPLETED and (change.actor.kind is ActorKind.AGENT)
+        finished = change.action is AuditAction.COMPLETED and (change.actor.kind is ActorKind.AGENT)
         plan = change.revision.plan if change.revision is not None else None
         if plan is not None:
             await self._commit(record, plan)
@@ -197,11 +195,11 @@ class StepKeeper:
         self, record: ExecutionRecord, plan: Plan, leave_out: Sequence[str] = ()
     ) -> str | None:
         """Commit the current step; the commit's id, None when it changed nothing."""
-        step = record.current_step
+        index = record.current_step
         fresh = await self._executions.get(record.plan_id)
         message = fresh.step_message if fresh is not None else None
         if not message:
-            message = plan.steps[step].description if step < len(plan.steps) else "work"
+            message = plan.steps[index].description if index < len(plan.steps) else "work"
         recorded = await self._commits.commits(record.plan_id)
         parent = recorded[-1].commit if recorded else record.reviewed_commit
         try:
@@ -209,7 +207,9 @@ class StepKeeper:
                 branch_record(record), message, parent, leave_out
             )
         except (BranchError, PlancordError) as exc:
-            log.warning("agent %s: could not commit step %s: %s", record.agent, step + 1, exc)
+            log.warning(
+                "agent %s: could not commit step %s: %s", record.agent, step_number(index), exc
+            )
             return None
-        await self._commits.committed(record.plan_id, step + 1, commit)
+        await self._commits.committed(record.plan_id, step_number(index), commit)
         return commit

@@ -5,7 +5,8 @@ posted at once (showing the review as in progress) and this listener runs the re
 it: the review is marked started before the listener returns (so an approval click that
 comes first is checked against a running review, not against none; under
 ``require_acknowledgement`` or ``require_review`` the mark says it holds approval, so every
-path refuses a plain approval while it runs), the call runs as a
+path refuses a plain approval while it runs, and that mark is written by the submission's
+own transaction, so no approval lands between the two), the call runs as a
 task, its usage is recorded in the agent's usage (so the plan's cost line and budget count
 it), the review is kept per revision, and the ``ReviewListener``s (the Discord edge) are told
 to redraw. The same object reviews an executed plan's result when asked
@@ -75,16 +76,14 @@ class PlanReviewRuns:
         settings = (await self._settings.plan_mode_for(revision.agent)).review
         if settings is None:
             return
+        hold = running_hold(settings)
         started = await self._reviews.start(
-            revision.plan_id,
-            revision.revision,
-            ReviewKind.PLAN,
-            self._clock.now(),
-            hold=running_hold(settings),
+            revision.plan_id, revision.revision, ReviewKind.PLAN, self._clock.now(), hold=hold
         )
-        if not started:
-            return
-        self._run(revision, change.after, settings)
+        # A review that holds approval was marked started by the submission's own
+        # transaction (``Transition.review_hold``): this submission's listener runs it.
+        if started or hold is not None:
+            self._run(revision, change.after, settings)
 
     async def resume(self, states: Sequence[PlanningState]) -> None:
         """After a start: make again the review calls a restart cut short, for the plans of

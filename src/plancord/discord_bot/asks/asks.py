@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import discord
 
+from plancord.core.authority import Answer
 from plancord.core.ports import PermissionRequest, Question
 from plancord.discord_bot.asks.live import LiveAsks
 from plancord.discord_bot.asks.permissions import Permissions
@@ -53,7 +54,7 @@ class Asks:
     ) -> None:
         await self.questions.answer_text(interaction, ask_id, text)
 
-    async def ask_permission(self, request: PermissionRequest) -> bool | None:
+    async def ask_permission(self, request: PermissionRequest) -> Answer:
         return await self.permissions.ask_permission(request)
 
     async def decide(

@@ -17,7 +17,6 @@ from typing import Any
 
 import discord
 
-from plancord.core.planning import Actor
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.storage.pending_asks import AskKind, PendingAskStore, StoredAsk
 
@@ -43,12 +42,6 @@ class LiveAsk:
     channel_id: int
     message_ids: list[int] = field(default_factory=list)
     payload: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    allowed: bool
-    actor: Actor
 
 
 @dataclass(frozen=True, slots=True)

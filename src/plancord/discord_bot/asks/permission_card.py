@@ -8,6 +8,7 @@ from typing import Any
 
 import discord
 
+from plancord.core.authority import ASK_DECIDERS
 from plancord.discord_bot.shared.client import client_of
 
 ACTION_CHARS = 1500
@@ -58,7 +59,7 @@ def permission_embed(
         timeout = duration_text(float(payload.get("timeout_seconds", 0)))
         embed.add_field(
             name="Who decides",
-            value="The requester, members with an approver role, or server administrators.",
+            value=f"{ASK_DECIDERS[0].upper()}{ASK_DECIDERS[1:]}.",
             inline=True,
         )
         embed.set_footer(text=f"No answer within {timeout} counts as Deny.")

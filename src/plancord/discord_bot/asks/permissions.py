@@ -1,8 +1,10 @@
-"""Permission requests an agent puts to a human in its channel: an embed with Allow / Deny
-buttons (or a checkpoint's own two labels), decided under the approver policy; the outcome,
-with who decided and when, is written to the audit log. Nothing runs unless a member the
-policy accepts allows it: a timeout or a restart denies, and a card Discord would not show
-even after retries (``posting.py``) is audited and raised as ``CardNotShown`` with the reason.
+"""Permission requests an agent puts to a human in its channel (a call the profile holds, a
+drift, a 🔴 step's checkpoint): an embed with Allow / Deny buttons (or a checkpoint's own two
+labels). A click is translated into the act it takes and judged by the authority
+(``core.ask_authority``), which also writes the outcome, with who decided and when, to the
+audit log; this module posts, waits and renders. Nothing runs unless a member the policy
+accepts allows it: a timeout or a restart denies, and a card Discord would not show even
+after retries (``posting.py``) is audited and raised as ``CardNotShown`` with the reason.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from typing import Any
 
 import discord
 
-from plancord.core.errors import CardNotShown, PlancordError
-from plancord.core.planning import Actor, AuditEntry, decision_refusal, may_decide
+from plancord.core.authority import ACTS, Answer, Decision, Refusal, Subject
+from plancord.core.errors import CardNotShown
+from plancord.core.planning import Actor, AuditAction
 from plancord.core.ports import PermissionRequest
 from plancord.discord_bot.asks.live import (
     NO_MENTIONS,
-    Decision,
     LiveAsk,
     LiveAsks,
     Unanswered,
@@ -49,8 +51,8 @@ class Permissions:
     io: ChannelIO
     live: LiveAsks
 
-    async def ask_permission(self, request: PermissionRequest) -> bool | None:
-        """True allowed, False denied, None nobody decided in time. Raises ``CardNotShown``
+    async def ask_permission(self, request: PermissionRequest) -> Answer:
+        """Allowed, denied, or timed out (nobody decided in time). Raises ``CardNotShown``
         (audited with Discord's reason) when the card could not be shown even after retries:
         nothing runs, and the caller says so instead of "nobody answered"."""
         destination = await self.io.destination(request.agent)
@@ -63,6 +65,7 @@ class Permissions:
             "timeout_seconds": request.timeout_seconds,
             "outside_plan": request.outside_plan,
             "labels": list(request.labels),
+            "subject": request.subject.value,
         }
         await self.live.record(
             ask_id, "permission", request.agent, payload, request.timeout_seconds
@@ -75,7 +78,7 @@ class Permissions:
             await self._audit(
                 request.agent,
                 Actor.policy("discord"),
-                "not-shown",
+                Answer.NOT_SHOWN.audit_action,
                 payload,
                 ask_id,
                 reason=str(exc),
@@ -96,7 +99,11 @@ class Permissions:
         )
         if isinstance(decision, Unanswered):
             await self._audit(
-                request.agent, Actor.policy("permission_timeout"), "timed-out", payload, ask_id
+                request.agent,
+                Actor.policy("permission_timeout"),
+                Answer.TIMED_OUT.audit_action,
+                payload,
+                ask_id,
             )
             await edit_quietly(
                 decision.card,
@@ -105,26 +112,21 @@ class Permissions:
                 ),
                 view=permission_view(ask_id, disabled=True, labels=request.labels),
             )
-            return None
+            return Answer.TIMED_OUT
         if isinstance(decision, CardNotShown):
             # Deleted, and Discord would not take it again (``reposting.py``).
             await self._audit(
                 request.agent,
                 Actor.policy("discord"),
-                "not-shown",
+                Answer.NOT_SHOWN.audit_action,
                 payload,
                 ask_id,
                 reason=str(decision),
             )
             raise decision
-        await self._audit(
-            request.agent,
-            decision.actor,
-            "allowed" if decision.allowed else "denied",
-            payload,
-            ask_id,
-        )
-        return decision.allowed
+        answer = decision.answer
+        await self._audit(request.agent, decision.actor, answer.audit_action, payload, ask_id)
+        return answer
 
     def card(self, ask_id: str, agent: str, payload: dict[str, Any]) -> Card:
         """The request's card as posted (and posted again when it is deleted)."""
@@ -157,10 +159,18 @@ class Permissions:
             )
             await refuse(interaction, text)
             return
-        actor = actor_from(interaction.user)
-        refusal = await self._refusal(actor, ask, allowing=allow)
-        if refusal is not None:
-            await refuse(interaction, refusal)
+        subject = subject_of(ask.payload)
+        act = ACTS[subject][0 if allow else 1]
+        verdict = await self.bot.app.asks.judge(
+            actor_from(interaction.user),
+            subject,
+            act,
+            ask.agent,
+            ask.requested_by,
+            {"ask_id": ask_id, "action": ask.payload.get("action")},
+        )
+        if isinstance(verdict, Refusal):
+            await refuse(interaction, verdict.text)
             return
         if self.live.pop(ask_id) is None:
             await refuse(
@@ -175,7 +185,7 @@ class Permissions:
             else f"{word} — chosen by {interaction.user.mention}"
         )
         self.live.remember(ask_id, outcome)
-        self.live.resolve(ask_id, Decision(allow, actor))
+        self.live.resolve(ask_id, verdict)
         colour = discord.Colour.green() if allow else discord.Colour.red()
         try:
             await interaction.response.edit_message(
@@ -186,55 +196,27 @@ class Permissions:
         except discord.HTTPException as exc:
             log.warning("could not mark permission request %s decided: %s", ask_id, exc)
 
-    async def _refusal(self, actor: Actor, ask: LiveAsk, *, allowing: bool) -> str | None:
-        """Why ``actor`` may not decide this request (naming the rule), or None. Allowing an
-        action counts as approving it: under the four-eyes rule its requester may not."""
-        app = self.bot.app
-        try:
-            state = await app.store.load_state(ask.agent)
-            settings = await app.settings.plan_mode_for(ask.agent)
-        except PlancordError:
-            return None if actor.is_admin else "Only server administrators can decide this now."
-        state = state.model_copy(update={"requested_by": ask.requested_by})
-        if not may_decide(actor, state, settings):
-            return (
-                "Only the member who gave the agent this task, members with an approver role "
-                "or server administrators can decide this request."
-            )
-        why = decision_refusal(actor, state, settings, approving=allowing)
-        if why is not None:
-            return f"You cannot allow this: {why}. Deny stays open to you."
-        return None
-
     async def _audit(
         self,
         agent: str,
         actor: Actor,
-        outcome: str,
+        action: AuditAction,
         payload: dict[str, Any],
         ask_id: str,
         *,
         reason: str | None = None,
     ) -> None:
-        detail: dict[str, Any] = {"ask_id": ask_id, "action": payload.get("action")}
-        if reason is not None:
-            detail["reason"] = reason
-        entry = AuditEntry(
-            at=self.bot.app.clock.now(),
-            agent=agent,
-            actor=actor.label,
-            action=f"permission-{outcome}",
-            detail=detail,
+        detail = {"ask_id": ask_id, "action": payload.get("action")}
+        await self.bot.app.asks.record(
+            action, actor, agent, detail, subject=subject_of(payload), reason=reason
         )
-        try:
-            await self.bot.app.store.append_audit(entry)
-        except PlancordError as exc:
-            log.warning("could not audit permission request %s: %s", ask_id, exc)
 
     async def expire(self, ask: StoredAsk, message: discord.PartialMessage | None) -> None:
         """A request left over from an earlier process: audited as expired, its card says so
         with the buttons off."""
-        await self._audit(ask.agent, Actor.policy("restart"), "expired", ask.payload, ask.id)
+        await self._audit(
+            ask.agent, Actor.policy("restart"), AuditAction.PERMISSION_EXPIRED, ask.payload, ask.id
+        )
         if message is None:
             return
         outcome = "Expired — plancord restarted before a decision. Nothing was run."
@@ -245,3 +227,10 @@ class Permissions:
             ),
             view=permission_view(ask.id, disabled=True, labels=labels_of(ask.payload)),
         )
+
+
+def subject_of(payload: dict[str, Any]) -> Subject:
+    """What a stored request asks about (a permission, for a row from before it was kept)."""
+    subject = payload.get("subject")
+    asked = (Subject.PERMISSION, Subject.DRIFT, Subject.CHECKPOINT)
+    return next((s for s in asked if s.value == subject), Subject.PERMISSION)

@@ -4,7 +4,8 @@ agent's choices, or "Other…" and a form.
 
 The answer goes back to the model with who gave it and when. A typed answer counts only from
 the member the agent asked (the channel's other chatter is not an answer); a tap or the form
-is open to anyone who may instruct the agent, and refused for everyone else. After a restart
+is open to anyone who may instruct the agent, and refused for everyone else (the authority
+judges it: ``core.ask_authority``). After a restart
 the question's row is expired like any ask (``Asks.restore``).
 """
 
@@ -16,9 +17,8 @@ from typing import Any
 
 import discord
 
-from plancord.core.access import may_instruct
+from plancord.core.authority import Act, Refusal, Subject
 from plancord.core.choices import stamp
-from plancord.core.errors import PlancordError
 from plancord.core.ports import Question
 from plancord.discord_bot.asks.live import (
     NO_MENTIONS,
@@ -179,20 +179,16 @@ class Questions:
                 "Send your answer as a normal message.",
             )
             return None
-        actor = actor_from(interaction.user)
-        app = self.bot.app
-        try:
-            record = await app.store.get_agent(ask.agent)
-            access = (await app.settings.plan_mode_for(ask.agent)).access
-        except PlancordError:
-            allowed = actor.is_admin
-        else:
-            allowed = may_instruct(actor, record, access)
-        if not allowed:
-            await refuse(
-                interaction,
-                f"Only members who may instruct **{ask.agent}** can answer its questions.",
-            )
+        verdict = await self.bot.app.asks.judge(
+            actor_from(interaction.user),
+            Subject.QUESTION,
+            Act.ANSWER,
+            ask.agent,
+            ask.requested_by,
+            {"ask_id": ask_id},
+        )
+        if isinstance(verdict, Refusal):
+            await refuse(interaction, verdict.text)
             return None
         return ask
 

@@ -1,7 +1,8 @@
 """A pick in a plan question's menu: acknowledged at once, then checked against the shared
-state (the member may instruct the agent, the revision is still the one waiting, the choice
-is one the question offers), kept with its audit row, and shown on the plan message. A pick
-that fails a check changes nothing and is answered privately with the reason."""
+state (the authority lets the member answer the agent's questions, the revision is still
+the one waiting, the choice is one the question offers), kept with its audit row, and shown
+on the plan message. A pick that fails a check changes nothing and is answered privately
+with the reason."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import logging
 
 import discord
 
-from plancord.core.access import may_instruct
+from plancord.core.authority import Act, Refusal, Subject
 from plancord.core.errors import PlancordError
 from plancord.core.plan_answers import AnswerOutcome, PlanAnswer, pick_refusal
 from plancord.core.planning import Phase
@@ -43,18 +44,17 @@ class PlanAnswering:
             return
         app = self.bot.app
         actor = actor_from(interaction.user)
+        detail = {"plan_id": plan_id, "revision": number, "question": question}
+        verdict = await app.asks.judge(
+            actor, Subject.QUESTION, Act.ANSWER, revision.agent, None, detail
+        )
+        if isinstance(verdict, Refusal):
+            await reply_error(interaction, verdict.text)
+            return
         try:
-            record = await app.store.get_agent(revision.agent)
-            access = (await app.settings.plan_mode_for(revision.agent)).access
             state = (await app.planning.status(revision.agent)).state
         except PlancordError as exc:
             await reply_error(interaction, str(exc))
-            return
-        if not may_instruct(actor, record, access):
-            await reply_error(
-                interaction,
-                f"Only members who may instruct **{revision.agent}** can answer its questions.",
-            )
             return
         waiting = (
             state.phase is Phase.SUBMITTED and state.plan_id == plan_id and state.revision == number

@@ -173,7 +173,9 @@ class PlanMessages:
         if was is Phase.SUBMITTED:
             await self.cards.record_outcome(change, note=change_reason(change))
         elif was is Phase.EXECUTING:
-            await self._finish_progress(change, Finish("cancelled", display_name(change.actor)))
+            await self._finish_progress(
+                change, Finish(AuditAction.CANCELLED, display_name(change.actor))
+            )
         text = cancelled_text(change.after.agent, display_name(change.actor), was)
         await self._say(change.after.agent, text)
 
@@ -186,7 +188,7 @@ class PlanMessages:
         )
 
     async def _completed(self, change: PlanningChange) -> None:
-        await self._finish_progress(change, Finish("completed"))
+        await self._finish_progress(change, Finish(AuditAction.COMPLETED))
         if change.revision is not None:
             summary = change.detail.get("summary")
             text = completed_text(change.revision, summary if isinstance(summary, str) else None)

@@ -22,6 +22,7 @@ from plancord.core.plan_diff import PlanDiff, revision_changes
 from plancord.core.planning import (
     Actor,
     ActorKind,
+    AuditAction,
     PlanningState,
     PlanRef,
     PlanRevision,
@@ -40,12 +41,12 @@ log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
 
-_DECIDED_STATUS = {
-    "approved": MessageStatus.DECIDED,
-    "changes-requested": MessageStatus.DECIDED,
-    "rejected": MessageStatus.DECIDED,
-    "cancelled": MessageStatus.CANCELLED,
-    "timed-out": MessageStatus.TIMED_OUT,
+_DECIDED_STATUS: Mapping[AuditAction | str, MessageStatus] = {
+    AuditAction.APPROVED: MessageStatus.DECIDED,
+    AuditAction.CHANGES_REQUESTED: MessageStatus.DECIDED,
+    AuditAction.REJECTED: MessageStatus.DECIDED,
+    AuditAction.CANCELLED: MessageStatus.CANCELLED,
+    AuditAction.TIMED_OUT: MessageStatus.TIMED_OUT,
 }
 
 
@@ -232,7 +233,7 @@ class PlanCards:
     async def mark_outcome(
         self,
         record: PlanMessageRecord,
-        action: str,
+        action: AuditAction | str,
         actor: Actor | None,
         at: datetime,
         note: str | None,
@@ -355,7 +356,7 @@ class PlanCards:
         return sum(
             1
             for entry in entries
-            if entry.action == "drift"
+            if entry.action is AuditAction.DRIFT
             and entry.plan_id == state.plan_id
             and entry.revision == state.revision
         )

@@ -19,6 +19,7 @@ import discord
 
 from plancord.core.planning import (
     ApprovalMode,
+    AuditAction,
     Phase,
     PlanRevision,
     StepProgress,
@@ -68,7 +69,7 @@ def auto_approved_text(agent: str, revision: int) -> str:
 class Finish:
     """How execution ended, for the progress message's last edit."""
 
-    action: str
+    action: AuditAction
     by: str | None = None
 
 
@@ -88,7 +89,7 @@ def render_progress(
     done = sum(1 for p in progress if p.status is StepStatus.DONE)
     if finish is None:
         title, colour = f"Executing plan v{revision.revision}: {plan.summary}", PENDING_COLOUR
-    elif finish.action == "completed":
+    elif finish.action is AuditAction.COMPLETED:
         title, colour = f"Plan v{revision.revision} complete: {plan.summary}", APPROVED_COLOUR
     else:
         who = f" by {finish.by}" if finish.by else ""

@@ -16,7 +16,8 @@ from typing import Any, Self
 import discord
 
 from plancord.core.errors import PlancordError
-from plancord.core.results import StepResult
+from plancord.core.execution import StepNumber
+from plancord.core.results import ResultAction, StepResult
 from plancord.discord_bot.shared.client import client_of
 from plancord.discord_bot.shared.common import actor_from, agent_for, reply_error
 
@@ -25,15 +26,22 @@ VERSION = r"(?P<version>[1-9][0-9]{0,8})"
 MENU_LIMIT = 25
 
 Button = discord.ui.Button[discord.ui.View]
-_LABELS = {
-    "merge": ("Merge", discord.ButtonStyle.success),
-    "discard": ("Discard", discord.ButtonStyle.danger),
-    "push": ("Push", discord.ButtonStyle.secondary),
+_BUTTONS = {
+    ResultAction.MERGE: ("merge", "Merge", discord.ButtonStyle.success),
+    ResultAction.DISCARD: ("discard", "Discard", discord.ButtonStyle.danger),
+    ResultAction.PUSH: ("push", "Push", discord.ButtonStyle.secondary),
 }
+"""Each button's action: the word its custom_id carries (as cards already posted carry it),
+its label and its style."""
+_BY_WORD = {word: action for action, (word, _, _) in _BUTTONS.items()}
 
 
 async def _act(
-    interaction: discord.Interaction, action: str, plan_id: str, version: int, step: int = 0
+    interaction: discord.Interaction,
+    action: ResultAction,
+    plan_id: str,
+    version: int,
+    before: StepNumber | None = None,
 ) -> None:
     """Check the click came from the result's own channel, then decide; the answer (or
     the refusal) is ephemeral."""
@@ -46,14 +54,16 @@ async def _act(
     actor = actor_from(interaction.user)
     results = app.runtime.results
     try:
-        if action == "merge":
+        if action is ResultAction.MERGE:
             text = await results.merge(plan_id, version, actor)
-        elif action == "discard":
+        elif action is ResultAction.DISCARD:
             text = await results.discard(plan_id, version, actor)
-        elif action == "push":
+        elif action is ResultAction.PUSH:
             text = await results.push(plan_id, version, actor)
+        elif action is ResultAction.ROLL_BACK and before is not None:
+            text = await results.roll_back(plan_id, version, before, actor)
         else:
-            text = await results.roll_back(plan_id, version, step, actor)
+            raise ValueError(f"a completion card offers no {action.value!r} with {before!r}")
     except PlancordError as exc:
         await reply_error(interaction, str(exc))
         return
@@ -64,13 +74,15 @@ class ResultButton(
     discord.ui.DynamicItem[Button],
     template=r"result:(?P<action>merge|discard|push):" + PLAN_ID + ":" + VERSION,
 ):
-    def __init__(self, action: str, plan_id: str, version: int, *, disabled: bool = False) -> None:
-        label, style = _LABELS[action]
+    def __init__(
+        self, action: ResultAction, plan_id: str, version: int, *, disabled: bool = False
+    ) -> None:
+        word, label, style = _BUTTONS[action]
         super().__init__(
             discord.ui.Button(
                 label=label,
                 style=style,
-                custom_id=f"result:{action}:{plan_id}:{version}",
+                custom_id=f"result:{word}:{plan_id}:{version}",
                 disabled=disabled,
                 row=0,
             )
@@ -83,7 +95,7 @@ class ResultButton(
     async def from_custom_id(
         cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
     ) -> Self:
-        return cls(match["action"], match["plan_id"], int(match["version"]))
+        return cls(_BY_WORD[match["action"]], match["plan_id"], int(match["version"]))
 
     async def callback(self, interaction: discord.Interaction) -> Any:
         await interaction.response.defer(ephemeral=True, thinking=True)
@@ -138,7 +150,9 @@ class RollBackSelect(
         if step < 1:
             await reply_error(interaction, "Pick a step to roll back to before.")
             return
-        await _act(interaction, "rollback", self.plan_id, self.version, step)
+        await _act(
+            interaction, ResultAction.ROLL_BACK, self.plan_id, self.version, StepNumber(step)
+        )
 
 
 RESULT_CONTROLS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (ResultButton, RollBackSelect)
@@ -155,9 +169,9 @@ def result_view(
     """Merge · Discard (· Push), then the Roll back… menu; all off once decided."""
     view = discord.ui.View(timeout=None)
     off = not waiting
-    view.add_item(ResultButton("merge", plan_id, version, disabled=off))
-    view.add_item(ResultButton("discard", plan_id, version, disabled=off))
+    view.add_item(ResultButton(ResultAction.MERGE, plan_id, version, disabled=off))
+    view.add_item(ResultButton(ResultAction.DISCARD, plan_id, version, disabled=off))
     if can_push:
-        view.add_item(ResultButton("push", plan_id, version, disabled=off))
+        view.add_item(ResultButton(ResultAction.PUSH, plan_id, version, disabled=off))
     view.add_item(RollBackSelect(plan_id, version, steps, disabled=off))
     return view

@@ -24,7 +24,7 @@ from typing import Protocol
 import discord
 
 from plancord.core.errors import PlancordError
-from plancord.core.planning import Actor, AuditEntry
+from plancord.core.planning import Actor, AuditAction, AuditEntry
 from plancord.discord_bot.shared.client import PlancordClient
 
 log = logging.getLogger(__name__)
@@ -100,7 +100,7 @@ class CardReposting:
             at=self.bot.app.clock.now(),
             agent=reposted.agent,
             actor=Actor.policy("discord").label,
-            action="card-reposted",
+            action=AuditAction.CARD_REPOSTED,
             detail={"card": kind, "what": reposted.what, "deleted_by": who, "url": reposted.url},
         )
         try:

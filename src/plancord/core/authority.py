@@ -1,0 +1,350 @@
+"""One answer to "may this actor do this to that", for every decision a person makes.
+
+Why this exists: the question at the centre of plancord — may this member approve this
+plan, merge this result, allow this call, continue into this step, answer this question —
+must have one answer, whatever front end asks it and whatever the decision is about. Every
+path (plan decisions, the completion card, permission requests, drift asks, checkpoints,
+questions) names its ``Subject`` and the ``Act`` the member would take, and ``judge``
+returns either a ``Decision`` (they may) or a ``Refusal`` (they may not: the rule that
+refuses them and the sentence they read). The audit rows of both are built here too, in one
+format, so the log reads the same for every subject.
+
+The rules:
+
+- a question is answered by anyone who may instruct the agent (``core.access``);
+- everything else is the approver policy: the member who asked for the work, a configured
+  approver role, a server administrator, or the operator; under the four-eyes rule
+  (``plan_mode.approval: approver``) whoever asked may not take an approving act (approve,
+  merge, allow, continue) on their own request; agents, the scheduler and policies never
+  decide;
+- when what the answer reads cannot be loaded (the store failed), only administrators
+  may decide (fail closed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from plancord.core.access import may_instruct
+from plancord.core.agents import AgentRecord
+from plancord.core.planning import (
+    Actor,
+    ActorKind,
+    AuditAction,
+    AuditEntry,
+    PlanEvent,
+    PlanningState,
+)
+from plancord.core.settings import ApprovalPolicy, PlanModeSettings
+
+
+class Subject(StrEnum):
+    """What a decision is about."""
+
+    PLAN = "plan"
+    """A submitted plan revision (or, for cancel and complete, the plan in hand)."""
+    RESULT = "result"
+    """An execution's result on its completion card."""
+    PERMISSION = "permission"
+    """A call the permission profile says a human must allow."""
+    DRIFT = "drift"
+    """A change outside the approved plan, held while a human decides."""
+    CHECKPOINT = "checkpoint"
+    """A 🔴 step about to start."""
+    QUESTION = "question"
+    """``ask_user``: a question the agent put to the channel."""
+
+
+class Act(StrEnum):
+    """What the member would do to the subject."""
+
+    APPROVE = "approve"
+    EDIT = "edit"
+    REJECT = "reject"
+    CANCEL = "cancel"
+    COMPLETE = "complete"
+    MERGE = "merge"
+    DISCARD = "discard"
+    ROLL_BACK = "roll back"
+    PUSH = "push"
+    ALLOW = "allow"
+    DENY = "deny"
+    CONTINUE = "continue"
+    STOP = "stop"
+    ANSWER = "answer"
+
+
+ACTS: Mapping[Subject, tuple[Act, ...]] = {
+    Subject.PLAN: (Act.APPROVE, Act.EDIT, Act.REJECT, Act.CANCEL, Act.COMPLETE),
+    Subject.RESULT: (Act.MERGE, Act.DISCARD, Act.ROLL_BACK, Act.PUSH),
+    Subject.PERMISSION: (Act.ALLOW, Act.DENY),
+    Subject.DRIFT: (Act.ALLOW, Act.DENY),
+    Subject.CHECKPOINT: (Act.CONTINUE, Act.STOP),
+    Subject.QUESTION: (Act.ANSWER,),
+}
+"""The acts each subject offers; ``judge`` refuses any other pair as a programming error."""
+
+PLAN_ACTS: Mapping[PlanEvent, Act] = {
+    PlanEvent.APPROVE: Act.APPROVE,
+    PlanEvent.REQUEST_CHANGES: Act.EDIT,
+    PlanEvent.REJECT: Act.REJECT,
+    PlanEvent.CANCEL: Act.CANCEL,
+    PlanEvent.COMPLETE: Act.COMPLETE,
+}
+"""The planning events a person decides, as the act the authority judges."""
+
+APPROVING = frozenset({Act.APPROVE, Act.MERGE, Act.ALLOW, Act.CONTINUE})
+"""Acts that let the requested work go ahead: under the four-eyes rule not the requester's."""
+
+
+class Answer(StrEnum):
+    """How a permission request, a drift ask or a checkpoint ended. The values are the
+    audit actions' suffixes (``permission-allowed``…), kept as they are stored."""
+
+    ALLOWED = "allowed"
+    """A member the policy accepts allowed it (Allow, Continue)."""
+    DENIED = "denied"
+    """A member the policy accepts denied it (Deny, Stop)."""
+    TIMED_OUT = "timed-out"
+    """Nobody decided in time: nothing runs."""
+    NOT_SHOWN = "not-shown"
+    """The card never reached anyone: nothing runs."""
+
+    @property
+    def audit_action(self) -> AuditAction:
+        return AuditAction(f"permission-{self.value}")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """``actor`` may take ``act`` on the subject."""
+
+    subject: Subject
+    act: Act
+    actor: Actor
+
+    @property
+    def answer(self) -> Answer:
+        """For an ask: what the act answers (Allow and Continue allow; the rest deny)."""
+        return Answer.ALLOWED if self.act in APPROVING else Answer.DENIED
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """``actor`` may not take ``act`` on the subject: ``rule`` says why (for the audit
+    log), ``text`` is what the member reads."""
+
+    subject: Subject
+    act: Act
+    actor: Actor
+    rule: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """What the answer reads: who asked for the work (``requester``: its ``requested_by``
+    and name), the agent's plan-mode settings and, for a question, the agent itself."""
+
+    requester: PlanningState
+    settings: PlanModeSettings
+    agent: AgentRecord | None = None
+
+
+def judge(
+    actor: Actor, subject: Subject, act: Act, standing: Standing | None
+) -> Decision | Refusal:
+    """May ``actor`` take ``act`` on ``subject``? ``standing`` None: what the answer reads
+    could not be loaded, and only administrators may decide."""
+    if act not in ACTS[subject]:
+        raise ValueError(f"a {subject.value} offers no {act.value!r}")
+    if standing is None:
+        if actor.is_admin or actor.kind is ActorKind.OPERATOR:
+            return Decision(subject, act, actor)
+        unread = "what decides who may could not be read, so only administrators may now"
+        return Refusal(subject, act, actor, unread, _unreadable_text(subject))
+    if subject is Subject.QUESTION:
+        return _answering(actor, act, standing)
+    rule = approver_rule(actor, standing.requester, standing.settings, approving=act in APPROVING)
+    if rule is None:
+        return Decision(subject, act, actor)
+    return Refusal(subject, act, actor, rule, _refusal_text(actor, subject, act, rule, standing))
+
+
+def _answering(actor: Actor, act: Act, standing: Standing) -> Decision | Refusal:
+    agent = standing.agent
+    if agent is not None and may_instruct(actor, agent, standing.settings.access):
+        return Decision(Subject.QUESTION, act, actor)
+    name = agent.name if agent is not None else "this agent"
+    rule = "only members who may instruct the agent answer its questions"
+    text = f"Only members who may instruct **{name}** can answer its questions."
+    return Refusal(Subject.QUESTION, act, actor, rule, text)
+
+
+def approver_rule(
+    actor: Actor, requester: PlanningState, settings: PlanModeSettings, *, approving: bool = False
+) -> str | None:
+    """The approver policy: why ``actor`` may not decide on work ``requester`` asked for
+    (``approving``: take an act that lets it go ahead), naming the rule; None when they
+    may. Approval votes are counted by it too, each voter read again."""
+    if actor.kind is ActorKind.OPERATOR:
+        return None
+    if actor.kind is not ActorKind.USER:
+        return "only people decide"
+    is_requester = requester.requested_by is not None and actor.id == requester.requested_by
+    if approving and is_requester and settings.approval is ApprovalPolicy.APPROVER:
+        return (
+            "the four-eyes rule (plan_mode.approval: approver) means the person who asked "
+            "for this work cannot approve it; another approver must"
+        )
+    if actor.is_admin or is_requester:
+        return None
+    if actor.roles & set(settings.approver_roles):
+        return None
+    return f"only {describe_approvers(requester, settings)} can decide this"
+
+
+def describe_approvers(requester: PlanningState, settings: PlanModeSettings) -> str:
+    """Who the approver policy lets decide, in words."""
+    who = []
+    if requester.requested_by_name:
+        who.append(f"the requester ({requester.requested_by_name})")
+    if settings.approver_roles:
+        who.append("members with an approver role")
+    who.append("server administrators")
+    if len(who) == 1:
+        return who[0]
+    return ", ".join(who[:-1]) + " or " + who[-1]
+
+
+_THING = {
+    Subject.PLAN: "this plan",
+    Subject.RESULT: "this result",
+}
+
+
+def _refusal_text(actor: Actor, subject: Subject, act: Act, rule: str, standing: Standing) -> str:
+    """What a refused member reads: the rule, when they could take the subject's other
+    acts (the four-eyes rule); who may instead, when they may take none."""
+    requester, settings = standing.requester, standing.settings
+    in_the_list = approver_rule(actor, requester, settings) is None
+    if subject in _THING:
+        thing = _THING[subject]
+        if in_the_list:
+            return f"You cannot {act.value} {thing}: {rule}."
+        return f"Only {describe_approvers(requester, settings)} can {act.value} {thing}."
+    other = "Stop" if subject is Subject.CHECKPOINT else "Deny"
+    if in_the_list:
+        return f"You cannot {act.value} this: {rule}. {other} stays open to you."
+    return f"Only {ASK_DECIDERS} can decide this request."
+
+
+ASK_DECIDERS = (
+    "the member who gave the agent this task, members with an approver role or server "
+    "administrators"
+)
+"""Who decides an ask, in words: an ask names its requester by id only, and its card is
+read by the whole channel, so the rule is said rather than the names."""
+
+
+def _unreadable_text(subject: Subject) -> str:
+    if subject is Subject.QUESTION:
+        return "Only server administrators can answer this question now."
+    return "Only server administrators can decide this now."
+
+
+# -- the audit rows -------------------------------------------------------------------------
+
+_REFUSED = {
+    Subject.PLAN: AuditAction.DECISION_REFUSED,
+    Subject.RESULT: AuditAction.RESULT_REFUSED,
+    Subject.PERMISSION: AuditAction.ASK_REFUSED,
+    Subject.DRIFT: AuditAction.ASK_REFUSED,
+    Subject.CHECKPOINT: AuditAction.ASK_REFUSED,
+    Subject.QUESTION: AuditAction.ASK_REFUSED,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPlace:
+    """Where a decision's audit row belongs: the agent and, when there is one, the plan
+    revision."""
+
+    agent: str
+    plan_id: str | None = None
+    revision: int | None = None
+
+
+def refusal_row(
+    subject: Subject,
+    act: Act,
+    actor: Actor,
+    place: AuditPlace,
+    at: datetime,
+    why: str | None,
+    detail: Mapping[str, Any] | None = None,
+) -> AuditEntry:
+    """The audit row of a refused act: who tried which act on what, and why not (the
+    policy's rule from a ``Refusal``, or what the subject's own state refused)."""
+    return _row(
+        _REFUSED[subject],
+        actor,
+        place,
+        at,
+        {"subject": subject.value, "act": act.value},
+        detail,
+        why=why,
+    )
+
+
+def refused_row(
+    refusal: Refusal, place: AuditPlace, at: datetime, detail: Mapping[str, Any] | None = None
+) -> AuditEntry:
+    """The audit row of a ``Refusal`` ``judge`` returned."""
+    return refusal_row(refusal.subject, refusal.act, refusal.actor, place, at, refusal.rule, detail)
+
+
+def decision_row(
+    action: AuditAction,
+    actor: Actor,
+    place: AuditPlace,
+    at: datetime,
+    detail: Mapping[str, Any] | None = None,
+    *,
+    subject: Subject,
+    act: Act | None = None,
+    why: str | None = None,
+) -> AuditEntry:
+    """The audit row of a decision taken (``action``), in the refusals' format."""
+    head: dict[str, Any] = {"subject": subject.value}
+    if act is not None:
+        head["act"] = act.value
+    return _row(action, actor, place, at, head, detail, why=why)
+
+
+def _row(
+    action: AuditAction,
+    actor: Actor,
+    place: AuditPlace,
+    at: datetime,
+    head: dict[str, Any],
+    detail: Mapping[str, Any] | None,
+    *,
+    why: str | None,
+) -> AuditEntry:
+    body = {**head, **(detail or {})}
+    if why is not None:
+        body["why"] = why
+    return AuditEntry(
+        at=at,
+        agent=place.agent,
+        actor=actor.label,
+        action=action,
+        plan_id=place.plan_id,
+        revision=place.revision,
+        detail=body,
+    )
