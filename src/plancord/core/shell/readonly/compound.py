@@ -215,8 +215,8 @@ def _read_repeat(reader: Cursor, producer: str | None, *, until: bool) -> RawRep
             f"a redirection of {article} `{keyword}` loop is evaluated only for `while read`"
         )
     reader.evaluated(
-        f"a `{keyword} LIST; do LIST; done` loop: both lists judged, run as written within "
-        "the shell's timeout (compound)"
+        f"{article} `{keyword} LIST; do LIST; done` loop: both lists judged, run as written "
+        "within the shell's timeout (compound)"
     )
     return RawRepeat(until, condition, body)
 
