@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from plancord.core.shell.readonly.compound import read_fields
+from plancord.core.shell.readonly.read_builtin import read_fields
 from plancord.core.shell.readonly.structure import quote
 from tests.core.shell.readonly.scratch import Listener, assert_runs_as_bash_would, clean_env, harm
 from tests.core.shell.readonly.test_substitution import staged

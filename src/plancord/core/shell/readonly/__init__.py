@@ -9,7 +9,8 @@ the filter. One module per concept:
   ``compound``: ``for``, ``while read`` (into one name or several), other ``while`` and
   ``until`` loops, ``if``, ``( … )``; ``conditional``: ``[[ … ]]``;
   ``arithmetic``: literal ``$((…))`` and ``((…))``; all described by ``raw``
-* ``loops``: ``for`` and ``while read`` loops, unrolled
+* ``loops``: ``for`` and ``while read`` loops, unrolled; ``read_builtin``: what ``read``
+  assigns each name from a line
 * ``substitution``: ``$(…)`` and ``<(…)`` judged in stages (the caller runs the inner command)
 * ``expansion``: globs expanded in the workspace, braces refused
 * ``options``: option tables parsed as each program parses them

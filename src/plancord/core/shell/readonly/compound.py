@@ -37,7 +37,6 @@ from plancord.core.shell.readonly.case_clause import read_case
 from plancord.core.shell.readonly.conditional import read_conditional
 from plancord.core.shell.readonly.cursor import Cursor
 from plancord.core.shell.readonly.expansion import check_braces, is_glob
-from plancord.core.shell.readonly.loops import MAX_LOOP_VALUES
 from plancord.core.shell.readonly.raw import (
     LOOP_VALUES,
     RawCommand,
@@ -49,6 +48,7 @@ from plancord.core.shell.readonly.raw import (
     RawSubshell,
     Word,
 )
+from plancord.core.shell.readonly.read_builtin import read_fields, read_ifs, read_lines
 from plancord.core.shell.readonly.structure import quote
 from plancord.core.shell.readonly.substitution import NeedsStage
 from plancord.core.shell.readonly.verdict import Denied, shown
@@ -59,7 +59,6 @@ _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DONE: Final = frozenset(("done",))
 
 _SPECIAL_NAMES: Final = frozenset(("IFS", "PWD", "OLDPWD", "HOME"))
-_IFS_DEFAULT: Final = " \t\n"
 
 Compound = RawLoop | RawIf | RawRepeat | RawSubshell | RawConditional | RawCommand
 
@@ -258,7 +257,7 @@ def _read_while(reader: Cursor, producer: str | None, *, until: bool) -> RawLoop
         words.append(token[1])
     if until:
         words = words[1:]  # the `!` (`_reads_lines`)
-    ifs = _ifs(words[0]) if words and words[0].text.startswith("IFS=") else None
+    ifs = read_ifs(words[0]) if words and words[0].text.startswith("IFS=") else None
     words = words[1:] if ifs is not None else words
     raw = [w.source for w in words[1:2]] == ["-r"]
     names = tuple(w.source for w in (words[2:] if raw else words[1:]))
@@ -301,55 +300,3 @@ def _ifs(word: Word) -> str:
     if any(word.quoted[:4]) or word.separators is not None or set(LOOP_VALUES) & set(word.text):
         raise Denied(f"`{shown(word.source)}`: only a plain `IFS=VALUE` is evaluated")
     return word.text[4:]
-
-
-def read_fields(line: str, count: int, ifs: str | None) -> tuple[str, ...]:
-    """The values bash's ``read`` gives ``count`` names from ``line``, with ``IFS`` set to
-    ``ifs`` (None: unset, bash's default of space, tab and line break).
-
-    Leading IFS white space is skipped; each name but the last takes one field and the
-    delimiter after it (IFS white space, at most one other IFS character, IFS white space);
-    the last takes the rest with trailing IFS white space removed, or just its one field
-    when nothing follows that field's delimiter. An empty ``IFS`` splits nothing.
-    """
-    separators = _IFS_DEFAULT if ifs is None else ifs
-    if not separators:
-        return (line, *("",) * (count - 1))
-    white = "".join(c for c in " \t\n" if c in separators)
-    rest = line.lstrip(white)
-    values: list[str] = []
-    for _ in range(count - 1):
-        field, rest = _field(rest, separators, white) if rest else ("", "")
-        values.append(field)
-    if rest:
-        field, after = _field(rest, separators, white)
-        rest = field if not after else rest.rstrip(white)
-    return (*values, rest)
-
-
-def _field(text: str, separators: str, white: str) -> tuple[str, str]:
-    """The first field of ``text`` and what follows its delimiter (bash's
-    ``get_word_from_string``)."""
-    start = len(text) - len(text.lstrip(white))
-    end = start
-    while end < len(text) and text[end] not in separators:
-        end += 1
-    after = text[end:].lstrip(white)
-    if after and after[0] in separators and after[0] not in white:
-        after = after[1:].lstrip(white)
-    return text[start:end], after
-
-
-def read_lines(output: str, *, raw: bool) -> list[str]:
-    """The lines ``read`` reads, one at a time, until it fails."""
-    lines = output.split("\n")[:-1]  # a last line without a newline makes `read` fail
-    if len(lines) > MAX_LOOP_VALUES:
-        raise Denied(
-            f"the `while read` loop's input has more than {MAX_LOOP_VALUES} lines; plan "
-            "mode unrolls at most that many"
-        )
-    if "\0" in output:
-        raise Denied("the `while read` loop's input holds a NUL byte")
-    if not raw and any("\\" in line for line in lines):
-        raise Denied("`read` without `-r` treats backslashes in its input; use `read -r`")
-    return lines
