@@ -52,6 +52,8 @@ HIDDEN = [
     "tree -L 1 -d /",
     "cat /tmp/x",
     "cd .. && cat ws/notes.txt",
+    "cd up && git status",
+    "cat up/secret",
 ]
 
 REFUSED = [
@@ -74,6 +76,7 @@ REFUSED = [
     ("git -C /usr/share log", "outside the workspace"),
     ("cd .. && sha256sum -c sums", "outside the workspace"),
     ("cat link-to-proc", "`/proc`"),
+    ("cd - && ls", "`cd -`"),
 ]
 
 
@@ -87,6 +90,7 @@ def workspace(tmp_path: Path) -> Path:
     (root / "link-to-os-release").symlink_to("/etc/os-release")
     (root / "link-to-secret").symlink_to(tmp_path / "secret")
     (root / "link-to-proc").symlink_to("/proc/self/environ")
+    (root / "up").symlink_to("..")
     (tmp_path / "secret").write_text(f"{SECRET}\n")
     git(tmp_path, "init", "-q")
     with (tmp_path / ".git" / "config").open("a") as config:

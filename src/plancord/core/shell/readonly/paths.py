@@ -175,6 +175,8 @@ def check_directory(place: Place, path: str) -> Path:
     """A directory to ``cd`` into: an existing one inside the workspace or the system paths,
     or one where only the sandbox's view decides what is there (``cd`` fails where there is
     nothing, and ``&&`` then runs nothing more)."""
+    if path in ("-", DEV_NULL) or is_piped_input(path):
+        raise Denied(f"`cd {shown(path)}` does not enter a directory plan mode can name")
     resolved = check_path(place, path, what="enters")
     if place.shows_host(resolved) and not os.path.isdir(resolved):
         raise Denied(f"`cd {shown(path)}`: no such directory")
