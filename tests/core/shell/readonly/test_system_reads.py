@@ -5,9 +5,9 @@ What the plan-mode sandbox mounts (``/usr``, the program and library directories
 real plan-mode sandbox and must succeed there. Anywhere else the sandbox shows nothing but
 the directories leading to what it mounts: a read there (``cd .. && git status``,
 ``realpath ../lib``, ``cat /etc/shadow``, a link out of the workspace) is allowed, noted as
-relying on the sandbox's view, and run in the real sandbox it reaches nothing of the host: not
+relying on the sandbox's view, and run in the real sandbox it reaches nothing of the host (not
 a secret beside the workspace, not a hostile repository around it, whose configuration names
-a program. Where no sandbox layer hides the host the same verdict asks. ``/proc``, ``/sys``,
+a program) and does what bash does with the text as written there. Where no sandbox layer hides the host the same verdict asks. ``/proc``, ``/sys``,
 ``/dev`` (but ``/dev/null``), ``~``, a glob outside the workspace, git anywhere outside but a
 directory the workspace lies in, and every write except to ``/dev/null`` stay refused.
 """
@@ -124,6 +124,8 @@ async def test_a_read_outside_is_allowed_and_the_sandbox_shows_nothing_of_the_ho
     result = await run_shell(verdict.script, policy, timeout=30)
     assert SECRET not in result.output
     assert not (workspace.parent / "RAN").exists(), result.output
+    as_written = await run_shell(command, policy, timeout=30)  # bash reading the text itself
+    assert (result.exit_code, result.output) == (as_written.exit_code, as_written.output)
 
 
 def test_the_same_reads_reach_the_host_without_the_sandbox(workspace: Path) -> None:
