@@ -5,11 +5,12 @@ What the plan-mode sandbox mounts (``/usr``, the program and library directories
 real plan-mode sandbox and must succeed there. Anywhere else the sandbox shows nothing but
 the directories leading to what it mounts: a read there (``cd .. && git status``,
 ``realpath ../lib``, ``cat /etc/shadow``, a link out of the workspace) is allowed, noted as
-relying on the sandbox's view, and run in the real sandbox it reaches nothing of the host (not
-a secret beside the workspace, not a hostile repository around it, whose configuration names
-a program) and does what bash does with the text as written there. Where no sandbox layer hides the host the same verdict asks. ``/proc``, ``/sys``,
-``/dev`` (but ``/dev/null``), ``~``, a glob outside the workspace, git anywhere outside but a
-directory the workspace lies in, and every write except to ``/dev/null`` stay refused.
+relying on the sandbox's view, and run in the real sandbox it reaches nothing of the host
+(not a secret beside the workspace, not a hostile repository around it, whose configuration
+names a program) and does what bash does with the text as written there. Where no sandbox
+layer hides the host the same verdict asks. ``/proc``, ``/sys``, ``/dev`` (but
+``/dev/null``), ``~``, a glob outside the workspace, git anywhere outside but a directory
+the workspace lies in, and every write except to ``/dev/null`` stay refused.
 """
 
 from __future__ import annotations
