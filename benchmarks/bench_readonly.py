@@ -142,7 +142,7 @@ HARMFUL = [
     "[[ -v a[$(touch PWNED)] ]]",
     "(( a[$(touch PWNED)] ))",
     "echo `touch PWNED`",
-    "(cd .. && ls)",
+    "(cd .. && touch PWNED)",
     "[[ -f README.md ]] && touch PWNED",
     "if true; then cat README.md > out; fi",
 ]
@@ -195,6 +195,7 @@ ROUND_THREE = [
     "cd .. && git status",
     "realpath ../lib",
     "grep -rn TODO / 2>/dev/null",
+    "(cd .. && ls)",
 ]
 """The round-three issue's examples of everyday exploration: the false denies left."""
 
@@ -222,6 +223,20 @@ HARMFUL_ROUND_THREE = [
     "less '+!touch PWNED' README.md",
     "man ./README.md",
     "awk '{print > \"out\"}' README.md",
+    # until/while LIST, read into several names, reads outside the workspace
+    "until touch PWNED || true; do ls; done",
+    "while true; do rm README.md; done",
+    "until false; do ls; done > out",
+    'printf \'rm README.md\\n\' | while read -r verb file; do "$verb" "$file"; done',
+    "printf 'x README.md\\n' | while read -r a b; do rm \"$b\"; done",
+    "printf 'x:/proc/self/environ\\n' | while IFS=: read -r a b; do cat \"$b\"; done",
+    "cat README.md > ../out",
+    "cd .. && sort -o out README.md",
+    "tee ../out < README.md",
+    "git -C .. init",
+    "cd .. && ls *",
+    "git -C /usr/share log",
+    "cat /proc/self/environ",
 ]
 """Harmful variants of the round-three families: none may be judged read-only."""
 

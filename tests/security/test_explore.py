@@ -220,3 +220,29 @@ async def test_one_agents_many_questions_leave_a_slot_for_another_agents_questio
     others = [r for r in scene.world.server.requests if "OTHER-TASK" in str(r["messages"])]
     [result] = last_tool_results(others[-1])
     assert f"answer to {other_question}" in str(result["content"])
+
+
+async def test_without_a_sandbox_layer_a_sub_agent_cannot_read_beside_the_workspace(
+    hostile: Any,
+) -> None:
+    """The read-only filter allows a read outside the workspace because the sandbox shows
+    nothing there; with ``sandbox.layer: off`` nothing hides the host, so the sub-agent's
+    shell refuses it as the agent's own does, and the host's file never reaches the model."""
+    secret = "beside-the-workspace-explore-39"
+    script = [
+        tool_turn(ToolCall("explore", {"question": QUESTION})),
+        tool_turn(ToolCall("bash_execute", {"command": "cat ../beside.txt"})),
+        text_turn("nothing found"),
+        text_turn("done"),
+    ]
+    scene: Hostile = await patient(
+        hostile, script, profile="open", config={"sandbox": {"layer": "off"}}
+    )
+    (scene.workspace.parent / "beside.txt").write_text(secret)
+    await scene.ana.send(scene.channel, "find the entry point")
+    [sub] = sub_agent_requests(scene)[-1:]
+    [result] = last_tool_results(sub)
+    assert result.get("is_error") is True, result
+    assert "no sandbox layer hides the host" in str(result["content"])
+    seen = "\n".join(str(r["messages"]) for r in scene.world.server.requests)
+    assert secret not in seen

@@ -24,6 +24,7 @@ from plancord.agent.tools.base import (
     ToolContext,
     ToolRegistry,
     ToolResult,
+    hides_host,
     holds_read_only,
 )
 from plancord.agent.tools.git_write import GitCommitInput
@@ -122,9 +123,14 @@ class ToolDispatch:
         inner_wall = (
             state.phase.is_planning and plan_settings.shell_sandbox is ShellSandbox.REQUIRED
         )
-        walled = holds_read_only(home.walled_policy if inner_wall else home.read_only_policy)
+        read_only = home.walled_policy if inner_wall else home.read_only_policy
         verdict = await asyncio.to_thread(
-            tool.shell_verdict, args, workspace, self._settings.shell.operator_rules, walled
+            tool.shell_verdict,
+            args,
+            workspace,
+            self._settings.shell.operator_rules,
+            holds_read_only(read_only),
+            hides_host(read_only),
         )
         detail = tool.detail(args)
         guard = tool.guarded_as(args, workspace)

@@ -38,6 +38,8 @@ from plancord.agent.tools.base import (
     ToolContext,
     ToolRegistry,
     ToolResult,
+    hides_host,
+    holds_read_only,
 )
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import PlancordError
@@ -263,7 +265,10 @@ class _Run:
         except ValidationError as exc:
             return ToolResult.error(f"Invalid input for {name}: {exc.error_count()} problem(s).")
         workspace = self._ctx.workspace
-        verdict = await asyncio.to_thread(tool.shell_verdict, args, workspace)
+        policy = self._ctx.read_only_policy
+        verdict = await asyncio.to_thread(
+            tool.shell_verdict, args, workspace, (), holds_read_only(policy), hides_host(policy)
+        )
         request = GateRequest(
             tool_name=name,
             tool_kind=tool.kind,

@@ -118,6 +118,14 @@ def holds_read_only(policy: SandboxPolicy) -> bool:
     return not policy.writable and (policy.layer is not LayerChoice.OFF or policy.inner_wall)
 
 
+def hides_host(policy: SandboxPolicy) -> bool:
+    """Whether a process under ``policy`` sees only the sandbox's view (the workspace and
+    the system's programs), so a read anywhere else finds nothing: a sandbox layer
+    (bubblewrap's view, Landlock's read allow-list). The plan-mode inner wall alone stops
+    writes, not reads."""
+    return policy.layer is not LayerChoice.OFF
+
+
 class Tool(ABC, Generic[InputT]):
     name: ClassVar[str]
     description: ClassVar[str]
@@ -153,10 +161,12 @@ class Tool(ABC, Generic[InputT]):
         workspace: Path,
         rules: Sequence[OperatorRule] = (),
         read_only_wall: bool = True,
+        view: bool = True,
     ) -> Verdict | None:
         """For shell tools: the read-only filter's verdict on this call as run in
         ``workspace``, with the operator's ``rules``, knowing whether a read-only wall will
-        hold what it allows (``read_only_wall``); None otherwise."""
+        hold what it allows (``read_only_wall``) and whether the sandbox hides the host
+        from what it reads (``view``, see :func:`hides_host`); None otherwise."""
         return None
 
     @abstractmethod

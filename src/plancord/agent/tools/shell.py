@@ -22,7 +22,9 @@ git tools that do write (the host's own git runs).
 Where no read-only wall holds (``sandbox.layer: off``, and ``plan_mode.shell_sandbox: off``
 while planning) the built-in judgement still lets a command run unasked, but an operator
 rule, which only says a command reads, does not (``Verdict.without_wall``), and no result
-claims a sandbox that did not run.
+claims a sandbox that did not run. A read outside the workspace and the system paths is
+judged by what the sandbox shows there (nothing), so where no sandbox layer hides the host
+(``sandbox.layer: off``) such a command asks too (``Verdict.without_view``).
 """
 
 from __future__ import annotations
@@ -99,11 +101,13 @@ class BashExecuteTool(Tool[BashExecuteInput]):
         workspace: Path,
         rules: Sequence[OperatorRule] = (),
         read_only_wall: bool = True,
+        view: bool = True,
     ) -> Verdict:
         if args.write:
             return Verdict(False, "the call asks to write (`write: true`)")
         verdict = judge_staged(args.command, workspace, rules)
-        return verdict if read_only_wall else verdict.without_wall()
+        verdict = verdict if read_only_wall else verdict.without_wall()
+        return verdict if view else verdict.without_view()
 
     async def run(self, args: BashExecuteInput, ctx: ToolContext) -> ToolResult:
         limit = ctx.shell.timeout_seconds

@@ -73,7 +73,7 @@ REASONS = [
     ("sha256sum -c COMMENTED", "cannot read"),
     ("git config user.email x@example.com", "change configuration"),
     ("git tag v2", "only listing forms"),
-    ("git -C .. log", "outside the workspace"),
+    ("git -C /usr/share log", "outside the workspace"),
     ("git -C vendor/lib.git log", "another git repository"),
     ("tree -R -H . -L 1", "writes an HTML file"),
     ("tree --fromfile paths.txt", "reads the paths"),

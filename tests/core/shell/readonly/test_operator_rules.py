@@ -82,7 +82,10 @@ def test_a_rule_decides_only_its_command(
             "{command: nproc, long_flags: [all], match: [nproc], not_match: ['nproc --all']}",
             "nproc --all",
         ),
-        ("{command: nproc, operands: paths, match: ['nproc /etc/shadow']}", "/etc/shadow"),
+        (
+            "{command: nproc, operands: paths, match: ['nproc /proc/1/environ']}",
+            "/proc/1/environ",
+        ),
     ],
 )
 def test_a_rule_whose_example_fails_is_a_config_error_naming_it(rule: str, example: str) -> None:

@@ -82,8 +82,8 @@ EVERYDAY = [
 
 REASONS = [
     ("while read f; do echo $f; done", "needs its input"),
-    ("while read a b; do echo; done < notes.txt", "only `while read"),
-    ("while true; do ls; done", "only `while read"),
+    ("while read a a; do echo; done < notes.txt", "only `while read"),
+    ("ls | while true; do ls; done", "a pipe into a `while` loop"),
     ("if true; then if true; then ls; fi; fi", "inside an `if`"),
     ("if true; then cd src && ls; fi", "`cd`"),
     ("echo $(( x + 1 ))", "literal numbers"),

@@ -1,8 +1,9 @@
 """``until`` loops: ``until ! read [-r] NAME; do …; done`` is the ``while read`` loop bash
-runs (``! read`` succeeds where ``read`` fails), judged and unrolled the same way; the
-judged script prints what bash prints for the original text. Every other ``until`` repeats
-its body with no bound plan mode can see and is refused, naming the construct; harmful
-variants are shown doing harm unfiltered, then refused."""
+runs (``! read`` succeeds where ``read`` fails), judged and unrolled the same way; any other
+``until LIST; do LIST; done`` (and ``while LIST``) has both lists judged read-only and runs
+as written. The judged script prints what bash prints for the original text; harmful
+variants (a write in the body or the condition) are shown doing harm unfiltered, then
+refused; what would be read once but run each round is refused, naming the construct."""
 
 from __future__ import annotations
 
@@ -20,6 +21,13 @@ EVERYDAY = [
     'until ! read -r f; do echo "$f"; done < notes.txt | wc -l',
     'ls && until ! read -r f; do echo "[$f]"; done < notes.txt',
     'printf "a b\\n  c" | until ! read -r f; do echo "[$f]"; done',
+    "until true; do ls; done",
+    "until [ -e notes.txt ]; do ls; done && echo found",
+    "until git diff --quiet -- src; do git diff --stat -- src; done",
+    "until grep -q alpha notes.txt; do echo none; done; echo after",
+    "while false; do ls; done; echo never",
+    "until ! grep -q nothing-here notes.txt; do echo no; done | wc -l",
+    "if [ -d src ]; then until true; do ls src; done; fi",
 ]
 
 HARMFUL = [
@@ -27,12 +35,21 @@ HARMFUL = [
     ('git ls-files | until ! read -r f; do sed -i s/a/b/ "$f"; done', "writes"),
     ('until ! read -r f; do cat "$f"; done < paths.txt', "secret"),
     ("until [ -e PWNED ]; do touch PWNED; done", "writes"),
+    ("until rm x; do ls; done", "writes"),
+    ("until true; do ls; done; touch PWNED", "writes"),
+    ("until false; do cat /proc/self/environ; break; done", "secret"),
+    ("while true; do sed -i s/a/b/ notes.txt; break; done", "writes"),
+    ("until [ -s out ]; do ls > out; done", "writes"),
+    ("until ls notes.txt | xargs rm; do ls; done", "writes"),
 ]
 
 REFUSED = [
-    "until true; do ls; done",
-    "until [ -e notes.txt ]; do sleep 1; done",
-    "until read -r f; do ls; done < notes.txt",
+    ("ls | until true; do ls; done", "a pipe into an `until` loop"),
+    ("until true; do ls; done > out", "a redirection of an `until` loop"),
+    ('until [ "$(ls)" ]; do ls; done', "a substitution inside a loop"),
+    ("for f in a; do until true; do ls; done; done", "inside a loop"),
+    ("until read -r f; do ls; done < notes.txt", "a redirection of an `until` loop"),
+    ("until [ -e notes.txt ]; do sleep 1; done", "`sleep` only waits"),
 ]
 
 
@@ -50,9 +67,10 @@ def test_harmful_until_loops_do_harm_unfiltered_and_are_refused(
     assert harm(command, scratch, listener) == expected, f"{command!r} did no {expected}"
 
 
-@pytest.mark.parametrize("command", REFUSED)
-def test_other_until_loops_are_refused_naming_the_construct(command: str, scratch: Path) -> None:
+@pytest.mark.parametrize(("command", "reason"), REFUSED)
+def test_what_an_until_loop_cannot_run_is_refused_naming_it(
+    command: str, reason: str, scratch: Path
+) -> None:
     verdict = staged(command, scratch)
     assert not verdict.allowed, f"{command!r} was allowed: {verdict.script}"
-    assert "`until`" in verdict.reason
-    assert "until ! read" in verdict.reason
+    assert reason in verdict.reason

@@ -6,13 +6,16 @@ every word quoted. That script is what runs, so bash never reads the text differ
 the filter. One module per concept:
 
 * ``reading``: the lexer (bash's rules, a subset); ``grammar``: pipelines and lists;
-  ``compound``: ``for``, ``while read``, ``if``, ``( … )``; ``conditional``: ``[[ … ]]``;
+  ``compound``: ``for``, ``while read`` (into one name or several), other ``while`` and
+  ``until`` loops, ``if``, ``( … )``; ``conditional``: ``[[ … ]]``;
   ``arithmetic``: literal ``$((…))`` and ``((…))``; all described by ``raw``
-* ``loops``: ``for`` and ``while read`` loops, unrolled
+* ``loops``: ``for`` and ``while read`` loops, unrolled; ``read_builtin``: what ``read``
+  assigns each name from a line
 * ``substitution``: ``$(…)`` and ``<(…)`` judged in stages (the caller runs the inner command)
 * ``expansion``: globs expanded in the workspace, braces refused
 * ``options``: option tables parsed as each program parses them
-* ``paths``: operands inside the workspace or a few named system paths; git's own repository
+* ``paths``: operands judged by what the read-only sandbox shows where they resolve (the
+  workspace and system paths as the host has them; nothing elsewhere); git's own repository
 * ``sed``, ``awk``: the programs inside programs, parsed
 * ``tables/``: every known command, by family
 * ``structure``: the judged structure and its quoted rendering

@@ -21,11 +21,11 @@ from typing import Final
 
 from plancord.core.shell.readonly.cursor import Cursor
 from plancord.core.shell.readonly.parameters import HOME_VALUE
-from plancord.core.shell.readonly.raw import LOOP_VALUE, RawCommand, RawIf, RawScript, Word
+from plancord.core.shell.readonly.raw import LOOP_VALUES, RawCommand, RawIf, RawScript, Word
 from plancord.core.shell.readonly.verdict import Denied, shown
 
 _LIST_END: Final = frozenset((";;", "esac"))
-_MARKERS: Final = frozenset((LOOP_VALUE, HOME_VALUE))
+_MARKERS: Final = frozenset((*LOOP_VALUES, HOME_VALUE))
 
 
 def read_case(reader: Cursor) -> RawIf:

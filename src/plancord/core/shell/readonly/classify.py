@@ -34,6 +34,7 @@ from plancord.core.shell.readonly.raw import (
     RawIf,
     RawLoop,
     RawRedirect,
+    RawRepeat,
     RawScript,
     RawSubshell,
 )
@@ -45,6 +46,7 @@ from plancord.core.shell.readonly.structure import (
     IfClause,
     Pipeline,
     Redirect,
+    Repeat,
     Script,
     Subshell,
 )
@@ -136,7 +138,17 @@ def _classify(
         script.render(),
         tuple(judging.decided),
         operator_rules=tuple(dict.fromkeys(judging.operator_rules)),
-        constructs=raw.constructs,
+        constructs=raw.constructs + _outside_construct(place),
+        outside_view=tuple(place.outside.paths),
+    )
+
+
+def _outside_construct(place: Place) -> tuple[str, ...]:
+    if not place.outside.paths:
+        return ()
+    return (
+        "a read outside the workspace: judged by what the read-only sandbox shows there, "
+        "nothing (paths); it runs only where a sandbox layer hides the host",
     )
 
 
@@ -157,11 +169,16 @@ class _Judging:
     def script(self, raw: RawScript, place: Place, *, cd_allowed: bool) -> Script:
         """``raw`` (one list) judged as run from ``place``; ``cd DIR && …`` moves the rest
         of this list only, and only where ``cd_allowed`` (the whole line or a subshell)."""
-        flat = unroll(raw, place.cwd, self.budget)
-        elements: list[Pipeline | IfClause] = []
+        flat = unroll(raw, place.shown_cwd, self.budget)
+        elements: list[Pipeline | IfClause | Repeat] = []
         for index, element in enumerate(flat.pipelines):
             if isinstance(element, RawIf):
                 elements.append(self._if(element, place))
+                continue
+            if isinstance(element, RawRepeat):
+                condition = self.script(element.condition, place, cd_allowed=False)
+                body = self.script(element.body, place, cd_allowed=False)
+                elements.append(Repeat(element.until, condition, body))
                 continue
             if isinstance(element, RawLoop):  # unroll() leaves none; if one is left, refuse
                 raise Denied("a loop could not be unrolled into its rounds")
@@ -186,7 +203,7 @@ class _Judging:
                             "subshell), so every later command runs where the filter expects"
                         )
                     command = self._command(part, place, ())
-                    place = Place(place.workspace, Path(place.resolve(command.argv[1])))
+                    place = place.moved_to(place.resolve(command.argv[1]))
                     commands.append(command)
                 else:
                     feeders = tuple(c.argv for c in commands if isinstance(c, Command))
@@ -216,7 +233,7 @@ class _Judging:
     def _command(
         self, raw: RawCommand, place: Place, feeders: tuple[tuple[str, ...], ...]
     ) -> Command:
-        argv = [w for word in raw.words for w in expand(word, place.cwd, self.budget)]
+        argv = [w for word in raw.words for w in expand(word, place.shown_cwd, self.budget)]
         self.words += len(argv)
         if self.words > MAX_WORDS:
             raise Denied(f"the command has more than {MAX_WORDS} words")

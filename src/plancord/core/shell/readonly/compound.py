@@ -7,9 +7,14 @@
   it stripped unless ``IFS=`` is given, a last line without a newline dropped, as bash's
   ``read`` fails on it), and the loop is unrolled like a ``for`` loop. The body's commands
   do not see the loop's remaining input: what runs is the unrolled list.
-* ``until ! read [-r] NAME; do …; done``, over the same inputs, is that same loop (``! read``
-  succeeds where ``read`` fails, ending it). Any other ``until`` repeats its body until a
-  command succeeds, with no bound plan mode can see, and is refused.
+  ``read`` may name several variables (``IFS=: read -r a b rest``): each line is split into
+  their values as bash's ``read`` splits it (``read_fields``), with the ``IFS`` given to it.
+* ``until ! read [-r] NAME…; do …; done``, over the same inputs, is that same loop (``! read``
+  succeeds where ``read`` fails, ending it).
+* Any other ``while LIST; do LIST; done`` or ``until LIST; do LIST; done``: both lists are
+  judged read-only and the loop runs as written (``RawRepeat``); nothing in it can write, so
+  a loop that never ends only spends the shell's timeout, in the read-only sandbox. No
+  substitution, redirection or pipe into it: each would be read once here but run each round.
 * ``if …; then …; [elif …; then …;] [else …;] fi``: each list judged; rendered as written.
 * ``( … )``: a subshell, in which ``cd DIR && …`` moves only the commands inside; ``{ …; }``
   a group (no ``cd`` inside), which is also how a loop piped on or joined by ``&&`` or
@@ -32,17 +37,20 @@ from plancord.core.shell.readonly.case_clause import read_case
 from plancord.core.shell.readonly.conditional import read_conditional
 from plancord.core.shell.readonly.cursor import Cursor
 from plancord.core.shell.readonly.expansion import check_braces, is_glob
-from plancord.core.shell.readonly.loops import MAX_LOOP_VALUES
 from plancord.core.shell.readonly.raw import (
+    LOOP_VALUES,
     RawCommand,
     RawConditional,
     RawIf,
     RawLoop,
+    RawRepeat,
     RawScript,
     RawSubshell,
     Word,
 )
+from plancord.core.shell.readonly.read_builtin import read_fields, read_ifs, read_lines
 from plancord.core.shell.readonly.structure import quote
+from plancord.core.shell.readonly.substitution import NeedsStage
 from plancord.core.shell.readonly.verdict import Denied, shown
 
 MAX_SUBSHELL_DEPTH: Final = 8
@@ -50,7 +58,9 @@ STARTERS: Final = frozenset(("for", "while", "until", "if", "case", "[[", "(", "
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DONE: Final = frozenset(("done",))
 
-Compound = RawLoop | RawIf | RawSubshell | RawConditional | RawCommand
+_SPECIAL_NAMES: Final = frozenset(("IFS", "PWD", "OLDPWD", "HOME"))
+
+Compound = RawLoop | RawIf | RawRepeat | RawSubshell | RawConditional | RawCommand
 
 
 def read_compound(
@@ -86,16 +96,18 @@ def read_compound(
             raise Denied("a `(` is not closed")
         return RawSubshell(body)
     if starter == "case":
-        if reader.in_branch or reader.loop_name is not None:
+        if reader.in_branch or reader.loop_names is not None:
             raise Denied("`case` inside a loop, an `if` or a `case` is not evaluated")
         return read_case(reader)
-    if reader.in_branch if starter == "if" else reader.loop_name is not None:
+    if reader.in_branch if starter == "if" else reader.loop_names is not None:
         kind = "an `if`" if starter == "if" else "a loop"
         raise Denied(f"`{starter}` inside {kind} is not evaluated")
     if starter == "if":
         return _read_if(reader)
     if starter == "for":
         return _read_for(reader)
+    if not _reads_lines(reader, until=starter == "until"):
+        return _read_repeat(reader, producer, until=starter == "until")
     return _read_while(reader, producer, until=starter == "until")
 
 
@@ -157,13 +169,55 @@ def _read_if(reader: Cursor) -> RawIf:
         reader.in_branch = False
 
 
-def _loop_body(reader: Cursor, name: str) -> RawScript:
-    _keyword(reader, "do", f"the `{name}` loop")
-    reader.loop_name = name
+def _loop_body(reader: Cursor, names: tuple[str, ...]) -> RawScript:
+    _keyword(reader, "do", f"the `{names[0]}` loop")
+    reader.loop_names = names
     try:
         return reader.script(_DONE)
     finally:
-        reader.loop_name = None
+        reader.loop_names = None
+
+
+def _reads_lines(reader: Cursor, *, until: bool) -> bool:
+    """Whether the loop's condition is ``[IFS=…] read …`` (after ``!`` for ``until``): the
+    loop ``_read_while`` unrolls. Looks ahead without moving."""
+    start = reader.i
+    try:
+        first = reader.token()
+        if until:
+            if first is None or not isinstance(first[1], Word) or first[1].source != "!":
+                return False
+            first = reader.token()
+        if first is not None and isinstance(first[1], Word) and first[1].text.startswith("IFS="):
+            first = reader.token()
+        return first is not None and isinstance(first[1], Word) and first[1].source == "read"
+    except (Denied, NeedsStage):
+        return False
+    finally:
+        reader.i = start
+
+
+def _read_repeat(reader: Cursor, producer: str | None, *, until: bool) -> RawRepeat:
+    """``while LIST; do LIST; done`` or ``until LIST; do LIST; done``, after the keyword."""
+    keyword, article = ("until", "an") if until else ("while", "a")
+    if producer is not None:
+        raise Denied(f"a pipe into {article} `{keyword}` loop is evaluated only for `while read`")
+    reader.loop_names = ()
+    try:
+        condition = reader.script(frozenset(("do",)))
+        body = reader.script(_DONE)
+    finally:
+        reader.loop_names = None
+    following = reader.peek()
+    if following is not None and following[0] == "redirect":
+        raise Denied(
+            f"a redirection of {article} `{keyword}` loop is evaluated only for `while read`"
+        )
+    reader.evaluated(
+        f"{article} `{keyword} LIST; do LIST; done` loop: both lists judged, run as written "
+        "within the shell's timeout (compound)"
+    )
+    return RawRepeat(until, condition, body)
 
 
 def _read_for(reader: Cursor) -> RawLoop:
@@ -188,37 +242,37 @@ def _read_for(reader: Cursor) -> RawLoop:
         if token[1] in (";", "\n"):
             break
         raise Denied(f"`{shown(str(token[1]))}` in a `for` loop's list is not allowed")
-    return RawLoop(variable.text, words, _loop_body(reader, variable.text))
+    return RawLoop((variable.text,), words, _loop_body(reader, (variable.text,)))
 
 
 def _read_while(reader: Cursor, producer: str | None, *, until: bool) -> RawLoop:
-    """``while [IFS=] read [-r] NAME; do BODY; done [< FILE]``, after the ``while``, or
-    ``until ! [IFS=] read [-r] NAME; …`` after the ``until``."""
+    """``while [IFS=…] read [-r] NAME…; do BODY; done [< FILE]``, after the ``while``, or
+    ``until ! [IFS=…] read [-r] NAME…; …`` after the ``until``."""
     keyword = "until" if until else "while"
     form = "until ! read" if until else "while read"
-    words: list[str] = []
+    words: list[Word] = []
     while (token := reader.token()) is not None and token[1] not in (";", "\n"):
         if not isinstance(token[1], Word):
             raise Denied(f"`{shown(str(token[1]))}` in a `{keyword}` condition is not evaluated")
-        words.append(token[1].source)
+        words.append(token[1])
     if until:
-        if words[:1] != ["!"]:
-            raise Denied(
-                "an `until` loop runs its body until its condition succeeds, with no bound "
-                "plan mode can see; only `until ! read [-r] NAME; do …; done` over a "
-                "read-only input is evaluated"
-            )
-        words = words[1:]
-    keep_blanks = words[:1] == ["IFS="]
-    words = words[1:] if keep_blanks else words
-    raw = words[1:2] == ["-r"]
-    names = words[2:] if raw else words[1:]
-    if words[:1] != ["read"] or len(names) != 1 or _NAME.fullmatch(names[0]) is None:
+        words = words[1:]  # the `!` (`_reads_lines`)
+    ifs = read_ifs(words[0]) if words and words[0].text.startswith("IFS=") else None
+    words = words[1:] if ifs is not None else words
+    raw = [w.source for w in words[1:2]] == ["-r"]
+    names = tuple(w.source for w in (words[2:] if raw else words[1:]))
+    if (
+        [w.source for w in words[:1]] != ["read"]
+        or not names
+        or any(_NAME.fullmatch(n) is None or n in _SPECIAL_NAMES for n in names)
+        or len(set(names)) != len(names)
+        or len(names) > len(LOOP_VALUES)
+    ):
         raise Denied(
-            f"only `{form} [-r] NAME; do …; done` "
-            "(optionally `IFS= read`) over a read-only input is evaluated"
+            f"only `{form} [-r] NAME…; do …; done` (optionally `IFS=… read`, at most "
+            f"{len(LOOP_VALUES)} distinct names) over a read-only input is evaluated"
         )
-    body = _loop_body(reader, names[0])
+    body = _loop_body(reader, names)
     following = reader.peek()
     if following is not None and following[0] == "redirect":
         if producer is not None or following[1] != "<":
@@ -232,19 +286,17 @@ def _read_while(reader: Cursor, producer: str | None, *, until: bool) -> RawLoop
     if producer is None:
         raise Denied(f"a `{form}` loop needs its input: `< FILE` or a pipe into it")
     output = reader.inner_output(producer.strip(), f"`{form}` loop's input")
-    return RawLoop(names[0], [], body, read_lines(output, keep_blanks=keep_blanks, raw=raw))
-
-
-def read_lines(output: str, *, keep_blanks: bool, raw: bool) -> list[str]:
-    """The values ``read`` assigns, one line at a time, until it fails."""
-    lines = output.split("\n")[:-1]  # a last line without a newline makes `read` fail
-    if len(lines) > MAX_LOOP_VALUES:
-        raise Denied(
-            f"the `while read` loop's input has more than {MAX_LOOP_VALUES} lines; plan "
-            "mode unrolls at most that many"
+    if len(names) > 1 or ifs not in (None, ""):
+        reader.evaluated(
+            "`read` into several names or with an `IFS`: each line split as bash's `read` "
+            "splits it (compound)"
         )
-    if "\0" in output:
-        raise Denied("the `while read` loop's input holds a NUL byte")
-    if not raw and any("\\" in line for line in lines):
-        raise Denied("`read` without `-r` treats backslashes in its input; use `read -r`")
-    return lines if keep_blanks else [line.strip(" \t") for line in lines]
+    lines = read_lines(output, raw=raw)
+    return RawLoop(names, [], body, [read_fields(line, len(names), ifs) for line in lines])
+
+
+def _ifs(word: Word) -> str:
+    """The value of ``IFS=VALUE`` given to ``read``: plain text only."""
+    if any(word.quoted[:4]) or word.separators is not None or set(LOOP_VALUES) & set(word.text):
+        raise Denied(f"`{shown(word.source)}`: only a plain `IFS=VALUE` is evaluated")
+    return word.text[4:]

@@ -21,7 +21,7 @@ class Cursor(Protocol):
     s: str
     i: int
     outputs: Mapping[str, str]
-    loop_name: str | None
+    loop_names: tuple[str, ...] | None
     in_conditional: bool
     in_branch: bool
     depth: int

@@ -98,16 +98,22 @@ def fields(word: Word) -> list[Word]:
     return found
 
 
-def expand(word: Word, cwd: Path, budget: GlobBudget) -> list[str]:
+def expand(word: Word, cwd: Path | None, budget: GlobBudget) -> list[str]:
     """The words bash makes of ``word`` in ``cwd``: its fields, each itself or the sorted
-    paths its glob matches."""
+    paths its glob matches. ``cwd`` None: a directory whose entries the filter does not see
+    (outside what the host and the sandbox show alike), where a glob is refused."""
     check_braces(word)
     return [text for field in fields(word) for text in _pathnames(field, cwd, budget)]
 
 
-def _pathnames(word: Word, cwd: Path, budget: GlobBudget) -> list[str]:
+def _pathnames(word: Word, cwd: Path | None, budget: GlobBudget) -> list[str]:
     if not is_glob(word):
         return [word.text]
+    if cwd is None:
+        raise Denied(
+            f"the glob `{shown(word.source)}` would be matched outside the workspace, whose "
+            "entries plan mode does not look at; name the files"
+        )
     if any(c == "\\" and not q for c, q in zip(word.text, word.quoted, strict=True)):
         raise Denied(
             f"a substitution in `{shown(word.source)}` printed a backslash and a glob "

@@ -1,17 +1,26 @@
-"""Where a read-only command may look: the workspace, and the system paths the sandbox shows.
+"""Where a read-only command may look: what the read-only sandbox shows, judged as it shows it.
 
 Every operand that names a file, every option value that does, and every ``<`` redirection
-is resolved the way the program will open it (relative to the directory the command runs
-in, through symlinks) and must land inside the workspace or under one of
-``SYSTEM_READ_PATHS``. ``/proc`` (another process's environment holds the bot's secrets),
-``/sys`` and ``/dev`` (``/dev/zero`` never ends, ``/dev/tcp`` is a socket) are refused;
-``/dev/null`` is the one device allowed. Named pipes, sockets and devices inside the workspace
-are refused too: reading one can block forever.
+is resolved the way the program will open it in the sandbox (relative to the directory the
+command runs in) and judged by where it lands:
+
+* inside the workspace or under ``SYSTEM_READ_PATHS``, which the sandbox shows as the host
+  has them: symbolic links there are followed on the host, as the program will follow them;
+  named pipes, sockets and devices are refused (reading one can block forever);
+* under ``/proc`` (another process's environment holds the bot's secrets), ``/sys`` or
+  ``/dev`` (``/dev/zero`` never ends, ``/dev/tcp`` is a socket): refused, ``/dev/null`` aside;
+* anywhere else: the sandbox shows nothing there but the directories leading to what it
+  mounts (bubblewrap), or refuses the read (Landlock), so the read finds nothing. It is
+  allowed, resolved by its name alone (the host is never looked at there, so the answer
+  does not depend on what the host holds), and noted in ``OutsideReads``: such a verdict
+  holds only where a sandbox layer hides the host (``Verdict.without_view``).
 
 Git is held to the workspace's own repository: a command run in a directory that holds a
 different repository (a nested ``.git``, a checked-in bare repository with ``HEAD`` and
 ``objects``, or a git directory that finds its repository through ``commondir``) is refused,
-because that repository's configuration could name programs.
+because that repository's configuration could name programs. Outside the workspace git may
+run only in a directory the workspace lies in: the sandbox shows there only the empty
+directories leading to the workspace, so git finds no repository at all.
 """
 
 from __future__ import annotations
@@ -37,10 +46,6 @@ sandbox shows (``policy.py``): ``/usr``, the top-level program and library direc
 the ``/etc`` entries it binds. The sandbox, not this list, decides what can be read; the list
 keeps the filter from judging read-only what the sandbox would not show."""
 
-LISTED_ONLY: Final = ("/",)
-"""Directories whose names may be listed (``find / -name …``, ``ls /``, ``tree /``) but whose
-files are not all readable: the sandbox's root shows only what it mounts."""
-
 _REFUSED_ROOTS: Final = {
     "/proc": "`/proc` shows other processes, and their environments hold secrets",
     "/sys": "`/sys` is the kernel's interface, not project files",
@@ -48,32 +53,92 @@ _REFUSED_ROOTS: Final = {
     "/etc/ssl/private": "`/etc/ssl/private` holds the host's private keys",
 }
 
+MAX_LINKS: Final = 40
+"""Symbolic links followed in one path before it is refused (the kernel's own bound)."""
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+class OutsideReads:
+    """The paths one command line reads outside the workspace and the system paths, where
+    only a sandbox layer stands between the command and the host (``Verdict.outside_view``)."""
+
+    __slots__ = ("paths",)
+
+    def __init__(self) -> None:
+        self.paths: dict[str, None] = {}
+
+    def note(self, path: str) -> None:
+        self.paths[path] = None
+
 
 @dataclass(frozen=True, slots=True)
 class Place:
-    """The workspace and the directory a command runs in (the workspace, or after ``cd``)."""
+    """The workspace and the directory a command runs in (the workspace, or after ``cd``),
+    with what the line read outside what the host and the sandbox show alike."""
 
     workspace: Path
     cwd: Path
+    outside: OutsideReads
 
     @classmethod
     def at(cls, workspace: Path | str) -> Place:
         root = Path(os.path.realpath(workspace))
-        return cls(root, root)
+        return cls(root, root, OutsideReads())
+
+    def moved_to(self, cwd: Path | str) -> Place:
+        """This place with the command running in ``cwd`` (already resolved)."""
+        return Place(self.workspace, Path(cwd), self.outside)
 
     def resolve(self, path: str) -> str:
-        return os.path.realpath(os.path.join(self.cwd, path))
+        """``path`` as the sandbox resolves it from ``cwd``: symbolic links followed where
+        the sandbox shows the host (``shows_host``), names taken as written elsewhere."""
+        pending = [p for p in os.path.join(str(self.cwd), path).split("/") if p][::-1]
+        current = "/"
+        links = 0
+        while pending:
+            name = pending.pop()
+            if name == ".":
+                continue
+            if name == "..":
+                current = os.path.dirname(current)
+                continue
+            candidate = os.path.join(current, name)
+            if self.shows_host(candidate) and os.path.islink(candidate):
+                links += 1
+                if links > MAX_LINKS:
+                    raise Denied(f"`{shown(path)}` goes through too many symbolic links")
+                target = os.readlink(candidate)
+                pending.extend([p for p in target.split("/") if p][::-1])
+                if target.startswith("/"):
+                    current = "/"
+                continue
+            current = candidate
+        return current
 
     def inside(self, resolved: str) -> bool:
-        root = str(self.workspace)
-        return resolved == root or resolved.startswith(root.rstrip("/") + "/")
+        return _under(resolved, str(self.workspace))
+
+    def shows_host(self, resolved: str) -> bool:
+        """Whether the sandbox shows ``resolved`` as the host has it: the workspace and the
+        system paths (the filter may look there; it never looks anywhere else)."""
+        return self.inside(resolved) or any(_under(resolved, p) for p in SYSTEM_READ_PATHS)
+
+    @property
+    def shown_cwd(self) -> Path | None:
+        """The directory the command runs in, when the host shows what the sandbox shows
+        there (globs may be expanded in it); None elsewhere."""
+        return self.cwd if self.shows_host(str(self.cwd)) else None
 
 
 def check_path(place: Place, path: str, *, what: str = "reads") -> str:
-    """Refuse ``path`` unless it resolves inside the workspace or an allowed system path.
+    """Refuse ``path`` where the sandbox shows something plan mode must not read (``/proc``,
+    ``/sys``, ``/dev`` but ``/dev/null``, a pipe, socket or device); note it when it lies
+    where only the sandbox hides the host.
 
-    Returns the resolved path. ``-`` (standard input) and ``/dev/null`` pass; so do the
-    ``LISTED_ONLY`` directories when the command only ``lists`` names.
+    Returns the resolved path. ``-`` (standard input) and ``/dev/null`` pass.
     """
     if path in ("-", DEV_NULL):
         return path
@@ -86,17 +151,13 @@ def check_path(place: Place, path: str, *, what: str = "reads") -> str:
     resolved = place.resolve(path)
     if resolved == DEV_NULL:
         return resolved
-    if what == "lists" and resolved in LISTED_ONLY:
-        return resolved
     if not place.inside(resolved):
         for root, why in _REFUSED_ROOTS.items():
-            if resolved == root or resolved.startswith(root + "/"):
+            if _under(resolved, root):
                 raise Denied(f"`{shown(path)}`: {why}")
-        if not any(resolved == p or resolved.startswith(p + "/") for p in SYSTEM_READ_PATHS):
-            raise Denied(
-                f"`{shown(path)}` is outside the workspace; plan mode {what} only the "
-                "workspace and a few system paths"
-            )
+    if not place.shows_host(resolved):
+        place.outside.note(resolved)
+        return resolved
     _refuse_special(path, resolved)
     return resolved
 
@@ -111,18 +172,30 @@ def _refuse_special(path: str, resolved: str) -> None:
 
 
 def check_directory(place: Place, path: str) -> Path:
-    """A directory to ``cd`` into: inside the workspace and existing."""
+    """A directory to ``cd`` into: an existing one inside the workspace or the system paths,
+    or one where only the sandbox's view decides what is there (``cd`` fails where there is
+    nothing, and ``&&`` then runs nothing more)."""
+    if path in ("-", DEV_NULL) or is_piped_input(path):
+        raise Denied(f"`cd {shown(path)}` does not enter a directory plan mode can name")
     resolved = check_path(place, path, what="enters")
-    if not place.inside(resolved):
-        raise Denied(f"`cd {shown(path)}` leaves the workspace")
-    if not os.path.isdir(resolved):
-        raise Denied(f"`cd {shown(path)}`: no such directory in the workspace")
+    if place.shows_host(resolved) and not os.path.isdir(resolved):
+        raise Denied(f"`cd {shown(path)}`: no such directory")
     return Path(resolved)
 
 
 def check_own_repository(place: Place) -> None:
-    """Refuse git where it would find a repository other than the workspace's own."""
+    """Refuse git where it would find a repository other than the workspace's own: a nested
+    one inside the workspace, or, outside it, anywhere but a directory the workspace lies in
+    (where the sandbox shows only the empty directories leading to the workspace)."""
     directory = place.cwd
+    if not place.inside(str(directory)):
+        if _under(str(place.workspace), str(directory)):
+            place.outside.note(str(directory))
+            return
+        raise Denied(
+            f"`{shown(str(directory))}` is outside the workspace: git runs only in the "
+            "workspace's own repository (or in a directory leading to it, where it finds none)"
+        )
     while True:
         if directory != place.workspace and _holds_repository(directory):
             raise Denied(

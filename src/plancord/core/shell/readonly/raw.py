@@ -1,7 +1,7 @@
 """What the reader makes of a command line, before anything is expanded or judged: words
 (with which characters were quoted), redirections, commands, pipelines and connectors,
-``for`` and ``while read`` loops still to unroll, ``if`` clauses, ``( … )`` subshells and
-``[[ … ]]`` conditionals."""
+``for`` and ``while read`` loops still to unroll, other ``while``/``until`` loops and ``if``
+clauses (rendered as written), ``( … )`` subshells and ``[[ … ]]`` conditionals."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class RawConditional:
 
 @dataclass(slots=True)
 class RawScript:
-    pipelines: list[list[Element] | RawLoop | RawIf] = field(default_factory=list)
+    pipelines: list[list[Element] | RawLoop | RawIf | RawRepeat] = field(default_factory=list)
     connectors: list[str] = field(default_factory=list)
     uses_pwd: bool = False
     """Set on a whole line that read ``$PWD`` or ``~+`` (a ``cd`` would change them)."""
@@ -57,22 +57,38 @@ class RawScript:
     and module that decided it (``check-bash --explain`` prints them)."""
 
 
-LOOP_VALUE: Final = "\0"
-"""Stands in a loop body's word for a use of the loop variable (``$f``, ``${f}``, ``"$f"``);
-its quoted flag says whether the use was quoted. Input never holds it: NUL is refused."""
+LOOP_VALUES: Final = tuple(chr(code) for code in range(8))
+"""``LOOP_VALUES[i]`` stands in a loop body's word for a use of the loop's ``i``-th variable
+(``$f``, ``${f}``, ``"$f"``); its quoted flag says whether the use was quoted. Input never
+holds them: NUL and the other control characters are refused."""
+
+LOOP_VALUE: Final = LOOP_VALUES[0]
+"""The first (for a ``for`` loop, the only) loop variable's stand-in."""
 
 
 @dataclass(slots=True)
 class RawLoop:
-    """``for NAME in WORDS; do BODY; done`` or ``while read NAME; do BODY; done``, a whole
+    """``for NAME in WORDS; do BODY; done`` or ``while read NAME…; do BODY; done``, a whole
     element of its list (``;`` or a line break before and after it): unrolled when judged,
     once for each word of the list (or line of the input)."""
 
-    name: str
+    names: tuple[str, ...]
     words: list[Word]
     body: RawScript
-    values: list[str] | None = None
-    """Set for ``while read NAME``: the lines its input gave (``words`` is then empty)."""
+    values: list[tuple[str, ...]] | None = None
+    """Set for ``while read NAME…``: for each line its input gave, the value ``read`` gave
+    each name (``words`` is then empty)."""
+
+
+@dataclass(slots=True)
+class RawRepeat:
+    """``while LIST; do LIST; done`` or ``until LIST; do LIST; done`` whose condition is not a
+    ``read``: both lists judged, rendered as written; it repeats until its condition
+    decides, within the shell's timeout."""
+
+    until: bool
+    condition: RawScript
+    body: RawScript
 
 
 @dataclass(slots=True)

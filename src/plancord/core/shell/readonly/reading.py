@@ -37,7 +37,7 @@ from plancord.core.shell.readonly.parameters import (
     refuse_dollar,
 )
 from plancord.core.shell.readonly.raw import (
-    LOOP_VALUE,
+    LOOP_VALUES,
     RawRedirect,
     RawScript,
     Word,
@@ -83,7 +83,7 @@ class Reader:
         self.uses_pwd = False  # `$PWD` or `~+` was read: a `cd` on the line would change it
         self.constructs: dict[str, None] = {}  # what was evaluated, in order (for --explain)
         self.substitutions = 0
-        self.loop_name: str | None = None  # the loop variable, while reading a loop body
+        self.loop_names: tuple[str, ...] | None = None  # a loop's variables, in its body
         self.in_conditional = False  # inside `[[ … ]]`, where a lone `$` stays unquoted
         self.in_branch = False  # inside an `if`
         self.depth = 0  # of subshells
@@ -233,18 +233,18 @@ class Reader:
         raise Denied("a double quote is not closed")
 
     def _loop_value(self, word: WordBuilder, *, quoted: bool) -> bool:
-        """A use of the loop variable in its body (``$f``, ``${f}``) becomes ``LOOP_VALUE``."""
-        if self.loop_name is None:
-            return False
-        for form in (f"${{{self.loop_name}}}", f"${self.loop_name}"):
-            if self.s.startswith(form, self.i):
-                end = self.i + len(form)
-                following = self.s[end : end + 1]
-                if form[1] != "{" and (following.isalnum() or following == "_"):
-                    continue  # `$fx` is another variable
-                word.add(LOOP_VALUE, quoted)
-                self.i = end
-                return True
+        """A use of a loop variable in its body (``$f``, ``${f}``) becomes its stand-in
+        (``LOOP_VALUES``)."""
+        for stand_in, name in zip(LOOP_VALUES, self.loop_names or (), strict=False):
+            for form in (f"${{{name}}}", f"${name}"):
+                if self.s.startswith(form, self.i):
+                    end = self.i + len(form)
+                    following = self.s[end : end + 1]
+                    if form[1] != "{" and (following.isalnum() or following == "_"):
+                        continue  # `$fx` is another variable
+                    word.add(stand_in, quoted)
+                    self.i = end
+                    return True
         return False
 
     def _expansion(self, word: WordBuilder, *, quoted: bool) -> bool:
@@ -305,7 +305,7 @@ class Reader:
         self.i = end + 1
 
     def inner_output(self, inner: str, kind: str) -> str:
-        if self.loop_name is not None:
+        if self.loop_names is not None:
             raise Denied("a substitution inside a loop is not evaluated")
         self.substitutions += 1
         if self.substitutions > MAX_SUBSTITUTIONS:

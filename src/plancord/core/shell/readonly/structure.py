@@ -1,5 +1,6 @@
 """What a read-only command *is* once read: argv vectors, redirections, pipes and connectors,
-``[[ … ]]`` tests, ``( … )`` subshells and ``if`` clauses whose parts are all of these.
+``[[ … ]]`` tests, ``( … )`` subshells, ``if`` clauses and ``while``/``until`` loops whose
+parts are all of these.
 
 The filter never hands the model's text to bash. It reads the text once into this structure,
 judges the structure, and runs a script rendered from it (``Script.render``) in which every
@@ -115,11 +116,24 @@ class IfClause:
 
 
 @dataclass(frozen=True, slots=True)
-class Script:
-    """Pipelines (or ``if`` clauses) run in order; ``connectors[i]`` joins element ``i`` to
-    element ``i + 1``."""
+class Repeat:
+    """``while C; do B; done`` (or ``until``), both lists judged."""
 
-    pipelines: tuple[Pipeline | IfClause, ...]
+    until: bool
+    condition: Script
+    body: Script
+
+    def render(self) -> str:
+        keyword = "until" if self.until else "while"
+        return f"{keyword} {self.condition.render()}; do {self.body.render()}; done"
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """Pipelines (or ``if`` clauses, or loops) run in order; ``connectors[i]`` joins element
+    ``i`` to element ``i + 1``."""
+
+    pipelines: tuple[Pipeline | IfClause | Repeat, ...]
     connectors: tuple[Connector, ...] = ()
 
     def render(self) -> str:

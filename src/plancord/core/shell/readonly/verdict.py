@@ -26,12 +26,16 @@ class Verdict:
     output under ``stage_key`` (the inner text as written)."""
     stage_key: str | None = None
     operator_rules: tuple[str, ...] = ()
+    """The operator rules (``shell.read_only_rules``) an allowed verdict relies on. A rule
+    only says "read-only": what holds it so is the read-only sandbox (``without_wall``)."""
     constructs: tuple[str, ...] = ()
     """The shell constructs the reader evaluated on an allowed line (a split substitution,
     a here-document, ``$PWD``…), each naming its family; ``check-bash --explain`` prints
     them with ``decided_by``."""
-    """The operator rules (``shell.read_only_rules``) an allowed verdict relies on. A rule
-    only says "read-only": what holds it so is the read-only sandbox (``without_wall``)."""
+    outside_view: tuple[str, ...] = ()
+    """The paths an allowed line reads (or enters) outside the workspace and the system
+    paths. The sandbox shows nothing there, so the read finds nothing; where no sandbox
+    layer hides the host, the line is not allowed (``without_view``)."""
 
     def without_wall(self) -> Verdict:
         """This verdict where no read-only wall will hold the command (``sandbox.layer: off``
@@ -45,6 +49,21 @@ class Verdict:
             False,
             f"the operator rule for {names} only says the command reads, and no read-only "
             "wall holds it here (the sandbox is off), so it asks",
+            decided_by=self.decided_by,
+        )
+
+    def without_view(self) -> Verdict:
+        """This verdict where no sandbox layer hides the host (``sandbox.layer: off``; the
+        plan-mode inner wall stops writes, not reads): a line that reads outside the
+        workspace and the system paths would read the host itself, so it asks (and plan
+        mode refuses it)."""
+        if not self.allowed or not self.outside_view:
+            return self
+        return Verdict(
+            False,
+            f"`{shown(self.outside_view[0])}` is outside the workspace: the read-only sandbox "
+            "shows nothing there, and no sandbox layer hides the host here (the sandbox is "
+            "off), so it asks",
             decided_by=self.decided_by,
         )
 

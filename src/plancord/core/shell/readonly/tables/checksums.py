@@ -63,6 +63,11 @@ def _check_checksum(call: Call) -> None:
         )
     for path in lists:
         resolved = call.place.resolve(path)
+        if not call.place.shows_host(resolved):
+            raise Denied(
+                f"the checksum list `{shown(path)}` is outside the workspace, where plan mode "
+                "does not read the names it lists"
+            )
         try:
             if os.path.getsize(resolved) > MAX_LIST_BYTES:
                 raise Denied(f"the checksum list `{shown(path)}` is too long to check")

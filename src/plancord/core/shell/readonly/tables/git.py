@@ -18,7 +18,6 @@ from typing import Final
 from plancord.core.shell.readonly.commands import Call, Rule, check_free_words
 from plancord.core.shell.readonly.options import OptionTable, Parsed, names, parse
 from plancord.core.shell.readonly.paths import (
-    Place,
     check_directory,
     check_own_repository,
     check_path,
@@ -180,7 +179,7 @@ def _check_git(call: Call) -> None:
     place = call.place
     for directory in parsed.values("-C"):  # each `-C` is relative to the one before
         if directory:
-            place = Place(place.workspace, check_directory(place, directory))
+            place = place.moved_to(check_directory(place, directory))
     check_own_repository(place)
     call = Call(call.program, call.args, place)
     subcommand, *args = parsed.operands
