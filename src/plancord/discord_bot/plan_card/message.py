@@ -119,6 +119,7 @@ class PlanCards:
             cost=cost,
             answers=answers,
             review=review,
+            network_anything=self.bot.app.config.network_bound(revision.agent).anything,
         )
         user_id = state.requested_by if mention else None
         pinged = int(user_id) if user_id is not None and user_id.isdigit() else None
@@ -375,6 +376,7 @@ class PlanCards:
             cost=record.cost,
             answers=answers,
             review=review,
+            network_anything=self.bot.app.config.network_bound(revision.agent).anything,
         )
 
     async def progress_of(
