@@ -1,0 +1,194 @@
+"""Each connection the proxy receives, decided by the approved plan's current step.
+
+Why this exists: the proxy (``sandbox.proxy``) moves bytes; this decides, on the bot's
+event loop, from the host's own record (the execution's current step, never what the
+agent reports), whether a host may be reached now. A host the current step names is
+allowed. Any other host is drift under the agent's drift policy: ``ask`` holds the
+connection and posts the permission card ("step 2 wants files.pythonhosted.org — not in
+the plan": Allow for this plan / Deny), ``refuse`` refuses it with a reason the program
+shows, ``log`` lets it through and flags it. A host outside the operator's bound is refused
+whatever the policy: the bound is the operator's, and no card can widen it. Every drift is
+audited and recorded with the step's events, so the completion card lists it; every
+connection let through is counted per step and host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+
+from plancord.core.drift import DriftPolicy
+from plancord.core.errors import CardNotShown
+from plancord.core.execution import (
+    DriftDecision,
+    ExecutionEvent,
+    ExecutionEventKind,
+    ExecutionRecord,
+)
+from plancord.core.network import matches_host
+from plancord.core.planning import Actor, AuditAction, AuditEntry
+from plancord.core.ports import Clock, Notifier, PermissionRequest, SettingsProvider
+from plancord.sandbox.proxy import ProxyVerdict
+from plancord.storage.executions import ExecutionStore
+from plancord.storage.store import SqlStore
+
+log = logging.getLogger(__name__)
+
+NETWORK_TOOL = "network"
+ALLOW_FOR_PLAN = ("Allow for this plan", "Deny")
+
+
+class NetworkGate:
+    """The decision behind every proxied connection, and the counts of what got through."""
+
+    def __init__(
+        self,
+        *,
+        executions: ExecutionStore,
+        store: SqlStore,
+        settings: SettingsProvider,
+        notifier: Notifier,
+        clock: Clock,
+        ask_timeout_seconds: float = 600.0,
+    ) -> None:
+        self._executions = executions
+        self._store = store
+        self._settings = settings
+        self._notifier = notifier
+        self._clock = clock
+        self._ask_timeout = ask_timeout_seconds
+        self._allowed: dict[str, set[str]] = {}
+        """Per plan id, the hosts a human allowed for the rest of that plan."""
+        self._asking: dict[tuple[str, str], asyncio.Future[bool]] = {}
+        self.reached: dict[str, Counter[tuple[int, str]]] = {}
+        """Per plan id, connections let through per (1-based step, host)."""
+
+    async def decide(self, agent: str, host: str) -> ProxyVerdict:
+        record = await self._executions.running(agent)
+        if record is None:
+            return ProxyVerdict(False, "no approved plan is executing; no host may be reached")
+        revision = await self._store.get_revision(record.plan_id, record.revision)
+        if revision is None:
+            return ProxyVerdict(False, "the approved plan could not be read; refused")
+        plan = revision.plan
+        number = record.current_step + 1
+        step = plan.steps[record.current_step] if record.current_step < len(plan.steps) else None
+        granted = step.network if step is not None else ()
+        if matches_host(granted, host) or host in self._allowed.get(record.plan_id, set()):
+            return self._through(record, number, host)
+        why = f"step {number} wants {host} — not in the plan"
+        if not matches_host(self._settings.network_bound_for(agent).allow, host):
+            reason = f"{host} is not among the hosts the operator allows this agent"
+            await self._drift(record, host, reason, DriftDecision.REFUSED, DriftPolicy.REFUSE)
+            return ProxyVerdict(False, f"refused: {reason}")
+        policy = (await self._settings.plan_mode_for(agent)).drift
+        if policy is DriftPolicy.LOG:
+            await self._drift(record, host, why, DriftDecision.LOGGED, policy)
+            return self._through(record, number, host)
+        if policy is DriftPolicy.REFUSE:
+            await self._drift(record, host, why, DriftDecision.REFUSED, policy)
+            return ProxyVerdict(
+                False,
+                f"refused: {why} (step {number} names {_listed(granted)}); if the plan must "
+                "change, submit an amendment with submit_plan",
+            )
+        allowed = await self._ask(record, host, why)
+        if allowed:
+            self._allowed.setdefault(record.plan_id, set()).add(host)
+            return self._through(record, number, host)
+        return ProxyVerdict(False, f"denied: {why}; a human did not allow it")
+
+    def _through(self, record: ExecutionRecord, step: int, host: str) -> ProxyVerdict:
+        self.reached.setdefault(record.plan_id, Counter())[(step, host)] += 1
+        return ProxyVerdict(True)
+
+    async def _ask(self, record: ExecutionRecord, host: str, why: str) -> bool:
+        """One card per host at a time: connections to a host already asked about wait for
+        that card's answer."""
+        key = (record.plan_id, host)
+        waiting = self._asking.get(key)
+        if waiting is not None:
+            return await asyncio.shield(waiting)
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._asking[key] = future
+        try:
+            answer: bool | None
+            try:
+                # The card is for whoever asked for the plan, as every execution card is.
+                state = await self._store.load_state(record.agent)
+                answer = await self._notifier.ask_permission(
+                    PermissionRequest(
+                        agent=record.agent,
+                        action=f"connect to {host}",
+                        tool_name=NETWORK_TOOL,
+                        summary=f"reach {host}",
+                        requested_by=state.requested_by,
+                        timeout_seconds=self._ask_timeout,
+                        outside_plan=why,
+                        labels=ALLOW_FOR_PLAN,
+                    )
+                )
+            except CardNotShown as exc:
+                log.warning("agent %s: the network card was not shown: %s", record.agent, exc)
+                answer = None
+            decision = (
+                DriftDecision.ALLOWED
+                if answer
+                else DriftDecision.DENIED
+                if answer is False
+                else DriftDecision.TIMED_OUT
+            )
+            await self._drift(record, host, why, decision, DriftPolicy.ASK)
+            future.set_result(bool(answer))
+            return bool(answer)
+        except BaseException:
+            if not future.done():
+                future.set_result(False)
+            raise
+        finally:
+            del self._asking[key]
+
+    async def _drift(
+        self,
+        record: ExecutionRecord,
+        host: str,
+        why: str,
+        decision: DriftDecision,
+        policy: DriftPolicy,
+    ) -> None:
+        """Audit the drift and record it with the step's events (the completion card's)."""
+        step = record.current_step + 1
+        await self._store.append_audit(
+            AuditEntry(
+                at=self._clock.now(),
+                agent=record.agent,
+                actor=Actor.agent(record.agent).label,
+                action=AuditAction.DRIFT,
+                plan_id=record.plan_id,
+                revision=record.revision,
+                detail={
+                    "call": f"connect to {host}",
+                    "why": why,
+                    "outcome": policy.value,
+                    "decision": decision.value,
+                    "step": step,
+                },
+            )
+        )
+        await self._executions.add_event(
+            ExecutionEvent(
+                plan_id=record.plan_id,
+                at=self._clock.now(),
+                step=step,
+                kind=ExecutionEventKind.DRIFT,
+                tool=NETWORK_TOOL,
+                action=f"connect to {host}",
+                reason=why,
+                decision=decision,
+            )
+        )
+
+
+def _listed(hosts: tuple[str, ...]) -> str:
+    return ", ".join(hosts) if hosts else "no host"

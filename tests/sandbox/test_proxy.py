@@ -1,0 +1,126 @@
+"""The host-side proxy on its own: what a request head names, and how a connection ends when
+the request is bad, too large, refused, or its decision fails. The end-to-end behaviour
+(through the bot and the sandbox) is in ``tests/security/test_network_by_plan.py``."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from plancord.sandbox.proxy import (
+    MAX_HEAD_BYTES,
+    BadRequest,
+    NetworkProxy,
+    ProxyVerdict,
+    parse_head,
+)
+
+
+def test_connect_names_the_host_and_port() -> None:
+    target = parse_head(b"CONNECT Files.Test.:443 HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert (target.host, target.port, target.tunnel) == ("files.test", 443, True)
+
+
+def test_plain_http_goes_on_in_origin_form_without_proxy_headers() -> None:
+    head = (
+        b"GET http://files.test:8080/a/b?q=1 HTTP/1.1\r\nHost: files.test:8080\r\n"
+        b"Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic eA==\r\n\r\n"
+    )
+    target = parse_head(head)
+    assert (target.host, target.port, target.tunnel) == ("files.test", 8080, False)
+    assert target.head == b"GET /a/b?q=1 HTTP/1.1\r\nHost: files.test:8080\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /relative HTTP/1.1\r\n\r\n",
+        b"GET ftp://files.test/ HTTP/1.1\r\n\r\n",
+        b"CONNECT files.test HTTP/1.1\r\n\r\n",
+        b"CONNECT files.test:99999 HTTP/1.1\r\n\r\n",
+        b"CONNECT :443 HTTP/1.1\r\n\r\n",
+        b"HELLO\r\n\r\n",
+        b"GET http://files.test/ HTTP/2\r\n\r\n",
+    ],
+)
+def test_anything_else_is_a_bad_request(head: bytes) -> None:
+    with pytest.raises(BadRequest):
+        parse_head(head)
+
+
+@pytest.fixture
+async def proxy_at(tmp_path: Path) -> AsyncIterator[Callable[..., Path]]:
+    started: list[NetworkProxy] = []
+    loop = asyncio.get_running_loop()
+
+    def start(decide: Callable[..., object]) -> Path:
+        proxy = NetworkProxy(decide, loop)  # type: ignore[arg-type]
+        started.append(proxy)
+        path = tmp_path / "net" / "ada.sock"
+        proxy.listen("ada", path)
+        return path
+
+    yield start
+    for proxy in started:
+        await asyncio.to_thread(proxy.close)
+
+
+async def _exchange(path: Path, data: bytes) -> bytes:
+    reader, writer = await asyncio.open_unix_connection(str(path))
+    writer.write(data)
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    return answer
+
+
+async def _refuse(agent: str, host: str) -> ProxyVerdict:
+    return ProxyVerdict(False, f"{agent} may not reach {host}")
+
+
+async def _fail(agent: str, host: str) -> ProxyVerdict:
+    raise RuntimeError("the store is gone")
+
+
+async def test_a_refused_host_is_told_why_and_never_connected(
+    proxy_at: Callable[..., Path],
+) -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    path = await asyncio.to_thread(proxy_at, _refuse)
+    answer = await _exchange(path, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+    assert answer.startswith(b"HTTP/1.1 403 ada may not reach 127.0.0.1\r\n")
+    with pytest.raises(BlockingIOError):
+        listener.accept()
+    listener.close()
+
+
+async def test_a_decision_that_fails_refuses(proxy_at: Callable[..., Path]) -> None:
+    path = await asyncio.to_thread(proxy_at, _fail)
+    answer = await _exchange(path, b"CONNECT files.test:443 HTTP/1.1\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 403 the host could not decide; refused")
+
+
+async def test_a_head_past_the_bound_is_refused_unread(proxy_at: Callable[..., Path]) -> None:
+    path = await asyncio.to_thread(proxy_at, _refuse)
+    answer = await _exchange(path, b"GET http://x/ HTTP/1.1\r\nX: " + b"a" * MAX_HEAD_BYTES)
+    assert answer.startswith(b"HTTP/1.1 431 ")
+
+
+async def test_a_bad_request_is_answered_400(proxy_at: Callable[..., Path]) -> None:
+    path = await asyncio.to_thread(proxy_at, _refuse)
+    answer = await _exchange(path, b"GET /local HTTP/1.1\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 ")
+
+
+async def test_the_socket_is_private_to_the_bot(proxy_at: Callable[..., Path]) -> None:
+    path = await asyncio.to_thread(proxy_at, _refuse)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
