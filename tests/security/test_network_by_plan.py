@@ -63,8 +63,9 @@ def network_scene(worlds: Worlds) -> Callable[..., Any]:
             plan_mode=host_plan_mode(drift=drift),
             config=config,
         )
-        if world.bot.app.network is not None:
-            world.bot.app.network.resolve_overrides = HOSTS
+        proxy = getattr(world.bot.app, "network", None)
+        if proxy is not None:
+            proxy.resolve_overrides = HOSTS
         scene = await plan_scene_in(world)
         await scene.ana.slash(scene.channel, "plan start", task="fetch what the build needs")
         return scene
@@ -76,7 +77,7 @@ def _plan(*steps: tuple[list[str], list[str]]) -> dict[str, Any]:
     return {
         "summary": "Fetch what the build needs",
         "steps": [
-            {"description": f"step {n}", "tools": tools, "network": hosts}
+            {"description": f"step {n}", "tools": tools, **({"network": hosts} if hosts else {})}
             for n, (tools, hosts) in enumerate(steps, start=1)
         ],
     }
