@@ -5,12 +5,16 @@ the request is bad, too large, refused, or its decision fails. The end-to-end be
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import socket
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
 
+from plancord.core.sandbox_policy import SandboxPolicy
+from plancord.sandbox import layers, run_sandboxed, runner
+from plancord.sandbox.layers import bubblewrap_problem
 from plancord.sandbox.proxy import (
     MAX_HEAD_BYTES,
     BadRequest,
@@ -18,6 +22,7 @@ from plancord.sandbox.proxy import (
     ProxyVerdict,
     parse_head,
 )
+from tests.security.network_scene import local_server
 
 
 def test_connect_names_the_host_and_port() -> None:
@@ -124,3 +129,38 @@ async def test_the_socket_is_private_to_the_bot(proxy_at: Callable[..., Path]) -
     path = await asyncio.to_thread(proxy_at, _refuse)
     assert path.stat().st_mode & 0o777 == 0o600
     assert path.parent.stat().st_mode & 0o777 == 0o700
+
+
+async def _grant(agent: str, host: str) -> ProxyVerdict:
+    return ProxyVerdict(host == "files.test", "not granted")
+
+
+@pytest.mark.skipif(bubblewrap_problem() is not None, reason="the bridge runs under bubblewrap")
+@pytest.mark.parametrize("bridge", ["native", "python"])
+async def test_both_bridges_carry_a_sandboxed_command_to_the_proxy(
+    bridge: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    layout = layers.host_layout()
+    if bridge == "native" and layout.native_bridge is None:
+        pytest.skip("no C compiler built the native bridge here")
+    if bridge == "python":
+        layout = dataclasses.replace(layout, native_bridge=None)
+    monkeypatch.setattr(runner, "host_layout", lambda: layout)
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "hello.txt").write_text("through the bridge\n")
+    proxy = NetworkProxy(_grant, asyncio.get_running_loop(), {"files.test": "127.0.0.1"})
+    path = tmp_path / "net" / "ada.sock"
+    await asyncio.to_thread(proxy.listen, "ada", path)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    policy = SandboxPolicy(workspace=workspace, writable=True, proxy=path)
+    try:
+        with local_server(served) as port:
+            # The command's own `wait` returns: the bridge's server is not its child.
+            command = f"curl -sS http://files.test:{port}/hello.txt; sleep 0 & wait; echo done"
+            result = await run_sandboxed(["bash", "-c", command], policy, timeout=30)
+    finally:
+        await asyncio.to_thread(proxy.close)
+    assert result.exit_code == 0, result
+    assert result.stdout == "through the bridge\ndone\n"

@@ -176,6 +176,18 @@ def test_bwrap_argv_with_the_plan_bound_network_keeps_no_network_of_its_own() ->
     ]
 
 
+def test_the_native_bridge_needs_no_python_in_the_sandbox() -> None:
+    policy = SandboxPolicy(
+        workspace=Path("/w"), writable=True, limits=LIMITS, proxy=Path("/p.sock")
+    )
+    host = dataclasses.replace(HOST, native_bridge="/cache/net-bridge-0123")
+    argv = bwrap_argv(policy, host, ["true"])
+    assert "/opt/python" not in argv
+    assert argv[argv.index("/cache/net-bridge-0123") + 1] == "/run/plancord/net-bridge"
+    tail = ["/run/plancord/net-bridge", "3128", "/run/plancord/proxy.sock", "--", "true"]
+    assert argv[-5:] == tail
+
+
 def test_the_host_git_and_read_only_runs_never_get_the_proxy() -> None:
     settings = SandboxSettings(plan_network=frozenset({"ada"}), proxy_dir=Path("/data/network"))
     executing = settings.policy("ada", Path("/w"), planning=False, inner_wall=False)

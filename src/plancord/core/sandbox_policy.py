@@ -21,8 +21,10 @@ TRAMPOLINE_PATH = "/run/plancord/landlock.py"
 WALL_HELPER_PATH = "/run/plancord/landlock-exec"
 #: Where the agent's network proxy socket is bound inside the sandbox (plan-bound network).
 PROXY_SOCKET_PATH = "/run/plancord/proxy.sock"
-#: Where the in-sandbox bridge to the proxy socket is bound.
+#: Where the in-sandbox bridge to the proxy socket is bound: the Python one, and the
+#: native one when it is built.
 NET_BRIDGE_PATH = "/run/plancord/net-bridge.py"
+NATIVE_BRIDGE_PATH = "/run/plancord/net-bridge"
 #: The loopback port inside the sandbox's own network namespace where the bridge to the
 #: proxy socket listens; ``HTTP_PROXY`` and ``HTTPS_PROXY`` name it.
 PROXY_PORT = 3128

@@ -58,6 +58,7 @@ def host_layout() -> HostLayout:
         python_executable=os.path.realpath(sys.executable),
         trampoline=os.path.realpath(landlock.__file__),
         net_bridge=os.path.realpath(net_bridge.__file__),
+        native_bridge=wall_helper.native_bridge(),
         wall_helper=wall_helper.native_wall() if landlock.landlock_abi() > 0 else None,
     )
 

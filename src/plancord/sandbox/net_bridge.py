@@ -2,15 +2,17 @@
 
 Why this exists: a sandbox whose network the plan grants has a network namespace of its own
 with nothing in it but loopback, and the host's proxy is a unix socket bound into it.
-Programs find a proxy by ``HTTP_PROXY=http://127.0.0.1:PORT``, so this listens on that
-port of the sandbox's own loopback and copies each connection to the unix socket. It binds
-the port before the command starts (``python3 -I -S net_bridge.py PORT SOCKET -- CMD…``:
-listen, fork, exec the command), so no program can race it; it exits with the command's
-status. It grants nothing: the proxy on the other side decides every connection, and a
-process that kills this bridge is left with no way out at all.
+Programs find a proxy by ``HTTP_PROXY=http://127.0.0.1:PORT``, so this listens on that port
+of the sandbox's own loopback and copies each connection to the unix socket. It binds the
+port before the command starts (``python3 -I -S net_bridge.py PORT SOCKET -- CMD…``: listen,
+serve from a detached grandchild, exec the command), so no program can race it, and the
+command's own ``wait`` never waits for it. ``net_bridge.c`` is the same as a native program,
+used where a C compiler built it (no interpreter to start for every command). It grants
+nothing: the proxy on the other side decides every connection, and a process that kills this
+bridge is left with no way out at all.
 
-Standard library only, started with ``-I -S``: it runs with the sandbox's Python install
-and nothing of the bot's.
+Standard library only, started with ``-I -S``: it runs with the sandbox's Python install and
+nothing of the bot's.
 """
 
 from __future__ import annotations
@@ -60,29 +62,36 @@ def _serve(listener: socket.socket, path: str) -> None:
         threading.Thread(target=_carry, args=(client, path), daemon=True).start()
 
 
+def _detach(listener: socket.socket, path: str) -> None:
+    """Serve in a grandchild, its stdio on /dev/null, so the command never waits for it."""
+    middle = os.fork()
+    if middle == 0:
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            _serve(listener, path)
+        os._exit(0)
+    os.waitpid(middle, 0)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 4 or argv[2] != "--":
         print("usage: net_bridge.py PORT SOCKET -- COMMAND...", file=sys.stderr)
-        return 2
+        return 126
     port, path, command = int(argv[0]), argv[1], argv[3:]
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
     listener.listen(64)
-    child = os.fork()
-    if child == 0:
-        listener.close()
-        try:
-            os.execvp(command[0], command)  # noqa: S606 - the sandboxed command, as given
-        except OSError as exc:
-            print(f"{command[0]}: {exc.strerror}", file=sys.stderr)
-            os._exit(127)
-    threading.Thread(target=_serve, args=(listener, path), daemon=True).start()
-    _, status = os.waitpid(child, 0)
-    return os.waitstatus_to_exitcode(status) if status else 0
+    _detach(listener, path)
+    listener.close()
+    try:
+        os.execvp(command[0], command)  # noqa: S606 - the sandboxed command, as given
+    except OSError as exc:
+        print(f"{command[0]}: {exc.strerror}", file=sys.stderr)
+    return 127
 
 
 if __name__ == "__main__":
-    code = main(sys.argv[1:])
-    sys.stdout.flush()
-    os._exit(128 - code if code < 0 else code)
+    sys.exit(main(sys.argv[1:]))

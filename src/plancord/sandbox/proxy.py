@@ -49,7 +49,7 @@ IDLE_SECONDS = 300.0
 DECIDE_SECONDS = 24 * 3600.0
 """A decision may wait for a human's answer; the card's own timeout ends it first."""
 MAX_CONNECTIONS = 64
-CHUNK_BYTES = 64 * 1024
+CHUNK_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True, slots=True)
