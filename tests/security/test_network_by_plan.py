@@ -195,24 +195,39 @@ def _card(scene: PlanScene) -> Any:
     raise AssertionError("no network card was posted")
 
 
-async def test_a_step_change_revokes_the_previous_steps_host(
+async def test_a_step_change_revokes_the_previous_steps_host_and_the_card_counts(
     network_scene: Callable[..., Any], port: int
 ) -> None:
     scene = await network_scene(
         _plan((["bash_execute"], ["files.test"]), (["create_file", "bash_execute"], ["pypi.test"])),
         [
             bash(_curl("files.test", port)),
+            bash(_curl("files.test", port)),
             tool_turn(ToolCall("create_file", {"path": "notes.txt", "content": "n\n"})),
             bash(_curl("files.test", port)),
             bash(_curl("pypi.test", port)),
+            tool_turn(ToolCall("complete_plan", {"summary": "fetched"})),
         ],
     )
     await _approved(scene)
-    before, _, after, granted = _ran(scene)
+    await scene.app.runtime.wait_idle("ada")
+    before, _, _, after, granted, _ = _ran(scene)
     assert FILE_BODY.strip() in before, before
     assert FILE_BODY.strip() not in after
     assert "step 2 wants files.test — not in the plan" in after, after
     assert FILE_BODY.strip() in granted, granted
+    card = next(
+        m
+        for m in reversed(scene.bot_messages())
+        if m.embeds and "Result" in (m.embeds[0].title or "")
+    )
+    steps = {f.name: f.value for f in card.embeds[0].fields}
+    first = next(value for name, value in steps.items() if "1" in name)
+    second = next(value for name, value in steps.items() if "2" in name)
+    assert "🌐 files.test ×2" in first, steps
+    assert "🌐 pypi.test ×1" in second, steps
+    assert "🌐 files.test" not in second, steps
+    assert "step 2 wants files.test — not in the plan — refused\n" in second + "\n", steps
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,8 @@ the plan": Allow for this plan / Deny), ``refuse`` refuses it with a reason the 
 shows, ``log`` lets it through and flags it. A host outside the operator's bound is refused
 whatever the policy: the bound is the operator's, and no card can widen it. Every drift is
 audited and recorded with the step's events, so the completion card lists it; every
-connection let through is counted per step and host.
+connection let through is recorded too (up to :data:`RECORDED_PER_HOST` per step and host),
+so the card lists the hosts each step reached with their request counts.
 """
 
 from __future__ import annotations
@@ -36,7 +37,15 @@ from plancord.storage.store import SqlStore
 log = logging.getLogger(__name__)
 
 NETWORK_TOOL = "network"
+"""The tool name of the network's events: drift, and each connection let through."""
 ALLOW_FOR_PLAN = ("Allow for this plan", "Deny")
+RECORDED_PER_HOST = 100
+"""Connections to one host in one step recorded as events (the completion card counts
+them); past that the card says "100+", and the store does not grow with a busy download."""
+
+
+def reached_action(host: str) -> str:
+    return f"reach {host}"
 
 
 class NetworkGate:
@@ -61,7 +70,7 @@ class NetworkGate:
         self._allowed: dict[str, set[str]] = {}
         """Per plan id, the hosts a human allowed for the rest of that plan."""
         self._asking: dict[tuple[str, str], asyncio.Future[bool]] = {}
-        self.reached: dict[str, Counter[tuple[int, str]]] = {}
+        self._reached: dict[str, Counter[tuple[int, str]]] = {}
         """Per plan id, connections let through per (1-based step, host)."""
 
     async def decide(self, agent: str, host: str) -> ProxyVerdict:
@@ -76,7 +85,7 @@ class NetworkGate:
         step = plan.steps[record.current_step] if record.current_step < len(plan.steps) else None
         granted = step.network if step is not None else ()
         if matches_host(granted, host) or host in self._allowed.get(record.plan_id, set()):
-            return self._through(record, number, host)
+            return await self._through(record, number, host)
         why = f"step {number} wants {host} — not in the plan"
         if not matches_host(self._settings.network_bound_for(agent).allow, host):
             reason = f"{host} is not among the hosts the operator allows this agent"
@@ -85,7 +94,7 @@ class NetworkGate:
         policy = (await self._settings.plan_mode_for(agent)).drift
         if policy is DriftPolicy.LOG:
             await self._drift(record, host, why, DriftDecision.LOGGED, policy)
-            return self._through(record, number, host)
+            return await self._through(record, number, host)
         if policy is DriftPolicy.REFUSE:
             await self._drift(record, host, why, DriftDecision.REFUSED, policy)
             return ProxyVerdict(
@@ -96,11 +105,24 @@ class NetworkGate:
         allowed = await self._ask(record, host, why)
         if allowed:
             self._allowed.setdefault(record.plan_id, set()).add(host)
-            return self._through(record, number, host)
+            return await self._through(record, number, host)
         return ProxyVerdict(False, f"denied: {why}; a human did not allow it")
 
-    def _through(self, record: ExecutionRecord, step: int, host: str) -> ProxyVerdict:
-        self.reached.setdefault(record.plan_id, Counter())[(step, host)] += 1
+    async def _through(self, record: ExecutionRecord, step: int, host: str) -> ProxyVerdict:
+        """Let the connection through, recorded with the step's events (up to a bound)."""
+        counts = self._reached.setdefault(record.plan_id, Counter())
+        counts[(step, host)] += 1
+        if counts[(step, host)] <= RECORDED_PER_HOST:
+            await self._executions.add_event(
+                ExecutionEvent(
+                    plan_id=record.plan_id,
+                    at=self._clock.now(),
+                    step=step,
+                    kind=ExecutionEventKind.COMMAND,
+                    tool=NETWORK_TOOL,
+                    action=reached_action(host),
+                )
+            )
         return ProxyVerdict(True)
 
     async def _ask(self, record: ExecutionRecord, host: str, why: str) -> bool:
