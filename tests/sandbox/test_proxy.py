@@ -62,8 +62,8 @@ async def proxy_at(tmp_path: Path) -> AsyncIterator[Callable[..., Path]]:
     started: list[NetworkProxy] = []
     loop = asyncio.get_running_loop()
 
-    def start(decide: Callable[..., object]) -> Path:
-        proxy = NetworkProxy(decide, loop)  # type: ignore[arg-type]
+    def start(decide: Callable[..., object], names: dict[str, str] | None = None) -> Path:
+        proxy = NetworkProxy(decide, loop, names or {})  # type: ignore[arg-type]
         started.append(proxy)
         path = tmp_path / "net" / "ada.sock"
         proxy.listen("ada", path)
@@ -164,3 +164,40 @@ async def test_both_bridges_carry_a_sandboxed_command_to_the_proxy(
         await asyncio.to_thread(proxy.close)
     assert result.exit_code == 0, result
     assert result.stdout == "through the bridge\ndone\n"
+
+
+async def _allow_all(agent: str, host: str) -> ProxyVerdict:
+    return ProxyVerdict(True)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "169.254.169.254", "[::1]", "0.0.0.0"])
+async def test_a_granted_name_for_an_address_of_this_host_is_refused(
+    proxy_at: Callable[..., Path], host: str
+) -> None:
+    path = await asyncio.to_thread(proxy_at, _allow_all)
+    answer = await _exchange(path, f"CONNECT {host}:9 HTTP/1.1\r\n\r\n".encode())
+    assert answer.startswith(b"HTTP/1.1 403 "), answer
+    assert b"an address of this host" in answer
+
+
+async def test_a_held_connection_goes_on_when_the_answer_comes(
+    proxy_at: Callable[..., Path],
+) -> None:
+    answered, asked = asyncio.Event(), asyncio.Event()
+
+    async def later(agent: str, host: str) -> ProxyVerdict:
+        asked.set()
+        await answered.wait()
+        return ProxyVerdict(True)
+
+    listener = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    path = await asyncio.to_thread(proxy_at, later, {"files.test": "127.0.0.1"})
+    reader, writer = await asyncio.open_unix_connection(str(path))
+    writer.write(f"CONNECT files.test:{port} HTTP/1.1\r\n\r\n".encode())
+    await writer.drain()
+    await asked.wait()
+    answered.set()
+    assert await reader.readline() == b"HTTP/1.1 200 Connection established\r\n"
+    writer.close()
+    listener.close()

@@ -130,9 +130,12 @@ class _Listener:
 class NetworkProxy:
     """The proxy's thread, its event loop and one unix socket per agent.
 
-    ``resolve_overrides``: host names answered from this map instead of the system's
-    resolver. It exists for tests (local servers on 127.0.0.1 named as hosts) and is set
-    only by code that holds this object; nothing in the config reaches it.
+    A name that resolves to an address of this host itself (loopback, link-local,
+    unspecified, multicast) is refused after the decision: the sandbox must not reach the
+    bot's own services through a granted name. ``resolve_overrides``: host names answered
+    from this map instead of the system's resolver, and exempt from that rule. It exists
+    for tests (local servers on 127.0.0.1 named as hosts) and is set only by code that
+    holds this object; nothing in the config reaches it.
     """
 
     decide: Decide
@@ -265,6 +268,15 @@ class NetworkProxy:
             return
         try:
             address = await self._resolve(target.host, target.port)
+        except (OSError, TimeoutError) as exc:
+            await _answer(writer, 502, f"could not resolve {target.host}: {type(exc).__name__}")
+            return
+        if target.host not in self.resolve_overrides and _host_local(address):
+            await _answer(
+                writer, 403, f"{target.host} resolves to {address}, an address of this host"
+            )
+            return
+        try:
             upstream_reader, upstream_writer = await asyncio.wait_for(
                 asyncio.open_connection(address, target.port, limit=CHUNK_BYTES),
                 CONNECT_SECONDS,
@@ -314,6 +326,19 @@ class NetworkProxy:
         if not infos:
             raise OSError(f"{host} has no address")
         return str(infos[0][4][0])
+
+
+def _host_local(address: str) -> bool:
+    """Whether ``address`` reaches this host itself or its link (loopback, link-local such
+    as a cloud's metadata service, unspecified, multicast): a granted name that resolves
+    there would let the sandbox reach the bot's own services."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return True
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast
 
 
 async def _answer(writer: asyncio.StreamWriter, status: int, reason: str) -> None:
