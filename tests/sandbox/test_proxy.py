@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from plancord.agent.mcp.spawn import server_spawn
 from plancord.core.sandbox_policy import SandboxPolicy
 from plancord.sandbox import layers, run_sandboxed, runner
 from plancord.sandbox.layers import bubblewrap_problem
@@ -201,3 +202,14 @@ async def test_a_held_connection_goes_on_when_the_answer_comes(
     assert await reader.readline() == b"HTTP/1.1 200 Connection established\r\n"
     writer.close()
     listener.close()
+
+
+@pytest.mark.skipif(bubblewrap_problem() is not None, reason="the bridge runs under bubblewrap")
+def test_an_mcp_server_of_a_plan_bound_agent_gets_the_proxy(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    policy = SandboxPolicy(workspace=workspace, writable=True, proxy=tmp_path / "ada.sock")
+    spawned = server_spawn(["server", "--stdio"], policy)
+    assert spawned.env["HTTPS_PROXY"] == "http://127.0.0.1:3128"
+    assert "--unshare-net" in spawned.argv
+    assert spawned.argv[-4:] == ["/run/plancord/proxy.sock", "--", "server", "--stdio"]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
-from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy
+from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy, proxy_environment
 from plancord.sandbox import config_view, git_dirs
 from plancord.sandbox.argv import bwrap_argv, landlock_argv
 from plancord.sandbox.environment import sandbox_environment
@@ -102,6 +102,8 @@ def server_spawn(
     walls = git_dirs.walls(policy, layer, config_view.repositories(policy))
     if layer is Layer.BUBBLEWRAP:
         env = sandbox_environment(workspace, SANDBOX_TMP, extra)
+        if policy.proxy is not None:
+            env.update(proxy_environment())
         argv = bwrap_argv(policy, host, list(command), read_only=walls.read_only)
         return ServerSpawn(_with_mounts(argv, mounts, layer), env, workspace, layer)
     scratch = tempfile.mkdtemp(prefix="plancord-mcp-")
