@@ -18,6 +18,7 @@ import pytest
 
 from plancord.core.planning import Phase
 from plancord.demo import host_plan_mode
+from plancord.sandbox import landlock_abi
 from plancord.sandbox.layers import bubblewrap_problem
 from plancord.testing.anthropic_server import Script, ToolCall, text_turn, tool_turn
 from tests.security.network_scene import (
@@ -128,12 +129,60 @@ async def test_a_granted_host_is_reached_by_curl_and_pip(
     assert "[exit code 0]" in downloaded
 
 
+@pytest.mark.parametrize(
+    ("network", "shown"),
+    [
+        ({"allow": ALLOW}, "Network: `files.test`"),
+        (True, "Network: anything (the agent has `network: true`)"),
+    ],
+    ids=["plan-bound", "network-true"],
+)
 async def test_the_plan_message_shows_each_steps_hosts(
-    network_scene: Callable[..., Any],
+    network_scene: Callable[..., Any], network: Any, shown: str
 ) -> None:
-    scene = await network_scene(_plan((["bash_execute"], ["files.test"]), ([], [])), [])
+    scene = await network_scene(
+        _plan((["bash_execute"], ["files.test"]), ([], [])), [], network=network
+    )
     fields = [f.value for e in scene.plan_message(1).embeds for f in e.fields]
-    assert any("Network: `files.test`" in value for value in fields), fields
+    assert shown in fields[0], fields
+    assert "`files.test`" in fields[0], fields
+    assert ("Network:" in fields[1]) is (network is True), fields
+
+
+async def test_under_log_an_ungranted_host_is_reached_and_flagged(
+    network_scene: Callable[..., Any], port: int
+) -> None:
+    scene = await network_scene(
+        _plan((["bash_execute"], ["files.test"])), [bash(_curl("other.test", port))], drift="log"
+    )
+    await _approved(scene)
+    [result] = _ran(scene)
+    assert FILE_BODY.strip() in result, result
+    drifts = [a for a in await scene.app.store.list_audit("ada") if a.action == "drift"]
+    assert [(d.detail["decision"], d.detail["why"]) for d in drifts] == [
+        ("logged", "step 1 wants other.test — not in the plan")
+    ]
+
+
+async def test_under_the_landlock_fallback_a_plan_naming_hosts_is_refused(
+    worlds: Worlds,
+) -> None:
+    if landlock_abi() == 0:
+        pytest.skip("the Landlock fallback needs Landlock")
+    plan = _plan((["bash_execute"], ["files.test"]))
+    world = await worlds.start(
+        [tool_turn(ToolCall("submit_plan", {"plan": plan})), text_turn("I will plan offline")],
+        plan_mode=host_plan_mode(),
+        config={
+            "agents": {"ada": {"network": {"allow": ALLOW}}},
+            "sandbox": {"layer": "landlock"},
+        },
+    )
+    scene = await plan_scene_in(world)
+    await scene.ana.slash(scene.channel, "plan start", task="fetch")
+    [result] = _results(scene)
+    assert "steps[0].network: this host runs agent commands without bubblewrap" in result
+    assert (await scene.state()).phase is Phase.GATHERING
 
 
 async def test_an_ungranted_host_is_refused_and_the_model_told(

@@ -140,10 +140,12 @@ def _step_field(number: int, step: PlanStep, network_anything: bool) -> tuple[st
     value = step.description
     if step.tools:
         value += "\nTools: " + ", ".join(f"`{t}`" for t in step.tools)
-    if step.network:
-        value += "\nNetwork: " + ", ".join(f"`{h}`" for h in step.network)
-    elif network_anything:
+    named = ", ".join(f"`{h}`" for h in step.network)
+    if network_anything:
         value += "\nNetwork: anything (the agent has `network: true`)"
+        value += f"; the step names {named}" if named else ""
+    elif named:
+        value += f"\nNetwork: {named}"
     return name, value
 
 
