@@ -34,11 +34,14 @@ def test_connect_names_the_host_and_port() -> None:
 def test_plain_http_goes_on_in_origin_form_without_proxy_headers() -> None:
     head = (
         b"GET http://files.test:8080/a/b?q=1 HTTP/1.1\r\nHost: files.test:8080\r\n"
-        b"Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic eA==\r\n\r\n"
+        b"Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic eA==\r\n"
+        b"Connection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n"
     )
     target = parse_head(head)
     assert (target.host, target.port, target.tunnel) == ("files.test", 8080, False)
-    assert target.head == b"GET /a/b?q=1 HTTP/1.1\r\nHost: files.test:8080\r\n\r\n"
+    assert target.head == (
+        b"GET /a/b?q=1 HTTP/1.1\r\nHost: files.test:8080\r\nConnection: close\r\n\r\n"
+    )
 
 
 @pytest.mark.parametrize(

@@ -97,12 +97,12 @@ def parse_head(head: bytes) -> _Target:
     path = url.path or "/"
     if url.query:
         path += "?" + url.query
-    headers = [
-        line
-        for line in lines[1:]
-        if line and not line.lower().startswith(("proxy-connection:", "proxy-authorization:"))
-    ]
-    rebuilt = "\r\n".join([f"{method} {path} {version}", *headers]) + "\r\n\r\n"
+    # One request per connection: each is decided on its own (a kept-alive connection
+    # would carry the next request to this host's server whatever it names, past a step).
+    dropped = ("proxy-connection:", "proxy-authorization:", "connection:", "keep-alive:")
+    headers = [line for line in lines[1:] if line and not line.lower().startswith(dropped)]
+    head_lines = [f"{method} {path} {version}", *headers, "Connection: close"]
+    rebuilt = "\r\n".join(head_lines) + "\r\n\r\n"
     return _Target(_host(url.hostname), url.port or 80, False, rebuilt.encode("latin-1"))
 
 
