@@ -10,8 +10,11 @@ serves a 1 MB file and a tiny one; each figure runs ``curl`` in the real executi
 * ``1 MB through CONNECT``: the same through a CONNECT tunnel (``curl -p``), as HTTPS goes;
 * ``tiny request``: a 25-byte file, so the difference is the connection's set-up (the
   bridge, the proxy's decision, its own connection);
-* ``true``: a command that makes no connection, with and without the proxy's bridge in the
-  sandbox (what every command of such an agent pays: Python starting the bridge).
+* ``true``: a command that makes no connection, with the proxy's bridge against the host's
+  network, and against the default sandbox with no network (which also builds a network
+  namespace of its own: the difference is the bridge alone);
+* ``20 requests, 1 command``: twenty tiny requests in one command, so the sandbox's start
+  is paid once and the difference is what each connection costs through the proxy.
 
 Exits 1 when the 1 MB ratio is over the goal.
 """
@@ -91,6 +94,7 @@ async def main(runs: int) -> int:
     await asyncio.to_thread(proxy.listen, "bench", socket_path)
     proxied = SandboxPolicy(workspace=workspace, writable=True, proxy=socket_path)
     host = SandboxPolicy(workspace=workspace, writable=True, network=True)
+    closed = SandboxPolicy(workspace=workspace, writable=True)
     print(f"{runs} runs each, medians; bubblewrap; a {SIZE // 1024} KiB file from 127.0.0.1")
     print(f"{'':24} {'proxy':>10} {'network':>10} {'ratio':>7} {'diff':>9}")
     over = False
@@ -117,6 +121,23 @@ async def main(runs: int) -> int:
         print(
             f"{'true (no connection)':24} {bridged * 1000:8.1f}ms {bare * 1000:8.1f}ms "
             f"{bridged / bare:6.2f}x {(bridged - bare) * 1000:+7.1f}ms"
+        )
+        bridged, offline = await _median(runs, _run("true", proxied), _run("true", closed))
+        print(
+            f"{'true, vs no network':24} {bridged * 1000:8.1f}ms {offline * 1000:8.1f}ms "
+            f"{bridged / offline:6.2f}x {(bridged - offline) * 1000:+7.1f}ms  "
+            "(the default sandbox: its own empty network namespace, no bridge)"
+        )
+
+        def twenty(name: str) -> str:
+            return f"for i in $(seq 20); do curl -sS -o /dev/null http://{name}:{port}/tiny; done"
+
+        through, direct = await _median(
+            max(3, runs // 5), _run(twenty("files.test"), proxied), _run(twenty("127.0.0.1"), host)
+        )
+        print(
+            f"{'20 requests, 1 command':24} {through * 1000:8.1f}ms {direct * 1000:8.1f}ms "
+            f"{through / direct:6.2f}x {(through - direct) * 50:+7.1f}ms a request"
         )
     finally:
         await asyncio.to_thread(proxy.close)
