@@ -44,6 +44,9 @@ RECORDED_PER_HOST = 100
 them); past that the card says "100+", and the store does not grow with a busy download."""
 
 
+CONNECT_ACTION = "connect to "
+
+
 def reached_action(host: str) -> str:
     return f"reach {host}"
 
@@ -72,11 +75,15 @@ class NetworkGate:
         self._asking: dict[tuple[str, str], asyncio.Future[bool]] = {}
         self._reached: dict[str, Counter[tuple[int, str]]] = {}
         """Per plan id, connections let through per (1-based step, host)."""
+        self._plan_of: dict[str, str] = {}
+        """Per agent, the plan whose hosts are kept above (an agent runs one at a time)."""
 
     async def decide(self, agent: str, host: str) -> ProxyVerdict:
         record = await self._executions.running(agent)
         if record is None:
             return ProxyVerdict(False, "no approved plan is executing; no host may be reached")
+        if self._plan_of.get(agent) != record.plan_id:
+            await self._follow(agent, record.plan_id)
         revision = await self._store.get_revision(record.plan_id, record.revision)
         if revision is None:
             return ProxyVerdict(False, "the approved plan could not be read; refused")
@@ -107,6 +114,27 @@ class NetworkGate:
             self._allowed.setdefault(record.plan_id, set()).add(host)
             return await self._through(record, number, host)
         return ProxyVerdict(False, f"denied: {why}; a human did not allow it")
+
+    async def _follow(self, agent: str, plan_id: str) -> None:
+        """Keep ``plan_id``'s hosts from now on, the previous plan's forgotten: the hosts a
+        human allowed for it read back from its events (so they hold after a restart) and
+        its recorded connections counted."""
+        previous = self._plan_of.pop(agent, None)
+        if previous is not None:
+            self._allowed.pop(previous, None)
+            self._reached.pop(previous, None)
+        allowed: set[str] = set()
+        reached: Counter[tuple[int, str]] = Counter()
+        for event in await self._executions.events(plan_id):
+            if event.tool != NETWORK_TOOL:
+                continue
+            if event.kind is ExecutionEventKind.DRIFT and event.decision is DriftDecision.ALLOWED:
+                allowed.add(event.action.removeprefix(CONNECT_ACTION))
+            elif event.kind is ExecutionEventKind.COMMAND:
+                reached[(event.step, event.action.removeprefix(reached_action("")))] += 1
+        self._allowed[plan_id] = allowed
+        self._reached[plan_id] = reached
+        self._plan_of[agent] = plan_id
 
     async def _through(self, record: ExecutionRecord, step: int, host: str) -> ProxyVerdict:
         """Let the connection through, recorded with the step's events (up to a bound)."""
@@ -142,7 +170,7 @@ class NetworkGate:
                 answer = await self._notifier.ask_permission(
                     PermissionRequest(
                         agent=record.agent,
-                        action=f"connect to {host}",
+                        action=CONNECT_ACTION + host,
                         tool_name=NETWORK_TOOL,
                         summary=f"reach {host}",
                         requested_by=state.requested_by,
@@ -190,7 +218,7 @@ class NetworkGate:
                 plan_id=record.plan_id,
                 revision=record.revision,
                 detail={
-                    "call": f"connect to {host}",
+                    "call": CONNECT_ACTION + host,
                     "why": why,
                     "outcome": policy.value,
                     "decision": decision.value,
@@ -205,7 +233,7 @@ class NetworkGate:
                 step=step,
                 kind=ExecutionEventKind.DRIFT,
                 tool=NETWORK_TOOL,
-                action=f"connect to {host}",
+                action=CONNECT_ACTION + host,
                 reason=why,
                 decision=decision,
             )
