@@ -242,3 +242,44 @@ class NetworkGate:
 
 def _listed(hosts: tuple[str, ...]) -> str:
     return ", ".join(hosts) if hosts else "no host"
+
+
+_REFUSALS = (DriftDecision.REFUSED, DriftDecision.DENIED, DriftDecision.TIMED_OUT)
+
+
+class RefusedConnections:
+    """What tells the model which connections were refused while its call ran: a program
+    shows a refused HTTPS connection only as a 403 to its CONNECT, so the host adds the
+    reasons (from the step's events) to the call's result."""
+
+    def __init__(self, executions: ExecutionStore) -> None:
+        self._executions = executions
+        self._seen: dict[str, int] = {}
+
+    async def mark(self, record: ExecutionRecord) -> None:
+        """Before a call: the refusals recorded so far."""
+        self._seen[record.plan_id] = len(await self._refusals(record.plan_id))
+
+    async def since(self, record: ExecutionRecord) -> str | None:
+        """After it: a note naming each connection refused meanwhile, or None."""
+        before = self._seen.pop(record.plan_id, None)
+        if before is None:
+            return None
+        new = (await self._refusals(record.plan_id))[before:]
+        if not new:
+            return None
+        lines = [
+            f"- {event.reason} ({event.decision.value})" for event in new[:10] if event.decision
+        ]
+        more = f"\n- … and {len(new) - 10} more" if len(new) > 10 else ""
+        return (
+            "[network: connections refused during this call]\n"
+            + "\n".join(lines)
+            + more
+            + "\nOnly the hosts the current step names can be reached; if the plan must "
+            "change, submit an amendment with submit_plan."
+        )
+
+    async def _refusals(self, plan_id: str) -> list[ExecutionEvent]:
+        events = await self._executions.events(plan_id, ExecutionEventKind.DRIFT)
+        return [e for e in events if e.tool == NETWORK_TOOL and e.decision in _REFUSALS]
