@@ -14,7 +14,7 @@ import pytest
 
 from plancord.agent.mcp.spawn import server_spawn
 from plancord.core.sandbox_policy import SandboxPolicy
-from plancord.sandbox import layers, run_sandboxed, runner
+from plancord.sandbox import layers, run_sandboxed, runner, wall_helper
 from plancord.sandbox.layers import bubblewrap_problem
 from plancord.sandbox.proxy import (
     MAX_HEAD_BYTES,
@@ -216,3 +216,22 @@ def test_an_mcp_server_of_a_plan_bound_agent_gets_the_proxy(tmp_path: Path) -> N
     assert spawned.env["HTTPS_PROXY"] == "http://127.0.0.1:3128"
     assert "--unshare-net" in spawned.argv
     assert spawned.argv[-4:] == ["/run/plancord/proxy.sock", "--", "server", "--stdio"]
+
+
+def test_trying_the_native_bridge_leaves_no_server_behind() -> None:
+    wall_helper.native_bridge.cache_clear()
+    built = wall_helper.native_bridge()
+    if built is None:
+        pytest.skip("no C compiler built the native bridge here")
+    # Run from the host's path (inside a sandbox the bridge runs as /run/plancord/net-bridge).
+    assert [line for line in _command_lines() if line.split(b"\0")[0] == built.encode()] == []
+
+
+def _command_lines() -> list[bytes]:
+    lines = []
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            lines.append(path.read_bytes())
+        except OSError:
+            continue  # the process ended meanwhile
+    return lines

@@ -75,12 +75,11 @@ def build(directory: Path, source: Path = SOURCE) -> Path:
     return target
 
 
-def works(helper: Path, prefix: tuple[str, ...] = ()) -> bool:
-    """Whether ``helper`` (given ``prefix`` first) runs a command here: ``/bin/true`` exits
-    0 under it."""
+def works(helper: Path) -> bool:
+    """Whether ``helper`` jails and runs a command here (``/bin/true`` exits 0 under it)."""
     try:
         done = subprocess.run(
-            [str(helper), *prefix, "--", "true"],
+            [str(helper), "--", "true"],
             capture_output=True,
             timeout=_TRY_SECONDS,
             stdin=subprocess.DEVNULL,
@@ -127,8 +126,19 @@ def native_bridge() -> str | None:
             found = build(candidates(BRIDGE_SOURCE)[-1].parent, BRIDGE_SOURCE)
         except (OSError, subprocess.SubprocessError):
             return None
-    # The try binds a port of this host's loopback for a moment: any free one does.
-    return str(found) if trusted(found) and works(found, ("0", "/nonexistent")) else None
+    return str(found) if trusted(found) and _answers(found) else None
+
+
+def _answers(bridge: Path) -> bool:
+    """Whether the bridge runs here: without arguments it prints its usage and exits 126.
+    (It is never tried for real outside a sandbox: its server would outlive the try.)"""
+    try:
+        done = subprocess.run(
+            [str(bridge)], capture_output=True, timeout=_TRY_SECONDS, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 126 and done.stderr.startswith(b"usage: net-bridge")
 
 
 def main() -> int:
