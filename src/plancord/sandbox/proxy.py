@@ -229,11 +229,11 @@ class NetworkProxy:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
-        if listener.open_connections >= MAX_CONNECTIONS:
-            await _answer(writer, 503, "too many connections at once")
-            return
         listener.open_connections += 1
         try:
+            if listener.open_connections > MAX_CONNECTIONS:
+                await _answer(writer, 503, "too many connections at once")
+                return
             await self._one(agent, reader, writer)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
@@ -299,9 +299,14 @@ class NetworkProxy:
 
     async def _decided(self, agent: str, host: str) -> ProxyVerdict:
         """The decision, made on the bot's loop; an error or a lost answer refuses."""
-        future: Future[ProxyVerdict] = asyncio.run_coroutine_threadsafe(
-            self.decide(agent, host), self.decide_loop
-        )
+        decision = self.decide(agent, host)
+        try:
+            future: Future[ProxyVerdict] = asyncio.run_coroutine_threadsafe(
+                decision, self.decide_loop
+            )
+        except RuntimeError:  # the bot's loop is closed: it is stopping
+            decision.close()
+            return ProxyVerdict(False, "the bot is stopping; refused")
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), DECIDE_SECONDS)
         except Exception:
