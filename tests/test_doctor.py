@@ -13,6 +13,7 @@ import pytest
 
 from plancord import cli, doctor
 from plancord.doctor import Check, Status, diagnose
+from plancord.sandbox.layers import bubblewrap_problem
 from plancord.storage.engines import migrate_database
 from plancord.storage.migrations import discover
 from plancord.testing.postgres_server import PostgresServer
@@ -441,3 +442,22 @@ def test_a_postgres_database_not_created_yet_says_how_to_create_it(
     check = doctor.check_database_server(url, len(discover()))
     assert check.status is Status.FAIL and "the database does not exist" in check.line()
     assert f"createdb -O {postgres_server.user} not_created_yet" in check.line()
+
+
+def test_the_network_proxy_is_shown_for_agents_whose_plans_grant_hosts(tmp_path: Path) -> None:
+    assert not [c for c in checks(write_config(tmp_path)) if c.what.startswith("network proxy")]
+    config = write_config(tmp_path, "agents:\n  ada:\n    network:\n      allow: [pypi.org]\n")
+    proxy = by_what(checks(config), "network proxy")
+    expected = Status.OK if bubblewrap_problem() is None else Status.FAIL
+    assert proxy.status is expected, proxy.line()
+    assert ("ada: pypi.org" in proxy.line()) is (expected is Status.OK)
+
+
+def test_the_network_proxy_fails_where_only_the_fallback_runs(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        "sandbox:\n  layer: landlock\nagents:\n  ada:\n    network:\n      allow: [pypi.org]\n",
+    )
+    proxy = by_what(checks(config), "network proxy (ada)")
+    assert proxy.status is Status.FAIL
+    assert "no plan may name hosts here" in proxy.line()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from plancord.agent.agent_settings import ThinkingSettings, overrides_from
 from plancord.agent.budget import PlanBudget
+from plancord.agent.execution.network import NetworkGate
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.home import AgentHomes
 from plancord.agent.manager import AgentManager, StoredSettings
@@ -39,6 +40,7 @@ from plancord.core.ports import (
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.core.service import PlanningService
 from plancord.metrics import MetricsEndpoint, PlancordCollector
+from plancord.sandbox.proxy import NetworkProxy
 from plancord.storage.backend import Backend
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.engines import open_database
@@ -130,6 +132,9 @@ class App:
     mcp: McpHub
     metrics: MetricsEndpoint | None = None
     """The Prometheus endpoint, when ``metrics.enabled``."""
+    network: NetworkProxy | None = None
+    """The network proxy, when some agent's network is granted by the plan."""
+    network_gate: NetworkGate | None = None
 
     @cached_property
     def asks(self) -> AskAuthority:
@@ -239,9 +244,29 @@ class App:
             clock=clock,
             mcp=mcp,
         )
+        if config.sandbox_settings.plan_network:
+            await app._serve_network(notifier)
         if config.metrics.enabled:
             await app._serve_metrics()
         return app
+
+    async def _serve_network(self, notifier: Notifier) -> None:
+        """Start the proxy with one socket per agent whose network the plan grants."""
+        sandbox = self.config.sandbox_settings
+        gate = NetworkGate(
+            executions=ExecutionStore(self.db),
+            store=self.store,
+            settings=self.settings,
+            notifier=notifier,
+            clock=self.clock,
+            ask_timeout_seconds=self.runtime.settings.ask_timeout_seconds,
+        )
+        proxy = NetworkProxy(gate.decide, asyncio.get_running_loop())
+        self.network, self.network_gate = proxy, gate
+        for agent in sorted(sandbox.plan_network):
+            path = sandbox.proxy_socket(agent)
+            if path is not None:
+                await asyncio.to_thread(proxy.listen, agent, path)
 
     async def _serve_metrics(self) -> None:
         """Start the Prometheus endpoint; an address it cannot bind closes the app and is
@@ -271,6 +296,9 @@ class App:
         if self.metrics is not None:
             await self.metrics.stop()
             self.metrics = None
+        if self.network is not None:
+            await asyncio.to_thread(self.network.close)
+            self.network = None
         await self.scheduler.stop()
         await self.runtime.shutdown(notice=True)
         await self.mcp.close()

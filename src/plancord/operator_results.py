@@ -153,6 +153,7 @@ def _step_lines(step: StepResult) -> list[str]:
     lines += [f"   {f.path} {lines_changed(f.added, f.removed)}" for f in step.files]
     lines += [f"   {path} (ignored by git, in no commit)" for path in step.ignored]
     lines += [f"   $ {command}" for command in step.commands]
+    lines += [f"   network: {host.text()}" for host in step.hosts]
     lines += [
         f"   {'checkpoint' if d.checkpoint else 'drift'}: {d.what} ({drift_decided(d)})"
         for d in step.drift

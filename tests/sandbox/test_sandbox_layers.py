@@ -4,6 +4,7 @@ fallback lets it reach, the argv the policy becomes, and the refusal when nothin
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import socket
 import time
@@ -128,6 +129,66 @@ def test_bwrap_argv_while_executing_with_the_network_and_a_shared_path() -> None
         "--",
         "true",
     ]
+
+
+def test_bwrap_argv_with_the_plan_bound_network_keeps_no_network_of_its_own() -> None:
+    policy = SandboxPolicy.executing(
+        Path("/w"), limits=LIMITS, proxy=Path("/data/network/ada.sock")
+    )
+    host = dataclasses.replace(HOST, net_bridge="/opt/plancord/net_bridge.py")
+    argv = bwrap_argv(policy, host, ["curl", "http://pypi.org/"])
+    assert "--unshare-net" in argv
+    tail = argv[argv.index("--tmpfs") + 2 :]
+    assert tail == [
+        "--ro-bind",
+        "/opt/python",
+        "/opt/python",
+        "--ro-bind",
+        "/opt/plancord/net_bridge.py",
+        "/run/plancord/net-bridge.py",
+        "--bind",
+        "/data/network/ada.sock",
+        "/run/plancord/proxy.sock",
+        "--bind",
+        "/w",
+        "/w",
+        "--chdir",
+        "/w",
+        "--",
+        *PRLIMIT,
+        "--",
+        "/opt/python/bin/python3",
+        "-I",
+        "-S",
+        "/run/plancord/net-bridge.py",
+        "3128",
+        "/run/plancord/proxy.sock",
+        "--",
+        "curl",
+        "http://pypi.org/",
+    ]
+
+
+def test_the_native_bridge_needs_no_python_in_the_sandbox() -> None:
+    policy = SandboxPolicy.executing(Path("/w"), limits=LIMITS, proxy=Path("/p.sock"))
+    host = dataclasses.replace(HOST, native_bridge="/cache/net-bridge-0123")
+    argv = bwrap_argv(policy, host, ["true"])
+    assert "/opt/python" not in argv
+    assert argv[argv.index("/cache/net-bridge-0123") + 1] == "/run/plancord/net-bridge"
+    tail = ["/run/plancord/net-bridge", "3128", "/run/plancord/proxy.sock", "--", "true"]
+    assert argv[-5:] == tail
+
+
+def test_the_host_git_and_read_only_runs_never_get_the_proxy() -> None:
+    settings = SandboxSettings(plan_network=frozenset({"ada"}), proxy_dir=Path("/data/network"))
+    executing = settings.executing("ada", Path("/w"))
+    assert executing.proxy == Path("/data/network/ada.sock")
+    assert settings.read_only(Path("/w")).proxy is None
+    assert settings.walled(Path("/w")).proxy is None
+    assert settings.executing("bob", Path("/w")).proxy is None
+    assert executing.for_host_git().proxy is None
+    assert executing.for_reading().proxy is None
+    assert executing.behind_inner_wall().proxy is None
 
 
 def require_landlock(minimum: int = 1) -> None:

@@ -231,7 +231,9 @@ class ToolDispatch:
         finally:
             after = await self._host.after(call_held)
         if after.error is None:
-            return result
+            if after.note is None:
+                return result
+            return ToolResult(f"{result.content}\n\n{after.note}", result.is_error)
         self.refusals[(agent, tool.kind.value, "drift")] += 1
         return await self._refused(session, state, after.error, after.stop, result)
 

@@ -12,7 +12,7 @@ import json
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -25,12 +25,14 @@ from plancord.agent.workspace import init_workspace
 from plancord.config import Config, PlanModeOverrides
 from plancord.core.agents import AgentRecord, check_agent_name
 from plancord.core.errors import PlancordError
+from plancord.core.network import NetworkBound
 from plancord.core.permissions import PermissionProfile, Preset
 from plancord.core.planning import Actor, AuditAction, AuditEntry, PlanningState
 from plancord.core.ports import Clock
 from plancord.core.roles import RoleNames, role_names_in
 from plancord.core.settings import PlanModeSettings
 from plancord.sandbox import LayerChoice
+from plancord.sandbox.layers import network_by_plan_problem
 from plancord.storage.store import SqlStore
 
 log = logging.getLogger(__name__)
@@ -228,6 +230,12 @@ class StoredSettings:
                 self._resolved.clear()
             self._resolved[key] = settings
         return settings
+
+    def network_bound_for(self, agent: str) -> NetworkBound:
+        bound = self.config.network_bound(agent)
+        if not bound.by_plan:
+            return bound
+        return replace(bound, unavailable=network_by_plan_problem(self.config.sandbox.layer))
 
     async def role_names_used(self) -> set[str]:
         """Every role name (not id) the config and the stored overrides mention."""

@@ -44,6 +44,7 @@ from plancord.config.sections import (
     ShellConfig,
     _global_plan_mode,
 )
+from plancord.core.network import NetworkBound
 from plancord.core.sandbox_policy import SandboxSettings
 from plancord.core.settings import (
     PlanModeSettings,
@@ -219,8 +220,17 @@ class Config(BaseModel):
     @property
     def sandbox_settings(self) -> SandboxSettings:
         """The sandbox settings, with the agents the file allows the network (executing only)."""
-        allowed = frozenset(name for name, agent in self.agents.items() if agent.network)
-        return self.sandbox.settings(allowed)
+        bounds = {name: agent.network_bound for name, agent in self.agents.items()}
+        return self.sandbox.settings(
+            frozenset(name for name, bound in bounds.items() if bound.anything),
+            plan_network=frozenset(name for name, bound in bounds.items() if bound.by_plan),
+            proxy_dir=self.data_dir / "network",
+        )
+
+    def network_bound(self, agent: str) -> NetworkBound:
+        """What ``agent``'s plans may ask of the network (none for an agent not in the file)."""
+        entry = self.agents.get(agent)
+        return entry.network_bound if entry is not None else NetworkBound()
 
     def mcp_servers_for(self, agent: str) -> dict[str, McpServerConfig]:
         """The MCP servers ``agent`` uses: the global ones, with the agent's own (which win

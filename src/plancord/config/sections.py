@@ -36,6 +36,7 @@ from plancord.config.mcp import McpServers
 from plancord.config.read_only_rules import ReadOnlyRuleConfig
 from plancord.core.cost import Price
 from plancord.core.drift import DriftPolicy
+from plancord.core.network import NetworkBound, host_pattern_problem, normal_host
 from plancord.core.sandbox_policy import LayerChoice, Limits, SandboxSettings
 from plancord.core.settings import (
     Access,
@@ -126,6 +127,23 @@ def _global_plan_mode(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
     return handler(value)
 
 
+class NetworkAllow(BaseModel):
+    """``network: {allow: [...]}``: the hosts any plan of the agent may name for a step;
+    the network is then granted step by step through the proxy, and nothing else leaves."""
+
+    model_config = _MODEL_CONFIG
+
+    allow: list[str] = []
+
+    @field_validator("allow")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        problems = [p for p in (host_pattern_problem(host) for host in value) if p is not None]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return list(dict.fromkeys(normal_host(host) for host in value))
+
+
 class AgentConfig(BaseModel):
     """Per-agent defaults from the file; agents are also created at runtime through Discord."""
 
@@ -133,7 +151,9 @@ class AgentConfig(BaseModel):
 
     role: str | None = None
     model: str | None = None
-    network: bool = False
+    network: bool | NetworkAllow = False
+    """``true``: the host's network while executing, anything; ``{allow: [...]}``: only
+    hosts an approved plan's current step names, within that list; ``false``: none."""
     thinking: bool | None = None
     plan_mode: PlanModeOverrides = PlanModeOverrides()
     mcp_servers: McpServers = {}
@@ -141,9 +161,16 @@ class AgentConfig(BaseModel):
     @field_validator("network", mode="before")
     @classmethod
     def _network_bool(cls, value: Any) -> Any:
-        if not isinstance(value, bool):
-            raise ValueError("network is true or false")
+        if not isinstance(value, bool | Mapping):
+            raise ValueError("network is true, false or {allow: [host, ...]}")
         return value
+
+    @property
+    def network_bound(self) -> NetworkBound:
+        """What plans of this agent may ask of the network."""
+        if isinstance(self.network, NetworkAllow):
+            return NetworkBound(allow=tuple(self.network.allow))
+        return NetworkBound(anything=self.network)
 
     @field_validator("role", mode="before")
     @classmethod
@@ -297,7 +324,13 @@ class SandboxConfig(BaseModel):
                 raise ValueError(f"{str(path)!r} is not an absolute path")
         return [path.expanduser() for path in value]
 
-    def settings(self, network_agents: frozenset[str]) -> SandboxSettings:
+    def settings(
+        self,
+        network_agents: frozenset[str],
+        *,
+        plan_network: frozenset[str] = frozenset(),
+        proxy_dir: Path | None = None,
+    ) -> SandboxSettings:
         limits = Limits(
             memory_bytes=self.memory_mb * _MIB,
             processes=self.processes,
@@ -309,5 +342,7 @@ class SandboxConfig(BaseModel):
             layer=self.layer,
             limits=limits,
             network_agents=network_agents,
+            plan_network=plan_network,
+            proxy_dir=proxy_dir,
             shared=tuple(path.resolve() for path in self.shared_paths),
         )

@@ -26,6 +26,7 @@ from pydantic import (
 
 from plancord.core.choices import clean_choices
 from plancord.core.errors import PlanValidationError
+from plancord.core.network import MAX_HOSTS_PER_STEP, host_pattern_problem, normal_host
 
 MAX_SUMMARY_CHARS = 300
 MAX_STEPS = 50
@@ -69,13 +70,15 @@ class PlanStep(BaseModel):
     tools: tuple[str, ...] = Field(default=(), max_length=MAX_TOOLS_PER_STEP)
     risk: Risk = Risk.LOW
     files: tuple[str, ...] = Field(default=(), max_length=MAX_FILES_PER_STEP)
+    network: tuple[str, ...] = Field(default=(), max_length=MAX_HOSTS_PER_STEP)
+    """The hosts this step may reach while it is current (``core.network`` patterns)."""
 
     @field_validator("description", mode="before")
     @classmethod
     def _description(cls, value: Any) -> Any:
         return _clean_text(value)
 
-    @field_validator("tools", "files", mode="before")
+    @field_validator("tools", "files", "network", mode="before")
     @classmethod
     def _names(cls, value: Any) -> Any:
         """One name alone means a list of one; each is a single line."""
@@ -103,6 +106,15 @@ class PlanStep(BaseModel):
             if problem is not None:
                 raise ValueError(problem)
         return value
+
+    @field_validator("network")
+    @classmethod
+    def _hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for pattern in value:
+            problem = host_pattern_problem(pattern)
+            if problem is not None:
+                raise ValueError(problem)
+        return tuple(dict.fromkeys(normal_host(pattern) for pattern in value))
 
 
 def file_pattern_problem(pattern: str) -> str | None:
@@ -231,12 +243,14 @@ class Plan(BaseModel):
         return value
 
     def canonical_json(self) -> str:
-        """The plan as compact JSON; a step's ``files`` appears only when it names some, so
-        plans that name none read (and measure) as they did before steps could."""
+        """The plan as compact JSON; a step's ``files`` and ``network`` appear only when it
+        names some, so plans that name none read (and measure) as they did before steps
+        could."""
         data = self.model_dump(mode="json")
         for step in data["steps"]:
-            if not step["files"]:
-                del step["files"]
+            for optional in ("files", "network"):
+                if not step[optional]:
+                    del step[optional]
         if not data["question_choices"]:
             del data["question_choices"]
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -263,9 +277,9 @@ def render_markdown(plan: Plan) -> str:
     """The canonical text of a plan, and what its sha covers.
 
     It is unambiguous, so the sha pins the plan down: step and question lines start at column
-    0, a step's tools and files lines and a question's choice lines are indented by exactly
-    three spaces and every continuation line of a multi-line field by four, so no text inside
-    a field can pass for a line of another kind.
+    0, a step's tools, files and network lines and a question's choice lines are indented by
+    exactly three spaces and every continuation line of a multi-line field by four, so no
+    text inside a field can pass for a line of another kind.
     """
     out = [f"# Plan: {plan.summary}", "", "## Steps"]
     for number, step in enumerate(plan.steps, start=1):
@@ -275,6 +289,8 @@ def render_markdown(plan: Plan) -> str:
             out.append("   tools: " + ", ".join(f"`{t}`" for t in step.tools))
         if step.files:
             out.append("   files: " + ", ".join(f"`{f}`" for f in step.files))
+        if step.network:
+            out.append("   network: " + ", ".join(f"`{h}`" for h in step.network))
     if plan.questions:
         out += ["", "## Open questions"]
         for index, question in enumerate(plan.questions):
@@ -308,7 +324,7 @@ def _explain(error: Mapping[str, Any]) -> str:
     if kind == "extra_forbidden":
         return (
             f"{loc}: unknown field; a plan has summary, steps, questions, context_notes "
-            "and a step has description, tools, risk"
+            "and a step has description, tools, risk, files, network"
         )
     if kind == "enum":
         return f"{loc}: must be one of low, medium, high (got {_shown(error.get('input'))})"

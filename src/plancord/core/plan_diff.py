@@ -60,6 +60,12 @@ class StepChange:
     def tools_changed(self) -> bool:
         return self.old is not None and self.new is not None and self.old.tools != self.new.tools
 
+    @property
+    def network_changed(self) -> bool:
+        return (
+            self.old is not None and self.new is not None and self.old.network != self.new.network
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class PlanDiff:
@@ -282,6 +288,9 @@ def _step_line(change: StepChange) -> str:
         notes.append(f"risk {change.old.risk.value} → {change.new.risk.value}")
     if change.tools_changed:
         notes.append("tools " + _tools(change.old.tools) + " → " + _tools(change.new.tools))
+    if change.network_changed:
+        old, new = change.old.network, change.new.network
+        notes.append("network " + _tools(old) + " → " + _tools(new))
     return f"{moved} " + ", ".join(notes)
 
 

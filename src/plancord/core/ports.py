@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from plancord.core.authority import Answer, Subject
 from plancord.core.ballot import ApprovalVote, VoteWrite
+from plancord.core.network import NetworkBound
 from plancord.core.planning import Actor, AuditAction, AuditEntry, PlanningState, PlanRevision
 from plancord.core.settings import PlanModeSettings
 
@@ -143,15 +144,25 @@ class SystemClock:
 class SettingsProvider(Protocol):
     async def plan_mode_for(self, agent: str) -> PlanModeSettings: ...
 
+    def network_bound_for(self, agent: str) -> NetworkBound:
+        """What ``agent``'s plans may ask of the network (the operator's bound)."""
+        ...
+
 
 class StaticSettings:
-    """One ``PlanModeSettings`` for every agent."""
+    """One ``PlanModeSettings`` (and one network bound) for every agent."""
 
-    def __init__(self, settings: PlanModeSettings | None = None) -> None:
+    def __init__(
+        self, settings: PlanModeSettings | None = None, network: NetworkBound | None = None
+    ) -> None:
         self.settings = settings or PlanModeSettings()
+        self.network = network or NetworkBound()
 
     async def plan_mode_for(self, agent: str) -> PlanModeSettings:
         return self.settings
+
+    def network_bound_for(self, agent: str) -> NetworkBound:
+        return self.network
 
 
 @dataclass(frozen=True, slots=True)

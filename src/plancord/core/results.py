@@ -39,6 +39,14 @@ _DECISIONS = {
     DriftDecision.LOGGED: "kept, flagged",
     DriftDecision.STOPPED: "execution stopped",
 }
+_CONNECTIONS = {
+    DriftDecision.ALLOWED: "allowed for the plan by a human",
+    DriftDecision.DENIED: "denied",
+    DriftDecision.TIMED_OUT: "nobody answered, refused",
+    DriftDecision.REFUSED: "refused",
+    DriftDecision.LOGGED: "let through, flagged",
+    DriftDecision.STOPPED: "refused",
+}
 _CHECKPOINTS = {
     DriftDecision.ALLOWED: "Continue",
     DriftDecision.DENIED: "Stop",
@@ -117,6 +125,8 @@ class DriftLine:
     decision: DriftDecision | None
     checkpoint: bool = False
     """A 🔴 step's checkpoint answer rather than a drift event."""
+    connection: bool = False
+    """A connection to a host the step does not name (nothing to restore)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +143,21 @@ class StepResult:
     """The step was done, and its commit was rolled back from the card since."""
     ignored: tuple[str, ...] = ()
     """Files the step wrote that git ignores: in no commit, so listed apart."""
+    hosts: tuple[HostReached, ...] = ()
+    """The hosts the step reached through the plan's proxy, with their request counts."""
+
+
+@dataclass(frozen=True, slots=True)
+class HostReached:
+    """A host a step reached through the proxy, and how many connections it made (``capped``:
+    at least that many; past the recorded bound they are not counted)."""
+
+    host: str
+    requests: int
+    capped: bool = False
+
+    def text(self) -> str:
+        return f"{self.host} ×{self.requests}{'+' if self.capped else ''}"
 
 
 def step_label(step: StepResult) -> str:
@@ -148,6 +173,8 @@ def drift_decided(line: DriftLine) -> str:
         return "undecided"
     if line.checkpoint:
         return _CHECKPOINTS.get(line.decision, line.decision.value)
+    if line.connection:
+        return _CONNECTIONS[line.decision]
     return _DECISIONS[line.decision]
 
 

@@ -19,6 +19,25 @@ SANDBOX_TMP = "/tmp"  # noqa: S108 - a tmpfs private to each sandbox, not the ho
 TRAMPOLINE_PATH = "/run/plancord/landlock.py"
 #: Where the native inner wall (``wall_helper``) is bound inside the sandbox, when built.
 WALL_HELPER_PATH = "/run/plancord/landlock-exec"
+#: Where the agent's network proxy socket is bound inside the sandbox (plan-bound network).
+PROXY_SOCKET_PATH = "/run/plancord/proxy.sock"
+#: Where the in-sandbox bridge to the proxy socket is bound: the Python one, and the
+#: native one when it is built.
+NET_BRIDGE_PATH = "/run/plancord/net-bridge.py"
+NATIVE_BRIDGE_PATH = "/run/plancord/net-bridge"
+#: The loopback port inside the sandbox's own network namespace where the bridge to the
+#: proxy socket listens; ``HTTP_PROXY`` and ``HTTPS_PROXY`` name it.
+PROXY_PORT = 3128
+
+
+def proxy_environment() -> dict[str, str]:
+    """The variables that send a program's HTTP and HTTPS through the bridge to the proxy
+    (both spellings: curl reads the lower case, pip and many others either)."""
+    url = f"http://127.0.0.1:{PROXY_PORT}"
+    names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+    return dict.fromkeys(names, url)
+
+
 #: The only PATH a sandboxed process starts with: the system's programs.
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 PRLIMIT = "/usr/bin/prlimit"
@@ -121,6 +140,9 @@ class SandboxPolicy:
     ``git_writable``: the host's own git run (the git tools, the execution branch), which
     writes git's state; every other process sees each git directory of the workspace
     read-only, in every phase.
+    ``proxy``: the host's unix socket of the agent's network proxy (the network granted
+    by the plan): the process keeps no network of its own and reaches only that socket,
+    through a bridge on its own loopback. None: no proxy.
     """
 
     workspace: Path
@@ -131,6 +153,7 @@ class SandboxPolicy:
     shared: tuple[Path, ...] = ()
     git_dir: Path | None = None
     git_writable: bool = False
+    proxy: Path | None = None
 
     @classmethod
     def executing(
@@ -142,9 +165,19 @@ class SandboxPolicy:
         layer: LayerChoice = LayerChoice.AUTO,
         shared: tuple[Path, ...] = (),
         git_dir: Path | None = None,
+        proxy: Path | None = None,
     ) -> SandboxPolicy:
         """A process that may change the workspace (executing, inactive)."""
-        return cls(workspace, WorkspaceAccess.WRITABLE, network, limits, layer, shared, git_dir)
+        return cls(
+            workspace,
+            WorkspaceAccess.WRITABLE,
+            network,
+            limits,
+            layer,
+            shared,
+            git_dir,
+            proxy=proxy,
+        )
 
     @classmethod
     def read_only(
@@ -163,7 +196,7 @@ class SandboxPolicy:
         """This policy for a process that only reads, behind the Landlock inner wall as well
         as the sandbox layer (plan mode's shell when the operator requires the wall): the
         workspace read-only, no network."""
-        return dataclasses.replace(self, access=WorkspaceAccess.WALLED, network=False)
+        return dataclasses.replace(self, access=WorkspaceAccess.WALLED, network=False, proxy=None)
 
     @property
     def writable(self) -> bool:
@@ -177,13 +210,16 @@ class SandboxPolicy:
 
     def for_host_git(self) -> SandboxPolicy:
         """This policy for a git run of the host's own (fixed argv, no hooks, the
-        allow-listed config): the git directories as writable as the workspace."""
-        return dataclasses.replace(self, git_writable=True)
+        allow-listed config): the git directories as writable as the workspace, and no
+        plan-bound network (the host's git reaches remotes the operator allowed, or none)."""
+        return dataclasses.replace(self, git_writable=True, proxy=None)
 
     def for_reading(self) -> SandboxPolicy:
         """This policy for a run that only reads: the workspace read-only, no network, no
         inner wall."""
-        return dataclasses.replace(self, access=WorkspaceAccess.READ_ONLY, network=False)
+        return dataclasses.replace(
+            self, access=WorkspaceAccess.READ_ONLY, network=False, proxy=None
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,16 +230,29 @@ class SandboxSettings:
     limits: Limits = Limits()
     network_agents: frozenset[str] = frozenset()
     shared: tuple[Path, ...] = ()
+    plan_network: frozenset[str] = frozenset()
+    """Agents whose network is granted by the plan, step by step, through the proxy."""
+    proxy_dir: Path | None = None
+    """The host's private directory of the agents' proxy sockets."""
+
+    def proxy_socket(self, agent: str) -> Path | None:
+        """The host's unix socket of ``agent``'s proxy; None when its network is not by
+        the plan."""
+        if agent not in self.plan_network or self.proxy_dir is None:
+            return None
+        return self.proxy_dir / f"{agent}.sock"
 
     def executing(self, agent: str, workspace: Path) -> SandboxPolicy:
         """The policy for a process of ``agent`` outside plan mode: the workspace writable,
-        the network only for agents the operator named."""
+        the network only for agents the operator named: the host's (``network: true``) or
+        the plan's hosts through the proxy."""
         return SandboxPolicy.executing(
             workspace,
             network=agent in self.network_agents,
             limits=self.limits,
             layer=self.layer,
             shared=self.shared,
+            proxy=self.proxy_socket(agent),
         )
 
     def host_git(self, agent: str, workspace: Path) -> SandboxPolicy:

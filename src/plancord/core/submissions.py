@@ -10,7 +10,7 @@ from typing import Any
 
 from plancord.core.authority import Act, Refusal, Standing, Subject, judge
 from plancord.core.decisions import Decisions
-from plancord.core.errors import NotAuthorised
+from plancord.core.errors import NotAuthorised, PlanValidationError
 from plancord.core.logs import log_plan_mode
 from plancord.core.plan import Plan, validate_plan
 from plancord.core.planning import (
@@ -87,6 +87,10 @@ class Submissions:
             if isinstance(verdict, Refusal):
                 raise NotAuthorised(verdict.text)
         valid = validate_plan(plan, max_plan_bytes=settings.max_plan_bytes)
+        bound = self._settings.network_bound_for(agent)
+        outside = bound.problems([step.network for step in valid.steps])
+        if outside:
+            raise PlanValidationError(outside)
         plan_id = state.plan_id or new_plan_id()
         now = self._clock.now()
         revision = PlanRevision(

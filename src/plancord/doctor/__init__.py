@@ -29,6 +29,7 @@ from plancord.doctor.walls import (
     check_agent_sandbox,
     check_inner_wall,
     check_landlock,
+    check_network_proxy,
     check_shell_sandbox,
     check_user,
 )
@@ -306,6 +307,9 @@ def diagnose(
     yield check_git()
     yield check_ripgrep()
     yield check_agent_sandbox(config)
+    proxy = check_network_proxy(config) if config is not None else None
+    if proxy is not None:
+        yield proxy
     abi = (landlock or landlock_abi)()
     yield check_landlock(abi, config)
     inner = check_inner_wall(abi, native_wall() if abi else None)

@@ -14,6 +14,7 @@ __all__ = [
     "check_agent_sandbox",
     "check_inner_wall",
     "check_landlock",
+    "check_network_proxy",
     "check_shell_sandbox",
     "check_user",
 ]
@@ -108,6 +109,33 @@ def check_agent_sandbox(config: Config | None) -> Check:
         "refused in a repository (its git directory cannot be kept read-only)",
         "install bubblewrap and allow unprivileged user namespaces; in Docker, run with "
         "seccomp-bubblewrap.json (docs/docker-sandbox.md)",
+    )
+
+
+def check_network_proxy(config: Config) -> Check | None:
+    """The proxy that grants hosts by the plan, for the agents whose network it holds: where
+    its sockets are, and a FAIL where no layer here can hold commands to it (their plans
+    may then name no host). None when no agent's network is granted by the plan."""
+    from plancord.sandbox.layers import network_by_plan_problem
+
+    sandbox = config.sandbox_settings
+    if not sandbox.plan_network:
+        return None
+    agents = ", ".join(sorted(sandbox.plan_network))
+    problem = network_by_plan_problem(config.sandbox.layer)
+    if problem is not None:
+        return failed(
+            f"network proxy ({agents})",
+            problem,
+            "install bubblewrap and allow unprivileged user namespaces",
+        )
+    hosts = "; ".join(
+        f"{name}: {', '.join(config.network_bound(name).allow)}"
+        for name in sorted(sandbox.plan_network)
+    )
+    return passed(
+        f"network proxy: HTTP(S) by the plan's current step only, through {sandbox.proxy_dir} "
+        f"(hosts plans may name: {hosts}); other programs reach nothing"
     )
 
 

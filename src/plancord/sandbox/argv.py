@@ -21,7 +21,12 @@ The bubblewrap view, in mount order (later mounts win):
    workspace, each at its own path, read-only while planning, writable otherwise;
 8. each git directory of the workspace (``git_dirs``) read-only, after the workspace so it
    wins, unless the run is the host's own git (``SandboxPolicy.git_writable``);
-9. over the repository's config, when it holds keys git must not see, the allow-listed view
+9. with a plan-bound network (``SandboxPolicy.proxy``): still a network namespace of its
+   own (nothing but loopback), the bridge read-only (``net_bridge.c`` built, else
+   ``net_bridge.py`` with the Python install), and the host's proxy socket of the agent
+   at ``/run/plancord/proxy.sock``; the command then starts under the bridge, which
+   listens on the sandbox's loopback;
+10. over the repository's config, when it holds keys git must not see, the allow-listed view
    of it (``git_config``), and an empty file over ``info/attributes``, read-only, after the
    git directories (a bind of a git directory would hide a file bound inside it before).
 
@@ -35,6 +40,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plancord.core.sandbox_policy import (
+    NATIVE_BRIDGE_PATH,
+    NET_BRIDGE_PATH,
+    PROXY_PORT,
+    PROXY_SOCKET_PATH,
     SANDBOX_TMP,
     TRAMPOLINE_PATH,
     WALL_HELPER_PATH,
@@ -53,6 +62,10 @@ class HostLayout:
     python_executable: str
     trampoline: str
     wall_helper: str | None = None
+    net_bridge: str = ""
+    """The in-sandbox bridge to the proxy socket in Python (``net_bridge.py``)."""
+    native_bridge: str | None = None
+    """The same bridge as a native program (``net_bridge.c``), when built: used instead."""
 
     def inner_wall_argv(self) -> list[str]:
         """The argv prefix that applies the inner wall outside bubblewrap: the native helper
@@ -105,6 +118,14 @@ def bwrap_argv(
     elif policy.inner_wall:
         argv += ["--ro-bind", host.python_prefix, host.python_prefix]
         argv += ["--ro-bind", host.trampoline, TRAMPOLINE_PATH]
+    if policy.proxy is not None and host.native_bridge is not None:
+        argv += ["--ro-bind", host.native_bridge, NATIVE_BRIDGE_PATH]
+        argv += ["--bind", str(policy.proxy), PROXY_SOCKET_PATH]
+    elif policy.proxy is not None:
+        if not policy.inner_wall:
+            argv += ["--ro-bind", host.python_prefix, host.python_prefix]
+        argv += ["--ro-bind", host.net_bridge, NET_BRIDGE_PATH]
+        argv += ["--bind", str(policy.proxy), PROXY_SOCKET_PATH]
     bind = "--bind" if policy.writable else "--ro-bind"
     for shared in policy.shared:
         argv += [bind, str(shared), str(shared)]
@@ -122,6 +143,12 @@ def bwrap_argv(
         argv += [WALL_HELPER_PATH, "--"]
     elif policy.inner_wall:
         argv += [host.python_executable, "-I", "-S", TRAMPOLINE_PATH, "readonly", "--"]
+    if policy.proxy is not None:
+        if host.native_bridge is not None:
+            argv.append(NATIVE_BRIDGE_PATH)
+        else:
+            argv += [host.python_executable, "-I", "-S", NET_BRIDGE_PATH]
+        argv += [str(PROXY_PORT), PROXY_SOCKET_PATH, "--"]
     return argv + command
 
 

@@ -24,7 +24,7 @@ from plancord.core.sandbox_policy import (
     LayerChoice,
     SandboxPolicy,
 )
-from plancord.sandbox import landlock, wall_helper
+from plancord.sandbox import landlock, net_bridge, wall_helper
 from plancord.sandbox.argv import HostLayout, bwrap_argv
 from plancord.sandbox.environment import sandbox_environment
 
@@ -57,6 +57,8 @@ def host_layout() -> HostLayout:
         python_prefix=os.path.realpath(sys.base_prefix),
         python_executable=os.path.realpath(sys.executable),
         trampoline=os.path.realpath(landlock.__file__),
+        net_bridge=os.path.realpath(net_bridge.__file__),
+        native_bridge=wall_helper.native_bridge(),
         wall_helper=wall_helper.native_wall() if landlock.landlock_abi() > 0 else None,
     )
 
@@ -125,3 +127,23 @@ def layer_in_use(choice: LayerChoice) -> str:
             "plancord doctor says what it lacks"
         )
     return "agent sandbox: off (sandbox.layer: off): agent commands run as the bot's user"
+
+
+NETWORK_NEEDS_BUBBLEWRAP = (
+    "this host runs agent commands without bubblewrap (under the Landlock fallback, or "
+    "unsandboxed), which shares the bot's network namespace and cannot hold a command's "
+    "connections to the plan's proxy, so no plan may name hosts here (under the "
+    "Landlock fallback its commands run without the network); run plancord where "
+    "bubblewrap works to grant hosts by the plan"
+)
+
+
+def network_by_plan_problem(choice: LayerChoice) -> str | None:
+    """Why a plan may not name hosts under ``choice`` on this machine (only bubblewrap
+    holds a command's network to the proxy); None when it may. Blocking the first time,
+    as :func:`choose_layer` is."""
+    try:
+        layer = choose_layer(choice)
+    except SandboxUnavailable as exc:
+        return str(exc)
+    return None if layer is Layer.BUBBLEWRAP else NETWORK_NEEDS_BUBBLEWRAP

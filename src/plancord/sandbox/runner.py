@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plancord.core.output_bound import OutputBound
-from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy
+from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy, proxy_environment
 from plancord.sandbox import config_view, git_config, git_dirs, landlock, linked_worktree
 from plancord.sandbox.argv import bwrap_argv, landlock_argv
 from plancord.sandbox.environment import sandbox_environment
@@ -194,6 +194,12 @@ def _prepare(
     host_git = policy.git_writable
     if layer is Layer.BUBBLEWRAP:
         env = sandbox_environment(policy.workspace, SANDBOX_TMP, extra_env, host_git=host_git)
+        if policy.proxy is not None:
+            if not policy.proxy.is_socket():
+                raise SandboxUnavailable(
+                    "the network proxy of this agent is not running; the command did not run"
+                )
+            env.update(proxy_environment())
         argv = bwrap_argv(
             policy,
             host,

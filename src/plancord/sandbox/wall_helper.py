@@ -28,13 +28,15 @@ import tempfile
 from pathlib import Path
 
 SOURCE = Path(__file__).with_name("landlock_exec.c")
+BRIDGE_SOURCE = Path(__file__).with_name("net_bridge.c")
+"""The loopback bridge to the network proxy (``net_bridge.py`` in C), built the same way."""
 _BUILD_SECONDS = 120
 _TRY_SECONDS = 10
 
 
-def _name() -> str:
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    return f"landlock-exec-{digest}"
+def _name(source: Path = SOURCE) -> str:
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    return f"{source.stem.replace('_', '-')}-{digest}"
 
 
 def _cache_dir() -> Path:
@@ -42,24 +44,24 @@ def _cache_dir() -> Path:
     return Path(base) / "plancord"
 
 
-def candidates() -> list[Path]:
+def candidates(source: Path = SOURCE) -> list[Path]:
     """Where a built helper is looked for, in order: beside this module, then the cache."""
-    return [SOURCE.with_name(_name()), _cache_dir() / _name()]
+    return [source.with_name(_name(source)), _cache_dir() / _name(source)]
 
 
-def build(directory: Path) -> Path:
+def build(directory: Path, source: Path = SOURCE) -> Path:
     """Compile the helper into ``directory`` (atomically); raises OSError or
     subprocess.CalledProcessError when no compiler is found or it fails."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise FileNotFoundError("no C compiler (cc) found")
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    target = directory / _name()
-    handle, partial = tempfile.mkstemp(prefix=".landlock-exec-", dir=directory)
+    target = directory / _name(source)
+    handle, partial = tempfile.mkstemp(prefix=f".{source.stem}-", dir=directory)
     os.close(handle)
     try:
         subprocess.run(
-            [compiler, "-O2", "-Wall", "-o", partial, str(SOURCE)],
+            [compiler, "-O2", "-Wall", "-o", partial, str(source)],
             check=True,
             capture_output=True,
             timeout=_BUILD_SECONDS,
@@ -114,12 +116,39 @@ def native_wall() -> str | None:
     return str(found) if trusted(found) and works(found) else None
 
 
+@functools.cache
+def native_bridge() -> str | None:
+    """The path of the native loopback bridge to the network proxy, built on first use if a
+    compiler is found; None means the Python bridge. Blocking: call it from a worker."""
+    found = next((path for path in candidates(BRIDGE_SOURCE) if trusted(path)), None)
+    if found is None:
+        try:
+            found = build(candidates(BRIDGE_SOURCE)[-1].parent, BRIDGE_SOURCE)
+        except (OSError, subprocess.SubprocessError):
+            return None
+    return str(found) if trusted(found) and _answers(found) else None
+
+
+def _answers(bridge: Path) -> bool:
+    """Whether the bridge runs here: without arguments it prints its usage and exits 126.
+    (It is never tried for real outside a sandbox: its server would outlive the try.)"""
+    try:
+        done = subprocess.run(
+            [str(bridge)], capture_output=True, timeout=_TRY_SECONDS, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 126 and done.stderr.startswith(b"usage: net-bridge")
+
+
 def main() -> int:
-    """Build the helper beside this module (for an install step), then try it."""
+    """Build the helpers beside this module (for an install step), then try them."""
     built = build(SOURCE.parent)
     print(f"built {built}")
     if not works(built):
         print("warning: it does not work here (no Landlock?)", file=sys.stderr)
+    bridge = build(SOURCE.parent, BRIDGE_SOURCE)
+    print(f"built {bridge}")
     return 0
 
 

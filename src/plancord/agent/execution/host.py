@@ -28,6 +28,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
+from plancord.agent.execution.network import RefusedConnections
 from plancord.agent.execution.observe import Effects, RestoreFailed, Unobserved, WorkspaceObserver
 from plancord.agent.execution.repository import RepositoryLook
 from plancord.agent.execution.steps import StepKeeper
@@ -99,6 +100,9 @@ class Verdict:
     answer: str | None = None
     """Before the call: the host did what the call asked (a ``git_commit`` that ended the
     step committed its work under the agent's message), so the tool does not run."""
+    note: str | None = None
+    """After the call, its effects kept: what the model is told besides (the connections
+    the plan refused while it ran)."""
 
 
 class ExecutionHost:
@@ -122,6 +126,7 @@ class ExecutionHost:
         self._homes = homes
         self._observers: dict[str, tuple[str, WorkspaceObserver]] = {}
         self._repository = RepositoryLook(homes)
+        self._refused = RefusedConnections(executions)
 
     async def running(self, agent: str) -> ExecutionRecord | None:
         return await self._executions.running(agent)
@@ -149,6 +154,8 @@ class ExecutionHost:
         moves the plan on; and the current step, when 🔴, has its checkpoint answered
         Continue before its first call runs (the first step included)."""
         record = call.record
+        if self._homes.sandbox.proxy_socket(record.agent) is not None:
+            await self._refused.mark(record)
         unobservable = await self._observer_ready(record)
         if unobservable is not None:
             return record, Verdict(
@@ -179,7 +186,13 @@ class ExecutionHost:
         return record, Verdict(answer=answer)
 
     async def after(self, call: HeldCall) -> Verdict:
-        """After the call: observe, hold the changed paths to the current step, decide."""
+        """After the call: observe, hold the changed paths to the current step, decide;
+        the connections the plan refused meanwhile are told to the model."""
+        verdict = await self._held_after(call)
+        note = await self._refused.since(call.record)
+        return verdict if note is None or verdict.error else replace(verdict, note=note)
+
+    async def _held_after(self, call: HeldCall) -> Verdict:
         record = call.record
         observer = self._observers[record.agent][1]
         effects = await observer.observe()

@@ -1,19 +1,22 @@
 """What a completion card shows of an execution's result, read from what the host recorded.
 
-Why this exists: the card must say, per step, how it ended (done, skipped, stopped, or rolled
-back since), which files it changed with lines added and removed (from the step's commit on
-the branch, git's own count), the commands it ran and the drift events with how each was
-decided (from the execution's events). Steps and commits are matched by the ids the host
-recorded when it committed each step, never by a commit's subject. The card also names the
-pinned commit and says when the branch moved past it since. This gathers them into
+Why this exists: the card must say, per step, how it ended (done, skipped, stopped, or
+rolled back since), which files it changed with lines added and removed (from the step's
+commit on the branch, git's own count), the commands it ran, the hosts it reached through
+the plan's proxy with their request counts, and the drift events with how each was decided
+(from the execution's events). Steps and commits are matched by the ids the host recorded
+when it committed each step, never by a commit's subject. The card also names the pinned
+commit and says when the branch moved past it since. This gathers them into
 ``core.results.ResultSummary`` so the card only renders.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from plancord.agent.execution.branch import BranchError, ExecutionBranch, StepCommit
+from plancord.agent.execution.network import NETWORK_TOOL, RECORDED_PER_HOST, reached_action
 from plancord.agent.execution.starter import branch_record
 from plancord.core.errors import PlancordError
 from plancord.core.execution import (
@@ -24,7 +27,7 @@ from plancord.core.execution import (
     StepOutcome,
 )
 from plancord.core.plan import Plan
-from plancord.core.results import DriftLine, FileLines, ResultSummary, StepResult
+from plancord.core.results import DriftLine, FileLines, HostReached, ResultSummary, StepResult
 from plancord.core.review import PlanReview
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.step_commits import StepCommitId
@@ -103,13 +106,30 @@ def _step(
                 lines[change.path] = FileLines(
                     change.path, _sum(had.added, change.added), _sum(had.removed, change.removed)
                 )
+    mine_events = [e for e in events if e.step == number]
     commands = tuple(
-        e.action[:200] for e in events if e.step == number and e.kind is ExecutionEventKind.COMMAND
+        e.action[:200]
+        for e in mine_events
+        if e.kind is ExecutionEventKind.COMMAND and e.tool != NETWORK_TOOL
+    )
+    reached = Counter(
+        e.action.removeprefix(reached_action(""))
+        for e in mine_events
+        if e.kind is ExecutionEventKind.COMMAND and e.tool == NETWORK_TOOL
+    )
+    hosts = tuple(
+        HostReached(host, count, capped=count >= RECORDED_PER_HOST)
+        for host, count in sorted(reached.items())
     )
     drift = tuple(
-        DriftLine(_drift_text(e), e.decision, e.kind is ExecutionEventKind.CHECKPOINT)
-        for e in events
-        if e.step == number and e.kind is not ExecutionEventKind.COMMAND
+        DriftLine(
+            _drift_text(e),
+            e.decision,
+            checkpoint=e.kind is ExecutionEventKind.CHECKPOINT,
+            connection=e.tool == NETWORK_TOOL,
+        )
+        for e in mine_events
+        if e.kind is not ExecutionEventKind.COMMAND
     )
     title = plan.steps[number - 1].description if plan and number <= len(plan.steps) else ""
     wrote = (p for e in events if e.step == number and _kept(e) for p in e.paths)
@@ -123,6 +143,7 @@ def _step(
         committed=bool(mine),
         ignored=tuple(p for p in dict.fromkeys(wrote) if p in seen.ignored),
         rolled_back=number in seen.rolled_back and not mine,
+        hosts=hosts,
     )
 
 

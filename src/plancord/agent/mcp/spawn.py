@@ -25,7 +25,7 @@ from pathlib import Path
 
 from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
-from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy
+from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy, proxy_environment
 from plancord.sandbox import linked_worktree
 from plancord.sandbox.argv import bwrap_argv, landlock_argv
 from plancord.sandbox.environment import sandbox_environment
@@ -108,6 +108,8 @@ def server_spawn(
     view = (shown.directory,) if shown.directory is not None else ()
     if layer is Layer.BUBBLEWRAP:
         env = sandbox_environment(workspace, SANDBOX_TMP, extra)
+        if policy.proxy is not None:
+            env.update(proxy_environment())
         argv = bwrap_argv(
             policy,
             host,

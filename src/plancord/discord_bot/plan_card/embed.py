@@ -5,13 +5,13 @@ plan must go along as its markdown file."""
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import discord
 
-from plancord.core.plan import Risk
+from plancord.core.plan import PlanStep
 from plancord.core.plan_answers import PlanAnswer
 from plancord.core.plan_diff import PlanDiff
 from plancord.core.planning import (
@@ -135,13 +135,17 @@ def _supersession_line(superseded: Supersession) -> str:
     return f"⏭ **Superseded by {target}**"
 
 
-def _step_field(
-    number: int, step_risk: Risk, description: str, tools: Sequence[str]
-) -> tuple[str, str]:
-    name = f"{RISK_MARK[step_risk]} Step {number} · {step_risk.value} risk"
-    value = description
-    if tools:
-        value += "\nTools: " + ", ".join(f"`{t}`" for t in tools)
+def _step_field(number: int, step: PlanStep, network_anything: bool) -> tuple[str, str]:
+    name = f"{RISK_MARK[step.risk]} Step {number} · {step.risk.value} risk"
+    value = step.description
+    if step.tools:
+        value += "\nTools: " + ", ".join(f"`{t}`" for t in step.tools)
+    named = ", ".join(f"`{h}`" for h in step.network)
+    if network_anything:
+        value += "\nNetwork: anything (the agent has `network: true`)"
+        value += f"; the step names {named}" if named else ""
+    elif named:
+        value += f"\nNetwork: {named}"
     return name, value
 
 
@@ -187,11 +191,14 @@ def render_plan(
     cost: str | None = None,
     answers: Mapping[int, PlanAnswer] | None = None,
     review: ReviewPart | None = None,
+    network_anything: bool = False,
 ) -> RenderedPlan:
     """The plan message's embeds, inside every Discord limit, and whether the file must go too.
 
     ``changes`` (a revision after Edit) opens the message with what changed since the
-    previous revision, so a reviewer need not re-read the whole plan."""
+    previous revision, so a reviewer need not re-read the whole plan. ``network_anything``:
+    the agent may reach any host while executing (``network: true``), which every step says.
+    """
     plan = revision.plan
     filename = f"plan-v{revision.revision}.md"
     title_text = f"Plan: {plan.summary}"
@@ -216,9 +223,7 @@ def render_plan(
         footer_parts.append(f"superseded by v{superseded.revision}")
     footer = clip(" · ".join(footer_parts), FOOTER_BUDGET)
 
-    steps = [
-        _step_field(n, s.risk, s.description, s.tools) for n, s in enumerate(plan.steps, start=1)
-    ]
+    steps = [_step_field(n, s, network_anything) for n, s in enumerate(plan.steps, start=1)]
     questions = question_lines(revision, answers or {})
     notes = plan.context_notes
 

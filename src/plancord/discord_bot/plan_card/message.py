@@ -148,6 +148,7 @@ class PlanCards:
             cost=cost,
             answers=answers,
             review=review,
+            network_anything=self.bot.app.config.network_bound(revision.agent).anything,
         )
         user_id = state.requested_by if posting is _Posting.FOR_REVIEW else None
         pinged = int(user_id) if user_id is not None and user_id.isdigit() else None
@@ -404,6 +405,7 @@ class PlanCards:
             cost=record.cost,
             answers=answers,
             review=review,
+            network_anything=self.bot.app.config.network_bound(revision.agent).anything,
         )
 
     async def progress_of(

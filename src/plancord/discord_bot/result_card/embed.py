@@ -114,6 +114,7 @@ def _step_text(step: StepResult) -> str:
     ignored = [f"`{path}` (ignored by git, in no commit)" for path in step.ignored]
     lines += _listed(ignored, 4, "ignored file")
     lines += _listed([f"▸ `{_clip(c, 90)}`" for c in step.commands], 5, "command")
+    lines += _listed([f"🌐 {_clip(h.text(), 90)}" for h in step.hosts], 5, "host")
     drift = [
         f"{'🔴' if d.checkpoint else '⚠️'} {_clip(d.what, 150)} — {drift_decided(d)}"
         for d in step.drift

@@ -121,7 +121,7 @@ async def test_a_read_outside_is_allowed_and_the_sandbox_shows_nothing_of_the_ho
     unhidden = verdict.without_view()
     assert not unhidden.allowed
     assert "no sandbox layer hides the host" in unhidden.reason
-    policy = SandboxPolicy(workspace=workspace, writable=False, inner_wall=True)
+    policy = SandboxPolicy.read_only(workspace).behind_inner_wall()
     result = await run_shell(verdict.script, policy, timeout=30)
     assert SECRET not in result.output
     assert not (workspace.parent / "RAN").exists(), result.output

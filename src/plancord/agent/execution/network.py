@@ -1,0 +1,282 @@
+"""Each connection the proxy receives, decided by the approved plan's current step.
+
+Why this exists: the proxy (``sandbox.proxy``) moves bytes; this decides, on the bot's
+event loop, from the host's own record (the execution's current step, never what the
+agent reports), whether a host may be reached now. A host the current step names is
+allowed. Any other host is drift under the agent's drift policy: ``ask`` holds the
+connection and posts the permission card ("step 2 wants files.pythonhosted.org — not in
+the plan": Allow for this plan / Deny), ``refuse`` refuses it with a reason the program
+shows, ``log`` lets it through and flags it. A host outside the operator's bound is refused
+whatever the policy: the bound is the operator's, and no card can widen it. Every drift is
+audited and recorded with the step's events, so the completion card lists it; every
+connection let through is recorded too (up to :data:`RECORDED_PER_HOST` per step and host),
+so the card lists the hosts each step reached with their request counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+
+from plancord.core.authority import Answer, Subject
+from plancord.core.drift import DriftPolicy
+from plancord.core.drift_findings import answered
+from plancord.core.errors import CardNotShown
+from plancord.core.execution import (
+    DriftDecision,
+    ExecutionEvent,
+    ExecutionEventKind,
+    ExecutionRecord,
+)
+from plancord.core.network import matches_host
+from plancord.core.planning import Actor, AuditAction, AuditEntry
+from plancord.core.ports import Clock, Notifier, PermissionRequest, SettingsProvider
+from plancord.sandbox.proxy import ProxyVerdict
+from plancord.storage.executions import ExecutionStore
+from plancord.storage.store import SqlStore
+
+log = logging.getLogger(__name__)
+
+NETWORK_TOOL = "network"
+"""The tool name of the network's events: drift, and each connection let through."""
+ALLOW_FOR_PLAN = ("Allow for this plan", "Deny")
+RECORDED_PER_HOST = 100
+"""Connections to one host in one step recorded as events (the completion card counts
+them); past that the card says "100+", and the store does not grow with a busy download."""
+
+
+CONNECT_ACTION = "connect to "
+
+
+def reached_action(host: str) -> str:
+    return f"reach {host}"
+
+
+class NetworkGate:
+    """The decision behind every proxied connection, and the counts of what got through."""
+
+    def __init__(
+        self,
+        *,
+        executions: ExecutionStore,
+        store: SqlStore,
+        settings: SettingsProvider,
+        notifier: Notifier,
+        clock: Clock,
+        ask_timeout_seconds: float = 600.0,
+    ) -> None:
+        self._executions = executions
+        self._store = store
+        self._settings = settings
+        self._notifier = notifier
+        self._clock = clock
+        self._ask_timeout = ask_timeout_seconds
+        self._allowed: dict[str, set[str]] = {}
+        """Per plan id, the hosts a human allowed for the rest of that plan."""
+        self._asking: dict[tuple[str, str], asyncio.Future[bool]] = {}
+        self._reached: dict[str, Counter[tuple[int, str]]] = {}
+        """Per plan id, connections let through per (1-based step, host)."""
+        self._plan_of: dict[str, str] = {}
+        """Per agent, the plan whose hosts are kept above (an agent runs one at a time)."""
+
+    async def decide(self, agent: str, host: str) -> ProxyVerdict:
+        record = await self._executions.running(agent)
+        if record is None:
+            return ProxyVerdict(False, "no approved plan is executing; no host may be reached")
+        if self._plan_of.get(agent) != record.plan_id:
+            await self._follow(agent, record.plan_id)
+        revision = await self._store.get_revision(record.plan_id, record.revision)
+        if revision is None:
+            return ProxyVerdict(False, "the approved plan could not be read; refused")
+        plan = revision.plan
+        number = record.current_step + 1
+        step = plan.steps[record.current_step] if record.current_step < len(plan.steps) else None
+        granted = step.network if step is not None else ()
+        if matches_host(granted, host) or host in self._allowed.get(record.plan_id, set()):
+            return await self._through(record, number, host)
+        why = f"step {number} wants {host} — not in the plan"
+        if not matches_host(self._settings.network_bound_for(agent).allow, host):
+            reason = f"{host} is not among the hosts the operator allows this agent"
+            await self._drift(record, host, reason, DriftDecision.REFUSED, DriftPolicy.REFUSE)
+            return ProxyVerdict(False, f"refused: {reason}")
+        policy = (await self._settings.plan_mode_for(agent)).drift
+        if policy is DriftPolicy.LOG:
+            await self._drift(record, host, why, DriftDecision.LOGGED, policy)
+            return await self._through(record, number, host)
+        if policy is DriftPolicy.REFUSE:
+            await self._drift(record, host, why, DriftDecision.REFUSED, policy)
+            return ProxyVerdict(
+                False,
+                f"refused: {why} (step {number} names {_listed(granted)}); if the plan must "
+                "change, submit an amendment with submit_plan",
+            )
+        allowed = await self._ask(record, host, why)
+        if allowed:
+            self._allowed.setdefault(record.plan_id, set()).add(host)
+            return await self._through(record, number, host)
+        return ProxyVerdict(False, f"denied: {why}; a human did not allow it")
+
+    async def _follow(self, agent: str, plan_id: str) -> None:
+        """Keep ``plan_id``'s hosts from now on, the previous plan's forgotten: the hosts a
+        human allowed for it read back from its events (so they hold after a restart) and
+        its recorded connections counted."""
+        previous = self._plan_of.pop(agent, None)
+        if previous is not None:
+            self._allowed.pop(previous, None)
+            self._reached.pop(previous, None)
+        allowed: set[str] = set()
+        reached: Counter[tuple[int, str]] = Counter()
+        for event in await self._executions.events(plan_id):
+            if event.tool != NETWORK_TOOL:
+                continue
+            if event.kind is ExecutionEventKind.DRIFT and event.decision is DriftDecision.ALLOWED:
+                allowed.add(event.action.removeprefix(CONNECT_ACTION))
+            elif event.kind is ExecutionEventKind.COMMAND:
+                reached[(event.step, event.action.removeprefix(reached_action("")))] += 1
+        self._allowed[plan_id] = allowed
+        self._reached[plan_id] = reached
+        self._plan_of[agent] = plan_id
+
+    async def _through(self, record: ExecutionRecord, step: int, host: str) -> ProxyVerdict:
+        """Let the connection through, recorded with the step's events (up to a bound)."""
+        counts = self._reached.setdefault(record.plan_id, Counter())
+        counts[(step, host)] += 1
+        if counts[(step, host)] <= RECORDED_PER_HOST:
+            await self._executions.add_event(
+                ExecutionEvent(
+                    plan_id=record.plan_id,
+                    at=self._clock.now(),
+                    step=step,
+                    kind=ExecutionEventKind.COMMAND,
+                    tool=NETWORK_TOOL,
+                    action=reached_action(host),
+                )
+            )
+        return ProxyVerdict(True)
+
+    async def _ask(self, record: ExecutionRecord, host: str, why: str) -> bool:
+        """One card per host at a time: connections to a host already asked about wait for
+        that card's answer."""
+        key = (record.plan_id, host)
+        waiting = self._asking.get(key)
+        if waiting is not None:
+            return await asyncio.shield(waiting)
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._asking[key] = future
+        try:
+            answer: Answer
+            try:
+                # The card is for whoever asked for the plan, as every execution card is.
+                state = await self._store.load_state(record.agent)
+                answer = await self._notifier.ask_permission(
+                    PermissionRequest(
+                        agent=record.agent,
+                        action=CONNECT_ACTION + host,
+                        tool_name=NETWORK_TOOL,
+                        summary=f"reach {host}",
+                        requested_by=state.requested_by,
+                        timeout_seconds=self._ask_timeout,
+                        outside_plan=why,
+                        labels=ALLOW_FOR_PLAN,
+                        subject=Subject.DRIFT,
+                    )
+                )
+            except CardNotShown as exc:
+                log.warning("agent %s: the network card was not shown: %s", record.agent, exc)
+                answer = Answer.NOT_SHOWN
+            await self._drift(record, host, why, answered(answer), DriftPolicy.ASK)
+            allowed = answer is Answer.ALLOWED
+            future.set_result(allowed)
+            return allowed
+        except BaseException:
+            if not future.done():
+                future.set_result(False)
+            raise
+        finally:
+            del self._asking[key]
+
+    async def _drift(
+        self,
+        record: ExecutionRecord,
+        host: str,
+        why: str,
+        decision: DriftDecision,
+        policy: DriftPolicy,
+    ) -> None:
+        """Audit the drift and record it with the step's events (the completion card's)."""
+        step = record.current_step + 1
+        await self._store.append_audit(
+            AuditEntry(
+                at=self._clock.now(),
+                agent=record.agent,
+                actor=Actor.agent(record.agent).label,
+                action=AuditAction.DRIFT,
+                plan_id=record.plan_id,
+                revision=record.revision,
+                detail={
+                    "call": CONNECT_ACTION + host,
+                    "why": why,
+                    "outcome": policy.value,
+                    "decision": decision.value,
+                    "step": step,
+                },
+            )
+        )
+        await self._executions.add_event(
+            ExecutionEvent(
+                plan_id=record.plan_id,
+                at=self._clock.now(),
+                step=step,
+                kind=ExecutionEventKind.DRIFT,
+                tool=NETWORK_TOOL,
+                action=CONNECT_ACTION + host,
+                reason=why,
+                decision=decision,
+            )
+        )
+
+
+def _listed(hosts: tuple[str, ...]) -> str:
+    return ", ".join(hosts) if hosts else "no host"
+
+
+_REFUSALS = (DriftDecision.REFUSED, DriftDecision.DENIED, DriftDecision.TIMED_OUT)
+
+
+class RefusedConnections:
+    """What tells the model which connections were refused while its call ran: a program
+    shows a refused HTTPS connection only as a 403 to its CONNECT, so the host adds the
+    reasons (from the step's events) to the call's result."""
+
+    def __init__(self, executions: ExecutionStore) -> None:
+        self._executions = executions
+        self._seen: dict[str, int] = {}
+
+    async def mark(self, record: ExecutionRecord) -> None:
+        """Before a call: the refusals recorded so far."""
+        self._seen[record.plan_id] = len(await self._refusals(record.plan_id))
+
+    async def since(self, record: ExecutionRecord) -> str | None:
+        """After it: a note naming each connection refused meanwhile, or None."""
+        before = self._seen.pop(record.plan_id, None)
+        if before is None:
+            return None
+        new = (await self._refusals(record.plan_id))[before:]
+        if not new:
+            return None
+        lines = [
+            f"- {event.reason} ({event.decision.value})" for event in new[:10] if event.decision
+        ]
+        more = f"\n- … and {len(new) - 10} more" if len(new) > 10 else ""
+        return (
+            "[network: connections refused during this call]\n"
+            + "\n".join(lines)
+            + more
+            + "\nOnly the hosts the current step names can be reached; if the plan must "
+            "change, submit an amendment with submit_plan."
+        )
+
+    async def _refusals(self, plan_id: str) -> list[ExecutionEvent]:
+        events = await self._executions.events(plan_id, ExecutionEventKind.DRIFT)
+        return [e for e in events if e.tool == NETWORK_TOOL and e.decision in _REFUSALS]

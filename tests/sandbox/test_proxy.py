@@ -1,0 +1,237 @@
+"""The host-side proxy on its own: what a request head names, and how a connection ends when
+the request is bad, too large, refused, or its decision fails. The end-to-end behaviour
+(through the bot and the sandbox) is in ``tests/security/test_network_by_plan.py``."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import socket
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from plancord.agent.mcp.spawn import server_spawn
+from plancord.core.sandbox_policy import SandboxPolicy
+from plancord.sandbox import layers, run_sandboxed, runner, wall_helper
+from plancord.sandbox.layers import bubblewrap_problem
+from plancord.sandbox.proxy import (
+    MAX_HEAD_BYTES,
+    BadRequest,
+    NetworkProxy,
+    ProxyVerdict,
+    parse_head,
+)
+from tests.security.network_scene import local_server
+
+
+def test_connect_names_the_host_and_port() -> None:
+    target = parse_head(b"CONNECT Files.Test.:443 HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert (target.host, target.port, target.tunnel) == ("files.test", 443, True)
+
+
+def test_plain_http_goes_on_in_origin_form_without_proxy_headers() -> None:
+    head = (
+        b"GET http://files.test:8080/a/b?q=1 HTTP/1.1\r\nHost: files.test:8080\r\n"
+        b"Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic eA==\r\n"
+        b"Connection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n"
+    )
+    target = parse_head(head)
+    assert (target.host, target.port, target.tunnel) == ("files.test", 8080, False)
+    assert target.head == (
+        b"GET /a/b?q=1 HTTP/1.1\r\nHost: files.test:8080\r\nConnection: close\r\n\r\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /relative HTTP/1.1\r\n\r\n",
+        b"GET ftp://files.test/ HTTP/1.1\r\n\r\n",
+        b"CONNECT files.test HTTP/1.1\r\n\r\n",
+        b"CONNECT files.test:99999 HTTP/1.1\r\n\r\n",
+        b"CONNECT :443 HTTP/1.1\r\n\r\n",
+        b"HELLO\r\n\r\n",
+        b"GET http://files.test/ HTTP/2\r\n\r\n",
+    ],
+)
+def test_anything_else_is_a_bad_request(head: bytes) -> None:
+    with pytest.raises(BadRequest):
+        parse_head(head)
+
+
+@pytest.fixture
+async def proxy_at(tmp_path: Path) -> AsyncIterator[Callable[..., Path]]:
+    started: list[NetworkProxy] = []
+    loop = asyncio.get_running_loop()
+
+    def start(decide: Callable[..., object], names: dict[str, str] | None = None) -> Path:
+        proxy = NetworkProxy(decide, loop, names or {})  # type: ignore[arg-type]
+        started.append(proxy)
+        path = tmp_path / "net" / "ada.sock"
+        proxy.listen("ada", path)
+        return path
+
+    yield start
+    for proxy in started:
+        await asyncio.to_thread(proxy.close)
+
+
+async def _exchange(path: Path, data: bytes) -> bytes:
+    reader, writer = await asyncio.open_unix_connection(str(path))
+    writer.write(data)
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    return answer
+
+
+async def _refuse(agent: str, host: str) -> ProxyVerdict:
+    return ProxyVerdict(False, f"{agent} may not reach {host}")
+
+
+async def _fail(agent: str, host: str) -> ProxyVerdict:
+    raise RuntimeError("the store is gone")
+
+
+async def test_a_refused_host_is_told_why_and_never_connected(
+    proxy_at: Callable[..., Path],
+) -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    path = await asyncio.to_thread(proxy_at, _refuse)
+    answer = await _exchange(path, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+    assert answer.startswith(b"HTTP/1.1 403 ada may not reach 127.0.0.1\r\n")
+    with pytest.raises(BlockingIOError):
+        listener.accept()
+    listener.close()
+
+
+async def test_a_decision_that_fails_refuses(proxy_at: Callable[..., Path]) -> None:
+    path = await asyncio.to_thread(proxy_at, _fail)
+    answer = await _exchange(path, b"CONNECT files.test:443 HTTP/1.1\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 403 the host could not decide; refused")
+
+
+async def test_a_head_past_the_bound_is_refused_unread(proxy_at: Callable[..., Path]) -> None:
+    path = await asyncio.to_thread(proxy_at, _refuse)
+    answer = await _exchange(path, b"GET http://x/ HTTP/1.1\r\nX: " + b"a" * MAX_HEAD_BYTES)
+    assert answer.startswith(b"HTTP/1.1 431 ")
+
+
+async def test_a_bad_request_is_answered_400(proxy_at: Callable[..., Path]) -> None:
+    path = await asyncio.to_thread(proxy_at, _refuse)
+    answer = await _exchange(path, b"GET /local HTTP/1.1\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 ")
+
+
+async def test_the_socket_is_private_to_the_bot(proxy_at: Callable[..., Path]) -> None:
+    path = await asyncio.to_thread(proxy_at, _refuse)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+
+
+async def _grant(agent: str, host: str) -> ProxyVerdict:
+    return ProxyVerdict(host == "files.test", "not granted")
+
+
+@pytest.mark.skipif(bubblewrap_problem() is not None, reason="the bridge runs under bubblewrap")
+@pytest.mark.parametrize("bridge", ["native", "python"])
+async def test_both_bridges_carry_a_sandboxed_command_to_the_proxy(
+    bridge: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    layout = layers.host_layout()
+    if bridge == "native" and layout.native_bridge is None:
+        pytest.skip("no C compiler built the native bridge here")
+    if bridge == "python":
+        layout = dataclasses.replace(layout, native_bridge=None)
+    monkeypatch.setattr(runner, "host_layout", lambda: layout)
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "hello.txt").write_text("through the bridge\n")
+    proxy = NetworkProxy(_grant, asyncio.get_running_loop(), {"files.test": "127.0.0.1"})
+    path = tmp_path / "net" / "ada.sock"
+    await asyncio.to_thread(proxy.listen, "ada", path)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    policy = SandboxPolicy.executing(workspace, proxy=path)
+    try:
+        with local_server(served) as port:
+            # The command's own `wait` returns: the bridge's server is not its child.
+            command = f"curl -sS http://files.test:{port}/hello.txt; sleep 0 & wait; echo done"
+            result = await run_sandboxed(["bash", "-c", command], policy, timeout=30)
+    finally:
+        await asyncio.to_thread(proxy.close)
+    assert result.exit_code == 0, result
+    assert result.stdout == "through the bridge\ndone\n"
+
+
+async def _allow_all(agent: str, host: str) -> ProxyVerdict:
+    return ProxyVerdict(True)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "169.254.169.254", "[::1]", "0.0.0.0"])
+async def test_a_granted_name_for_an_address_of_this_host_is_refused(
+    proxy_at: Callable[..., Path], host: str
+) -> None:
+    path = await asyncio.to_thread(proxy_at, _allow_all)
+    answer = await _exchange(path, f"CONNECT {host}:9 HTTP/1.1\r\n\r\n".encode())
+    assert answer.startswith(b"HTTP/1.1 403 "), answer
+    assert b"an address of this host" in answer
+
+
+async def test_a_held_connection_goes_on_when_the_answer_comes(
+    proxy_at: Callable[..., Path],
+) -> None:
+    answered, asked = asyncio.Event(), asyncio.Event()
+
+    async def later(agent: str, host: str) -> ProxyVerdict:
+        asked.set()
+        await answered.wait()
+        return ProxyVerdict(True)
+
+    listener = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    path = await asyncio.to_thread(proxy_at, later, {"files.test": "127.0.0.1"})
+    reader, writer = await asyncio.open_unix_connection(str(path))
+    writer.write(f"CONNECT files.test:{port} HTTP/1.1\r\n\r\n".encode())
+    await writer.drain()
+    await asked.wait()
+    answered.set()
+    assert await reader.readline() == b"HTTP/1.1 200 Connection established\r\n"
+    writer.close()
+    listener.close()
+
+
+@pytest.mark.skipif(bubblewrap_problem() is not None, reason="the bridge runs under bubblewrap")
+def test_an_mcp_server_of_a_plan_bound_agent_gets_the_proxy(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    policy = SandboxPolicy.executing(workspace, proxy=tmp_path / "ada.sock")
+    spawned = server_spawn(["server", "--stdio"], policy)
+    assert spawned.env["HTTPS_PROXY"] == "http://127.0.0.1:3128"
+    assert "--unshare-net" in spawned.argv
+    assert spawned.argv[-4:] == ["/run/plancord/proxy.sock", "--", "server", "--stdio"]
+
+
+def test_trying_the_native_bridge_leaves_no_server_behind() -> None:
+    wall_helper.native_bridge.cache_clear()
+    built = wall_helper.native_bridge()
+    if built is None:
+        pytest.skip("no C compiler built the native bridge here")
+    # Run from the host's path (inside a sandbox the bridge runs as /run/plancord/net-bridge).
+    assert [line for line in _command_lines() if line.split(b"\0")[0] == built.encode()] == []
+
+
+def _command_lines() -> list[bytes]:
+    lines = []
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            lines.append(path.read_bytes())
+        except OSError:
+            continue  # the process ended meanwhile
+    return lines
