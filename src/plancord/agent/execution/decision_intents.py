@@ -170,12 +170,22 @@ class DecisionIntents:
             return False
         return intent.owner == self._owner or not owner_alive(intent.owner)
 
-    async def _completed(self, said: str, write: Callable[[datetime], Awaitable[object]]) -> None:
+    async def _completed(
+        self, said: str, write: Callable[[datetime], Awaitable[bool | None]]
+    ) -> None:
         try:
-            await write(self._clock.now())
+            recorded = await write(self._clock.now())
         except Exception as exc:
             log.warning("a decision git carried out could not be recorded", exc_info=exc)
             raise not_recorded(said, exc) from exc
+        if recorded is False:
+            # Nothing moves a result's version while its intent is open; a process that
+            # writes without intents (an older plancord beside this one) could.
+            log.error("a decision git carried out found its result's record moved on")
+            raise DecisionNotRecorded(
+                f"{said} Git did this, but the result's record had moved on meanwhile; the "
+                "completion card shows what plancord recorded."
+            )
 
 
 def not_recorded(said: str, exc: Exception) -> DecisionNotRecorded:
