@@ -449,6 +449,7 @@ async def result_phase(args: argparse.Namespace, data: Path) -> ResultSoak:
     make_result_workspace(data)
     started = time.monotonic()
     life = 0
+    window = 0.3
     while soak.kills < args.cycles and time.monotonic() - started < args.time_limit:
         life += 1
         process = await _result_child(
@@ -461,9 +462,10 @@ async def result_phase(args: argparse.Namespace, data: Path) -> ResultSoak:
             words = line.split()
             if words[:1] == ["DECIDING"]:
                 action = words[1]
-                # Mostly inside the decision, now and then just past its end.
-                mean = sum(soak.seconds[-20:]) / len(soak.seconds[-20:]) if soak.seconds else 0.3
-                delay = rng.uniform(0, mean * 1.1)
+                # The window follows how long decisions take on this machine now: it grows
+                # after a kill and shrinks after a decision that finished first, so kills
+                # land all along a decision, and now and then just past its end.
+                delay = rng.uniform(0, window)
                 try:
                     line = (await asyncio.wait_for(process.stdout.readline(), delay)).decode()
                 except TimeoutError:
@@ -471,7 +473,9 @@ async def result_phase(args: argparse.Namespace, data: Path) -> ResultSoak:
                     await process.wait()
                     soak.kills += 1
                     soak.killed_during[action] += 1
+                    window *= 1.15
                     break
+                window = max(0.05, window * 0.85)
                 while line.startswith("REFUSED"):
                     soak.refused += 1
                     line = (await process.stdout.readline()).decode()

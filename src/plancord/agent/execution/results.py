@@ -28,9 +28,10 @@ result anew and opens a new version, so votes cast before it stop counting.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 from plancord.agent.execution.branch import BranchError, ExecutionBranch
@@ -285,10 +286,9 @@ class ExecutionResults:
                         f"{settings.approvals} ({names}). It merges after {left} more "
                         f"approver{'s' if left != 1 else ''}."
                     )
-            intent = await self._claim(
+            async with self._deciding(
                 record, actor, ResultAction.MERGE, commit=record.result_commit or ""
-            )
-            try:
+            ) as intent:
                 try:
                     merged = await self.branch_of(record.agent).merge(branch_record(record))
                 except BranchError as exc:
@@ -300,15 +300,12 @@ class ExecutionResults:
                 )
                 await self._decided(intent, record, actor, ResultState.MERGED, outcome, said)
                 return said
-            finally:
-                self._intents.finished(intent)
 
     async def discard(self, plan_id: str, version: int, actor: Actor) -> str:
         """Put the base branch and the working tree back exactly at the reviewed state."""
         async with self._lock(plan_id):
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.DISCARD)
-            intent = await self._claim(record, actor, ResultAction.DISCARD)
-            try:
+            async with self._deciding(record, actor, ResultAction.DISCARD) as intent:
                 try:
                     await self.branch_of(record.agent).discard(branch_record(record))
                 except BranchError as exc:
@@ -320,8 +317,6 @@ class ExecutionResults:
                 said = f"Discarded the result; `{record.base}` is back at the reviewed state."
                 await self._decided(intent, record, actor, ResultState.DISCARDED, outcome, said)
                 return said
-            finally:
-                self._intents.finished(intent)
 
     async def roll_back(self, plan_id: str, version: int, step: int, actor: Actor) -> str:
         """The branch and working tree as they were before step ``step`` (1-based)."""
@@ -331,15 +326,14 @@ class ExecutionResults:
             branch = self.branch_of(record.agent)
             index = next((i for i, c in enumerate(recorded) if c.step == step), None)
             before = recorded[index - 1].commit if index else record.reviewed_commit
-            intent = await self._claim(
+            async with self._deciding(
                 record,
                 actor,
                 ResultAction.ROLL_BACK,
                 step=step,
                 before=before,
                 tip=await self._tip(record) or "",
-            )
-            try:
+            ) as intent:
                 try:
                     kept = await branch.roll_back(
                         branch_record(record), [(c.step, c.commit) for c in recorded], step
@@ -353,8 +347,6 @@ class ExecutionResults:
                 await self._intents.rolled_back(intent, kept, pinned, entry, said)
                 self._redraw_soon(record.agent, plan_id)
                 return said
-            finally:
-                self._intents.finished(intent)
 
     async def push(self, plan_id: str, version: int, actor: Actor) -> str:
         """Push the branch, under its own name, to the agent's push remote."""
@@ -367,10 +359,9 @@ class ExecutionResults:
                 self._redraw_soon(record.agent, plan_id)
                 raise ResultFailed(f"Not pushed: {why}.")
             pinned = record.result_commit or ""
-            intent = await self._claim(
+            async with self._deciding(
                 record, actor, ResultAction.PUSH, remote=remote, commit=pinned
-            )
-            try:
+            ) as intent:
                 try:
                     await self.branch_of(record.agent).push(branch_record(record), remote)
                 except BranchError as exc:
@@ -381,8 +372,6 @@ class ExecutionResults:
                 entry = self._entry(record, actor, ResultAction.PUSH, outcome)
                 await self._intents.pushed(intent, outcome, entry, said)
                 return said
-            finally:
-                self._intents.finished(intent)
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -442,6 +431,19 @@ class ExecutionResults:
         )
         state = requester_state(record)
         return await entitled_votes(self._members, record.agent, votes, state, settings, fresh)
+
+    @contextlib.asynccontextmanager
+    async def _deciding(
+        self, record: ExecutionRecord, actor: Actor, action: ResultAction, **detail: object
+    ) -> AsyncIterator[ResultIntent]:
+        """The intent of ``action`` open (``_claim``) while the block runs git and records
+        it; one the block leaves open (its record failed, its task was killed) is an orphan
+        for ``recovery``."""
+        intent = await self._claim(record, actor, action, **detail)
+        try:
+            yield intent
+        finally:
+            self._intents.finished(intent)
 
     async def _claim(
         self, record: ExecutionRecord, actor: Actor, action: ResultAction, **detail: object
