@@ -23,6 +23,14 @@ random delay, restarts it, and after every kill reads the file and checks:
   roles alternating from ``user`` as the Messages API requires;
 * ``PRAGMA integrity_check`` is ``ok`` (SQLite).
 
+``--phase result`` soaks the decisions on execution results instead: ``_soak_result_child.py``
+decides results with Merge, Discard and Roll back through the real ``ExecutionResults`` and
+real git in the sandbox; this parent kills it at a random moment inside a decision (between
+its ``DECIDING`` and ``DECIDED`` lines), runs a child that only recovers (as the bot does at
+its start), and then checks that the record, the branch, the base and the working tree agree
+(``check_result_invariants``): no intent open, every decided result with its one completed
+intent, and the workspace where the newest result's state says it is.
+
 Run with ``.venv/bin/python benchmarks/soak_crash.py [--cycles 200] [--seed N] [--postgres]``.
 It prints
 cycles, kills, restarts, acknowledged approvals and violations, and exits 1 on any violation
@@ -38,6 +46,7 @@ import json
 import os
 import random
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -54,6 +63,7 @@ from psycopg.rows import dict_row
 from plancord.testing.postgres_server import PostgresServer
 
 CHILD = Path(__file__).with_name("_soak_child.py")
+RESULT_CHILD = Path(__file__).with_name("_soak_result_child.py")
 DECISIONS = ("approved", "changes-requested", "rejected")
 READY_TIMEOUT_SECONDS = 60.0
 
@@ -305,6 +315,208 @@ async def soak_until_done(
             raise RuntimeError(f"{args.cycles} cycles not done within {args.time_limit} s")
 
 
+# -- the result phase --------------------------------------------------------------------
+
+
+def _git(workspace: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(workspace), *args], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip()
+
+
+def make_result_workspace(data: Path) -> Path:
+    """The agent's workspace: one commit on ``main`` and an ignored file Discard must keep."""
+    workspace = data / "agents" / "ada" / "workspace"
+    workspace.mkdir(parents=True)
+    ident = ["-c", "user.name=soak", "-c", "user.email=soak@soak.invalid"]
+    _git(workspace, "init", "--quiet", "-b", "main")
+    (workspace / ".gitignore").write_text("*.log\n")
+    (workspace / "README.md").write_text("soak\n")
+    (workspace / "debug.log").write_text("ignored, kept by Discard\n")
+    _git(workspace, "add", "-A")
+    _git(workspace, *ident, "commit", "--quiet", "-m", "base")
+    return workspace
+
+
+def check_result_invariants(data: Path) -> list[str]:
+    """The record, the branch, the base and the working tree agree; [] when they do."""
+    problems: list[str] = []
+    workspace = data / "agents" / "ada" / "workspace"
+    with closing(sqlite3.connect(data / "soak.db")) as conn:
+        conn.row_factory = sqlite3.Row
+        open_intents = conn.execute(
+            "SELECT action, plan_id FROM result_intents WHERE state = 'open'"
+        ).fetchall()
+        problems += [f"intent {r['action']} of {r['plan_id']} still open" for r in open_intents]
+        rows = conn.execute("SELECT * FROM executions ORDER BY started_at").fetchall()
+        done = Counter(
+            (r["plan_id"], r["action"])
+            for r in conn.execute("SELECT plan_id, action FROM result_intents WHERE state = 'done'")
+        )
+    for row in rows[:-1]:
+        if row["result"] not in ("merged", "discarded"):
+            problems.append(f"an older result {row['plan_id']} is {row['result']}")
+    for row in rows:
+        action = {"merged": "result-merge", "discarded": "result-discard"}.get(row["result"])
+        if action is not None and done[(row["plan_id"], action)] != 1:
+            problems.append(f"{row['plan_id']} is {row['result']} with {done} completed intents")
+    if not rows:
+        return problems
+    last = rows[-1]
+    base = _git(workspace, "rev-parse", "--verify", "--quiet", "refs/heads/main")
+    branch = _git(workspace, "rev-parse", "--verify", "--quiet", f"refs/heads/{last['branch']}")
+    head = _git(workspace, "symbolic-ref", "--quiet", "HEAD")
+    head_commit = _git(workspace, "rev-parse", "--verify", "--quiet", "HEAD")
+    dirty = _git(workspace, "status", "--porcelain", "--untracked-files=all")
+    where = f"{last['plan_id']} ({last['result']})"
+    expected: dict[str, tuple[str, str]] = {}
+    if last["result"] == "waiting":
+        expected = {
+            "HEAD": (head, f"refs/heads/{last['branch']}"),
+            "the branch": (branch, last["result_commit"]),
+            "the base": (base, last["base_commit"]),
+        }
+    elif last["result"] == "merged":
+        expected = {
+            "HEAD": (head, "refs/heads/main"),
+            "the base": (base, last["result_commit"]),
+            "HEAD's commit": (head_commit, last["result_commit"]),
+        }
+    elif last["result"] == "discarded":
+        expected = {
+            "HEAD": (head, "refs/heads/main"),
+            "the base": (base, last["base_commit"]),
+            "HEAD's commit": (head_commit, last["reviewed_commit"]),
+            "the branch": (branch, ""),
+        }
+    else:
+        problems.append(f"{where}: the newest execution has no result")
+    for name, (found, want) in expected.items():
+        if found != want:
+            problems.append(f"{where}: {name} is {found or 'absent'}, the record says {want}")
+    if dirty:
+        problems.append(f"{where}: the working tree is not what was committed: {dirty[:200]}")
+    if not (workspace / "debug.log").is_file():
+        problems.append(f"{where}: the ignored file is gone")
+    return problems
+
+
+@dataclass
+class ResultSoak:
+    decisions: int = 0
+    kills: int = 0
+    refused: int = 0
+    checks: int = 0
+    violations: list[str] = field(default_factory=list)
+    killed_during: Counter[str] = field(default_factory=Counter)
+    seconds: list[float] = field(default_factory=list)
+
+
+async def _result_child(data: Path, *args: str, stderr: Path) -> asyncio.subprocess.Process:
+    with stderr.open("ab") as errors:
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(RESULT_CHILD),
+            f"--data={data}",
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=errors,
+        )
+
+
+async def _recover_and_check(soak: ResultSoak, data: Path, stderr: Path, when: str) -> None:
+    process = await _result_child(data, "--recover-only", stderr=stderr)
+    await process.communicate()
+    if process.returncode != 0:
+        tail = (await asyncio.to_thread(stderr.read_text, errors="replace"))[-3000:]
+        raise RuntimeError(f"the recovering child failed (exit {process.returncode}):\n{tail}")
+    _check(soak, data, when)
+
+
+def _check(soak: ResultSoak, data: Path, when: str) -> None:
+    soak.checks += 1
+    soak.violations += [f"{when}: {p}" for p in check_result_invariants(data)]
+
+
+async def result_phase(args: argparse.Namespace, data: Path) -> ResultSoak:
+    """Kill the deciding child inside decisions until ``args.cycles`` kills (or the child
+    has decided that many results), checking after every restart."""
+    soak = ResultSoak()
+    rng = random.Random(args.seed)
+    stderr = data / "child-stderr.log"
+    make_result_workspace(data)
+    started = time.monotonic()
+    life = 0
+    window = 0.3
+    while soak.kills < args.cycles and time.monotonic() - started < args.time_limit:
+        life += 1
+        process = await _result_child(
+            data, f"--cycles={10**6}", f"--seed={args.seed * 1000 + life}", stderr=stderr
+        )
+        if process.stdout is None or process.stdin is None:
+            raise RuntimeError("the child has no stdin or stdout")
+        action = ""
+        while line := (await process.stdout.readline()).decode():
+            words = line.split()
+            if words[:1] == ["DECIDING"]:
+                action = words[1]
+                # The window follows how long decisions take on this machine now: it grows
+                # after a kill and shrinks after a decision that finished first, so kills
+                # land all along a decision, and now and then just past its end.
+                delay = rng.uniform(0, window)
+                try:
+                    line = (await asyncio.wait_for(process.stdout.readline(), delay)).decode()
+                except TimeoutError:
+                    process.kill()
+                    await process.wait()
+                    soak.kills += 1
+                    soak.killed_during[action] += 1
+                    window *= 1.15
+                    break
+                window = max(0.05, window * 0.85)
+                while line.startswith("REFUSED"):
+                    soak.refused += 1
+                    line = (await process.stdout.readline()).decode()
+            if line.startswith("REFUSED"):
+                soak.refused += 1
+            elif line.startswith("DECIDED"):
+                soak.decisions += 1
+                soak.seconds.append(float(line.split()[1]))
+                _check(soak, data, f"after decision {soak.decisions}")
+                if soak.kills >= args.cycles:
+                    break
+                process.stdin.write(b"next\n")
+                await process.stdin.drain()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        if process.returncode not in (-9, 0):
+            tail = stderr.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"the child failed on its own (exit {process.returncode}):\n{tail}")
+        await _recover_and_check(soak, data, stderr, f"after restart {life}")
+    return soak
+
+
+def result_main(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="plancord-soak-results-") as name:
+        started = time.monotonic()
+        soak = asyncio.run(result_phase(args, Path(name)))
+        elapsed = time.monotonic() - started
+    during = ", ".join(f"{k} {v}" for k, v in sorted(soak.killed_during.items()))
+    mean = sum(soak.seconds) / len(soak.seconds) if soak.seconds else 0.0
+    print(
+        f"result phase: kills {soak.kills} ({during})  decisions completed {soak.decisions}  "
+        f"refused {soak.refused}  invariant checks {soak.checks}  "
+        f"violations {len(soak.violations)}  (decision {mean * 1000:.0f} ms mean; "
+        f"{elapsed:.1f} s; load {os.getloadavg()[0]:.1f})"
+    )
+    for violation in soak.violations[:50]:
+        print(f"VIOLATION {violation}")
+    return 1 if soak.violations else 0
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cycles", type=int, default=200, help="plan cycles to complete")
@@ -315,6 +527,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--db", default=None, help="database file (default: a temporary one)")
     parser.add_argument("--time-limit", type=float, default=300.0)
     parser.add_argument(
+        "--phase",
+        choices=("plan", "result"),
+        default="plan",
+        help="plan cycles (the default) or decisions on execution results (--cycles kills)",
+    )
+    parser.add_argument(
         "--postgres",
         action="store_true",
         help="two children on a real PostgreSQL server started for the soak, one killed",
@@ -324,6 +542,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse(argv)
+    if args.phase == "result":
+        return result_main(args)
     server = PostgresServer.start(durable=True) if args.postgres else None
     try:
         url = server.url(server.create_database()) if server else None

@@ -21,7 +21,12 @@ from contextlib import asynccontextmanager, closing
 from pathlib import Path
 
 import pytest
-from benchmarks.soak_crash import Ack, check_invariants
+from benchmarks.soak_crash import (
+    Ack,
+    check_invariants,
+    check_result_invariants,
+    make_result_workspace,
+)
 
 from plancord.agent.manager import AgentManager
 from plancord.agent.runtime import AgentRuntime
@@ -68,6 +73,54 @@ def test_a_short_soak_with_kills_breaks_no_invariant(tmp_path: Path) -> None:
     assert 1 <= figures["kills"] <= 4
     assert figures["invariant checks"] == figures["kills"] + 1
     assert check_invariants(db) == []
+
+
+def test_a_short_result_soak_killed_inside_decisions_leaves_git_and_the_record_agreeing() -> None:
+    """Merge, Discard and Roll back killed at random moments, each kill followed by a restart
+    that recovers: the record, the branch, the base and the working tree agree every time."""
+    done = subprocess.run(
+        [sys.executable, str(SOAK), "--phase=result", "--cycles=3", "--seed=5"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=REPO,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = re.findall(r"(kills|violations|invariant checks) (\d+)", done.stdout)
+    figures = {name: int(value) for name, value in found}
+    assert figures["kills"] == 3
+    assert figures["violations"] == 0
+    assert figures["invariant checks"] >= figures["kills"]
+
+
+def test_the_result_checker_sees_a_record_that_disagrees_with_git(tmp_path: Path) -> None:
+    """A merge git did while the record still waits (what a crash without intents leaves)."""
+    workspace = make_result_workspace(tmp_path)
+    base = git_out(workspace, "rev-parse", "main")
+    with closing(sqlite3.connect(tmp_path / "soak.db")) as conn:
+        conn.executescript(
+            "CREATE TABLE executions (plan_id, started_at, result, branch, result_commit, "
+            "base_commit, reviewed_commit);"
+            "CREATE TABLE result_intents (plan_id, action, state);"
+        )
+        conn.execute(
+            "INSERT INTO executions VALUES ('p1', '1', 'waiting', 'plancord/p1-v1', ?, ?, ?)",
+            ("f" * 40, base, base),
+        )
+        conn.execute("INSERT INTO result_intents VALUES ('p1', 'result-merge', 'open')")
+        conn.commit()
+
+    problems = check_result_invariants(tmp_path)
+
+    assert "intent result-merge of p1 still open" in problems
+    assert any("HEAD is refs/heads/main, the record says" in p for p in problems)
+
+
+def git_out(workspace: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(workspace), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def test_two_processes_on_postgres_one_killed_break_no_invariant(

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from plancord.core.ballot import ApprovalVote, VoteWrite
+from plancord.core.intents import ResultIntent
 from plancord.core.plan_answers import AnswerOutcome, PlanAnswer
 from plancord.core.planning import Actor, AuditEntry, EntrySource
 from plancord.core.ports import StaticSettings
+from plancord.core.results import ResultAction
 from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
 from plancord.storage.approval_votes import ApprovalVoteStore
@@ -25,6 +27,7 @@ from plancord.storage.migrations import discover
 from plancord.storage.pending_asks import PendingAskStore, StoredAsk
 from plancord.storage.plan_answers import PlanAnswerStore
 from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
+from plancord.storage.result_intents import ResultIntentStore
 from plancord.storage.result_votes import ResultVoteStore
 from plancord.storage.store import SqlStore
 from plancord.testing.postgres_server import PostgresServer
@@ -130,7 +133,8 @@ def test_migrate_from_a_missing_file_creates_nothing(
 
 async def a_sqlite_database_with_every_table_filled(data_dir: Path) -> Path:
     """The demo's database (a plan revised, approved and executed, its result waiting), and
-    what the demo leaves empty added through the stores: a Merge vote on that result, and a
+    what the demo leaves empty added through the stores: a Merge vote on that result and a
+    Merge under way on it, and a
     second agent whose submitted plan has an answered question, an approval vote, a review
     under way and a question pending."""
     demo = await asyncio.to_thread(
@@ -159,6 +163,19 @@ async def a_sqlite_database_with_every_table_filled(data_dir: Path) -> Path:
         )
         merge_vote = AuditEntry(at=clock.now(), agent="ada", actor="user:7", action="merge-vote")
         assert await ResultVoteStore(db).record(vote, merge_vote) is VoteWrite.RECORDED
+        merging = ResultIntent(
+            id="intent-1",
+            plan_id=executed.plan_id,
+            agent="ada",
+            version=executed.result_version,
+            action=ResultAction.MERGE,
+            actor="user:7(cara)",
+            actor_name="cara",
+            detail={"commit": executed.result_commit},
+            owner="elsewhere:1:1:x",
+            opened_at=clock.now(),
+        )
+        assert (await ResultIntentStore(db).open(merging)).opened
 
         await store.create_agent(agent_record("bea", channel_id=1002))
         service = PlanningService(store, clock, StaticSettings(PlanModeSettings()))

@@ -218,6 +218,11 @@ class ResultListener(Protocol):
         """The result changed (rolled back, voted on, merged, discarded): redraw its card."""
         ...
 
+    async def result_recovered(self, agent: str, plan_id: str, text: str) -> None:
+        """A decision interrupted by a crash was finished or undone (``text`` says which,
+        and what git shows now): tell the agent's channel."""
+        ...
+
 
 def requester_state(record: ExecutionRecord) -> PlanningState:
     """The planning state the approver policy reads, as it stood for this execution."""

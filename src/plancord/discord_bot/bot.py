@@ -107,6 +107,8 @@ class PlancordBot(PlancordClient):
         )
         await self.sync_commands()
         self.start_deadlines()
+        # Decisions on results a crash interrupted first, so the cards restored show them.
+        await self.app.runtime.results.recover(self.app.serves)
         await self.notifier.restore()
         for agent in await self.app.runtime.resume_interrupted():
             self.notifier.io.watch_turn(agent)

@@ -63,6 +63,9 @@ class DiscordNotifier:
     async def result_changed(self, agent: str, plan_id: str) -> None:
         await self.results.result_changed(agent, plan_id)
 
+    async def result_recovered(self, agent: str, plan_id: str, text: str) -> None:
+        await self.results.result_recovered(agent, plan_id, text)
+
     async def say(self, agent: str, text: str) -> None:
         await self.io.say(agent, text)
 

@@ -26,6 +26,17 @@ _INSERT = (
     "reviewed_commit, reviewed_index, current_step, steps, waiting_checkpoint, started_at, "
     "ended_at, end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+RESULT_MOVED = (
+    "UPDATE executions SET result_version = result_version + 1, result_commit = ? "
+    "WHERE plan_id = ? AND result = 'waiting' AND result_version = ?"
+)
+"""Pin a waiting result anew: ``(commit, plan_id, version)``."""
+DECIDE_RESULT = (
+    "UPDATE executions SET result = ?, result_version = result_version + 1, "
+    "decided_by_name = ?, decided_at = ?, outcome = ? "
+    "WHERE plan_id = ? AND result = 'waiting' AND result_version = ?"
+)
+"""Decide a waiting result: ``(state, by, at, outcome, plan_id, version)``."""
 _INSERT_EVENT = (
     "INSERT INTO execution_events (plan_id, seq, at, step, kind, tool, action, paths, reason, "
     "decision) SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ? "
@@ -154,11 +165,7 @@ class ExecutionStore:
         """The waiting result changed (rolled back, or pinned anew): it is pinned to
         ``commit`` and its version moves on, so older cards' clicks and votes stop
         counting. False when it no longer waits at ``version``."""
-        changed = await self.db.execute(
-            "UPDATE executions SET result_version = result_version + 1, result_commit = ? "
-            "WHERE plan_id = ? AND result = 'waiting' AND result_version = ?",
-            (commit, plan_id, version),
-        )
+        changed = await self.db.execute(RESULT_MOVED, (commit, plan_id, version))
         return changed == 1
 
     async def decide_result(
@@ -172,10 +179,7 @@ class ExecutionStore:
     ) -> bool:
         """Record Merge or Discard; False when the result no longer waits at ``version``."""
         changed = await self.db.execute(
-            "UPDATE executions SET result = ?, result_version = result_version + 1, "
-            "decided_by_name = ?, decided_at = ?, outcome = ? "
-            "WHERE plan_id = ? AND result = 'waiting' AND result_version = ?",
-            (state.value, by, ts(at), outcome[:1000], plan_id, version),
+            DECIDE_RESULT, (state.value, by, ts(at), outcome[:1000], plan_id, version)
         )
         return changed == 1
 

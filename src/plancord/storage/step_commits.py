@@ -82,16 +82,18 @@ class StepCommitStore:
         """Only the first ``count`` step commits stay on the branch; the rest are marked
         rolled back."""
 
-        def work(conn: Tx) -> None:
-            seqs = conn.execute(
-                "SELECT seq FROM execution_commits WHERE plan_id = ? AND rolled_back = 0 "
-                "ORDER BY seq",
-                (plan_id,),
-            ).fetchall()
-            for row in seqs[count:]:
-                conn.execute(
-                    "UPDATE execution_commits SET rolled_back = 1 WHERE plan_id = ? AND seq = ?",
-                    (plan_id, row["seq"]),
-                )
+        await self.db.write(lambda conn: keep_before(conn, plan_id, count))
 
-        await self.db.write(work)
+
+def keep_before(conn: Tx, plan_id: str, count: int) -> None:
+    """Inside a write: mark every step commit of ``plan_id`` after the first ``count`` rolled
+    back."""
+    seqs = conn.execute(
+        "SELECT seq FROM execution_commits WHERE plan_id = ? AND rolled_back = 0 ORDER BY seq",
+        (plan_id,),
+    ).fetchall()
+    for row in seqs[count:]:
+        conn.execute(
+            "UPDATE execution_commits SET rolled_back = 1 WHERE plan_id = ? AND seq = ?",
+            (plan_id, row["seq"]),
+        )

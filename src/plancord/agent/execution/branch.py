@@ -385,6 +385,33 @@ class ExecutionBranch:
             *_HOST_CONFIG, "push", "--quiet", "--no-verify", remote, f"{pinned}:{ref}"
         )
 
+    # -- what git shows, for finishing a decision after a restart (``recovery``) ----------
+
+    async def branch_commit(self, name: str) -> str | None:
+        """The commit ``refs/heads/<name>`` points at; None when there is no such branch."""
+        found = await self._git("rev-parse", "--verify", "--quiet", f"refs/heads/{name}^{{commit}}")
+        return found.stdout.strip() or None
+
+    async def head_ref(self) -> str | None:
+        """The branch ``HEAD`` names (``refs/heads/…``); None when it is detached."""
+        found = await self._git("symbolic-ref", "--quiet", "HEAD")
+        return found.stdout.strip() or None
+
+    async def finish_merge(self, record: BranchRecord) -> None:
+        """Merge's work after the base moved to the pinned commit, done again: the workspace
+        on the base at that commit (Merge started from a clean tree, so nothing of a
+        person's is lost) and what was kept dropped. Raises BranchError."""
+        pinned = _pinned(record)
+        base_ref = f"refs/heads/{record.base}"
+        if await self.head_ref() != base_ref:
+            await self._checked("symbolic-ref", "HEAD", base_ref)
+            await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--hard", pinned)
+        await self._forget_kept(record)
+
+    async def forget_kept(self, record: BranchRecord) -> None:
+        """Drop what ``start`` kept of the ignored files (Discard's last step)."""
+        await self._forget_kept(record)
+
     # -- helpers ------------------------------------------------------------------------
 
     def _keep_of(self, branch: str) -> IgnoredKeep | None:

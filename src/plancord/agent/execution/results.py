@@ -8,8 +8,15 @@ comes here: it must name the result's current version (an older card's click is 
 the clicker must pass the plan's approver policy (four-eyes and ``approvals: N`` apply to
 Merge; Merge votes are records of their own, counted like plan approvals), and only then is
 the branch touched (``ExecutionBranch``). A refusal changes nothing and is audited; so is
-every action with its outcome. Clicks on one result are taken one at a time, so a double
-click merges once.
+every action with its outcome.
+
+Every decision that runs git is an intent first (``core.intents``): written before git runs,
+completed with the decision's record and its audit row in one transaction after. Opening the
+intent is the database's compare-and-set on the result's version, so of two approvals at
+once (two clicks, a click and the operator's shell, two processes) one reaches git and the
+other is told who is deciding; nothing of the loser runs. An intent left open (a crash, a
+database that could not be written after git ran) is finished or undone from what git shows
+(``recovery``) at the next start, or when a click finds it, and the channel is told.
 
 A result is pinned: when it opens, the host records the commit its card shows, and Merge,
 Push, the diff and every Merge vote are bound to that commit. A later commit on the branch
@@ -21,11 +28,15 @@ result anew and opens a new version, so votes cast before it stop counting.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 from plancord.agent.execution.branch import BranchError
+from plancord.agent.execution.decision_intents import DecisionIntents
+from plancord.agent.execution.recovery import Recovered
 from plancord.agent.execution.remotes import PushRemotes
 from plancord.agent.execution.result_summary import summarise
 from plancord.agent.execution.starter import branch_record
@@ -36,6 +47,7 @@ from plancord.core.authority import AuditPlace, Refusal, Subject, decision_row
 from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.errors import NotAuthorised, PlancordError
 from plancord.core.execution import ExecutionRecord, ResultState, StepNumber
+from plancord.core.intents import ResultIntent
 from plancord.core.planning import Actor, ActorKind, AuditEntry
 from plancord.core.ports import Clock, MemberDirectory, PlanningChange, SettingsProvider
 from plancord.core.results import (
@@ -86,7 +98,16 @@ class ExecutionResults:
         self._votes = ResultVoteStore(store.db)
         self._commits = StepCommitStore(executions.db)
         self._kept_reviews = PlanReviewStore(store.db)
-        self._locks: dict[str, asyncio.Lock] = {}
+        # Readers (the card, the diff) wait for an action of this process on the same
+        # result; a lock lives only while someone holds or waits for it.
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._intents = DecisionIntents(
+            db=store.db,
+            executions=executions,
+            commits=self._commits,
+            homes=self._homes,
+            clock=clock,
+        )
         self._listeners: list[ResultListener] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._remotes = PushRemotes(self.policy_of, sandbox)
@@ -210,6 +231,40 @@ class ExecutionResults:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._intents.close()
+
+    # -- after a restart -------------------------------------------------------------------
+
+    async def recover(
+        self, serves: Callable[[str], Awaitable[bool]] | None = None
+    ) -> list[Recovered]:
+        """Finish or undo every open intent whose process is gone (of the agents ``serves``
+        says are this process's), and tell the channel of each what happened."""
+        done: list[Recovered] = []
+        for intent in await self._intents.orphans():
+            if serves is not None and not await serves(intent.agent):
+                continue
+            recovered = await self._recover(intent)
+            if recovered is not None:
+                done.append(recovered)
+        return done
+
+    async def _recover(self, intent: ResultIntent) -> Recovered | None:
+        async with self._lock(intent.plan_id):
+            try:
+                recovered = await self._intents.recover(intent)
+            except Exception:
+                log.exception(
+                    "the open %s of %s could not be recovered", intent.action, intent.plan_id
+                )
+                return None
+        if recovered is not None:
+            await self._tell_recovered(recovered)
+        return recovered
+
+    async def _tell_recovered(self, recovered: Recovered) -> None:
+        await self._tell(recovered.agent, recovered.plan_id, recovered=recovered.text)
+        self._redraw_soon(recovered.agent, recovered.plan_id)
 
     # -- the decisions ---------------------------------------------------------------------
 
@@ -231,27 +286,37 @@ class ExecutionResults:
                         f"{settings.approvals} ({names}). It merges after {left} more "
                         f"approver{'s' if left != 1 else ''}."
                     )
-            try:
-                merged = await self._homes.of(record.agent).branch.merge(branch_record(record))
-            except BranchError as exc:
-                await self._audit(record, actor, ResultAction.REFUSED, "merge", str(exc))
-                raise ResultFailed(f"Not merged: {exc}") from exc
-            outcome = f"merged into `{record.base}` as a fast-forward ({merged[:8]})"
-            await self._decided(record, actor, ResultState.MERGED, ResultAction.MERGE, outcome)
-            return f"Merged {record.branch} into `{record.base}` as a fast-forward ({merged[:8]})."
+            async with self._deciding(
+                record, actor, ResultAction.MERGE, commit=record.result_commit or ""
+            ) as intent:
+                try:
+                    merged = await self._homes.of(record.agent).branch.merge(branch_record(record))
+                except BranchError as exc:
+                    await self._refused(intent, record, actor, "merge", str(exc))
+                    raise ResultFailed(f"Not merged: {exc}") from exc
+                outcome = f"merged into `{record.base}` as a fast-forward ({merged[:8]})"
+                said = (
+                    f"Merged {record.branch} into `{record.base}` as a fast-forward ({merged[:8]})."
+                )
+                await self._decided(intent, record, actor, ResultState.MERGED, outcome, said)
+                return said
 
     async def discard(self, plan_id: str, version: int, actor: Actor) -> str:
         """Put the base branch and the working tree back exactly at the reviewed state."""
         async with self._lock(plan_id):
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.DISCARD)
-            try:
-                await self._homes.of(record.agent).branch.discard(branch_record(record))
-            except BranchError as exc:
-                await self._audit(record, actor, ResultAction.REFUSED, "discard", str(exc))
-                raise ResultFailed(f"Not discarded: {exc}") from exc
-            outcome = f"discarded: `{record.base}` and the workspace are back at the reviewed state"
-            await self._decided(record, actor, ResultState.DISCARDED, ResultAction.DISCARD, outcome)
-            return f"Discarded the result; `{record.base}` is back at the reviewed state."
+            async with self._deciding(record, actor, ResultAction.DISCARD) as intent:
+                try:
+                    await self._homes.of(record.agent).branch.discard(branch_record(record))
+                except BranchError as exc:
+                    await self._refused(intent, record, actor, "discard", str(exc))
+                    raise ResultFailed(f"Not discarded: {exc}") from exc
+                outcome = (
+                    f"discarded: `{record.base}` and the workspace are back at the reviewed state"
+                )
+                said = f"Discarded the result; `{record.base}` is back at the reviewed state."
+                await self._decided(intent, record, actor, ResultState.DISCARDED, outcome, said)
+                return said
 
     async def roll_back(self, plan_id: str, version: int, step: StepNumber, actor: Actor) -> str:
         """The branch and working tree as they were before step ``step`` (as people count)."""
@@ -259,19 +324,29 @@ class ExecutionResults:
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.ROLL_BACK)
             recorded = await self._commits.commits(plan_id)
             branch = self._homes.of(record.agent).branch
-            try:
-                kept = await branch.roll_back(
-                    branch_record(record), [(c.step, c.commit) for c in recorded], step
-                )
-            except BranchError as exc:
-                await self._audit(record, actor, ResultAction.REFUSED, "roll back", str(exc))
-                raise ResultFailed(f"Not rolled back: {exc}") from exc
-            await self._commits.keep_before(plan_id, kept)
-            pinned = recorded[kept - 1].commit if kept > 0 else record.reviewed_commit
-            await self._executions.result_moved(plan_id, record.result_version, pinned)
-            await self._audit(record, actor, ResultAction.ROLL_BACK, f"before step {step}")
-            self._redraw_soon(record.agent, plan_id)
-            return f"Rolled {record.branch} back to before step {step}."
+            index = next((i for i, c in enumerate(recorded) if c.step == step), None)
+            before = recorded[index - 1].commit if index else record.reviewed_commit
+            async with self._deciding(
+                record,
+                actor,
+                ResultAction.ROLL_BACK,
+                step=step,
+                before=before,
+                tip=await self._tip(record) or "",
+            ) as intent:
+                try:
+                    kept = await branch.roll_back(
+                        branch_record(record), [(c.step, c.commit) for c in recorded], step
+                    )
+                except BranchError as exc:
+                    await self._refused(intent, record, actor, "roll back", str(exc))
+                    raise ResultFailed(f"Not rolled back: {exc}") from exc
+                pinned = recorded[kept - 1].commit if kept > 0 else record.reviewed_commit
+                said = f"Rolled {record.branch} back to before step {step}."
+                entry = self._entry(record, actor, ResultAction.ROLL_BACK, f"before step {step}")
+                await self._intents.rolled_back(intent, kept, pinned, entry, said)
+                self._redraw_soon(record.agent, plan_id)
+                return said
 
     async def push(self, plan_id: str, version: int, actor: Actor) -> str:
         """Push the branch, under its own name, to the agent's push remote."""
@@ -283,14 +358,20 @@ class ExecutionResults:
                 await self._audit(record, actor, ResultAction.REFUSED, "push", why)
                 self._redraw_soon(record.agent, plan_id)
                 raise ResultFailed(f"Not pushed: {why}.")
-            try:
-                await self._homes.of(record.agent).branch.push(branch_record(record), remote)
-            except BranchError as exc:
-                await self._audit(record, actor, ResultAction.REFUSED, "push", str(exc))
-                raise ResultFailed(f"Not pushed: {exc}") from exc
             pinned = record.result_commit or ""
-            await self._audit(record, actor, ResultAction.PUSH, f"pushed {pinned[:8]} to {remote}")
-            return f"Pushed {record.branch} ({pinned[:8]}) to `{remote}`."
+            async with self._deciding(
+                record, actor, ResultAction.PUSH, remote=remote, commit=pinned
+            ) as intent:
+                try:
+                    await self._homes.of(record.agent).branch.push(branch_record(record), remote)
+                except BranchError as exc:
+                    await self._refused(intent, record, actor, "push", str(exc))
+                    raise ResultFailed(f"Not pushed: {exc}") from exc
+                outcome = f"pushed {pinned[:8]} to {remote}"
+                said = f"Pushed {record.branch} ({pinned[:8]}) to `{remote}`."
+                entry = self._entry(record, actor, ResultAction.PUSH, outcome)
+                await self._intents.pushed(intent, outcome, entry, said)
+                return said
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -351,19 +432,53 @@ class ExecutionResults:
         state = requester_state(record)
         return await entitled_votes(self._members, record.agent, votes, state, settings, fresh)
 
+    @contextlib.asynccontextmanager
+    async def _deciding(
+        self, record: ExecutionRecord, actor: Actor, action: ResultAction, **detail: object
+    ) -> AsyncIterator[ResultIntent]:
+        """The intent of ``action`` open (``_claim``) while the block runs git and records
+        it; one the block leaves open (its record failed, its task was killed) is an orphan
+        for ``recovery``."""
+        intent = await self._claim(record, actor, action, **detail)
+        try:
+            yield intent
+        finally:
+            self._intents.finished(intent)
+
+    async def _claim(
+        self, record: ExecutionRecord, actor: Actor, action: ResultAction, **detail: object
+    ) -> ResultIntent:
+        """Open the intent of ``action`` before git runs. Raises ``StaleResult`` (nothing
+        done, audited) when another decision is under way or the result no longer waits at
+        the card's version (after finishing or undoing one a gone process left, saying how)."""
+        opened = await self._intents.open(record, actor, action, detail)
+        if isinstance(opened, ResultIntent):
+            return opened
+        if opened.recovered is not None:
+            await self._tell_recovered(opened.recovered)
+        await self._audit(record, actor, ResultAction.REFUSED, action.verb, opened.why)
+        self._redraw_soon(record.agent, record.plan_id)
+        raise StaleResult(opened.answer)
+
+    async def _refused(
+        self, intent: ResultIntent, record: ExecutionRecord, actor: Actor, verb: str, why: str
+    ) -> None:
+        """Git refused the action (nothing changed): the intent undone, audited."""
+        entry = self._entry(record, actor, ResultAction.REFUSED, verb, why)
+        await self._intents.refused(intent, why, entry)
+
     async def _decided(
         self,
+        intent: ResultIntent,
         record: ExecutionRecord,
         actor: Actor,
         state: ResultState,
-        action: ResultAction,
         outcome: str,
+        said: str,
     ) -> None:
-        now = self._clock.now()
-        await self._executions.decide_result(
-            record.plan_id, record.result_version, state, actor.name, now, outcome
-        )
-        await self._audit(record, actor, action, outcome)
+        """Git did it: the decision recorded with its audit row, the intent completed."""
+        entry = self._entry(record, actor, intent.action, outcome)
+        await self._intents.decided(intent, state, outcome, entry, said)
         self._remotes.forget(record.plan_id)
         self._redraw_soon(record.agent, record.plan_id)
 
@@ -387,10 +502,16 @@ class ExecutionResults:
     ) -> None:
         await self._store.append_audit(self._entry(record, actor, action, what, why))
 
-    async def _tell(self, agent: str, plan_id: str, *, ready: bool) -> None:
+    async def _tell(
+        self, agent: str, plan_id: str, *, ready: bool = False, recovered: str | None = None
+    ) -> None:
+        """Tell every listener that the result is ready, changed, or (``recovered``, the
+        text for its channel) that an interrupted decision on it was finished or undone."""
         for listener in list(self._listeners):
             try:
-                if ready:
+                if recovered is not None:
+                    await listener.result_recovered(agent, plan_id, recovered)
+                elif ready:
                     await listener.result_ready(agent, plan_id)
                 else:
                     await listener.result_changed(agent, plan_id)
@@ -420,7 +541,11 @@ class ExecutionResults:
             return None
 
     def _lock(self, plan_id: str) -> asyncio.Lock:
-        return self._locks.setdefault(plan_id, asyncio.Lock())
+        lock = self._locks.get(plan_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[plan_id] = lock
+        return lock
 
     def policy_of(self, agent: str) -> SandboxPolicy:
         """The sandbox policy of the host's git runs on the agent's result."""

@@ -52,6 +52,17 @@ class ResultCards:
     async def result_changed(self, agent: str, plan_id: str) -> None:
         await self.redraw(plan_id)
 
+    async def result_recovered(self, agent: str, plan_id: str, text: str) -> None:
+        """Say in the agent's channel how an interrupted decision on its result ended."""
+        record = await self.bot.app.store.get_agent(agent)
+        if record.channel_id is None:
+            return
+        channel = self.bot.get_partial_messageable(record.channel_id, guild_id=record.guild_id)
+        try:
+            await channel.send(text, allowed_mentions=NO_MENTIONS)
+        except discord.HTTPException:
+            log.warning("could not tell %s's channel about %s", agent, plan_id, exc_info=True)
+
     async def attachment(self, plan_id: str, name: str) -> DiffAttachment | None:
         """The result's diff as an attachment; None when its branch is gone."""
         made: list[DiffAttachment] = []

@@ -1,0 +1,162 @@
+"""The process ``soak_crash.py --phase result`` kills: executions decided by Merge, Discard and
+Roll back, with real git in the sandbox, over one database and one workspace, forever.
+
+Why a separate process: SIGKILL is the only honest crash. This child does what the bot does
+when a completion card is clicked, through the real ``ExecutionResults``: on start it
+recovers every open intent (as the bot does before it connects), then, cycle after cycle, it
+starts an execution branch (``BranchStarter``), commits two steps, ends the execution, opens
+its result, and decides it with a random choice of Merge, Discard or Roll back (a roll back
+leaves the result waiting, decided again next). The workspace keeps an ignored file, so
+Discard has a kept copy to put back.
+
+Protocol: ``READY`` once recovered; ``DECIDING <action>`` just before a decision and
+``DECIDED <seconds>`` after it, then the child waits for a line on stdin before going on (so
+the parent kills only inside decisions, and checks while nothing runs); ``DONE`` when
+``--cycles`` results are decided, then it exits 0. ``--recover-only`` recovers and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from plancord.agent.execution.results import ExecutionResults
+from plancord.agent.execution.starter import BranchStarter, branch_record
+from plancord.core.agents import AgentRecord
+from plancord.core.errors import PlancordError
+from plancord.core.execution import ExecutionRecord, StepOutcome
+from plancord.core.planning import Actor
+from plancord.core.ports import StaticSettings, SystemClock
+from plancord.core.sandbox_policy import SandboxSettings
+from plancord.core.settings import PlanModeSettings
+from plancord.storage.engines import open_database
+from plancord.storage.executions import ExecutionStore
+from plancord.storage.step_commits import StepCommitStore
+from plancord.storage.store import AgentExists, SqlStore
+
+AGENT = "ada"
+ANA = Actor.user(42, "ana")
+
+
+def say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+async def next_line() -> None:
+    await asyncio.to_thread(sys.stdin.readline)
+
+
+async def decided_count(executions: ExecutionStore) -> int:
+    rows = await executions.db.fetchall(
+        "SELECT count(*) AS n FROM executions WHERE result IN ('merged', 'discarded')"
+    )
+    return int(rows[0]["n"])
+
+
+async def new_result(
+    starter: BranchStarter,
+    results: ExecutionResults,
+    executions: ExecutionStore,
+    commits: StepCommitStore,
+    workspace: Path,
+) -> ExecutionRecord:
+    """An execution of two steps, each writing a file, ended, its result waiting."""
+    plan_id = uuid.uuid4().hex[:16]
+    await starter.start(AGENT, plan_id, 1, 2)
+    record = await executions.get(plan_id)
+    if record is None:
+        raise RuntimeError(f"the execution {plan_id} was not recorded")
+    branch = results.branch_of(AGENT)
+    parent = record.reviewed_commit
+    for step in (1, 2):
+        (workspace / f"{plan_id}-{step}.txt").write_text(f"step {step} of {plan_id}\n")
+        commit = await branch.commit_step(branch_record(record), f"step {step}", parent)
+        await commits.committed(plan_id, step, commit)
+        parent = commit or parent
+    clock = SystemClock()
+    await executions.end(plan_id, clock.now(), "completed", (StepOutcome.DONE,) * 2)
+    await executions.open_result(plan_id, ANA.id, ANA.name, parent)
+    opened = await executions.get(plan_id)
+    if opened is None:
+        raise RuntimeError(f"the execution {plan_id} is gone")
+    return opened
+
+
+async def run(args: argparse.Namespace) -> int:
+    data = Path(args.data)
+    rng = random.Random(args.seed)
+    db = await open_database(data / "soak.db")
+    try:
+        store = SqlStore(db)
+        with contextlib.suppress(AgentExists):
+            await store.create_agent(
+                AgentRecord(name=AGENT, model="soak", created_at=SystemClock().now())
+            )
+        executions = ExecutionStore(db)
+        commits = StepCommitStore(db)
+        sandbox = SandboxSettings()
+        clock = SystemClock()
+        agents = data / "agents"
+        results = ExecutionResults(
+            executions=executions,
+            store=store,
+            plan_settings=StaticSettings(PlanModeSettings()),
+            members=None,
+            clock=clock,
+            agents_dir=agents,
+            sandbox=sandbox,
+        )
+        starter = BranchStarter(agents, sandbox, executions, clock)
+        try:
+            await results.recover()
+            say("READY")
+            if args.recover_only:
+                return 0
+            while await decided_count(executions) < args.cycles:
+                record = await executions.waiting_result(AGENT)
+                if record is None:
+                    workspace = agents / AGENT / "workspace"
+                    record = await new_result(starter, results, executions, commits, workspace)
+                kept = await commits.commits(record.plan_id)
+                actions = ["merge", "discard"] + (["roll back"] if kept else [])
+                action = rng.choice(actions)
+                say(f"DECIDING {action.replace(' ', '-')}")
+                started = time.monotonic()
+                try:
+                    if action == "merge":
+                        await results.merge(record.plan_id, record.result_version, ANA)
+                    elif action == "discard":
+                        await results.discard(record.plan_id, record.result_version, ANA)
+                    else:
+                        step = rng.choice(kept).step
+                        await results.roll_back(record.plan_id, record.result_version, step, ANA)
+                except PlancordError as exc:
+                    say(f"REFUSED {' '.join(str(exc).split())[:300]}")
+                say(f"DECIDED {time.monotonic() - started:.3f}")
+                await next_line()
+            say("DONE")
+            return 0
+        finally:
+            await results.close()
+    finally:
+        await db.close()
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--cycles", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--recover-only", action="store_true")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(run(parse(sys.argv[1:]))))
