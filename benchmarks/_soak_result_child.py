@@ -28,9 +28,10 @@ from pathlib import Path
 
 from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.starter import BranchStarter, branch_record
+from plancord.agent.home import AgentHome, AgentHomes
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import PlancordError
-from plancord.core.execution import ExecutionRecord, StepOutcome
+from plancord.core.execution import ExecutionRecord, StepNumber, StepOutcome
 from plancord.core.planning import Actor
 from plancord.core.ports import StaticSettings, SystemClock
 from plancord.core.sandbox_policy import SandboxSettings
@@ -65,7 +66,7 @@ async def new_result(
     results: ExecutionResults,
     executions: ExecutionStore,
     commits: StepCommitStore,
-    workspace: Path,
+    home: AgentHome,
 ) -> ExecutionRecord:
     """An execution of two steps, each writing a file, ended, its result waiting."""
     plan_id = uuid.uuid4().hex[:16]
@@ -73,7 +74,8 @@ async def new_result(
     record = await executions.get(plan_id)
     if record is None:
         raise RuntimeError(f"the execution {plan_id} was not recorded")
-    branch = results.branch_of(AGENT)
+    branch = home.branch
+    workspace = home.workspace
     parent = record.reviewed_commit
     for step in (1, 2):
         (workspace / f"{plan_id}-{step}.txt").write_text(f"step {step} of {plan_id}\n")
@@ -113,7 +115,8 @@ async def run(args: argparse.Namespace) -> int:
             agents_dir=agents,
             sandbox=sandbox,
         )
-        starter = BranchStarter(agents, sandbox, executions, clock)
+        homes = AgentHomes(agents, sandbox)
+        starter = BranchStarter(homes, executions, clock)
         try:
             await results.recover()
             say("READY")
@@ -122,8 +125,8 @@ async def run(args: argparse.Namespace) -> int:
             while await decided_count(executions) < args.cycles:
                 record = await executions.waiting_result(AGENT)
                 if record is None:
-                    workspace = agents / AGENT / "workspace"
-                    record = await new_result(starter, results, executions, commits, workspace)
+                    home = homes.of(AGENT)
+                    record = await new_result(starter, results, executions, commits, home)
                 kept = await commits.commits(record.plan_id)
                 actions = ["merge", "discard"] + (["roll back"] if kept else [])
                 action = rng.choice(actions)
@@ -136,7 +139,9 @@ async def run(args: argparse.Namespace) -> int:
                         await results.discard(record.plan_id, record.result_version, ANA)
                     else:
                         step = rng.choice(kept).step
-                        await results.roll_back(record.plan_id, record.result_version, step, ANA)
+                        await results.roll_back(
+                            record.plan_id, record.result_version, StepNumber(step), ANA
+                        )
                 except PlancordError as exc:
                     say(f"REFUSED {' '.join(str(exc).split())[:300]}")
                 say(f"DECIDED {time.monotonic() - started:.3f}")

@@ -92,9 +92,9 @@ async def main(runs: int) -> int:
     proxy = NetworkProxy(_allow, asyncio.get_running_loop(), {"files.test": "127.0.0.1"})
     socket_path = root / "network" / "bench.sock"
     await asyncio.to_thread(proxy.listen, "bench", socket_path)
-    proxied = SandboxPolicy(workspace=workspace, writable=True, proxy=socket_path)
-    host = SandboxPolicy(workspace=workspace, writable=True, network=True)
-    closed = SandboxPolicy(workspace=workspace, writable=True)
+    proxied = SandboxPolicy.executing(workspace, proxy=socket_path)
+    host = SandboxPolicy.executing(workspace, network=True)
+    closed = SandboxPolicy.executing(workspace)
     print(f"{runs} runs each, medians; bubblewrap; a {SIZE // 1024} KiB file from 127.0.0.1")
     print(f"{'':24} {'proxy':>10} {'network':>10} {'ratio':>7} {'diff':>9}")
     over = False
