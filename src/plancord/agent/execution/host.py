@@ -281,6 +281,12 @@ class ExecutionHost:
         except CardNotShown as exc:
             return f"not shown: {exc}"
         if answer:
+            # A Continue counts only while the execution lasts: it may have ended while the
+            # card waited (an operator's cancel from a shell).
+            now = await self._executions.get(call.record.plan_id)
+            if now is None or not now.running:
+                ended = now.end_reason if now is not None and now.end_reason else "ended"
+                return f"answered after execution had ended ({ended})"
             return None
         return "stopped" if answer is False else "nobody answered in time"
 
