@@ -116,6 +116,9 @@ class SandboxPolicy:
     limits: Limits = Limits()
     layer: LayerChoice = LayerChoice.AUTO
     shared: tuple[Path, ...] = ()
+    read_only_shared: tuple[Path, ...] = ()
+    """Those of ``shared`` mounted read-only even when the workspace is writable: while a
+    plan executes, the shared directories the current step does not name."""
     git_dir: Path | None = None
     git_writable: bool = False
 
@@ -135,10 +138,19 @@ class SandboxSettings:
     shared: tuple[Path, ...] = ()
 
     def policy(
-        self, agent: str, workspace: Path, *, planning: bool, inner_wall: bool
+        self,
+        agent: str,
+        workspace: Path,
+        *,
+        planning: bool,
+        inner_wall: bool,
+        shared_writable: tuple[Path, ...] | None = None,
     ) -> SandboxPolicy:
         """The policy for one process of ``agent``: read-only and offline while planning;
-        the network only for agents the operator named, and only outside plan mode."""
+        the network only for agents the operator named, and only outside plan mode.
+        ``shared_writable``: while a plan executes, the shared directories its current step
+        names (the others are read-only); None outside execution (all as writable as the
+        workspace)."""
         return SandboxPolicy(
             workspace=workspace,
             writable=not planning,
@@ -147,6 +159,21 @@ class SandboxSettings:
             limits=self.limits,
             layer=self.layer,
             shared=self.shared,
+            read_only_shared=(
+                ()
+                if shared_writable is None
+                else tuple(path for path in self.shared if path not in shared_writable)
+            ),
+        )
+
+    def named_shared(self, files: tuple[str, ...]) -> tuple[Path, ...]:
+        """The shared directories a step's ``files`` name: an absolute path that is one of
+        them or lies beneath one."""
+        named = [Path(pattern) for pattern in files if pattern.startswith("/")]
+        return tuple(
+            shared
+            for shared in self.shared
+            if any(path == shared or path.is_relative_to(shared) for path in named)
         )
 
     def host_git_policy(self, agent: str, workspace: Path) -> SandboxPolicy:

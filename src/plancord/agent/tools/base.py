@@ -80,6 +80,9 @@ class ToolContext:
     verdict: Verdict | None = None
     """The read-only filter's verdict on this call, for shell tools: when it allowed the
     command, its ``script`` (what the filter judged) is what the tool must run."""
+    shared_writable: tuple[Path, ...] | None = None
+    """While a plan executes: the shared directories (``sandbox.shared_paths``) the current
+    step names, the only ones its processes may write; None outside execution."""
     stopped: Callable[[], bool] = lambda: False
     """Whether the turn this call belongs to was asked to stop (Stop, Cancel): a tool that
     runs many steps (a sub-agent) checks it between them."""
@@ -93,6 +96,7 @@ class ToolContext:
             self.workspace,
             planning=self.phase.is_planning,
             inner_wall=self.sandbox,
+            shared_writable=self.shared_writable,
         )
 
     @property
