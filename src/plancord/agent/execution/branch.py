@@ -271,6 +271,17 @@ class ExecutionBranch:
         await self._checked("update-ref", f"refs/heads/{record.branch}", commit, tip)
         return commit
 
+    async def reattach(self, record: BranchRecord) -> bool:
+        """Put ``HEAD`` back on the execution branch after a call a human allowed moved it
+        (an asked ``git_checkout``), keeping the working tree: what that call checked out
+        becomes the current step's change, committed with it. True when ``HEAD`` had left."""
+        head = await self._git("symbolic-ref", "--quiet", "HEAD")
+        if head.stdout.strip() == f"refs/heads/{record.branch}":
+            return False
+        await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.branch}")
+        await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--mixed")
+        return True
+
     async def tip(self, record: BranchRecord) -> str:
         """The commit the execution branch points at now."""
         ref = f"refs/heads/{record.branch}^{{commit}}"

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from plancord.agent.execution.observe import Effects, RestoreFailed, Unobserved, WorkspaceObserver
 from plancord.agent.execution.repository import RepositoryLook
+from plancord.agent.execution.starter import branch_record
 from plancord.agent.execution.steps import StepKeeper
 from plancord.core.drift import DriftPolicy
 from plancord.core.errors import CardNotShown
@@ -201,6 +202,11 @@ class ExecutionHost:
             return await self._unobserved(call, effects)
         changed, off_branch = await self._changed_paths(record, effects)
         allowed = call.allowed
+        if allowed is not None and off_branch and allowed.leaves(record.branch):
+            # Allowed to switch: the files it checked out are the step's; the branch stays
+            # the execution's home, so the step can still be committed on it.
+            await self._steps.branch_of(record.agent).reattach(branch_record(record))
+            await self._repository.note_head(record.agent)
         if allowed is not None:
             observed = changed
             changed = tuple(path for path in changed if not allowed.covers(path))
