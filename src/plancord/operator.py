@@ -7,7 +7,9 @@ built: the database (never created or migrated here), the store, the service wit
 per-agent settings and no notifier. There is no Discord client and no model here.
 
 A running bot is another process: it sees an operator's decision the next time it reads the
-agent's state (its next turn, a button click, the deadline scheduler). The bot resumes an
+agent's state (its next turn, a button click, the deadline scheduler). A cancel that ends
+an execution ends its record and opens its result here, as the bot would; the bot posts
+the completion card of a result waiting without one. The bot resumes an
 agent waiting for approval only when the approval happens in its own process, so after
 ``plancord plan approve`` the agent continues with its next turn, started by a message in
 its channel.
@@ -22,6 +24,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from plancord.agent.execution.results import ExecutionResults
+from plancord.agent.execution.steps import StepKeeper
+from plancord.agent.home import AgentHomes
 from plancord.app import core_services
 from plancord.config import Config
 from plancord.core.errors import InvalidTransition, PlancordError
@@ -125,6 +129,17 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
             agents_dir=config.agents_dir,
             sandbox=config.sandbox_settings,
         )
+        # An execution ended here (a cancel, a rejected amendment) ends its record and opens
+        # its result as in the bot; the bot posts the card it finds waiting without one.
+        core.planning.add_notifier(
+            StepKeeper(
+                executions=ExecutionStore(db),
+                notifier=None,
+                clock=clock,
+                homes=AgentHomes(config.agents_dir, config.sandbox_settings),
+            )
+        )
+        core.planning.add_notifier(results)
         try:
             yield OperatorServices(core.store, core.planning, results)
         finally:

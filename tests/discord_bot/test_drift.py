@@ -105,7 +105,15 @@ def test_scope(
     assert (not isinstance(hold_to_step(plan, 0, tool, paths), StepDrift)) is inside
 
 
-@pytest.mark.parametrize("pattern", ["/etc/passwd", "../x", "a/../../b", "~/x", "`x`", "*" * 9])
+@pytest.mark.parametrize("pattern", ["../x", "a/../../b", "~/x", "/srv/../etc", "`x`", "*" * 9])
 def test_file_patterns_stay_in_the_workspace(pattern: str) -> None:
     with pytest.raises(ValueError, match=r"files?|wildcards"):
         PlanStep(description="d", files=(pattern,))
+
+
+def test_an_absolute_file_names_a_shared_directory_and_no_workspace_path() -> None:
+    """An absolute path may name a directory shared with agents (``sandbox.shared_paths``);
+    it covers no workspace path."""
+    step = PlanStep(description="d", tools=("create_file",), files=("/etc/passwd",))
+    plan = Plan(summary="s", steps=(step,))
+    assert isinstance(hold_to_step(plan, 0, "create_file", ("etc/passwd",)), StepDrift)

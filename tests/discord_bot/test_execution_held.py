@@ -274,3 +274,52 @@ async def test_completing_marks_the_steps_and_commits_the_last(plan_scene: Any) 
         "Write greet.py plancord\n"
     )
     assert _git(workspace, "status", "--porcelain") == ""
+
+
+def _feature_branch(workspace: Path) -> None:
+    """A branch ``feature`` beside main, holding ``feature.txt``."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(workspace.parent / "feature.index")}
+
+    def run(*args: str, data: str | None = None) -> str:
+        return subprocess.run(
+            ["git", "-c", "user.name=p", "-c", "user.email=p@p", *args],
+            cwd=workspace, env=env, input=data, check=True, capture_output=True, text=True,
+        ).stdout.strip()  # fmt: skip
+
+    run("read-tree", "main")
+    blob = run("hash-object", "-w", "--stdin", data="from feature\n")
+    run("update-index", "--add", "--cacheinfo", f"100644,{blob},feature.txt")
+    commit = run("commit-tree", run("write-tree"), "-p", "main", "-m", "feature")
+    run("update-ref", "refs/heads/feature", commit)
+    (workspace.parent / "feature.index").unlink()
+
+
+async def test_an_allowed_git_checkout_keeps_the_step_on_the_execution_branch(
+    plan_scene: Any,
+) -> None:
+    scene, workspace = await _approved(
+        plan_scene,
+        GREET,
+        tool_turn(ToolCall("git_checkout", {"ref": "feature"})),
+        _create("greet.py"),
+        _create("docs/greet.md"),
+        tool_turn(ToolCall("complete_plan", {"summary": "greeted"})),
+        text_turn("done"),
+        prepare=_feature_branch,
+    )
+    asked = scene.channel.last_message
+    assert set(buttons(asked)) == {"Allow", "Deny"}
+    await scene.ana.click(asked, label="Allow")
+    # What the switch brought that the step does not name is asked about as drift.
+    files = scene.channel.last_message
+    assert "`feature.txt` is not among the files step 1 names" in str(files.embeds[0].to_dict())
+    await scene.ana.click(files, label="Allow")
+    await scene.app.runtime.wait_idle("ada")
+
+    record = await ExecutionStore(scene.app.db).latest("ada")
+    assert record is not None and record.ended_at is not None
+    assert _git(workspace, "symbolic-ref", "HEAD").strip() == f"refs/heads/{record.branch}"
+    assert record.steps == (StepOutcome.DONE, StepOutcome.DONE)
+    step_one = _git(workspace, "show", "--name-only", "--format=", f"{record.branch}~1")
+    assert sorted(step_one.split()) == ["feature.txt", "greet.py"]
+    assert _git(workspace, "rev-parse", "feature").strip() != record.result_commit

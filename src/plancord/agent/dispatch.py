@@ -11,6 +11,7 @@ import asyncio
 import logging
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -223,6 +224,7 @@ class ToolDispatch:
             ask_timeout_seconds=self._settings.ask_timeout_seconds,
             verdict=verdict,
             stopped=lambda: session.stop_requested,
+            shared_writable=self._shared_writable(state, call_held),
         )
         if call_held is None or self._host is None:
             return await tool.run(args, context)
@@ -236,6 +238,18 @@ class ToolDispatch:
             return ToolResult(f"{result.content}\n\n{after.note}", result.is_error)
         self.refusals[(agent, tool.kind.value, "drift")] += 1
         return await self._refused(session, state, after.error, after.stop, result)
+
+    def _shared_writable(
+        self, state: PlanningState, held: HeldCall | None
+    ) -> tuple[Path, ...] | None:
+        """While a plan executes, the shared directories the current step names (none when
+        the call is not held to a step); None outside execution."""
+        if state.phase is not Phase.EXECUTING:
+            return None
+        if held is None or held.record.current_step >= len(held.plan.steps):
+            return ()
+        files = held.plan.steps[held.record.current_step].files
+        return self._settings.sandbox.named_shared(files)
 
     async def _held(
         self, state: PlanningState, tool: Tool[Any], verdict: Verdict | None

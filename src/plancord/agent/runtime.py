@@ -26,6 +26,7 @@ from typing import Any
 from plancord.agent.budget import BudgetGuard, PlanBudget
 from plancord.agent.conversation_writer import ConversationWriter
 from plancord.agent.dispatch import ToolDispatch
+from plancord.agent.execution.endings import ExecutionEndings
 from plancord.agent.execution.host import ExecutionHost
 from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.steps import StepKeeper
@@ -195,6 +196,9 @@ class AgentRuntime:
         if isinstance(notifier, ResultListener):
             self.results.add_listener(notifier)
         planning.add_notifier(self.results)
+        self.endings = ExecutionEndings(
+            executions=executions, store=store, steps=steps, results=self.results
+        )
         planning.add_notifier(
             PlanEvents(
                 sessions=self._sessions,
@@ -321,9 +325,16 @@ class AgentRuntime:
         await self.reviews.close()
         await self.results.close()
 
+    async def _serves(self, agent: str) -> bool:
+        try:
+            return self.settings.shards.owns(await self.store.get_agent(agent))
+        except PlancordError:
+            return False
+
     async def resume_interrupted(self) -> list[str]:
         """Resume the turns a stop cut short (``Restarts.resume_interrupted``) and the plan
         reviews it cut short (``PlanReviewRuns.resume``)."""
+        await self.endings.settle(self._serves)
         resumed = await self._restarts.resume_interrupted()
         waiting = []
         for state in await self.store.list_states():

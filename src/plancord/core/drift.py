@@ -23,9 +23,10 @@ class DriftPolicy(StrEnum):
 
 
 def matches_files(patterns: Sequence[str], path: str) -> bool:
-    """Whether workspace path ``path`` is one a step naming ``patterns`` may change."""
+    """Whether workspace path ``path`` is one a step naming ``patterns`` may change. An
+    absolute pattern names a directory shared with agents, never a workspace path."""
     wanted = _normal(path)
-    return any(_matches(pattern, wanted) for pattern in patterns)
+    return any(_matches(p, wanted) for p in patterns if not p.strip().startswith("/"))
 
 
 def _normal(path: str) -> str:

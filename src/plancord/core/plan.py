@@ -121,8 +121,11 @@ def file_pattern_problem(pattern: str) -> str | None:
     """Why ``pattern`` is not a usable workspace path or glob for a step's ``files``."""
     if not pattern or len(pattern) > MAX_FILE_PATTERN_CHARS:
         return f"each file must be 1 to {MAX_FILE_PATTERN_CHARS} characters"
-    if pattern.startswith(("/", "~")) or ".." in pattern.split("/"):
-        return f"files are paths inside the workspace, not {pattern!r}"
+    if pattern.startswith("~") or ".." in pattern.split("/"):
+        return (
+            "files are paths inside the workspace (or absolute paths of a directory the "
+            f"operator shares with agents), not {pattern!r}"
+        )
     if "`" in pattern:
         return "file paths may not contain backquotes"
     if sum(pattern.count(c) for c in "*?[") > MAX_PATTERN_WILDCARDS:

@@ -151,6 +151,9 @@ class SandboxPolicy:
     limits: Limits = Limits()
     layer: LayerChoice = LayerChoice.AUTO
     shared: tuple[Path, ...] = ()
+    read_only_shared: tuple[Path, ...] = ()
+    """Those of ``shared`` mounted read-only even when the workspace is writable: while a
+    plan executes, the shared directories the current step does not name."""
     git_dir: Path | None = None
     git_writable: bool = False
     proxy: Path | None = None
@@ -164,18 +167,20 @@ class SandboxPolicy:
         limits: Limits = Limits(),
         layer: LayerChoice = LayerChoice.AUTO,
         shared: tuple[Path, ...] = (),
+        read_only_shared: tuple[Path, ...] = (),
         git_dir: Path | None = None,
         proxy: Path | None = None,
     ) -> SandboxPolicy:
         """A process that may change the workspace (executing, inactive)."""
         return cls(
-            workspace,
-            WorkspaceAccess.WRITABLE,
-            network,
-            limits,
-            layer,
-            shared,
-            git_dir,
+            workspace=workspace,
+            access=WorkspaceAccess.WRITABLE,
+            network=network,
+            limits=limits,
+            layer=layer,
+            shared=shared,
+            read_only_shared=read_only_shared,
+            git_dir=git_dir,
             proxy=proxy,
         )
 
@@ -190,7 +195,14 @@ class SandboxPolicy:
         git_dir: Path | None = None,
     ) -> SandboxPolicy:
         """A process that only reads: the workspace read-only and no network."""
-        return cls(workspace, WorkspaceAccess.READ_ONLY, False, limits, layer, shared, git_dir)
+        return cls(
+            workspace=workspace,
+            access=WorkspaceAccess.READ_ONLY,
+            limits=limits,
+            layer=layer,
+            shared=shared,
+            git_dir=git_dir,
+        )
 
     def behind_inner_wall(self) -> SandboxPolicy:
         """This policy for a process that only reads, behind the Landlock inner wall as well
@@ -242,17 +254,36 @@ class SandboxSettings:
             return None
         return self.proxy_dir / f"{agent}.sock"
 
-    def executing(self, agent: str, workspace: Path) -> SandboxPolicy:
+    def executing(
+        self, agent: str, workspace: Path, *, shared_writable: tuple[Path, ...] | None = None
+    ) -> SandboxPolicy:
         """The policy for a process of ``agent`` outside plan mode: the workspace writable,
         the network only for agents the operator named: the host's (``network: true``) or
-        the plan's hosts through the proxy."""
+        the plan's hosts through the proxy. ``shared_writable``: while a plan executes, the
+        shared directories its current step names (the others are read-only); None outside
+        execution (all as writable as the workspace)."""
         return SandboxPolicy.executing(
             workspace,
             network=agent in self.network_agents,
             limits=self.limits,
             layer=self.layer,
             shared=self.shared,
+            read_only_shared=(
+                ()
+                if shared_writable is None
+                else tuple(path for path in self.shared if path not in shared_writable)
+            ),
             proxy=self.proxy_socket(agent),
+        )
+
+    def named_shared(self, files: tuple[str, ...]) -> tuple[Path, ...]:
+        """The shared directories a step's ``files`` name: an absolute path that is one of
+        them or lies beneath one."""
+        named = [Path(pattern) for pattern in files if pattern.startswith("/")]
+        return tuple(
+            shared
+            for shared in self.shared
+            if any(path == shared or path.is_relative_to(shared) for path in named)
         )
 
     def host_git(self, agent: str, workspace: Path) -> SandboxPolicy:

@@ -110,6 +110,7 @@ class PlancordBot(PlancordClient):
         # Decisions on results a crash interrupted first, so the cards restored show them.
         await self.app.runtime.results.recover(self.app.serves)
         await self.notifier.restore()
+        self.notifier.results.owed.start(self.owed_cards_sleep)
         for agent in await self.app.runtime.resume_interrupted():
             self.notifier.io.watch_turn(agent)
         if self.handle_signals:
@@ -184,6 +185,10 @@ class PlancordBot(PlancordClient):
     def make_gc_tuning(self, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> GcTuning:
         return GcTuning(idle=lambda: not self.app.runtime.any_busy(), sleep=sleep)
 
+    async def owed_cards_sleep(self, delay: float) -> None:
+        """The wait between two passes over the completion cards still to post."""
+        await asyncio.sleep(delay)
+
     def start_deadlines(self) -> None:
         """Start the deadline scheduler, whose first pass fires what fell due while down."""
         self.app.scheduler.start()
@@ -201,6 +206,7 @@ class PlancordBot(PlancordClient):
     async def close(self) -> None:
         if self.gc_tuning is not None:
             await self.gc_tuning.stop()
+        await self.notifier.results.owed.stop()
         try:
             if self._app is not None:
                 await self.app.close()

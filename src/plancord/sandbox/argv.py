@@ -128,7 +128,8 @@ def bwrap_argv(
         argv += ["--bind", str(policy.proxy), PROXY_SOCKET_PATH]
     bind = "--bind" if policy.writable else "--ro-bind"
     for shared in policy.shared:
-        argv += [bind, str(shared), str(shared)]
+        mount = "--ro-bind" if shared in policy.read_only_shared else bind
+        argv += [mount, str(shared), str(shared)]
     argv += [bind, workspace, workspace]
     git_bind = "--bind" if policy.writable and policy.git_writable else "--ro-bind"
     for directory in git_outside:
@@ -171,7 +172,10 @@ def landlock_argv(
     reads = ["/usr", *host.directories, *(f"/etc/{entry}" for entry in host.etc_entries)]
     reads += [host.python_prefix, host.trampoline, "/dev/urandom", "/dev/zero"]
     writes = [private_tmp]
-    mounted = [str(policy.workspace), *(str(path) for path in policy.shared)]
+    mounted = [
+        str(policy.workspace),
+        *(str(p) for p in policy.shared if p not in policy.read_only_shared),
+    ]
     if policy.writable and not policy.inner_wall:
         writes += mounted
     else:
@@ -180,6 +184,7 @@ def landlock_argv(
         writes += git_outside
     else:
         reads += git_outside
+    reads += [str(path) for path in policy.read_only_shared]
     argv = [*policy.limits.prlimit_argv(), host.python_executable, "-I", "-S", host.trampoline]
     argv.append("confine")
     for path in reads:

@@ -95,6 +95,13 @@ class ExecutionStore:
         )
         return _record(row) if row is not None else None
 
+    async def running_all(self) -> list[ExecutionRecord]:
+        """Every execution that has not ended, of every agent, oldest first."""
+        rows = await self.db.fetchall(
+            "SELECT * FROM executions WHERE ended_at IS NULL ORDER BY started_at"
+        )
+        return [_record(row) for row in rows]
+
     async def latest(self, agent: str) -> ExecutionRecord | None:
         """The agent's newest execution, running or ended."""
         row = await self.db.fetchone(

@@ -119,6 +119,9 @@ class SimPlancordBot(PlancordBot):
 
         return super().make_gc_tuning(external_sleep)
 
+    async def owed_cards_sleep(self, delay: float) -> None:
+        await self._env_of().external_wait(asyncio.sleep(delay), reason="plancord owed cards")
+
     def start_deadlines(self) -> None:
         self.deadlines = SimDeadlines(self.app.scheduler, self._env_of())
         self.deadlines.start()

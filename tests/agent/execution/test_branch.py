@@ -250,17 +250,22 @@ def move_base(workspace: Path, path: str, text: str) -> None:
     run("update-ref", "refs/heads/main", commit)
 
 
-async def test_merge_and_discard_refuse_when_the_base_moved(
+async def test_merge_refuses_and_discard_keeps_the_base_where_it_moved(
     branches: ExecutionBranch, workspace: Path
 ) -> None:
     record = (await started(branches, workspace)).pinned()
     move_base(workspace, "elsewhere.txt", "from main\n")
+    moved = git(workspace, "rev-parse", "main")
     before = whole_state(workspace)
     with pytest.raises(BaseMoved, match="`main` moved outside plancord"):
         await branches.merge(record)
-    with pytest.raises(BaseMoved, match="`main` moved outside plancord"):
-        await branches.discard(record)
     assert whole_state(workspace) == before
+    done = await branches.discard(record)
+    assert done.moved_to == moved and done.kept_branch is None
+    assert git(workspace, "rev-parse", "main") == moved
+    assert git(workspace, "symbolic-ref", "HEAD") == "refs/heads/main"
+    assert (workspace / "elsewhere.txt").read_text() == "from main\n"
+    assert "plancord/" not in git(workspace, "branch", "--list")
 
 
 async def test_discard_gives_back_exactly_the_reviewed_state(

@@ -96,7 +96,9 @@ async def test_discard_removes_what_the_run_left_untracked_even_without_the_keep
 
     answer = await scene.ana.click(result_card(scene), label="Discard")
 
-    assert "back at the reviewed state" in reply(answer)
+    # Discarded all the same, saying what it could not give back.
+    assert "Discarded the result" in reply(answer)
+    assert "kept copy of the ignored files is missing" in reply(answer)
     assert not (workspace / "scratch").exists() and not (workspace / "leftover.txt").exists()
     assert git(workspace, "status", "--porcelain", "--untracked-files=all") == ""
     assert git(workspace, "rev-parse", "HEAD").strip() == reviewed.base_commit

@@ -38,7 +38,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from plancord.agent.execution.ignored import IgnoredKeep, KeepLimits, KeepTooLarge
+from plancord.agent.execution.ignored import WHOLE_KEEP, IgnoredKeep, KeepLimits, KeepTooLarge
 from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.git import GitOutput, run_git
 from plancord.sandbox import SandboxPolicy
@@ -110,6 +110,48 @@ class StepCommit:
     """The step's number as shown (1-based), as the host recorded it."""
     commit: str
     files: tuple[FileChange, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Discarded:
+    """What Discard put back, when it is not exactly the reviewed state."""
+
+    moved_to: str | None = None
+    """The commit the base branch had moved to since the execution started (a person's
+    commit); the working tree now stands on it. None when the base had not moved."""
+    kept_branch: str | None = None
+    """When the base moved and the reviewed uncommitted changes conflict with it: the
+    branch they are kept on."""
+    not_restored: tuple[str, ...] = ()
+    """Ignored paths kept at the start that could not be put back (the host's kept copy is
+    damaged or missing); ``("*",)`` when the whole keep is gone."""
+
+    def notes(self, base: str) -> str:
+        """What differs from "back at the reviewed state", for people ("" when nothing)."""
+        parts = []
+        if self.moved_to is not None:
+            parts.append(
+                f"`{base}` had moved since the execution started (it is at "
+                f"{self.moved_to[:12]}); it stays there, and the workspace is on it"
+                + (
+                    f", with the reviewed uncommitted changes kept on `{self.kept_branch}` "
+                    "(they conflict with the new commits)"
+                    if self.kept_branch
+                    else ", with the reviewed uncommitted changes put back on top"
+                )
+            )
+        if self.not_restored == (WHOLE_KEEP,):
+            parts.append(
+                "the kept copy of the ignored files is missing, so no ignored file was put back"
+            )
+        elif self.not_restored:
+            shown = ", ".join(f"`{p}`" for p in self.not_restored[:10])
+            more = len(self.not_restored) - 10
+            parts.append(
+                f"these ignored files could not be put back (their kept copy is damaged): "
+                f"{shown}" + (f" and {more} more" if more > 0 else "")
+            )
+        return "; ".join(parts)
 
 
 class BaseMoved(BranchError):
@@ -229,6 +271,17 @@ class ExecutionBranch:
         await self._checked("update-ref", f"refs/heads/{record.branch}", commit, tip)
         return commit
 
+    async def reattach(self, record: BranchRecord) -> bool:
+        """Put ``HEAD`` back on the execution branch after a call a human allowed moved it
+        (an asked ``git_checkout``), keeping the working tree: what that call checked out
+        becomes the current step's change, committed with it. True when ``HEAD`` had left."""
+        head = await self._git("symbolic-ref", "--quiet", "HEAD")
+        if head.stdout.strip() == f"refs/heads/{record.branch}":
+            return False
+        await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.branch}")
+        await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--mixed")
+        return True
+
     async def tip(self, record: BranchRecord) -> str:
         """The commit the execution branch points at now."""
         ref = f"refs/heads/{record.branch}^{{commit}}"
@@ -336,28 +389,58 @@ class ExecutionBranch:
         await self._forget_kept(record)
         return pinned
 
-    async def discard(self, record: BranchRecord) -> None:
-        """Back exactly at the reviewed state: the base branch checked out where it was,
-        the working tree as reviewed (uncommitted, untracked and, when they were kept,
-        ignored files and empty directories included), the index as it was staged; the
-        execution branch and what was kept are deleted. Raises BranchError when the kept
-        paths cannot be put back (the branch and the keep then stay, to try again), and
-        ``BaseMoved`` (nothing changed) when the base is not where the record says."""
-        await self._base_in_place(record)
+    async def discard(self, record: BranchRecord) -> Discarded:
+        """Back at the reviewed state: the base branch checked out, the working tree as
+        reviewed (uncommitted, untracked and, when they were kept, ignored files and empty
+        directories included), the index as it was staged; the execution branch and what
+        was kept are deleted. It always succeeds once git runs: when the base moved since
+        the execution started (a person committed to it), the base stays where it is now
+        and the reviewed uncommitted changes are put back on it as uncommitted changes
+        (kept on a branch of their own when they conflict with the base's new commits);
+        kept ignored files that cannot be put back are named in the answer
+        (``Discarded``). Raises BranchError only when git itself fails."""
+        found = await self._git("rev-parse", "--verify", "--quiet", f"refs/heads/{record.base}")
+        now = found.stdout.strip()
+        moved_to = now if now and now != record.base_commit else None
         await self._checked("checkout", "--quiet", "--detach")
-        await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--hard", record.reviewed_commit)
+        target = moved_to or record.reviewed_commit
+        await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--hard", target)
         await self._checked("clean", "--quiet", "--force", "-d")
+        if not now:
+            # The base was deleted: it comes back where the execution started.
+            await self._checked("update-ref", f"refs/heads/{record.base}", record.base_commit)
         await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.base}")
-        await self._checked("read-tree", record.reviewed_index)
+        kept_branch = None
+        if moved_to is None:
+            await self._checked("read-tree", record.reviewed_index)
+        elif record.reviewed_commit != record.base_commit:
+            kept_branch = await self._reviewed_onto(record, moved_to)
+        missing: tuple[str, ...] = ()
         keep = self._keep_of(record.branch)
-        if keep is not None and await asyncio.to_thread(lambda: keep.kept):
+        if keep is not None:
             tracked = await self._tracked(record.reviewed_commit)
-            try:
-                await asyncio.to_thread(keep.restore, self._policy.workspace, tracked)
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise BranchError(f"The ignored files could not be put back: {exc}") from exc
+            if moved_to is not None:  # what the base tracks now, and the reviewed changes
+                tracked |= await self._tracked(moved_to)
+            missing = await asyncio.to_thread(keep.restore, self._policy.workspace, tracked)
         await self._git("update-ref", "-d", f"refs/heads/{record.branch}")
         await self._forget_kept(record)
+        return Discarded(moved_to=moved_to, kept_branch=kept_branch, not_restored=missing)
+
+    async def _reviewed_onto(self, record: BranchRecord, base: str) -> str | None:
+        """Put the reviewed uncommitted changes back, uncommitted, on ``base`` (the base as a
+        person moved it); None when they merged cleanly, else the branch they are kept on
+        (the working tree then stays at ``base``)."""
+        merged = await self._git(
+            "merge-tree", "--write-tree", "--no-messages", base, record.reviewed_commit
+        )
+        tree = merged.stdout.split("\n", 1)[0].strip()
+        if merged.ok and tree:
+            await self._checked(*_HOST_CONFIG, "read-tree", "--reset", "-u", tree)
+            await self._checked("read-tree", base)
+            return None
+        kept = f"{record.branch}-reviewed"
+        await self._checked("update-ref", f"refs/heads/{kept}", record.reviewed_commit)
+        return kept
 
     async def roll_back(
         self, record: BranchRecord, recorded: Sequence[tuple[int, str]], step: int

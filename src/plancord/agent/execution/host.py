@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from plancord.agent.execution.network import RefusedConnections
 from plancord.agent.execution.observe import Effects, RestoreFailed, Unobserved, WorkspaceObserver
 from plancord.agent.execution.repository import RepositoryLook
+from plancord.agent.execution.starter import branch_record
 from plancord.agent.execution.steps import StepKeeper
 from plancord.agent.home import AgentHomes
 from plancord.core.authority import Answer, Subject
@@ -200,6 +201,11 @@ class ExecutionHost:
             return await self._unobserved(call, effects)
         changed, off_branch = await self._changed_paths(record, effects)
         allowed = call.allowed
+        if allowed is not None and off_branch and allowed.leaves(record.branch):
+            # Allowed to switch: the files it checked out are the step's; the branch stays
+            # the execution's home, so the step can still be committed on it.
+            await self._homes.of(record.agent).branch.reattach(branch_record(record))
+            await self._repository.note_head(record.agent)
         if allowed is not None:
             observed = changed
             changed = tuple(path for path in changed if not allowed.covers(path))
@@ -281,6 +287,12 @@ class ExecutionHost:
         except CardNotShown as exc:
             return f"not shown: {exc}"
         if answer is Answer.ALLOWED:
+            # A Continue counts only while the execution lasts: it may have ended while the
+            # card waited (an operator's cancel from a shell).
+            now = await self._executions.get(call.record.plan_id)
+            if now is None or not now.running:
+                ended = now.end_reason if now is not None and now.end_reason else "ended"
+                return f"answered after execution had ended ({ended})"
             return None
         return "stopped" if answer is Answer.DENIED else "nobody answered in time"
 

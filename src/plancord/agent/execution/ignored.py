@@ -19,6 +19,7 @@ The workspace is the agent's: every read and write goes through its one door
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import stat
@@ -29,11 +30,15 @@ from pathlib import Path
 from plancord.agent.execution.pack import PackFull, Slice, copy_out, matches, write_pack
 from plancord.agent.execution.walk import WorkspaceTree
 
+log = logging.getLogger(__name__)
+
 KEPT_DIR = "kept"
 """The directory of an agent's home (next to its workspace) holding the executions' keeps."""
 _MANIFEST = "manifest.json"
 _CONTENT = "content"
 _GIT_DIR = ".git"
+WHOLE_KEEP = "*"
+"""What ``IgnoredKeep.restore`` names when the whole keep is missing or unreadable."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,12 +116,17 @@ class IgnoredKeep:
             self.forget()
             raise
 
-    def restore(self, workspace: Path, tracked: Collection[str]) -> None:
+    def restore(self, workspace: Path, tracked: Collection[str]) -> tuple[str, ...]:
         """Make the paths of ``workspace`` outside ``tracked`` exactly the kept ones, parents
-        before children. Raises OSError when the keep cannot be read or a path cannot be
-        put back."""
-        manifest = json.loads((self._directory / _MANIFEST).read_text())
-        kept = {path: _Kept(*row) for path, row in manifest["paths"].items()}
+        before children, as far as the keep allows: the kept paths that could not be put
+        back (their copy damaged), or ``(WHOLE_KEEP,)`` when the keep is missing or
+        unreadable (nothing is then removed or written). Raises OSError only when the
+        workspace itself cannot be written."""
+        try:
+            manifest = json.loads((self._directory / _MANIFEST).read_text())
+            kept = {path: _Kept(*row) for path, row in manifest["paths"].items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            return (WHOLE_KEEP,)
         tree = WorkspaceTree(workspace)
         outside = _outside(tree, tracked)
         for path in sorted(p for p, info in outside.items() if stat.S_ISDIR(info.st_mode)):
@@ -125,12 +135,18 @@ class IgnoredKeep:
             want = kept.get(path)
             if want is None or want.kind != _kind(info.st_mode):
                 tree.remove(path)  # (gone already when a directory above it went)
+        failed: list[str] = []
         for path in sorted(kept):
-            self._put(tree, path, kept[path])
-        directories = [p for p in kept if kept[p].kind == "dir"]
+            try:
+                self._put(tree, path, kept[path])
+            except (OSError, ValueError) as exc:
+                failed.append(path)
+                log.warning("the kept copy of %s could not be put back: %s", path, exc)
+        directories = [p for p in kept if kept[p].kind == "dir" and p not in failed]
         for path in sorted(directories, key=lambda p: p.count("/"), reverse=True):
             tree.chmod(path, kept[path].mode)
             tree.utime(path, kept[path].mtime_ns)
+        return tuple(failed)
 
     def forget(self) -> None:
         """Remove the keep (after Merge or Discard)."""

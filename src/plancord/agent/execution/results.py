@@ -186,23 +186,33 @@ class ExecutionResults:
     async def planning_changed(self, change: PlanningChange) -> None:
         """When the change ended an execution (its record has ended by now: the step
         keeper listens before this), its result starts waiting and its card is shown."""
-        plan_id = change.before.plan_id
-        if plan_id is None:
-            return
-        record = await self._executions.get(plan_id)
-        if record is None or record.running or record.result is not None:
-            return
         before = change.before
-        pinned = await self._tip(record)
-        if not await self._executions.open_result(
-            plan_id, before.requested_by, before.requested_by_name, pinned
-        ):
+        if before.plan_id is None:
             return
-        await self._tell(record.agent, plan_id, ready=True)
+        record = await self.open_ended(
+            before.plan_id, before.requested_by, before.requested_by_name
+        )
+        if record is None:
+            return
         if self._reviews is not None and change.revision is not None:
             task = asyncio.create_task(self._review(record, change))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+    async def open_ended(
+        self, plan_id: str, requested_by: str | None, requested_by_name: str | None
+    ) -> ExecutionRecord | None:
+        """Open the result of ``plan_id``'s ended execution, pinned to its branch's tip,
+        and tell the front ends to show its card; the record, or None when there is no
+        ended execution whose result is still to open."""
+        record = await self._executions.get(plan_id)
+        if record is None or record.running or record.result is not None:
+            return None
+        pinned = await self._tip(record)
+        if not await self._executions.open_result(plan_id, requested_by, requested_by_name, pinned):
+            return None
+        await self._tell(record.agent, plan_id, ready=True)
+        return record
 
     async def _review(self, record: ExecutionRecord, change: PlanningChange) -> None:
         revision = change.revision
@@ -302,19 +312,27 @@ class ExecutionResults:
                 return said
 
     async def discard(self, plan_id: str, version: int, actor: Actor) -> str:
-        """Put the base branch and the working tree back exactly at the reviewed state."""
+        """Put the base branch and the working tree back at the reviewed state; when the
+        base moved since, or kept files could not be put back, the answer and the card
+        say what was put back instead (Discard never waits on them)."""
         async with self._lock(plan_id):
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.DISCARD)
             async with self._deciding(record, actor, ResultAction.DISCARD) as intent:
                 try:
-                    await self._homes.of(record.agent).branch.discard(branch_record(record))
+                    done = await self._homes.of(record.agent).branch.discard(branch_record(record))
                 except BranchError as exc:
                     await self._refused(intent, record, actor, "discard", str(exc))
                     raise ResultFailed(f"Not discarded: {exc}") from exc
-                outcome = (
-                    f"discarded: `{record.base}` and the workspace are back at the reviewed state"
-                )
-                said = f"Discarded the result; `{record.base}` is back at the reviewed state."
+                notes = done.notes(record.base)
+                if notes:
+                    outcome = f"discarded: {notes}"
+                    said = f"Discarded the result, but {notes}."
+                else:
+                    outcome = (
+                        f"discarded: `{record.base}` and the workspace are back at the "
+                        "reviewed state"
+                    )
+                    said = f"Discarded the result; `{record.base}` is back at the reviewed state."
                 await self._decided(intent, record, actor, ResultState.DISCARDED, outcome, said)
                 return said
 

@@ -26,8 +26,15 @@ class BranchStarter:
         self._clock = clock
 
     async def refusal(self, agent: str) -> str | None:
-        """Why ``agent`` cannot start a plan now: the result of its last one still waits for
-        a decision (Merge or Discard first), or its workspace cannot take a branch."""
+        """Why ``agent`` cannot start a plan now: an execution of its has not ended (it
+        ends, and its result opens, first), the result of its last one still waits for a
+        decision (Merge or Discard first), or its workspace cannot take a branch."""
+        running = await self._store.running(agent)
+        if running is not None:
+            return (
+                f"its plan `{running.plan_id}` v{running.revision} has not finished executing "
+                f"(branch `{running.branch}`); its result opens when that execution ends"
+            )
         waiting = await self._store.waiting_result(agent)
         if waiting is not None:
             return (

@@ -34,7 +34,7 @@ from plancord.core.execution import (
     step_number,
 )
 from plancord.core.plan import Plan
-from plancord.core.planning import ActorKind, AuditAction, Phase
+from plancord.core.planning import ActorKind, AuditAction, Phase, PlanningState
 from plancord.core.ports import Clock, Notifier, PermissionRequest, PlanningChange
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.step_commits import StepCommitStore
@@ -49,7 +49,7 @@ class StepKeeper:
         self,
         *,
         executions: ExecutionStore,
-        notifier: Notifier,
+        notifier: Notifier | None,
         clock: Clock,
         homes: AgentHomes,
     ) -> None:
@@ -74,6 +74,8 @@ class StepKeeper:
         runs (or is kept): allowed (Continue), denied (Stop) or timed out. While the card
         waits the record says so, so a restart in between ends execution. A card Discord
         would not show raises ``CardNotShown`` (recorded as a stop with its reason)."""
+        if self._notifier is None:
+            raise CardNotShown("checkpoint", "no channel is reachable from this process")
         await self._executions.set_waiting_checkpoint(record.plan_id, index)
         request = PermissionRequest(
             agent=record.agent,
@@ -155,26 +157,28 @@ class StepKeeper:
         return moved, commit
 
     async def planning_changed(self, change: PlanningChange) -> None:
-        """End the running execution when plan mode leaves it: the agent completed (its
-        current step done, steps never reached skipped) or anything else stopped it (the
-        current step stopped, the rest not reached)."""
+        """End the running execution when plan mode no longer holds it: the agent completed
+        (its current step done, steps never reached skipped) or anything else stopped it
+        (the current step stopped, the rest not reached): a cancel, a Stop, a spent budget,
+        an amendment rejected, cancelled or left to expire."""
         before = change.before
-        ends = before.phase is Phase.EXECUTING and change.action in (
-            AuditAction.COMPLETED,
-            AuditAction.CANCELLED,
-        )
-        rejected_amendment = (
-            change.action is AuditAction.REJECTED
-            and before.phase is Phase.SUBMITTED
-            and before.amends is not None
-        )
-        if not (ends or rejected_amendment) or before.plan_id is None:
+        if before.plan_id is None or not leaves_execution(change):
             return
         record = await self._executions.get(before.plan_id)
         if record is None or not record.running:
             return
         finished = change.action is AuditAction.COMPLETED and (change.actor.kind is ActorKind.AGENT)
         plan = change.revision.plan if change.revision is not None else None
+        reason = str(change.detail.get("summary") or change.detail.get("reason") or "")
+        why = f"{change.action} by {change.actor.name}" + (f": {reason}" if reason else "")
+        await self.end(record, plan, why, finished=finished)
+
+    async def end(
+        self, record: ExecutionRecord, plan: Plan | None, why: str, *, finished: bool = False
+    ) -> bool:
+        """Commit what the current step did and end ``record`` with every step's outcome
+        (``finished``: the current step done and the rest skipped; otherwise it stopped);
+        False when it had already ended."""
         if plan is not None:
             await self._commit(record, plan)
         steps = list(record.steps)
@@ -183,9 +187,7 @@ class StepKeeper:
                 steps[index] = StepOutcome.DONE if finished else StepOutcome.STOPPED
             elif finished and outcome is StepOutcome.PENDING:
                 steps[index] = StepOutcome.SKIPPED
-        reason = str(change.detail.get("summary") or change.detail.get("reason") or "")
-        why = f"{change.action} by {change.actor.name}" + (f": {reason}" if reason else "")
-        await self._executions.end(record.plan_id, self._clock.now(), why, steps)
+        return await self._executions.end(record.plan_id, self._clock.now(), why, steps)
 
     async def commit_message(self, record: ExecutionRecord, message: str) -> None:
         """The agent gave ``message`` (``git_commit``) for the current step's work."""
@@ -213,3 +215,19 @@ class StepKeeper:
             return None
         await self._commits.committed(record.plan_id, step_number(index), commit)
         return commit
+
+
+def leaves_execution(change: PlanningChange) -> bool:
+    """Whether ``change`` leaves the plan that was executing (or waiting on an amendment)
+    with no execution: plan mode ended, or moved to another plan."""
+    before, after = change.before, change.after
+    executing = before.phase is Phase.EXECUTING or before.amends is not None
+    return executing and (after.phase is Phase.INACTIVE or after.plan_id != before.plan_id)
+
+
+def holds_execution(state: PlanningState, record: ExecutionRecord) -> bool:
+    """Whether the agent's planning state still holds ``record``'s plan executing (or
+    waiting on an amendment of it)."""
+    if state.plan_id != record.plan_id:
+        return False
+    return state.phase is Phase.EXECUTING or state.amends is not None

@@ -82,6 +82,9 @@ class ToolContext:
     verdict: Verdict | None = None
     """The read-only filter's verdict on this call, for shell tools: when it allowed the
     command, its ``script`` (what the filter judged) is what the tool must run."""
+    shared_writable: tuple[Path, ...] | None = None
+    """While a plan executes: the shared directories (``sandbox.shared_paths``) the current
+    step names, the only ones its processes may write; None outside execution."""
     stopped: Callable[[], bool] = lambda: False
     """Whether the turn this call belongs to was asked to stop (Stop, Cancel): a tool that
     runs many steps (a sub-agent) checks it between them."""
@@ -89,10 +92,13 @@ class ToolContext:
     @property
     def policy(self) -> SandboxPolicy:
         """The sandbox every process of this call runs in: :attr:`read_only_policy` while
-        planning, the executing sandbox otherwise."""
+        planning, the executing sandbox otherwise (the shared directories the current step
+        does not name read-only while a plan executes)."""
         if self.phase.is_planning:
             return self.read_only_policy
-        return self.sandbox_settings.executing(self.agent.name, self.workspace)
+        return self.sandbox_settings.executing(
+            self.agent.name, self.workspace, shared_writable=self.shared_writable
+        )
 
     @property
     def git_policy(self) -> SandboxPolicy:

@@ -6,7 +6,8 @@ posted with the branch's full diff attached (``diff_file``); should Discord refu
 the card is posted without it, saying so. The store keeps where the card is
 (``ExecutionStore.set_card``), so a deleted card of a result still waiting is posted again
 (``KnownCards``, registered in ``shared.reposting``) and a restart posts again any that went
-missing. Buttons need no re-attaching: they are dynamic items.
+missing. A card Discord refused is owed (``owed.OwedCards``) and posted when Discord answers
+again. Buttons need no re-attaching: they are dynamic items.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from plancord.core.results import ResultSummary
 from plancord.discord_bot.result_card.buttons import result_view
 from plancord.discord_bot.result_card.diff_file import DiffAttachment, diff_attachment
 from plancord.discord_bot.result_card.embed import render_result
+from plancord.discord_bot.result_card.owed import POST_FAILURES, OwedCards
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.embed_basics import jump_url
 from plancord.discord_bot.shared.reposting import Reposted
@@ -41,13 +43,21 @@ class ResultCards:
     def __init__(self, bot: PlancordClient) -> None:
         self.bot = bot
         self._notes: dict[str, str | None] = {}
+        self.owed = OwedCards(lambda: self._store, self._serves, self.post)
+
+    async def _serves(self, agent: str) -> bool:
+        return await self.bot.app.serves(agent)
 
     @property
     def _store(self) -> ExecutionStore:
         return ExecutionStore(self.bot.app.db)
 
     async def result_ready(self, agent: str, plan_id: str) -> None:
-        await self.post(plan_id)
+        try:
+            await self.post(plan_id)
+        except POST_FAILURES as exc:
+            log.warning("the completion card of %s was refused; trying again: %s", plan_id, exc)
+            self.owed.refused(plan_id)
 
     async def result_changed(self, agent: str, plan_id: str) -> None:
         await self.redraw(plan_id)
@@ -118,7 +128,7 @@ class ResultCards:
             return
         record = summary.record
         if record.card_channel is None or record.card_message is None:
-            await self.post(plan_id)
+            await self.result_ready(record.agent, plan_id)
             return
         note = self._notes.get(plan_id)
         message = self.bot.get_partial_messageable(record.card_channel).get_partial_message(
@@ -173,5 +183,6 @@ class ResultCards:
                     except discord.NotFound:
                         pass
                 await self.post(record.plan_id)
-            except (discord.HTTPException, PlancordError):
+            except (*POST_FAILURES, PlancordError):
                 log.warning("could not restore the completion card of %s", record.plan_id)
+                self.owed.refused(record.plan_id)

@@ -1,0 +1,144 @@
+"""Completion cards owed to a channel: posted when Discord answers again, without a restart.
+
+Why this exists: a result waits for a human, so its card must arrive. A card Discord
+refused (an HTTP error, the network) is owed: ``OwedCards`` tries it again after a wait that
+doubles each time (``FIRST_DELAY`` up to ``MAX_DELAY``), and every ``SWEEP_SECONDS`` it looks
+for waiting results that have no card at all (one opened by ``plancord plan cancel`` in
+another process). What is owed is read from the store each time (a waiting result with no
+card message), so nothing piles up: one entry per waiting result at most, dropped once the
+card is posted or the result is decided, and a restart finds the same debts
+(``ResultCards.restore``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import discord
+
+from plancord.core.errors import PlancordError
+from plancord.storage.executions import ExecutionStore
+
+log = logging.getLogger(__name__)
+
+FIRST_DELAY = 2.0
+"""Seconds before the first new try of a refused card."""
+MAX_DELAY = 300.0
+"""The longest wait between two tries."""
+SWEEP_SECONDS = 60.0
+"""How often the store is read for waiting results that have no card."""
+
+POST_FAILURES = (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError)
+"""What a refused or lost post raises: Discord's answer or the network's."""
+
+
+@dataclass(slots=True)
+class _Debt:
+    tries: int
+    due: float
+
+
+class OwedCards:
+    """The completion cards still to post, tried again with backoff by one task."""
+
+    def __init__(
+        self,
+        store: Callable[[], ExecutionStore],
+        serves: Callable[[str], Awaitable[bool]],
+        post: Callable[[str], Awaitable[object]],
+    ) -> None:
+        self._store = store
+        self._serves = serves
+        self._post = post
+        self._debts: dict[str, _Debt] = {}
+        self._paying = asyncio.Lock()
+        self._woken = False
+        self._sleeper: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._sleep: Callable[[float], Coroutine[Any, Any, None]] = asyncio.sleep
+
+    def refused(self, plan_id: str) -> None:
+        """The card of ``plan_id`` could not be posted: try it again after a wait."""
+        debt = self._debts.get(plan_id)
+        tries = debt.tries if debt is not None else 0
+        self._debts[plan_id] = _Debt(tries + 1, _now() + _delay(tries))
+        self.wake()
+
+    def wake(self) -> None:
+        """Look again now (a debt was added, or a result opened elsewhere)."""
+        self._woken = True
+        if self._sleeper is not None and not self._sleeper.done():
+            self._sleeper.cancel()
+
+    def owed(self) -> tuple[str, ...]:
+        """The plan ids whose cards are owed now (tests, ``/plan status``)."""
+        return tuple(self._debts)
+
+    async def pay(self) -> None:
+        """Post every owed card that is due, and note the results with no card at all."""
+        async with self._paying:
+            await self._pay()
+
+    async def _pay(self) -> None:
+        waiting = await self._store().waiting_results()
+        without = {
+            r.plan_id: r for r in waiting if r.card_message is None and await self._serves(r.agent)
+        }
+        for plan_id in list(self._debts):
+            if plan_id not in without:
+                del self._debts[plan_id]  # posted elsewhere, or decided
+        for plan_id in without:
+            debt = self._debts.get(plan_id)
+            if debt is not None and debt.due > _now():
+                continue
+            try:
+                await self._post(plan_id)
+            except POST_FAILURES as exc:
+                log.warning("the completion card of %s is still not posted: %s", plan_id, exc)
+                self.refused(plan_id)
+                continue
+            self._debts.pop(plan_id, None)
+
+    async def run(self) -> None:
+        """Loop until cancelled: pay what is due, then sleep until the next debt falls due
+        (or the next sweep)."""
+        while True:
+            self._woken = False
+            try:
+                await self.pay()
+            except PlancordError as exc:
+                log.warning("could not read the owed completion cards: %s", exc)
+            if self._woken:
+                continue
+            due = min((d.due for d in self._debts.values()), default=_now() + SWEEP_SECONDS)
+            delay = min(max(due - _now(), 0.0), SWEEP_SECONDS)
+            self._sleeper = asyncio.create_task(self._sleep(delay))
+            await asyncio.wait({self._sleeper})
+
+    def start(self, sleep: Callable[[float], Coroutine[Any, Any, None]] = asyncio.sleep) -> None:
+        """Run in the background; ``sleep`` waits between passes (a test's virtual time)."""
+        self._sleep = sleep
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self.run(), name="plancord-owed-cards")
+
+    async def stop(self) -> None:
+        for task in (self._sleeper, self._task):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = self._sleeper = None
+
+
+def _delay(tries: int) -> float:
+    return float(min(FIRST_DELAY * (2 ** min(tries, 16)), MAX_DELAY))
+
+
+def _now() -> float:
+    return asyncio.get_running_loop().time()
