@@ -208,9 +208,10 @@ async def test_a_record_that_failed_is_finished_by_the_next_click(
     holder = sqlite3.connect(path, isolation_level=None)
     original = ExecutionBranch.discard
 
-    async def discard_then_lock(branch: ExecutionBranch, *args: Any) -> None:
-        await original(branch, *args)
+    async def discard_then_lock(branch: ExecutionBranch, *args: Any) -> Any:
+        done = await original(branch, *args)
         holder.execute("BEGIN IMMEDIATE")
+        return done
 
     monkeypatch.setattr(ExecutionBranch, "discard", discard_then_lock)
     try:
