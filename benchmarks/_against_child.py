@@ -9,6 +9,7 @@ both sides share (``WorkspaceObserver``, ``ExecutionBranch``, ``run_sandboxed``)
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import shutil
 import sys
@@ -18,7 +19,14 @@ from pathlib import Path
 import plancord
 from plancord.agent.execution.branch import ExecutionBranch
 from plancord.agent.execution.observe import Effects, WorkspaceObserver
-from plancord.sandbox import SandboxPolicy, run_sandboxed
+
+try:
+    from plancord.sandbox import SandboxPolicy, run_sandboxed
+except ImportError:  # a baseline from before the sandbox had its own package
+    from plancord.core.shell.sandbox import (  # type: ignore[no-redef]
+        SandboxPolicy,
+        run_sandboxed,
+    )
 
 
 def fresh(directory: Path) -> None:
@@ -27,7 +35,13 @@ def fresh(directory: Path) -> None:
 
 
 async def main(root: Path, stash: Path, calls: int, discards: int) -> None:
-    policy = SandboxPolicy.executing(root)
+    # Both sides run this file: a baseline may predate the named constructors and the
+    # host's own git policy, and take a step number where this checkout takes a parent.
+    if hasattr(SandboxPolicy, "executing"):
+        policy = SandboxPolicy.executing(root)
+    else:
+        policy = SandboxPolicy(workspace=root, writable=True)  # type: ignore[call-arg]
+    host_git = policy.for_host_git() if hasattr(policy, "for_host_git") else policy
     fresh(stash)
     observe: list[float] = []
     walk: list[float] = []
@@ -50,7 +64,8 @@ async def main(root: Path, stash: Path, calls: int, discards: int) -> None:
                 raise SystemExit(f"observation wrong: {effects}")
     watching.close()
     walking.close()
-    branches = ExecutionBranch(policy, kept=stash / "kept")
+    branches = ExecutionBranch(host_git, kept=stash / "kept")
+    takes_parent = "parent" in inspect.signature(branches.commit_step).parameters
     discard: list[float] = []
     for n in range(discards):
         record = await branches.start("bench", n)
@@ -59,7 +74,10 @@ async def main(root: Path, stash: Path, calls: int, discards: int) -> None:
             f"mkdir -p build/new{n} && echo new > build/new{n}/x.o && echo n > notes/n{n}.txt"
         )
         await run_sandboxed(["bash", "-c", change], policy, timeout=30)
-        await branches.commit_step(record, 1, "change")
+        if takes_parent:
+            await branches.commit_step(record, "change", record.reviewed_commit)
+        else:
+            await branches.commit_step(record, 1, "change")
         started = time.perf_counter()
         await branches.discard(record)
         discard.append(time.perf_counter() - started)
