@@ -42,7 +42,7 @@ LANDLOCK_ABI_NEEDED = 6
 # And this: a skipped test not on tests/allowed_skips.txt fails the run (tests.skip_policy).
 pytest_plugins = ["tests.skip_policy"]
 
-# Hypothesis's timing checks, off: the suite runs on two workers on a two-core machine often
+# Hypothesis's timing checks, off: the suite runs on four workers on a two-core machine often
 # busy with other work, where an example or its generation can take seconds. What a property
 # test asserts is unchanged; each test's own ``@settings`` still sets its example count.
 settings.register_profile("plancord", deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -67,7 +67,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 #: Test files whose tests each take tens of seconds (a fresh install, the demo, the operator
-#: CLI as processes, a soak): they start first, so two workers finish together instead of one
+#: CLI as processes, a soak): they start first, so the workers finish together instead of one
 #: working through them alone at the end of the run.
 SLOW_FIRST = (
     "tests/test_dockerfile.py",
