@@ -239,6 +239,20 @@ async def test_attributes_and_sparse_settings_do_not_hide_the_card_s_diff(
 
 
 @needs_bubblewrap
+async def test_an_in_tree_gitattributes_the_step_commits_does_not_hide_the_card_s_diff(
+    plan_scene: Any,
+) -> None:
+    """A ``.gitattributes`` is the repository's content, and a step may commit one; the
+    card shows it as the change it is, but the host's diff does not obey it, so the other
+    files' changes stay readable (``* -diff`` would show them as "Binary files differ")."""
+    scene, _, _ = await _attacked(plan_scene, CHANGE + "echo '* -diff' > .gitattributes")
+
+    diff = await _card_diff(scene)
+    assert "+print(2)" in diff and "Binary files" not in diff
+    assert "+* -diff" in diff
+
+
+@needs_bubblewrap
 async def test_a_planted_commondir_leaves_discard_working(plan_scene: Any) -> None:
     scene, workspace, base = await _attacked(plan_scene, CHANGE + "echo /tmp > .git/commondir")
 

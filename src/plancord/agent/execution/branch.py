@@ -333,7 +333,8 @@ class ExecutionBranch:
         branch's tip while none is pinned), in a file of the host's own
         (0600, in a 0700 folder outside the workspace: ``results``, else the system's
         temporary directory), removed when the block ends. Git's output reaches it through
-        a pipe: git is never told a file name, so no link the agent left can redirect it.
+        a pipe: git is never told a file name, so no link the agent left can redirect it;
+        and the tree's own attributes are not read (only the git directory's, the host's).
         Raises BranchError when git cannot diff (the branch is gone) or the diff is past
         ``MAX_DIFF_BYTES``."""
         folder = await asyncio.to_thread(_private_folder, self._results)
@@ -341,8 +342,15 @@ class ExecutionBranch:
             target = folder / DIFF_FILE
             out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
+                # As a bare repository, from outside the tree: git then reads no
+                # ``.gitattributes`` of the tree's, a file a step may commit (``* -diff``
+                # would show every change as binary); the git directory's own still count.
                 output = await run_git(
                     self._policy,
+                    "-C",
+                    "/",
+                    f"--git-dir={self._policy.workspace / '.git'}",
+                    "--bare",
                     "diff",
                     "--binary",
                     "--no-color",
