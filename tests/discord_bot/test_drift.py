@@ -117,3 +117,39 @@ def test_an_absolute_file_names_a_shared_directory_and_no_workspace_path() -> No
     step = PlanStep(description="d", tools=("create_file",), files=("/etc/passwd",))
     plan = Plan(summary="s", steps=(step,))
     assert isinstance(hold_to_step(plan, 0, "create_file", ("etc/passwd",)), StepDrift)
+
+
+@pytest.mark.parametrize("damage", ["deleted", "truncated"])
+async def test_a_deny_whose_kept_copy_is_damaged_says_what_was_not_put_back(
+    plan_scene: Any, damage: str
+) -> None:
+    """The host's copies a drift undo restores from are damaged between the call's write and
+    the Deny: the card and the answer name the path that could not be put back, nothing
+    claims the workspace is as it was, no restore's leftover lands in the workspace, and the
+    execution ends instead of waiting."""
+    step = {"description": "Write greet.py", "tools": ["bash_execute"], "files": ["greet.py"]}
+    plan = tool_turn(ToolCall("submit_plan", {"plan": {"summary": "Greet", "steps": [step]}}))
+    shell = tool_turn(ToolCall("bash_execute", {"command": "echo changed > notes.txt"}))
+    scene = await plan_scene([plan, shell, text_turn("done")])
+    workspace = scene.app.manager.workspace_of("ada")
+    (workspace / "notes.txt").write_text("kept by the human\n")
+    await scene.ana.slash(scene.channel, "plan start", task="add a greeting module")
+    await scene.ana.click(scene.plan_message(1), label="Approve")
+    assert (workspace / "notes.txt").read_text() == "changed\n"
+    packs = [p for p in (workspace.parent / "observed").iterdir() if p.is_file()]
+    assert packs
+    for pack in packs:
+        if damage == "deleted":
+            pack.unlink()
+        else:
+            pack.write_bytes(b"")
+    await scene.ana.click(scene.channel.last_message, label="Deny")
+    shown = "".join(
+        m.content + "".join(str(e.to_dict()) for e in m.embeds) for m in scene.channel.history()
+    )
+    assert "`notes.txt` could not be put back" in shown
+    assert "restored as they were" not in shown
+    assert sorted(p.name for p in workspace.iterdir()) == [".git", "notes.txt"]
+    assert (await scene.state()).phase is not Phase.EXECUTING
+    drifts = [a for a in await scene.app.store.list_audit("ada") if a.action == "drift"]
+    assert [d.detail["decision"] for d in drifts] == ["stopped"]

@@ -313,14 +313,15 @@ class ExecutionHost:
                 stop=True,
             )
         if action is DriftAction.REFUSE:
-            stopped = not await self._restore(call.record.agent, restorable)
-            decision = DriftDecision.STOPPED if stopped else DriftDecision.REFUSED
+            failed = await self._restore(call.record.agent, restorable)
+            decision = DriftDecision.STOPPED if failed else DriftDecision.REFUSED
             await self._held_drift(call, finding, action, decision)
+            if failed:
+                return _not_put_back(f"Refused: {finding.reason}", failed)
             return Verdict(
                 f"Refused and undone: {finding.reason}. The changes to "
                 f"{listed_paths(outside)} were restored. Keep to the current step's files; if "
-                "the plan must change, submit an amendment with submit_plan.",
-                stop=stopped,
+                "the plan must change, submit an amendment with submit_plan."
             )
         diff = await self._repository.short_diff(call.record.agent, outside)
         answer = await self._notifier.ask_permission(
@@ -338,15 +339,16 @@ class ExecutionHost:
         if answer is Answer.ALLOWED:
             await self._held_drift(call, finding, action, DriftDecision.ALLOWED)
             return Verdict()
-        stopped = not await self._restore(call.record.agent, restorable)
+        failed = await self._restore(call.record.agent, restorable)
         await self._held_drift(
-            call, finding, action, DriftDecision.STOPPED if stopped else answered(answer)
+            call, finding, action, DriftDecision.STOPPED if failed else answered(answer)
         )
         who = "a human denied it" if answer is Answer.DENIED else "nobody answered in time"
+        if failed:
+            return _not_put_back(f"Denied: {finding.reason}; {who}", failed)
         return Verdict(
             f"Undone: {finding.reason}; {who}, so the changes to {listed_paths(outside)} were "
-            "restored as they were before the call.",
-            stop=stopped,
+            "restored as they were before the call."
         )
 
     async def _unobserved(self, call: HeldCall, effects: Unobserved) -> Verdict:
@@ -387,20 +389,21 @@ class ExecutionHost:
         parents = {p.rsplit("/", i)[0] for p in changed for i in range(1, p.count("/") + 1)}
         return tuple(sorted(changed - parents)), off_branch
 
-    async def _restore(self, agent: str, paths: tuple[str, ...]) -> bool:
-        """Put ``paths`` back as before the call; False (the observer dropped) when they
-        could not be."""
-        return await self._put_back(agent, lambda observer: observer.restore(paths))
+    async def _restore(self, agent: str, paths: tuple[str, ...]) -> RestoreFailed | None:
+        """Put ``paths`` back as before the call; the failure (the observer dropped) naming
+        the paths that could not be."""
+        return await self._put_back(agent, paths, lambda observer: observer.restore(paths))
 
     async def _hold_back(self, agent: str, paths: tuple[str, ...]) -> bool:
         """Put ``paths`` back as before the call, keeping the call's change for
         :meth:`_reapply`; False (the observer dropped) when they could not be."""
-        return await self._put_back(agent, lambda observer: observer.hold_back(paths))
+        held = await self._put_back(agent, paths, lambda observer: observer.hold_back(paths))
+        return held is None
 
     async def _reapply(self, agent: str) -> bool:
         """Put back the change :meth:`_hold_back` kept; False (the observer dropped) when it
         could not be."""
-        return await self._put_back(agent, lambda observer: observer.reapply())
+        return await self._put_back(agent, (), lambda observer: observer.reapply()) is None
 
     async def _release(self, agent: str) -> None:
         entry = self._observers.get(agent)
@@ -408,21 +411,24 @@ class ExecutionHost:
             await entry[1].release()
 
     async def _put_back(
-        self, agent: str, change: Callable[[WorkspaceObserver], Awaitable[None]]
-    ) -> bool:
-        """Make ``change`` to the workspace through the agent's observer and look at
-        ``HEAD`` again; a failure drops the observer (nothing more is held) and says False."""
+        self,
+        agent: str,
+        paths: tuple[str, ...],
+        change: Callable[[WorkspaceObserver], Awaitable[None]],
+    ) -> RestoreFailed | None:
+        """Make ``change`` to ``paths`` through the agent's observer and look at ``HEAD``
+        again; a failure drops the observer (nothing more is held) and is returned."""
         entry = self._observers.get(agent)
         if entry is None:
-            return False
+            return RestoreFailed(paths, "the workspace is no longer observed")
         try:
             await change(entry[1])
         except RestoreFailed as exc:
             log.warning("agent %s: %s", agent, exc)
             self.forget(agent)
-            return False
+            return exc
         await self._repository.note_head(agent)
-        return True
+        return None
 
     async def _command(self, call: HeldCall, paths: tuple[str, ...]) -> None:
         """Record a command of the current step."""
@@ -486,4 +492,14 @@ def _checkpoint_refused(step: int, why: str) -> str:
     return (
         f"Not run: step {step_number(step)} is high-risk and its checkpoint was {why}. "
         "Execution has ended with the steps so far kept; do not continue the plan."
+    )
+
+
+def _not_put_back(what: str, failed: RestoreFailed) -> Verdict:
+    """A drift undo that could not put every path back (the host's kept copies damaged or
+    missing, a path it could not write): nothing claims the workspace is as it was."""
+    return Verdict(
+        f"{what}; {listed_paths(failed.paths, 10)} could not be put back, so the workspace "
+        "keeps the call's changes there. Execution stopped.",
+        stop=True,
     )

@@ -268,6 +268,9 @@ class WorkspaceTree:
                 os.fchmod(out, mode)
                 if mtime_ns is not None:
                     os.utime(out, ns=(mtime_ns, mtime_ns))
+            except BaseException:
+                os.unlink(temporary, dir_fd=directory)
+                raise
             finally:
                 os.close(out)
             _replace(directory, temporary, name)
