@@ -33,6 +33,7 @@ from pathlib import Path
 
 from _common import percentile, timed
 from plancord.agent.execution.branch import ExecutionBranch
+from plancord.agent.execution.branch_reading import BranchReading
 from plancord.agent.execution.observe import Effects, WorkspaceObserver
 from plancord.agent.execution.snapshot import take_snapshot
 from plancord.agent.execution.walk import WorkspaceTree
@@ -156,6 +157,7 @@ async def completion(root: Path, stash: Path) -> None:
     policy = SandboxPolicy.executing(root).for_host_git()  # the host's git
     plain = ExecutionBranch(policy)
     branches = ExecutionBranch(policy, kept=stash / "kept")
+    reading = BranchReading(policy)
     starts: list[float] = []
     keeping: list[float] = []
     for n in range(3):
@@ -174,9 +176,9 @@ async def completion(root: Path, stash: Path) -> None:
     noop = [await timed(lambda: run_sandboxed(["true"], policy, timeout=30)) for _ in range(5)]
 
     async def card() -> int:
-        steps = await branches.steps(recorded)
+        steps = await reading.steps(recorded)
         size = 0
-        async with branches.diff_file(record) as diff:
+        async with reading.diff_file(record) as diff:
             with diff.open("rb") as stream:
                 while chunk := stream.read(1 << 16):
                     size += len(chunk)

@@ -49,9 +49,9 @@ async def _print_diff(config: Config, agent: str, plan_id: str | None) -> int:
         if record is None or record.agent != agent:
             print(f"plancord: agent {agent} has no executed plan", file=sys.stderr)
             return 1
-        branch = AgentHomes(config.agents_dir, config.sandbox_settings).of(agent).branch
+        reading = AgentHomes(config.agents_dir, config.sandbox_settings).of(agent).reading
         try:
-            async with branch.diff_file(branch_record(record)) as path:
+            async with reading.diff_file(branch_record(record)) as path:
                 await asyncio.to_thread(_copy_out, path)
         except BranchError as exc:
             state = record.outcome or "its branch is gone"

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plancord.agent.execution.branch import RESULTS_DIR, ExecutionBranch
+from plancord.agent.execution.branch import ExecutionBranch
+from plancord.agent.execution.branch_reading import RESULTS_DIR, BranchReading
 from plancord.agent.execution.ignored import KEPT_DIR
 from plancord.core.sandbox_policy import SandboxPolicy, SandboxSettings
 
@@ -79,10 +80,15 @@ class AgentHome:
     @property
     def branch(self) -> ExecutionBranch:
         """The agent's execution branch, as every part that touches it must have it: git in
-        the host's git policy, the ignored files kept at start and the diffs in this home,
-        so Discard puts them back whoever calls it, and nothing the host writes lands in
-        the workspace."""
-        return ExecutionBranch(self.host_git_policy, kept=self.kept, results=self.results)
+        the host's git policy and the ignored files kept at start in this home, so Discard
+        puts them back whoever calls it."""
+        return ExecutionBranch(self.host_git_policy, kept=self.kept)
+
+    @property
+    def reading(self) -> BranchReading:
+        """What the agent's execution branch holds, read as the branch's git runs: the
+        diffs written in this home, so nothing the host writes lands in the workspace."""
+        return BranchReading(self.host_git_policy, results=self.results)
 
 
 @dataclass(frozen=True, slots=True)

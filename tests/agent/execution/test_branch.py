@@ -15,8 +15,8 @@ from plancord.agent.execution.branch import (
     BranchError,
     BranchRecord,
     ExecutionBranch,
-    FileChange,
 )
+from plancord.agent.execution.branch_reading import BranchReading, FileChange
 from plancord.sandbox import SandboxPolicy
 
 from .test_observe import tree_state
@@ -58,6 +58,11 @@ def workspace(here: Path) -> Path:
 @pytest.fixture
 def branches(workspace: Path) -> ExecutionBranch:
     return ExecutionBranch(SandboxPolicy.executing(workspace).for_host_git())
+
+
+@pytest.fixture
+def reading(workspace: Path) -> BranchReading:
+    return BranchReading(SandboxPolicy.executing(workspace).for_host_git())
 
 
 def whole_state(root: Path) -> tuple[dict[str, tuple[str, int, bytes]], str, str, str]:
@@ -146,13 +151,13 @@ async def started(branches: ExecutionBranch, workspace: Path) -> Stepped:
 
 
 async def test_steps_list_their_files_with_line_counts_and_no_empty_commit(
-    branches: ExecutionBranch, workspace: Path
+    branches: ExecutionBranch, reading: BranchReading, workspace: Path
 ) -> None:
     stepped = await started(branches, workspace)
     tip = git(workspace, "rev-parse", "HEAD")
     assert await stepped.commit(3, "Nothing") is None
     assert git(workspace, "rev-parse", "HEAD") == tip
-    steps = await branches.steps(stepped.recorded)
+    steps = await reading.steps(stepped.recorded)
     assert [(s.step, s.commit) for s in steps] == stepped.recorded
     assert steps[0].files == (FileChange("app.py", 1, 1), FileChange("new.py", 3, 0))
     assert set(steps[1].files) == {
@@ -165,7 +170,7 @@ async def test_steps_list_their_files_with_line_counts_and_no_empty_commit(
 
 
 async def test_a_step_folds_in_the_commits_the_agent_made(
-    branches: ExecutionBranch, workspace: Path
+    branches: ExecutionBranch, reading: BranchReading, workspace: Path
 ) -> None:
     stepped = Stepped(branches, await branches.start("p1", 1))
     (workspace / "a.txt").write_text("a\n")
@@ -176,17 +181,17 @@ async def test_a_step_folds_in_the_commits_the_agent_made(
     assert one is not None
     assert git(workspace, "rev-list", f"{stepped.record.reviewed_commit}..HEAD") == one
     assert git(workspace, "log", "-1", "--format=%s", one) == "Add a and b"
-    [step] = await branches.steps(stepped.recorded)
+    [step] = await reading.steps(stepped.recorded)
     assert step.step == 1 and {f.path for f in step.files} == {"a.txt", "b.txt"}
 
 
 async def test_the_full_diff_is_written_whatever_its_size(
-    branches: ExecutionBranch, workspace: Path
+    branches: ExecutionBranch, reading: BranchReading, workspace: Path
 ) -> None:
     stepped = Stepped(branches, await branches.start("p1", 1))
     (workspace / "big.txt").write_text("".join(f"line {n}\n" for n in range(600_000)))
     await stepped.commit(1, "Big")
-    async with branches.diff_file(stepped.pinned()) as diff:
+    async with reading.diff_file(stepped.pinned()) as diff:
         text = diff.read_text()
         assert diff.stat().st_size > 5_000_000
         assert not diff.is_relative_to(workspace)

@@ -28,13 +28,9 @@ operations need, and the caller stores it with the plan, so they work after a re
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import re
-import shutil
 import stat
-import tempfile
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,12 +61,6 @@ _MID_OPERATION = {
     "BISECT_LOG": "a bisect is in progress",
 }
 REVIEWED_SUBJECT = "plancord: reviewed state"
-DIFF_FILE = "result.diff"
-MAX_DIFF_BYTES = 1 << 31
-"""The largest diff the host writes for a card or the operator (git's output past it is
-dropped and the diff refused)."""
-RESULTS_DIR = "results"
-"""The directory of an agent's home (next to its workspace) holding the host's diffs."""
 
 
 class BranchError(Exception):
@@ -93,23 +83,6 @@ class BranchRecord:
     """The tree of the index as it was reviewed, so Discard gives back what was staged."""
     result_commit: str | None = None
     """The commit the result is pinned to (None while the plan runs)."""
-
-
-@dataclass(frozen=True, slots=True)
-class FileChange:
-    """One file of a step: lines added and removed (None for a binary file)."""
-
-    path: str
-    added: int | None
-    removed: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class StepCommit:
-    step: int
-    """The step's number as shown (1-based), as the host recorded it."""
-    commit: str
-    files: tuple[FileChange, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,16 +143,14 @@ class ExecutionBranch:
         policy: SandboxPolicy,
         kept: Path | None = None,
         limits: KeepLimits | None = None,
-        results: Path | None = None,
     ) -> None:
         """``kept``: the directory (outside the workspace, in the data directory) under
         which each execution keeps the ignored paths of its reviewed tree; without it
-        Discard gives back only what git keeps. ``results``: the host's directory (outside
-        the workspace) for the diffs it writes."""
+        Discard gives back only what git keeps. What a branch holds is read by
+        :class:`~plancord.agent.execution.branch_reading.BranchReading`."""
         self._policy = policy
         self._kept = kept
         self._limits = limits
-        self._results = results
 
     async def refusal(self) -> str | None:
         """Why this workspace cannot take an execution branch, or None when it can."""
@@ -281,95 +252,6 @@ class ExecutionBranch:
         await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.branch}")
         await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--mixed")
         return True
-
-    async def tip(self, record: BranchRecord) -> str:
-        """The commit the execution branch points at now."""
-        ref = f"refs/heads/{record.branch}^{{commit}}"
-        return (await self._checked("rev-parse", "--verify", ref)).strip()
-
-    async def steps(self, recorded: Sequence[tuple[int, str]]) -> list[StepCommit]:
-        """The step commits the host recorded (``(step, commit)``, oldest first), with
-        their files and line counts against each one's parent."""
-        if not recorded:
-            return []
-        out = await self._checked(
-            "log",
-            "--no-walk=unsorted",
-            "--no-renames",
-            "--numstat",
-            "-z",
-            "--format=%x01%H",
-            *(commit for _, commit in recorded),
-            max_output=50_000_000,
-        )
-        files: dict[str, tuple[FileChange, ...]] = {}
-        for chunk in out.split("\x01")[1:]:
-            commit, _, numstat = chunk.partition("\x00")
-            files[commit.strip()] = tuple(_numstat(numstat))
-        return [StepCommit(step, commit, files.get(commit, ())) for step, commit in recorded]
-
-    async def ignored(self, paths: Sequence[str]) -> tuple[str, ...]:
-        """Those of ``paths`` that are files git ignores (so no step commit holds them), in
-        order."""
-        asked = [p for p in dict.fromkeys(paths) if p and not p.startswith("-")][:500]
-        if not asked:
-            return ()
-        found = await self._checked(
-            "--literal-pathspecs",
-            "ls-files",
-            "-z",
-            "--others",
-            "--ignored",
-            "--exclude-standard",
-            "--",
-            *asked,
-        )
-        hits = set(found.split("\x00"))
-        return tuple(p for p in asked if p in hits)
-
-    @contextlib.asynccontextmanager
-    async def diff_file(self, record: BranchRecord) -> AsyncIterator[Path]:
-        """The result's full diff since the reviewed state (to the pinned commit, or the
-        branch's tip while none is pinned), in a file of the host's own
-        (0600, in a 0700 folder outside the workspace: ``results``, else the system's
-        temporary directory), removed when the block ends. Git's output reaches it through
-        a pipe: git is never told a file name, so no link the agent left can redirect it;
-        and the tree's own attributes are not read (only the git directory's, the host's).
-        Raises BranchError when git cannot diff (the branch is gone) or the diff is past
-        ``MAX_DIFF_BYTES``."""
-        folder = await asyncio.to_thread(_private_folder, self._results)
-        try:
-            target = folder / DIFF_FILE
-            out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            try:
-                # As a bare repository, from outside the tree: git then reads no
-                # ``.gitattributes`` of the tree's, a file a step may commit (``* -diff``
-                # would show every change as binary); the git directory's own still count.
-                output = await run_git(
-                    self._policy,
-                    "-C",
-                    "/",
-                    f"--git-dir={self._policy.workspace / '.git'}",
-                    "--bare",
-                    "diff",
-                    "--binary",
-                    "--no-color",
-                    "--no-ext-diff",
-                    "--no-textconv",
-                    record.reviewed_commit,
-                    record.result_commit or f"refs/heads/{record.branch}",
-                    max_output=MAX_DIFF_BYTES,
-                    stdout_to=out,
-                )
-            finally:
-                os.close(out)
-            if not output.ok:
-                raise BranchError(f"git diff failed: {output.message or output.code}")
-            if output.truncated:
-                raise BranchError(f"the diff is larger than the {MAX_DIFF_BYTES:,} bytes kept")
-            yield target
-        finally:
-            await asyncio.to_thread(shutil.rmtree, folder, True)
 
     async def merge(self, record: BranchRecord) -> str:
         """Put the pinned commit onto the base (a fast-forward: the base must be where the
@@ -564,27 +446,30 @@ class ExecutionBranch:
     async def _checked(
         self, *args: str, env: dict[str, str] | None = None, max_output: int = 1_000_000
     ) -> str:
-        output = await self._git(*args, env=env, max_output=max_output)
-        if not output.ok:
-            what = next((a for a in args if not a.startswith("-") and "=" not in a), "git")
-            raise BranchError(f"git {what} failed: {output.message or output.code}")
-        if output.truncated:
-            raise BranchError(f"git {args[0]} said more than the host reads")
-        return output.stdout
+        return await checked_git(self._policy, *args, env=env, max_output=max_output)
+
+
+async def checked_git(
+    policy: SandboxPolicy,
+    *args: str,
+    env: dict[str, str] | None = None,
+    max_output: int = 1_000_000,
+) -> str:
+    """Git's output for ``args`` in ``policy``'s sandbox; BranchError when git fails or
+    says more than ``max_output``."""
+    output = await run_git(policy, *args, extra_env=env, max_output=max_output)
+    if not output.ok:
+        what = next((a for a in args if not a.startswith("-") and "=" not in a), "git")
+        raise BranchError(f"git {what} failed: {output.message or output.code}")
+    if output.truncated:
+        raise BranchError(f"git {args[0]} said more than the host reads")
+    return output.stdout
 
 
 def _pinned(record: BranchRecord) -> str:
     if record.result_commit is None:
         raise BranchError("The result is not pinned to a commit.")
     return record.result_commit
-
-
-def _private_folder(parent: Path | None) -> Path:
-    """A new folder only the host's user can enter, under ``parent`` (made 0700 too)."""
-    if parent is not None:
-        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(parent, 0o700)
-    return Path(tempfile.mkdtemp(prefix="diff-", dir=parent))
 
 
 def _looks_bare(root: Path) -> bool:
@@ -605,21 +490,3 @@ def _operation_in_progress(root: Path) -> str | None:
         if tree.lstat(f".git/{marker}") is not None:
             return why
     return None
-
-
-def _numstat(text: str) -> list[FileChange]:
-    """``git log --numstat -z`` records: ``added\\tremoved\\tpath`` each ended by NUL."""
-    changes: list[FileChange] = []
-    for record in text.split("\x00"):
-        record = record.strip("\n")
-        if not record:
-            continue
-        added, removed, path = record.split("\t", 2)
-        changes.append(
-            FileChange(
-                path,
-                None if added == "-" else int(added),
-                None if removed == "-" else int(removed),
-            )
-        )
-    return changes

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from plancord.agent.execution.branch import BranchError, ExecutionBranch, StepCommit
+from plancord.agent.execution.branch import BranchError
+from plancord.agent.execution.branch_reading import BranchReading, StepCommit
 from plancord.agent.execution.network import NETWORK_TOOL, RECORDED_PER_HOST, reached_action
 from plancord.agent.execution.starter import branch_record
 from plancord.core.errors import PlancordError
@@ -51,7 +52,7 @@ async def summarise(
     record: ExecutionRecord,
     plan: Plan | None,
     executions: ExecutionStore,
-    branch: ExecutionBranch,
+    branch: BranchReading,
     recorded: list[StepCommitId],
     rolled_back: frozenset[int],
     *,
@@ -157,7 +158,7 @@ def _kept(event: ExecutionEvent) -> bool:
     )
 
 
-async def _ignored(branch: ExecutionBranch, events: list[ExecutionEvent]) -> frozenset[str]:
+async def _ignored(branch: BranchReading, events: list[ExecutionEvent]) -> frozenset[str]:
     """The paths the steps wrote that git ignores (none when git cannot say)."""
     written = [p for e in events if _kept(e) for p in e.paths]
     try:

@@ -149,7 +149,7 @@ class ExecutionResults:
                 record,
                 revision.plan if revision is not None else None,
                 self._executions,
-                self._homes.of(record.agent).branch,
+                self._homes.of(record.agent).reading,
                 await self._commits.commits(plan_id),
                 await self._commits.rolled_back(plan_id),
                 votes=votes,
@@ -167,7 +167,7 @@ class ExecutionResults:
             return False
         async with self._lock(plan_id):
             try:
-                async with self._homes.of(record.agent).branch.diff_file(
+                async with self._homes.of(record.agent).reading.diff_file(
                     branch_record(record)
                 ) as path:
                     await use(path)
@@ -553,7 +553,7 @@ class ExecutionResults:
     async def _tip(self, record: ExecutionRecord) -> str | None:
         """The commit the execution's branch points at (None when it cannot be read)."""
         try:
-            return await self._homes.of(record.agent).branch.tip(branch_record(record))
+            return await self._homes.of(record.agent).reading.tip(branch_record(record))
         except (BranchError, PlancordError) as exc:
             log.warning("the branch of %s cannot be read: %s", record.plan_id, exc)
             return None
