@@ -37,7 +37,7 @@ from pathlib import Path
 from plancord.core.output_bound import OutputBound
 from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy, proxy_environment
 from plancord.sandbox import config_view, git_config, git_dirs, landlock, linked_worktree
-from plancord.sandbox.argv import bwrap_argv, landlock_argv
+from plancord.sandbox.argv import HostLayout, bwrap_argv, landlock_argv
 from plancord.sandbox.environment import sandbox_environment
 from plancord.sandbox.layers import (
     NO_LANDLOCK,
@@ -166,6 +166,21 @@ def git_view(policy: SandboxPolicy, layer: Layer) -> GitView:
     return GitView(walls.read_only, covers, directory, git_dirs.outside(policy))
 
 
+def bubblewrap_argv(
+    policy: SandboxPolicy, host: HostLayout, command: Sequence[str], shown: GitView
+) -> list[str]:
+    """The bubblewrap argv of ``command`` under ``policy``, shown git as ``shown`` says:
+    the one way every sandboxed spawn builds it (this runner's runs, an MCP server)."""
+    return bwrap_argv(
+        policy,
+        host,
+        list(command),
+        read_only=shown.read_only,
+        covers=shown.covers,
+        git_outside=shown.outside,
+    )
+
+
 def _prepare(
     command: Sequence[str],
     policy: SandboxPolicy,
@@ -200,14 +215,7 @@ def _prepare(
                     "the network proxy of this agent is not running; the command did not run"
                 )
             env.update(proxy_environment())
-        argv = bwrap_argv(
-            policy,
-            host,
-            list(command),
-            read_only=shown.read_only,
-            covers=shown.covers,
-            git_outside=shown.outside,
-        )
+        argv = bubblewrap_argv(policy, host, command, shown)
         return _Spawn(argv, env, policy.workspace, layer, None, shown.directory, shown.read_only)
     private_tmp = tempfile.mkdtemp(prefix="plancord-sandbox-")
     env = sandbox_environment(policy.workspace, private_tmp, extra_env, host_git=host_git)

@@ -27,10 +27,10 @@ from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
 from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy, proxy_environment
 from plancord.sandbox import linked_worktree
-from plancord.sandbox.argv import bwrap_argv, landlock_argv
+from plancord.sandbox.argv import landlock_argv
 from plancord.sandbox.environment import sandbox_environment
 from plancord.sandbox.layers import choose_layer, host_layout
-from plancord.sandbox.runner import git_view
+from plancord.sandbox.runner import bubblewrap_argv, git_view
 
 #: What the MCP SDK copies from the bot's environment unless it is given a value: each is
 #: overwritten, so nothing of the bot's own environment reaches the server.
@@ -110,14 +110,7 @@ def server_spawn(
         env = sandbox_environment(workspace, SANDBOX_TMP, extra)
         if policy.proxy is not None:
             env.update(proxy_environment())
-        argv = bwrap_argv(
-            policy,
-            host,
-            list(command),
-            read_only=shown.read_only,
-            covers=shown.covers,
-            git_outside=shown.outside,
-        )
+        argv = bubblewrap_argv(policy, host, command, shown)
         return ServerSpawn(_with_mounts(argv, mounts, layer), env, workspace, layer, view)
     scratch = tempfile.mkdtemp(prefix="plancord-mcp-")
     env = sandbox_environment(workspace, scratch, extra)
