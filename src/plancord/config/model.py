@@ -161,6 +161,27 @@ class Config(BaseModel):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _shared_paths_hide_the_host(self) -> Config:
+        """A shared directory is shown to every agent's sandbox; one that holds the data
+        directory, the database file or a workspace root (or lies inside one) would show
+        the database, the host's private folders and other agents' workspaces."""
+        private = [("data_dir", self.data_dir)]
+        if self.database_path is not None:
+            private.append(("database", self.database_path))
+        private += [("workspace_roots", root) for root in self.workspace_roots]
+        for shared in self.sandbox.shared_paths:
+            seen = shared.resolve()
+            for setting, path in private:
+                place = path.resolve()
+                if seen == place or seen in place.parents or place in seen.parents:
+                    raise ValueError(
+                        f"sandbox.shared_paths: {str(shared)!r} overlaps {setting} "
+                        f"({str(path)!r}); every agent would see the host's private files "
+                        "or other agents' workspaces. Share a directory apart from them"
+                    )
+        return self
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _known_level(cls, value: Any) -> Any:

@@ -205,7 +205,6 @@ async def start_world(
 ) -> World:
     """Start the fake model and the bot under SimCord over ``data_dir``; ``World.close`` ends
     it. ``config`` adds sections of the config file (``sandbox``, ``agents``, ...)."""
-    server = await FakeAnthropicServer(script).start()
     settings = Config.model_validate(
         {
             **(config or {}),
@@ -214,6 +213,7 @@ async def start_world(
             "plan_mode": plan_mode or {},
         }
     )
+    server = await FakeAnthropicServer(script).start()
     clock = SimClock()
     env = simcord.Env(make_bot(settings, server, clock))
     clock.env = env
