@@ -11,6 +11,8 @@ from pathlib import Path
 import grimp
 import pytest
 
+from tests import architecture_map
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -122,3 +124,33 @@ def test_each_contract_breaks_when_its_rule_is_broken(
     assert result.returncode != 0
     assert f"{contract}" in result.stdout
     assert "BROKEN" in result.stdout
+
+
+def test_the_map_is_made_from_the_contracts_and_the_imports() -> None:
+    """docs/architecture.md's floors are what ``python -m tests.architecture_map`` makes
+    today: run it after a room or a contract changed."""
+    assert architecture_map.stale_parts(architecture_map.PAGE.read_text()) == []
+
+
+def test_the_map_goes_stale_when_a_contract_or_an_import_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    page = architecture_map.PAGE.read_text()
+    made = architecture_map.edge_floors()
+    real = architecture_map._edge_imports
+
+    def one_more_import() -> dict[str, set[str]]:
+        arrows = real()
+        arrows["asks"].add("result_card")
+        return arrows
+
+    monkeypatch.setattr(architecture_map, "_edge_imports", one_more_import)
+    assert architecture_map.edge_floors() != made
+    assert architecture_map.stale_parts(page) == ["edge floors"]
+    monkeypatch.undo()
+
+    monkeypatch.setitem(architecture_map.ROOMS, "plancord.core", "the domain, said otherwise")
+    assert architecture_map.stale_parts(page) == ["package floors"]
+    monkeypatch.delitem(architecture_map.ROOMS, "plancord.core")
+    with pytest.raises(LookupError, match=r"plancord\.core is on a floor"):
+        architecture_map.package_floors()
