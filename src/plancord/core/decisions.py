@@ -98,7 +98,7 @@ class Decisions:
     async def approve_by_policy(self, ref: PlanRef, policy: Actor) -> PlanningState:
         """Approve ``ref`` because a setting says nobody needs to (``require_approval``): no
         approver, tree, review or vote check, only whether the workspace can take a branch."""
-        state, revision, _ = await self._decidable(ref, policy, PlanEvent.APPROVE, by_policy=True)
+        state, revision, _ = await self._waiting(ref, PlanEvent.APPROVE)
         await self._check_branch(ref, state, policy)
         return await self._execute(ref, state, revision, policy, ApprovalMode.NORMAL, 0)
 
@@ -298,9 +298,21 @@ class Decisions:
         )
 
     async def _decidable(
-        self, ref: PlanRef, actor: Actor, event: PlanEvent, *, by_policy: bool = False
+        self, ref: PlanRef, actor: Actor, event: PlanEvent
     ) -> tuple[PlanningState, PlanRevision, PlanModeSettings]:
-        """Load and check that ``ref`` names the revision waiting for a decision, and who asks."""
+        """Load and check that ``ref`` names the revision waiting for a decision, and that
+        the authority lets ``actor`` decide it (a refusal is audited)."""
+        state, revision, settings = await self._waiting(ref, event)
+        verdict = judge(actor, Subject.PLAN, PLAN_ACTS[event], Standing(state, settings))
+        if isinstance(verdict, Refusal):
+            await self._runner.audit_refusal(ref, actor, event, verdict.rule)
+            raise NotAuthorised(verdict.text)
+        return state, revision, settings
+
+    async def _waiting(
+        self, ref: PlanRef, event: PlanEvent
+    ) -> tuple[PlanningState, PlanRevision, PlanModeSettings]:
+        """Load and check that ``ref`` names the revision waiting for a decision."""
         settings = await self._settings.plan_mode_for(ref.agent)
         # Two independent reads (a revision never changes once written), asked together.
         state, revision = await asyncio.gather(
@@ -324,11 +336,6 @@ class Decisions:
             next_phase(state.phase, event)
         if state.plan_sha != revision.sha256:
             raise StalePlan(ref.plan_id, ref.revision, None)
-        if not by_policy:
-            verdict = judge(actor, Subject.PLAN, PLAN_ACTS[event], Standing(state, settings))
-            if isinstance(verdict, Refusal):
-                await self._runner.audit_refusal(ref, actor, event, verdict.rule)
-                raise NotAuthorised(verdict.text)
         return state, revision, settings
 
     async def _decided(
