@@ -27,6 +27,10 @@ REMEMBERED_DECISIONS = 256
 NO_MENTIONS = discord.AllowedMentions.none()
 
 
+ASK_ID = "[0-9a-f]{16}"
+"""An ask id as the ask's controls carry it: what :func:`new_ask_id` makes."""
+
+
 def new_ask_id() -> str:
     return secrets.token_hex(8)
 

@@ -23,7 +23,7 @@ from plancord.core.errors import InvalidTransition
 from plancord.core.plan_diff import revision_changes
 from plancord.core.planning import ApprovalMode, PlanEvent, PlanRevision, next_phase
 from plancord.discord_bot.plan_card import buttons
-from plancord.discord_bot.plan_card.buttons import FEEDBACK_LIMIT, REASON_LIMIT, explained_refusals
+from plancord.discord_bot.plan_card.buttons import FEEDBACK_LIMIT, REASON_LIMIT
 from plancord.discord_bot.plan_card.status import render_status
 from plancord.discord_bot.result_card.commands import add_result_status, result_diff
 from plancord.discord_bot.shared.channel_io import ChannelIO
@@ -33,6 +33,7 @@ from plancord.discord_bot.shared.common import (
     Reply,
     actor_from,
     agent_for,
+    explained_refusals,
     reply_error,
     reply_privately,
 )
