@@ -10,6 +10,7 @@ rather than obeyed.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 import discord
@@ -225,9 +226,11 @@ class RejectPlanModal(discord.ui.Modal):
         await reject(interaction, self.revision, self.reason.value.strip() or None)
 
 
-class _PlanButton:
-    """What every plan button shares: the ids it carries and the check that the click came
-    from the agent's own channel, which also loads the revision the callback acts on.
+@dataclass(slots=True)
+class PlanClick:
+    """What a plan button's click acts on: the revision its custom id names, loaded by the
+    check that the click came from the agent's own channel (the button's
+    ``interaction_check``), then read by its callback.
 
     Approve acknowledges the click before that check reads the store; Edit and Reject cannot,
     since the form they open must be the click's first response."""
@@ -236,14 +239,13 @@ class _PlanButton:
     revision: int
     found: PlanRevision | None = None
 
-    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+    async def check(self, interaction: discord.Interaction) -> bool:
         async with explained_refusals(interaction):
             self.found = await revision_for_click(interaction, self.plan_id, self.revision)
         return self.found is not None
 
 
 class ApprovePlanButton(
-    _PlanButton,
     discord.ui.DynamicItem[Button],
     template=APPROVE_ID.template,
 ):
@@ -268,8 +270,7 @@ class ApprovePlanButton(
                 row=0 if mode is ApprovalMode.NORMAL else 1,
             )
         )
-        self.plan_id = plan_id
-        self.revision = revision
+        self.click = PlanClick(plan_id, revision)
         self.mode = mode
 
     @classmethod
@@ -282,17 +283,16 @@ class ApprovePlanButton(
         """Acknowledge the click before the store is read: the answer, a confirmation or a
         refusal, is ephemeral either way, and Discord wants a response within 3 s."""
         await interaction.response.defer(ephemeral=True, thinking=True)
-        return await super().interaction_check(interaction)
+        return await self.click.check(interaction)
 
     async def callback(self, interaction: discord.Interaction) -> Any:
-        revision = self.found
+        revision = self.click.found
         if revision is None:
             return
         await approve(interaction, revision, self.mode)
 
 
 class AcknowledgeBlockersButton(
-    _PlanButton,
     discord.ui.DynamicItem[Button],
     template=ACKNOWLEDGE_ID.template,
 ):
@@ -314,8 +314,7 @@ class AcknowledgeBlockersButton(
                 ),
             )
         )
-        self.plan_id = plan_id
-        self.revision = revision
+        self.click = PlanClick(plan_id, revision)
         self.blockers = blockers
         self.mode = mode
 
@@ -328,10 +327,10 @@ class AcknowledgeBlockersButton(
 
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        return await super().interaction_check(interaction)
+        return await self.click.check(interaction)
 
     async def callback(self, interaction: discord.Interaction) -> Any:
-        revision = self.found
+        revision = self.click.found
         if revision is None:
             return
         await approve(interaction, revision, self.mode, acknowledged_blockers=self.blockers)
@@ -350,7 +349,6 @@ FORM_ID = CustomId(
 
 
 class PlanFormButton(
-    _PlanButton,
     discord.ui.DynamicItem[Button],
     template=FORM_ID.template,
 ):
@@ -368,8 +366,7 @@ class PlanFormButton(
             )
         )
         self.action = action
-        self.plan_id = plan_id
-        self.revision = revision
+        self.click = PlanClick(plan_id, revision)
 
     @classmethod
     async def from_custom_id(
@@ -377,8 +374,11 @@ class PlanFormButton(
     ) -> Self:
         return cls(match["action"], match["plan_id"], int(match["revision"]))
 
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        return await self.click.check(interaction)
+
     async def callback(self, interaction: discord.Interaction) -> Any:
-        revision = self.found
+        revision = self.click.found
         if revision is None:
             return
         if not await may_open_modal(interaction, revision, _FORMS[self.action][2]):
