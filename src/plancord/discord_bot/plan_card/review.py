@@ -25,10 +25,10 @@ from plancord.discord_bot.plan_card.buttons import (
     FEEDBACK_LIMIT,
     REVISION,
     Button,
+    PlanClick,
     app_of,
     may_open_modal,
     request_changes,
-    revision_for_click,
 )
 from plancord.discord_bot.shared.common import explained_refusals, reply_error
 from plancord.discord_bot.shared.dynamic_items import PLAN_ID, CustomId
@@ -112,8 +112,7 @@ class SendFindingsButton(
                 row=0,
             )
         )
-        self.plan_id = plan_id
-        self.revision = revision
+        self.click = PlanClick(plan_id, revision)
 
     @classmethod
     async def from_custom_id(
@@ -121,12 +120,15 @@ class SendFindingsButton(
     ) -> Self:
         return cls(match["plan_id"], int(match["revision"]))
 
-    async def callback(self, interaction: discord.Interaction) -> Any:
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
         await interaction.response.defer(ephemeral=True, thinking=True)
+        return await self.click.check(interaction)
+
+    async def callback(self, interaction: discord.Interaction) -> Any:
+        revision = self.click.found
+        if revision is None:
+            return
         async with explained_refusals(interaction):
-            revision = await revision_for_click(interaction, self.plan_id, self.revision)
-            if revision is None:
-                return
             if not await may_open_modal(interaction, revision, PlanEvent.REQUEST_CHANGES):
                 return
             review = await kept_review(app_of(interaction).db, revision)
