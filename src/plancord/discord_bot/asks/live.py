@@ -1,23 +1,26 @@
 """What questions and permission requests share: the live asks this process waits on
-(``LiveAsks``), their rows in ``pending_asks``, the one wait for a resolution, and how a
-click is refused.
+(``LiveAsks``), their rows in ``pending_asks``, the one wait for a resolution, the way a
+click reaches the ask it names and is judged, and how a click is refused.
 
-The waiting side parks on ``Client.wait_for`` for a resolution event, and the one place that
-decides pops the live ask before dispatching it, so a double click or a racing answer acts
-once.
+The waiting side parks on ``Client.wait_for`` for a resolution event, and whoever settles an
+ask does it through ``LiveAsks.settle``, which pops the live ask before dispatching it, so a
+double click or a racing answer acts once.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 import discord
 
+from plancord.core.authority import Act, Decision, Refusal, Subject
 from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.common import actor_from
 from plancord.storage.pending_asks import AskKind, PendingAskStore, StoredAsk
 
 log = logging.getLogger(__name__)
@@ -25,6 +28,10 @@ log = logging.getLogger(__name__)
 RESOLVED_EVENT = "plancord_ask_resolved"
 REMEMBERED_DECISIONS = 256
 NO_MENTIONS = discord.AllowedMentions.none()
+
+
+ASK_ID = "[0-9a-f]{16}"
+"""An ask id as the ask's controls carry it: what :func:`new_ask_id` makes."""
 
 
 def new_ask_id() -> str:
@@ -42,6 +49,41 @@ class LiveAsk:
     channel_id: int
     message_ids: list[int] = field(default_factory=list)
     payload: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def posted(
+        cls,
+        stored: StoredAsk,
+        requested_by: str | None,
+        messages: Sequence[discord.Message],
+    ) -> LiveAsk:
+        """The ask whose row is ``stored``, shown as ``messages`` (its controls on the last)."""
+        return cls(
+            id=stored.id,
+            agent=stored.agent,
+            kind=stored.kind,
+            requested_by=requested_by,
+            channel_id=messages[-1].channel.id,
+            message_ids=[m.id for m in messages],
+            payload=stored.payload,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ClickWords:
+    """How a click on an ask of one kind that no longer waits is answered: ``settled``
+    (with ``{outcome}``, how it ended) when this process remembers it, else ``expired``."""
+
+    settled: str
+    expired: str
+
+    def gone(self, outcome: str | None) -> str:
+        """For a click on an ask no longer waiting: how it ended, or that it expired."""
+        return self.taken(outcome) if outcome else self.expired
+
+    def taken(self, outcome: str | None) -> str:
+        """For a click that lost the race to settle the ask."""
+        return self.settled.format(outcome=outcome or "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,18 +136,19 @@ class LiveAsks:
 
     async def record(
         self, ask_id: str, kind: AskKind, agent: str, payload: dict[str, Any], seconds: float
-    ) -> None:
+    ) -> StoredAsk:
+        """Keep the new ask's row (a restart expires it); the row as kept."""
         now = self.bot.app.clock.now()
-        await self.store.add(
-            StoredAsk(
-                id=ask_id,
-                agent=agent,
-                kind=kind,
-                payload=payload,
-                created_at=now,
-                deadline=now + timedelta(seconds=seconds),
-            )
+        stored = StoredAsk(
+            id=ask_id,
+            agent=agent,
+            kind=kind,
+            payload=payload,
+            created_at=now,
+            deadline=now + timedelta(seconds=seconds),
         )
+        await self.store.add(stored)
+        return stored
 
     async def wait(self, ask_id: str, seconds: float) -> Any:
         """The resolution dispatched for ``ask_id``; ``TimeoutError`` when none came in time."""
@@ -139,6 +182,48 @@ class LiveAsks:
     def resolve(self, ask_id: str, value: Any) -> None:
         """Wake the coroutine waiting on ``ask_id`` with ``value``."""
         self.bot.dispatch(RESOLVED_EVENT, ask_id, value)
+
+    def settle(self, ask_id: str, outcome: str, value: Any) -> bool:
+        """Settle the ask once: take it out of the waiting ones, keep ``outcome`` for a late
+        click and wake its waiter with ``value``. False, doing nothing, when someone settled
+        it first."""
+        if self.pop(ask_id) is None:
+            return False
+        self.remember(ask_id, outcome)
+        self.resolve(ask_id, value)
+        return True
+
+    async def clicked(
+        self,
+        interaction: discord.Interaction[discord.Client],
+        ask_id: str,
+        kind: AskKind,
+        words: ClickWords,
+    ) -> LiveAsk | None:
+        """The waiting ask of ``kind`` a click names; else None, the click told why."""
+        ask = self.get(ask_id)
+        if ask is None or ask.kind != kind:
+            await refuse(interaction, words.gone(self.outcome(ask_id)))
+            return None
+        return ask
+
+    async def judged(
+        self,
+        interaction: discord.Interaction[discord.Client],
+        ask: LiveAsk,
+        subject: Subject,
+        act: Act,
+        detail: dict[str, Any],
+    ) -> Decision | None:
+        """The authority's decision on the clicker doing ``act`` to ``ask``; None when it
+        refused, the click told why."""
+        verdict = await self.bot.app.asks.judge(
+            actor_from(interaction.user), subject, act, ask.agent, ask.requested_by, detail
+        )
+        if isinstance(verdict, Refusal):
+            await refuse(interaction, verdict.text)
+            return None
+        return verdict
 
     def remember(self, ask_id: str, outcome: str) -> None:
         """Keep recent outcomes so a late click hears who decided; old ones are dropped."""

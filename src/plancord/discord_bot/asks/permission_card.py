@@ -9,9 +9,12 @@ from typing import Any
 import discord
 
 from plancord.core.authority import ASK_DECIDERS
+from plancord.discord_bot.asks.live import ASK_ID
 from plancord.discord_bot.shared.client import client_of
+from plancord.discord_bot.shared.dynamic_items import CustomId
 
 ACTION_CHARS = 1500
+DECISION_ID = CustomId("ask:{choice}:{ask_id}", choice="allow|deny", ask_id=ASK_ID)
 
 
 def user_id_of(requested_by: str | None) -> int | None:
@@ -91,7 +94,7 @@ def permission_view(
 
 class PermissionButton(
     discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
-    template=r"ask:(?P<choice>allow|deny):(?P<ask_id>[0-9a-f]{16})",
+    template=DECISION_ID.template,
 ):
     """Allow or Deny on a permission request; the custom_id carries only the ask id."""
 
@@ -103,7 +106,7 @@ class PermissionButton(
             discord.ui.Button(
                 label=label or ("Allow" if allow else "Deny"),
                 style=discord.ButtonStyle.success if allow else discord.ButtonStyle.danger,
-                custom_id=f"ask:{choice}:{ask_id}",
+                custom_id=DECISION_ID(choice=choice, ask_id=ask_id),
                 disabled=disabled,
             )
         )

@@ -15,12 +15,13 @@ from typing import Any
 
 import discord
 
-from plancord.core.authority import ACTS, Answer, Decision, Refusal, Subject
+from plancord.core.authority import ACTS, Answer, Decision, Subject
 from plancord.core.errors import CardNotShown
 from plancord.core.planning import Actor, AuditAction
 from plancord.core.ports import PermissionRequest
 from plancord.discord_bot.asks.live import (
     NO_MENTIONS,
+    ClickWords,
     LiveAsk,
     LiveAsks,
     Unanswered,
@@ -37,10 +38,14 @@ from plancord.discord_bot.asks.permission_card import (
 from plancord.discord_bot.asks.posting import Card, card_name, plain_permission_text, post_card
 from plancord.discord_bot.shared.channel_io import ChannelIO
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.discord_bot.shared.common import actor_from
 from plancord.storage.pending_asks import StoredAsk
 
 log = logging.getLogger(__name__)
+
+CLICK_WORDS = ClickWords(
+    settled="This request was already decided: {outcome}",
+    expired="This request expired: nobody can answer it any more, and nothing was run.",
+)
 
 
 @dataclass
@@ -67,7 +72,7 @@ class Permissions:
             "labels": list(request.labels),
             "subject": request.subject.value,
         }
-        await self.live.record(
+        stored = await self.live.record(
             ask_id, "permission", request.agent, payload, request.timeout_seconds
         )
         try:
@@ -75,24 +80,9 @@ class Permissions:
         except CardNotShown as exc:
             log.warning("could not post a %s card for %s: %s", exc.card, request.agent, exc)
             await self.live.store.delete(ask_id)
-            await self._audit(
-                request.agent,
-                Actor.policy("discord"),
-                Answer.NOT_SHOWN.audit_action,
-                payload,
-                ask_id,
-                reason=str(exc),
-            )
+            await self._not_shown(stored, exc)
             raise
-        ask = LiveAsk(
-            id=ask_id,
-            agent=request.agent,
-            kind="permission",
-            requested_by=request.requested_by,
-            channel_id=message.channel.id,
-            message_ids=[message.id],
-            payload=payload,
-        )
+        ask = LiveAsk.posted(stored, request.requested_by, [message])
         outcome = "Timed out — denied. Nothing was run."
         decision: Decision | CardNotShown | Unanswered = await self.live.wait_on(
             ask, message, request.timeout_seconds, unanswered=outcome
@@ -105,24 +95,11 @@ class Permissions:
                 payload,
                 ask_id,
             )
-            await edit_quietly(
-                decision.card,
-                embed=permission_embed(
-                    request.agent, payload, outcome=outcome, colour=discord.Colour.dark_grey()
-                ),
-                view=permission_view(ask_id, disabled=True, labels=request.labels),
-            )
+            await self._close(decision.card, stored, outcome)
             return Answer.TIMED_OUT
         if isinstance(decision, CardNotShown):
             # Deleted, and Discord would not take it again (``reposting.py``).
-            await self._audit(
-                request.agent,
-                Actor.policy("discord"),
-                Answer.NOT_SHOWN.audit_action,
-                payload,
-                ask_id,
-                reason=str(decision),
-            )
+            await self._not_shown(stored, decision)
             raise decision
         answer = decision.answer
         await self._audit(request.agent, decision.actor, answer.audit_action, payload, ask_id)
@@ -149,34 +126,15 @@ class Permissions:
         self, interaction: discord.Interaction[discord.Client], ask_id: str, allow: bool
     ) -> None:
         """A click on Allow / Deny: check the approver policy, then resolve the ask once."""
-        ask = self.live.get(ask_id)
-        if ask is None or ask.kind != "permission":
-            earlier = self.live.outcome(ask_id)
-            text = (
-                f"This request was already decided: {earlier}"
-                if earlier
-                else "This request expired: nobody can answer it any more, and nothing was run."
-            )
-            await refuse(interaction, text)
+        ask = await self.live.clicked(interaction, ask_id, "permission", CLICK_WORDS)
+        if ask is None:
             return
         subject = subject_of(ask.payload)
-        act = ACTS[subject][0 if allow else 1]
-        verdict = await self.bot.app.asks.judge(
-            actor_from(interaction.user),
-            subject,
-            act,
-            ask.agent,
-            ask.requested_by,
-            {"ask_id": ask_id, "action": ask.payload.get("action")},
+        detail = {"ask_id": ask_id, "action": ask.payload.get("action")}
+        verdict = await self.live.judged(
+            interaction, ask, subject, ACTS[subject][0 if allow else 1], detail
         )
-        if isinstance(verdict, Refusal):
-            await refuse(interaction, verdict.text)
-            return
-        if self.live.pop(ask_id) is None:
-            await refuse(
-                interaction,
-                f"This request was already decided: {self.live.outcome(ask_id) or ''}",
-            )
+        if verdict is None:
             return
         word = labels_of(ask.payload)[0 if allow else 1]
         outcome = (
@@ -184,8 +142,9 @@ class Permissions:
             if (word in ("Allow", "Deny"))
             else f"{word} — chosen by {interaction.user.mention}"
         )
-        self.live.remember(ask_id, outcome)
-        self.live.resolve(ask_id, verdict)
+        if not self.live.settle(ask_id, outcome, verdict):
+            await refuse(interaction, CLICK_WORDS.taken(self.live.outcome(ask_id)))
+            return
         colour = discord.Colour.green() if allow else discord.Colour.red()
         try:
             await interaction.response.edit_message(
@@ -211,6 +170,29 @@ class Permissions:
             action, actor, agent, detail, subject=subject_of(payload), reason=reason
         )
 
+    async def _not_shown(self, ask: StoredAsk, exc: CardNotShown) -> None:
+        """Audit that Discord would not show the card, with its reason."""
+        await self._audit(
+            ask.agent,
+            Actor.policy("discord"),
+            Answer.NOT_SHOWN.audit_action,
+            ask.payload,
+            ask.id,
+            reason=str(exc),
+        )
+
+    async def _close(
+        self, card: discord.Message | discord.PartialMessage, ask: StoredAsk, outcome: str
+    ) -> None:
+        """Mark the card of an ask nobody decided: its ``outcome``, greyed, buttons off."""
+        await edit_quietly(
+            card,
+            embed=permission_embed(
+                ask.agent, ask.payload, outcome=outcome, colour=discord.Colour.dark_grey()
+            ),
+            view=permission_view(ask.id, disabled=True, labels=labels_of(ask.payload)),
+        )
+
     async def expire(self, ask: StoredAsk, message: discord.PartialMessage | None) -> None:
         """A request left over from an earlier process: audited as expired, its card says so
         with the buttons off."""
@@ -219,13 +201,8 @@ class Permissions:
         )
         if message is None:
             return
-        outcome = "Expired — plancord restarted before a decision. Nothing was run."
-        await edit_quietly(
-            message,
-            embed=permission_embed(
-                ask.agent, ask.payload, outcome=outcome, colour=discord.Colour.dark_grey()
-            ),
-            view=permission_view(ask.id, disabled=True, labels=labels_of(ask.payload)),
+        await self._close(
+            message, ask, "Expired — plancord restarted before a decision. Nothing was run."
         )
 
 

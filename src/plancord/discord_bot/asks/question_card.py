@@ -13,15 +13,19 @@ from typing import Any
 
 import discord
 
+from plancord.discord_bot.asks.live import ASK_ID
 from plancord.discord_bot.shared.channel_io import MESSAGE_LIMIT
 from plancord.discord_bot.shared.client import client_of
 from plancord.discord_bot.shared.controls import choice_menu, picked_choice
+from plancord.discord_bot.shared.dynamic_items import CustomId
 
 BUTTONS_UP_TO = 5
 """More choices than this become a select menu (a phone shows five buttons comfortably)."""
 OTHER_LABEL = "Other…"
 ANSWER_CHARS = 1000
-ASK_ID = r"(?P<ask_id>[0-9a-f]{16})"
+CHOICE_ID = CustomId("ask:choice:{ask_id}:{index}", ask_id=ASK_ID, index="[0-9]{1,2}")
+PICK_ID = CustomId("ask:pick:{ask_id}", ask_id=ASK_ID)
+OTHER_ID = CustomId("ask:other:{ask_id}", ask_id=ASK_ID)
 
 
 def question_text(agent: str, text: str, mention: str, *, choices: bool = False) -> str:
@@ -67,7 +71,7 @@ def question_view(
 
 class ChoiceButton(
     discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
-    template=rf"ask:choice:{ASK_ID}:(?P<index>[0-9]{{1,2}})",
+    template=CHOICE_ID.template,
 ):
     """One of up to five choices; a tap answers the question with it."""
 
@@ -84,7 +88,7 @@ class ChoiceButton(
             discord.ui.Button(
                 label=label,
                 style=discord.ButtonStyle.success if chosen else discord.ButtonStyle.primary,
-                custom_id=f"ask:choice:{ask_id}:{index}",
+                custom_id=CHOICE_ID(ask_id=ask_id, index=index),
                 disabled=disabled,
             )
         )
@@ -107,7 +111,7 @@ class ChoiceButton(
 
 class ChoiceSelect(
     discord.ui.DynamicItem[discord.ui.Select[discord.ui.View]],
-    template=rf"ask:pick:{ASK_ID}",
+    template=PICK_ID.template,
 ):
     """Six to 25 choices as a select menu; picking one answers the question."""
 
@@ -121,7 +125,7 @@ class ChoiceSelect(
     ) -> None:
         super().__init__(
             choice_menu(
-                f"ask:pick:{ask_id}",
+                PICK_ID(ask_id=ask_id),
                 choices,
                 placeholder="Choose an answer",
                 chosen=chosen,
@@ -148,7 +152,7 @@ class ChoiceSelect(
 
 class OtherButton(
     discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]],
-    template=rf"ask:other:{ASK_ID}",
+    template=OTHER_ID.template,
 ):
     """ "Other…": a form for an answer in the member's own words."""
 
@@ -157,7 +161,7 @@ class OtherButton(
             discord.ui.Button(
                 label=OTHER_LABEL,
                 style=discord.ButtonStyle.secondary,
-                custom_id=f"ask:other:{ask_id}",
+                custom_id=OTHER_ID(ask_id=ask_id),
                 disabled=disabled,
             )
         )

@@ -17,11 +17,12 @@ from typing import Any
 
 import discord
 
-from plancord.core.authority import Act, Refusal, Subject
+from plancord.core.authority import Act, Subject
 from plancord.core.choices import stamp
 from plancord.core.ports import Question
 from plancord.discord_bot.asks.live import (
     NO_MENTIONS,
+    ClickWords,
     LiveAsk,
     LiveAsks,
     Unanswered,
@@ -39,10 +40,15 @@ from plancord.discord_bot.asks.question_card import (
 )
 from plancord.discord_bot.shared.channel_io import ChannelIO, send_chunks
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.discord_bot.shared.common import actor_from
 from plancord.storage.pending_asks import StoredAsk
 
 log = logging.getLogger(__name__)
+
+CLICK_WORDS = ClickWords(
+    settled="This question was already settled: {outcome}.",
+    expired="This question expired: the agent is no longer waiting for it. "
+    "Send your answer as a normal message.",
+)
 
 
 @dataclass
@@ -62,7 +68,7 @@ class Questions:
         payload: dict[str, Any] = {"text": question.text, "requested_by": question.requested_by}
         if choices:
             payload["choices"] = choices
-        await self.live.record(
+        stored = await self.live.record(
             ask_id, "question", question.agent, payload, question.timeout_seconds
         )
         user_id = user_id_of(question.requested_by)
@@ -81,28 +87,18 @@ class Questions:
             await self.live.store.delete(ask_id)
             return None
         shown = messages[-1]
-        ask = LiveAsk(
-            id=ask_id,
-            agent=question.agent,
-            kind="question",
-            requested_by=question.requested_by,
-            channel_id=shown.channel.id,
-            message_ids=[m.id for m in messages],
-            payload=payload,
-        )
         answer: str | Unanswered = await self.live.wait_on(
-            ask, shown, question.timeout_seconds, unanswered="nobody answered in time"
+            LiveAsk.posted(stored, question.requested_by, messages),
+            shown,
+            question.timeout_seconds,
+            unanswered="nobody answered in time",
         )
         if isinstance(answer, Unanswered):
             note = (
                 f"-# ⌛ No answer within {duration_text(question.timeout_seconds)}; "
                 "the agent went on without one."
             )
-            await edit_quietly(
-                answer.card,
-                content=with_note(shown.content, note),
-                view=question_view(ask_id, choices, disabled=True) if choices else None,
-            )
+            await self._close(answer.card, stored, shown.content, note)
             return None
         return answer
 
@@ -117,11 +113,9 @@ class Questions:
             if ask.requested_by is not None and str(message.author.id) != ask.requested_by:
                 continue
             if reference in ask.message_ids or message.channel.id == ask.channel_id:
-                self.live.pop(ask.id)
                 who = message.author.display_name
-                self.live.remember(ask.id, f"{who} answered in the channel")
                 answer = self._for_model("answered", message.clean_content, who)
-                self.live.resolve(ask.id, answer)
+                self.live.settle(ask.id, f"{who} answered in the channel", answer)
                 return True
         return False
 
@@ -168,29 +162,13 @@ class Questions:
     async def _answerable(
         self, interaction: discord.Interaction[discord.Client], ask_id: str
     ) -> LiveAsk | None:
-        ask = self.live.get(ask_id)
-        if ask is None or ask.kind != "question":
-            earlier = self.live.outcome(ask_id)
-            await refuse(
-                interaction,
-                f"This question was already settled: {earlier}."
-                if earlier
-                else "This question expired: the agent is no longer waiting for it. "
-                "Send your answer as a normal message.",
-            )
+        ask = await self.live.clicked(interaction, ask_id, "question", CLICK_WORDS)
+        if ask is None:
             return None
-        verdict = await self.bot.app.asks.judge(
-            actor_from(interaction.user),
-            Subject.QUESTION,
-            Act.ANSWER,
-            ask.agent,
-            ask.requested_by,
-            {"ask_id": ask_id},
+        verdict = await self.live.judged(
+            interaction, ask, Subject.QUESTION, Act.ANSWER, {"ask_id": ask_id}
         )
-        if isinstance(verdict, Refusal):
-            await refuse(interaction, verdict.text)
-            return None
-        return ask
+        return None if verdict is None else ask
 
     async def _settle(
         self,
@@ -200,17 +178,18 @@ class Questions:
         answer: str,
         index: int | None,
     ) -> None:
-        if self.live.pop(ask.id) is None:
-            await refuse(
-                interaction, f"This question was already settled: {self.live.outcome(ask.id)}."
-            )
-            return
         user = interaction.user
+        settled = self.live.settle(
+            ask.id,
+            f"{user.display_name} {verb} {answer[:100]}",
+            self._for_model(verb, answer, user.display_name),
+        )
+        if not settled:
+            await refuse(interaction, CLICK_WORDS.taken(self.live.outcome(ask.id)))
+            return
         when = self.bot.app.clock.now()
         shown = f"**{answer}**" if index is not None else f"“{answer[:300]}”"
         note = f"-# ✅ {user.mention} {verb} {shown} · <t:{int(when.timestamp())}:t>"
-        self.live.remember(ask.id, f"{user.display_name} {verb} {answer[:100]}")
-        self.live.resolve(ask.id, self._for_model(verb, answer, user.display_name))
         message = interaction.message
         content = with_note(message.content if message else "", note)
         view = question_view(ask.id, choices_of(ask.payload), disabled=True, chosen=index)
@@ -222,7 +201,6 @@ class Questions:
             log.warning("could not mark question %s answered: %s", ask.id, exc)
 
     async def expire(self, ask: StoredAsk, message: discord.PartialMessage) -> None:
-        choices = choices_of(ask.payload)
         note = (
             "-# ⌛ This question expired: plancord restarted before an answer. "
             "Send your answer as a normal message."
@@ -231,8 +209,19 @@ class Questions:
             content = (await message.fetch()).content
         except discord.HTTPException:
             content = question_text(ask.agent, str(ask.payload.get("text", "")), "")
+        await self._close(message, ask, content, note)
+
+    async def _close(
+        self,
+        card: discord.Message | discord.PartialMessage,
+        ask: StoredAsk,
+        content: str,
+        note: str,
+    ) -> None:
+        """Mark the question nobody answered: ``content`` with ``note``, its controls off."""
+        choices = choices_of(ask.payload)
         await edit_quietly(
-            message,
+            card,
             content=with_note(content, note),
             view=question_view(ask.id, choices, disabled=True) if choices else None,
         )

@@ -63,9 +63,7 @@ class AskReposts:
         try:
             message = await post_card(channel, card)
         except CardNotShown as exc:
-            if self.live.pop(ask.id) is not None:
-                self.live.remember(ask.id, f"not shown: {exc}")
-                self.live.resolve(ask.id, exc)
+            self.live.settle(ask.id, f"not shown: {exc}", exc)
             return None
         ask.message_ids.append(message.id)
         return card.name

@@ -12,6 +12,7 @@ response within its 3 s limit however busy the store is.
 from __future__ import annotations
 
 import io
+from collections.abc import Awaitable, Callable
 
 import discord
 from discord import app_commands
@@ -23,7 +24,7 @@ from plancord.core.errors import InvalidTransition
 from plancord.core.plan_diff import revision_changes
 from plancord.core.planning import ApprovalMode, PlanEvent, PlanRevision, next_phase
 from plancord.discord_bot.plan_card import buttons
-from plancord.discord_bot.plan_card.buttons import FEEDBACK_LIMIT, REASON_LIMIT, explained_refusals
+from plancord.discord_bot.plan_card.buttons import FEEDBACK_LIMIT, REASON_LIMIT
 from plancord.discord_bot.plan_card.status import render_status
 from plancord.discord_bot.result_card.commands import add_result_status, result_diff
 from plancord.discord_bot.shared.channel_io import ChannelIO
@@ -33,6 +34,7 @@ from plancord.discord_bot.shared.common import (
     Reply,
     actor_from,
     agent_for,
+    explained_refusals,
     reply_error,
     reply_privately,
 )
@@ -60,6 +62,26 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         if record is None:
             await reply(interaction, NO_AGENT)
         return record
+
+    async def _agent_privately(self, interaction: discord.Interaction) -> AgentRecord | None:
+        """Acknowledge the command privately, then find the channel's agent (None, the member
+        told, when there is none)."""
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        return await self._agent(interaction)
+
+    async def _decide(
+        self,
+        interaction: discord.Interaction,
+        event: PlanEvent,
+        decide: Callable[[PlanRevision], Awaitable[None]],
+    ) -> None:
+        """A decision (``event``) on the revision waiting in the channel, as its buttons take
+        it; a refusal is explained privately."""
+        record = await self._agent_privately(interaction)
+        if record is None:
+            return
+        async with explained_refusals(interaction):
+            await decide(await self._current(record.name, event))
 
     async def _current(self, agent: str, event: PlanEvent) -> PlanRevision:
         """The revision waiting for a decision, or the service's reason why there is none."""
@@ -117,8 +139,7 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
 
     @app_commands.command(name="status", description="Where this channel's agent is in plan mode")
     async def status(self, interaction: discord.Interaction) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        record = await self._agent(interaction)
+        record = await self._agent_privately(interaction)
         if record is None:
             return
         async with explained_refusals(interaction):
@@ -142,8 +163,7 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         second: app_commands.Range[int, 1, 10_000] | None = None,
         result: bool = False,
     ) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        record = await self._agent(interaction)
+        record = await self._agent_privately(interaction)
         if record is None:
             return
         if result:
@@ -175,8 +195,7 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
 
     @app_commands.command(name="cancel", description="Leave plan mode; nothing is executed")
     async def cancel(self, interaction: discord.Interaction) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        record = await self._agent(interaction)
+        record = await self._agent_privately(interaction)
         if record is None:
             return
         async with explained_refusals(interaction):
@@ -189,13 +208,13 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
     @app_commands.describe(mode="How the agent carries it out (default: normal)")
     @app_commands.choices(mode=MODES)
     async def approve(self, interaction: discord.Interaction, mode: str | None = None) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        record = await self._agent(interaction)
-        if record is None:
-            return
-        async with explained_refusals(interaction):
-            revision = await self._current(record.name, PlanEvent.APPROVE)
-            await buttons.approve(interaction, revision, ApprovalMode(mode or ApprovalMode.NORMAL))
+        await self._decide(
+            interaction,
+            PlanEvent.APPROVE,
+            lambda revision: buttons.approve(
+                interaction, revision, ApprovalMode(mode or ApprovalMode.NORMAL)
+            ),
+        )
 
     @app_commands.command(name="edit", description="Send the plan back with what should change")
     @app_commands.describe(feedback="What should change", step="Which step it is about")
@@ -205,13 +224,11 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         feedback: app_commands.Range[str, 1, FEEDBACK_LIMIT],
         step: app_commands.Range[int, 1, 50] | None = None,
     ) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        record = await self._agent(interaction)
-        if record is None:
-            return
-        async with explained_refusals(interaction):
-            revision = await self._current(record.name, PlanEvent.REQUEST_CHANGES)
-            await buttons.request_changes(interaction, revision, feedback, step)
+        await self._decide(
+            interaction,
+            PlanEvent.REQUEST_CHANGES,
+            lambda revision: buttons.request_changes(interaction, revision, feedback, step),
+        )
 
     @app_commands.command(name="reject", description="Reject the plan; nothing is executed")
     @app_commands.describe(reason="Why (the agent and the channel see it)")
@@ -220,10 +237,8 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         interaction: discord.Interaction,
         reason: app_commands.Range[str, 1, REASON_LIMIT] | None = None,
     ) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        record = await self._agent(interaction)
-        if record is None:
-            return
-        async with explained_refusals(interaction):
-            revision = await self._current(record.name, PlanEvent.REJECT)
-            await buttons.reject(interaction, revision, reason)
+        await self._decide(
+            interaction,
+            PlanEvent.REJECT,
+            lambda revision: buttons.reject(interaction, revision, reason),
+        )

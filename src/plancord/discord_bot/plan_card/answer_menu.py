@@ -13,13 +13,20 @@ import discord
 
 from plancord.core.plan_answers import PlanAnswer
 from plancord.core.planning import PlanRevision
-from plancord.discord_bot.plan_card.buttons import PLAN_ID, REVISION, plan_buttons
+from plancord.discord_bot.plan_card.buttons import REVISION, plan_buttons
 from plancord.discord_bot.shared.client import client_of
 from plancord.discord_bot.shared.controls import choice_menu, picked_choice
+from plancord.discord_bot.shared.dynamic_items import PLAN_ID, CustomId
 
 MENU_ROWS = 4
 """Discord allows five rows of components; the plan's buttons take the first."""
 PLACEHOLDER_LIMIT = 150
+ANSWER_ID = CustomId(
+    "plan:answer:{plan_id}:{revision}:{question}",
+    plan_id=PLAN_ID,
+    revision=REVISION,
+    question="[0-9]{1,2}",
+)
 
 
 def plan_view(
@@ -59,7 +66,7 @@ def menu_questions(revision: PlanRevision) -> list[int]:
 
 class PlanAnswerSelect(
     discord.ui.DynamicItem[discord.ui.Select[discord.ui.View]],
-    template=rf"plan:answer:{PLAN_ID}:{REVISION}:(?P<question>[0-9]{{1,2}})",
+    template=ANSWER_ID.template,
 ):
     """The choices of one open question; picking one answers it for the reviewers."""
 
@@ -80,7 +87,7 @@ class PlanAnswerSelect(
             placeholder = placeholder[: PLACEHOLDER_LIMIT - 1] + "…"
         super().__init__(
             choice_menu(
-                f"plan:answer:{plan_id}:{revision}:{question_index}",
+                ANSWER_ID(plan_id=plan_id, revision=revision, question=question_index),
                 choices,
                 placeholder=placeholder,
                 chosen=picked,

@@ -9,24 +9,22 @@ rather than obeyed.
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 import discord
 
-from plancord.core.errors import PlancordError
 from plancord.core.planning import ApprovalMode, Phase, PlanEvent, PlanRef, PlanRevision
 from plancord.core.review_gate import ReviewHeld
 from plancord.discord_bot.shared.client import client_of
-from plancord.discord_bot.shared.common import Reply, actor_from, bound_channel_id, reply_error
+from plancord.discord_bot.shared.common import actor_from, explained_refusals, reply_error
+from plancord.discord_bot.shared.dynamic_items import PLAN_ID, CustomId, clicked_in_channel_of
 
 if TYPE_CHECKING:
     from plancord.app import App
 
-PLAN_ID = r"(?P<plan_id>[0-9a-f]{1,32})"
-REVISION = r"(?P<revision>[1-9][0-9]{0,5})"
+REVISION = "[1-9][0-9]{0,5}"
 MODAL_TIMEOUT_SECONDS = 15 * 60
 FEEDBACK_LIMIT = 2000
 REASON_LIMIT = 1000
@@ -45,26 +43,23 @@ _APPROVE_LABELS = {
 
 Button = discord.ui.Button[discord.ui.View]
 
-
-def custom_id(action: str, plan_id: str, revision: int) -> str:
-    return f"plan:{action}:{plan_id}:{revision}"
+APPROVE_ID = CustomId(
+    "plan:{action}:{plan_id}:{revision}",
+    action="|".join(_APPROVE_MODES),
+    plan_id=PLAN_ID,
+    revision=REVISION,
+)
+ACKNOWLEDGE_ID = CustomId(
+    "plan:ack:{action}:{plan_id}:{revision}:{blockers}",
+    action="|".join(_APPROVE_MODES),
+    plan_id=PLAN_ID,
+    revision=REVISION,
+    blockers="[1-9][0-9]?",
+)
 
 
 def app_of(interaction: discord.Interaction) -> App:
     return client_of(interaction).app
-
-
-@contextlib.asynccontextmanager
-async def explained_refusals(
-    interaction: discord.Interaction, reply: Reply = reply_error
-) -> AsyncIterator[None]:
-    """Any ``PlancordError`` inside the block becomes an ephemeral reply that explains it
-    (a stale plan's refusal also links to the current plan's message). ``reply`` sends it:
-    ``reply_error`` unless the interaction was deferred publicly."""
-    try:
-        yield
-    except PlancordError as exc:
-        await reply(interaction, await client_of(interaction).explain(exc))
 
 
 async def revision_for_click(
@@ -79,8 +74,7 @@ async def revision_for_click(
     if interaction.guild is None:
         await reply_error(interaction, "Plan buttons work only in the agent's channel.")
         return None
-    agent = await app.store.find_agent_by_channel(bound_channel_id(interaction.channel) or 0)
-    if agent is None or agent.name != found.agent:
+    if not await clicked_in_channel_of(app, interaction, found.agent):
         await reply_error(interaction, "This plan belongs to another channel; decide on it there.")
         return None
     return found
@@ -232,9 +226,11 @@ class RejectPlanModal(discord.ui.Modal):
         await reject(interaction, self.revision, self.reason.value.strip() or None)
 
 
-class _PlanButton:
-    """What every plan button shares: the ids it carries and the check that the click came
-    from the agent's own channel, which also loads the revision the callback acts on.
+@dataclass(slots=True)
+class PlanClick:
+    """What a plan button's click acts on: the revision its custom id names, loaded by the
+    check that the click came from the agent's own channel (the button's
+    ``interaction_check``), then read by its callback.
 
     Approve acknowledges the click before that check reads the store; Edit and Reject cannot,
     since the form they open must be the click's first response."""
@@ -243,16 +239,15 @@ class _PlanButton:
     revision: int
     found: PlanRevision | None = None
 
-    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+    async def check(self, interaction: discord.Interaction) -> bool:
         async with explained_refusals(interaction):
             self.found = await revision_for_click(interaction, self.plan_id, self.revision)
         return self.found is not None
 
 
 class ApprovePlanButton(
-    _PlanButton,
     discord.ui.DynamicItem[Button],
-    template=r"plan:(?P<action>approve|approve-fresh|approve-confirm):" + PLAN_ID + ":" + REVISION,
+    template=APPROVE_ID.template,
 ):
     def __init__(
         self,
@@ -268,13 +263,14 @@ class ApprovePlanButton(
                 style=discord.ButtonStyle.success
                 if mode is ApprovalMode.NORMAL
                 else discord.ButtonStyle.secondary,
-                custom_id=custom_id(_APPROVE_ACTIONS[mode], plan_id, revision),
+                custom_id=APPROVE_ID(
+                    action=_APPROVE_ACTIONS[mode], plan_id=plan_id, revision=revision
+                ),
                 disabled=disabled,
                 row=0 if mode is ApprovalMode.NORMAL else 1,
             )
         )
-        self.plan_id = plan_id
-        self.revision = revision
+        self.click = PlanClick(plan_id, revision)
         self.mode = mode
 
     @classmethod
@@ -287,23 +283,18 @@ class ApprovePlanButton(
         """Acknowledge the click before the store is read: the answer, a confirmation or a
         refusal, is ephemeral either way, and Discord wants a response within 3 s."""
         await interaction.response.defer(ephemeral=True, thinking=True)
-        return await super().interaction_check(interaction)
+        return await self.click.check(interaction)
 
     async def callback(self, interaction: discord.Interaction) -> Any:
-        revision = self.found
+        revision = self.click.found
         if revision is None:
             return
         await approve(interaction, revision, self.mode)
 
 
 class AcknowledgeBlockersButton(
-    _PlanButton,
     discord.ui.DynamicItem[Button],
-    template=r"plan:ack:(?P<action>approve|approve-fresh|approve-confirm):"
-    + PLAN_ID
-    + ":"
-    + REVISION
-    + r":(?P<blockers>[1-9][0-9]?)",
+    template=ACKNOWLEDGE_ID.template,
 ):
     """The second click of an approval the review holds back (``plan_mode.review: mode:
     require_acknowledgement``): ``Approve despite 1 blocker``. Its custom_id carries the
@@ -315,11 +306,15 @@ class AcknowledgeBlockersButton(
             discord.ui.Button(
                 label=f"Approve despite {blockers} blocker{'s' if blockers != 1 else ''}",
                 style=discord.ButtonStyle.danger,
-                custom_id=f"plan:ack:{_APPROVE_ACTIONS[mode]}:{plan_id}:{revision}:{blockers}",
+                custom_id=ACKNOWLEDGE_ID(
+                    action=_APPROVE_ACTIONS[mode],
+                    plan_id=plan_id,
+                    revision=revision,
+                    blockers=blockers,
+                ),
             )
         )
-        self.plan_id = plan_id
-        self.revision = revision
+        self.click = PlanClick(plan_id, revision)
         self.blockers = blockers
         self.mode = mode
 
@@ -332,10 +327,10 @@ class AcknowledgeBlockersButton(
 
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        return await super().interaction_check(interaction)
+        return await self.click.check(interaction)
 
     async def callback(self, interaction: discord.Interaction) -> Any:
-        revision = self.found
+        revision = self.click.found
         if revision is None:
             return
         await approve(interaction, revision, self.mode, acknowledged_blockers=self.blockers)
@@ -345,12 +340,17 @@ _FORMS: dict[str, tuple[str, discord.ButtonStyle, PlanEvent]] = {
     "edit": ("Edit", discord.ButtonStyle.primary, PlanEvent.REQUEST_CHANGES),
     "reject": ("Reject", discord.ButtonStyle.danger, PlanEvent.REJECT),
 }
+FORM_ID = CustomId(
+    "plan:{action}:{plan_id}:{revision}",
+    action="|".join(_FORMS),
+    plan_id=PLAN_ID,
+    revision=REVISION,
+)
 
 
 class PlanFormButton(
-    _PlanButton,
     discord.ui.DynamicItem[Button],
-    template=r"plan:(?P<action>edit|reject):" + PLAN_ID + ":" + REVISION,
+    template=FORM_ID.template,
 ):
     """Edit and Reject: each opens its form, if submitting it could still succeed."""
 
@@ -360,14 +360,13 @@ class PlanFormButton(
             discord.ui.Button(
                 label=label,
                 style=style,
-                custom_id=custom_id(action, plan_id, revision),
+                custom_id=FORM_ID(action=action, plan_id=plan_id, revision=revision),
                 disabled=disabled,
                 row=0,
             )
         )
         self.action = action
-        self.plan_id = plan_id
-        self.revision = revision
+        self.click = PlanClick(plan_id, revision)
 
     @classmethod
     async def from_custom_id(
@@ -375,8 +374,11 @@ class PlanFormButton(
     ) -> Self:
         return cls(match["action"], match["plan_id"], int(match["revision"]))
 
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        return await self.click.check(interaction)
+
     async def callback(self, interaction: discord.Interaction) -> Any:
-        revision = self.found
+        revision = self.click.found
         if revision is None:
             return
         if not await may_open_modal(interaction, revision, _FORMS[self.action][2]):

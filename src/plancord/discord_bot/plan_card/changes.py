@@ -21,6 +21,7 @@ from plancord.core.planning import (
     AuditAction,
     EntrySource,
     Phase,
+    PlanningState,
 )
 from plancord.core.ports import PlanningChange
 from plancord.discord_bot.plan_card.edits import CoalescedEdits
@@ -34,6 +35,7 @@ from plancord.discord_bot.plan_card.status import (
     render_progress,
     timed_out_text,
 )
+from plancord.discord_bot.shared.channel_io import tell_bound_channel
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.embed_basics import MODE_WORDS
 from plancord.storage.plan_messages import MessageStatus
@@ -195,41 +197,32 @@ class PlanMessages:
             await self._say(change.after.agent, text)
 
     async def _step_updated(self, change: PlanningChange) -> None:
-        record, revision = await self.cards.progress_of(change.after)
-        if record is None or revision is None or record.progress_message_id is None:
-            return
-        embed = render_progress(
-            revision,
-            change.after.steps,
-            approved_by=change.after.approved_by_name,
-            mode=change.after.approval_mode,
-            drift=await self.cards.drift_count(change.after),
-        )
-        message = self.cards.channel_of(record).get_partial_message(record.progress_message_id)
-        self._edits.submit(message.id, lambda: message.edit(embed=embed))
+        await self._redraw_progress(change.after)
 
     async def _finish_progress(self, change: PlanningChange, finish: Finish) -> None:
-        record, revision = await self.cards.progress_of(change.before)
+        message_id = await self._redraw_progress(change.before, finish)
+        if message_id is not None:
+            await self._edits.flush(message_id)
+
+    async def _redraw_progress(
+        self, state: PlanningState, finish: Finish | None = None
+    ) -> int | None:
+        """Queue the edit of ``state``'s progress message (``finish`` once the execution
+        ended); its id, or None when the execution shows none."""
+        record, revision = await self.cards.progress_of(state)
         if record is None or revision is None or record.progress_message_id is None:
-            return
+            return None
         embed = render_progress(
             revision,
-            change.before.steps,
-            approved_by=change.before.approved_by_name,
-            mode=change.before.approval_mode,
+            state.steps,
+            approved_by=state.approved_by_name,
+            mode=state.approval_mode,
             finish=finish,
-            drift=await self.cards.drift_count(change.before),
+            drift=await self.cards.drift_count(state),
         )
         message = self.cards.channel_of(record).get_partial_message(record.progress_message_id)
         self._edits.submit(message.id, lambda: message.edit(embed=embed))
-        await self._edits.flush(message.id)
+        return message.id
 
     async def _say(self, agent: str, text: str) -> None:
-        record = await self.bot.app.store.get_agent(agent)
-        if record.channel_id is None:
-            return
-        channel = self.bot.get_partial_messageable(record.channel_id, guild_id=record.guild_id)
-        try:
-            await channel.send(text, allowed_mentions=NO_MENTIONS)
-        except discord.HTTPException:
-            log.warning("could not tell %s's channel: %s", agent, text, exc_info=True)
+        await tell_bound_channel(self.bot, agent, text)

@@ -23,16 +23,15 @@ from plancord.core.review import PlanReview
 from plancord.core.review_gate import settle_window
 from plancord.discord_bot.plan_card.buttons import (
     FEEDBACK_LIMIT,
-    PLAN_ID,
     REVISION,
     Button,
+    PlanClick,
     app_of,
-    explained_refusals,
     may_open_modal,
     request_changes,
-    revision_for_click,
 )
-from plancord.discord_bot.shared.common import reply_error
+from plancord.discord_bot.shared.common import explained_refusals, reply_error
+from plancord.discord_bot.shared.dynamic_items import PLAN_ID, CustomId
 from plancord.discord_bot.shared.embed_basics import FIELD_VALUE_LIMIT
 from plancord.storage.backend import Backend
 from plancord.storage.plan_reviews import PlanReviewStore
@@ -44,6 +43,7 @@ IN_PROGRESS = "⏳ Review in progress"
 TITLE = "🔎 Review of v{revision}"
 """The review's embed title: the plan's own text is never in a title but ``Plan: …``'s, so
 nothing the agent writes (its context notes, its steps) can look like the review."""
+FINDINGS_ID = CustomId("plan:findings:{plan_id}:{revision}", plan_id=PLAN_ID, revision=REVISION)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +97,7 @@ async def kept_review(db: Backend, revision: PlanRevision) -> PlanReview | None:
 
 class SendFindingsButton(
     discord.ui.DynamicItem[Button],
-    template=r"plan:findings:" + PLAN_ID + ":" + REVISION,
+    template=FINDINGS_ID.template,
 ):
     """Edit in one tap: the review's findings go back to the agent as the feedback, and the
     next revision's review says which of them it resolves."""
@@ -107,13 +107,12 @@ class SendFindingsButton(
             discord.ui.Button(
                 label="Send findings back",
                 style=discord.ButtonStyle.primary,
-                custom_id=f"plan:findings:{plan_id}:{revision}",
+                custom_id=FINDINGS_ID(plan_id=plan_id, revision=revision),
                 disabled=disabled,
                 row=0,
             )
         )
-        self.plan_id = plan_id
-        self.revision = revision
+        self.click = PlanClick(plan_id, revision)
 
     @classmethod
     async def from_custom_id(
@@ -121,12 +120,15 @@ class SendFindingsButton(
     ) -> Self:
         return cls(match["plan_id"], int(match["revision"]))
 
-    async def callback(self, interaction: discord.Interaction) -> Any:
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
         await interaction.response.defer(ephemeral=True, thinking=True)
+        return await self.click.check(interaction)
+
+    async def callback(self, interaction: discord.Interaction) -> Any:
+        revision = self.click.found
+        if revision is None:
+            return
         async with explained_refusals(interaction):
-            revision = await revision_for_click(interaction, self.plan_id, self.revision)
-            if revision is None:
-                return
             if not await may_open_modal(interaction, revision, PlanEvent.REQUEST_CHANGES):
                 return
             review = await kept_review(app_of(interaction).db, revision)

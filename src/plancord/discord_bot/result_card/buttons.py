@@ -10,79 +10,88 @@ and a stale, double or unauthorised click gets an ephemeral answer and changes n
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Self
 
 import discord
 
-from plancord.core.errors import PlancordError
+from plancord.agent.execution.results import ExecutionResults
 from plancord.core.execution import StepNumber
+from plancord.core.planning import Actor
 from plancord.core.results import ResultAction, StepResult
 from plancord.discord_bot.shared.client import client_of
-from plancord.discord_bot.shared.common import actor_from, agent_for, reply_error
+from plancord.discord_bot.shared.common import actor_from, explained_refusals, reply_error
+from plancord.discord_bot.shared.controls import picked_choice
+from plancord.discord_bot.shared.dynamic_items import PLAN_ID, CustomId, clicked_in_channel_of
 
-PLAN_ID = r"(?P<plan_id>[0-9a-f]{1,32})"
-VERSION = r"(?P<version>[1-9][0-9]{0,8})"
+VERSION = "[1-9][0-9]{0,8}"
 MENU_LIMIT = 25
 
 Button = discord.ui.Button[discord.ui.View]
+Decide = Callable[[ExecutionResults, Actor], Awaitable[str]]
+"""A decision on the result, given who decided: the answer for them."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResultButtonKind:
+    """One button of the card: the word its custom_id carries (as cards already posted carry
+    it), its label and style, and the decision it asks ``ExecutionResults`` for."""
+
+    word: str
+    label: str
+    style: discord.ButtonStyle
+    decide: Callable[[ExecutionResults, str, int, Actor], Awaitable[str]]
+
+
 _BUTTONS = {
-    ResultAction.MERGE: ("merge", "Merge", discord.ButtonStyle.success),
-    ResultAction.DISCARD: ("discard", "Discard", discord.ButtonStyle.danger),
-    ResultAction.PUSH: ("push", "Push", discord.ButtonStyle.secondary),
+    ResultAction.MERGE: ResultButtonKind(
+        "merge", "Merge", discord.ButtonStyle.success, ExecutionResults.merge
+    ),
+    ResultAction.DISCARD: ResultButtonKind(
+        "discard", "Discard", discord.ButtonStyle.danger, ExecutionResults.discard
+    ),
+    ResultAction.PUSH: ResultButtonKind(
+        "push", "Push", discord.ButtonStyle.secondary, ExecutionResults.push
+    ),
 }
-"""Each button's action: the word its custom_id carries (as cards already posted carry it),
-its label and its style."""
-_BY_WORD = {word: action for action, (word, _, _) in _BUTTONS.items()}
+_BY_WORD = {kind.word: action for action, kind in _BUTTONS.items()}
+BUTTON_ID = CustomId(
+    "result:{action}:{plan_id}:{version}",
+    action="|".join(_BY_WORD),
+    plan_id=PLAN_ID,
+    version=VERSION,
+)
+ROLL_BACK_ID = CustomId("result:rollback:{plan_id}:{version}", plan_id=PLAN_ID, version=VERSION)
 
 
-async def _act(
-    interaction: discord.Interaction,
-    action: ResultAction,
-    plan_id: str,
-    version: int,
-    before: StepNumber | None = None,
-) -> None:
+async def _act(interaction: discord.Interaction, plan_id: str, decide: Decide) -> None:
     """Check the click came from the result's own channel, then decide; the answer (or
     the refusal) is ephemeral."""
     app = client_of(interaction).app
     record = await app.runtime.results.with_result(plan_id)
-    agent = await agent_for(app, interaction.channel)
-    if record is None or agent is None or agent.name != record.agent:
+    if record is None or not await clicked_in_channel_of(app, interaction, record.agent):
         await reply_error(interaction, "This completion card belongs to another channel.")
         return
-    actor = actor_from(interaction.user)
     results = app.runtime.results
-    try:
-        if action is ResultAction.MERGE:
-            text = await results.merge(plan_id, version, actor)
-        elif action is ResultAction.DISCARD:
-            text = await results.discard(plan_id, version, actor)
-        elif action is ResultAction.PUSH:
-            text = await results.push(plan_id, version, actor)
-        elif action is ResultAction.ROLL_BACK and before is not None:
-            text = await results.roll_back(plan_id, version, before, actor)
-        else:
-            raise ValueError(f"a completion card offers no {action.value!r} with {before!r}")
-    except PlancordError as exc:
-        await reply_error(interaction, str(exc))
-        return
-    await interaction.followup.send(text, ephemeral=True)
+    async with explained_refusals(interaction):
+        text = await decide(results, actor_from(interaction.user))
+        await interaction.followup.send(text, ephemeral=True)
 
 
 class ResultButton(
     discord.ui.DynamicItem[Button],
-    template=r"result:(?P<action>merge|discard|push):" + PLAN_ID + ":" + VERSION,
+    template=BUTTON_ID.template,
 ):
     def __init__(
         self, action: ResultAction, plan_id: str, version: int, *, disabled: bool = False
     ) -> None:
-        word, label, style = _BUTTONS[action]
+        kind = _BUTTONS[action]
         super().__init__(
             discord.ui.Button(
-                label=label,
-                style=style,
-                custom_id=f"result:{word}:{plan_id}:{version}",
+                label=kind.label,
+                style=kind.style,
+                custom_id=BUTTON_ID(action=kind.word, plan_id=plan_id, version=version),
                 disabled=disabled,
                 row=0,
             )
@@ -99,12 +108,17 @@ class ResultButton(
 
     async def callback(self, interaction: discord.Interaction) -> Any:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        await _act(interaction, self.action, self.plan_id, self.version)
+        decide = _BUTTONS[self.action].decide
+        await _act(
+            interaction,
+            self.plan_id,
+            lambda results, actor: decide(results, self.plan_id, self.version, actor),
+        )
 
 
 class RollBackSelect(
     discord.ui.DynamicItem[discord.ui.Select[discord.ui.View]],
-    template=r"result:rollback:" + PLAN_ID + ":" + VERSION,
+    template=ROLL_BACK_ID.template,
 ):
     """Roll back… to before one of the steps that has a commit on the branch."""
 
@@ -127,7 +141,7 @@ class RollBackSelect(
         ][-MENU_LIMIT:] or [discord.SelectOption(label="Nothing to roll back", value="0")]
         super().__init__(
             discord.ui.Select(
-                custom_id=f"result:rollback:{plan_id}:{version}",
+                custom_id=ROLL_BACK_ID(plan_id=plan_id, version=version),
                 placeholder="Roll back…",
                 options=options,
                 disabled=disabled or options[0].value == "0",
@@ -145,13 +159,16 @@ class RollBackSelect(
 
     async def callback(self, interaction: discord.Interaction) -> Any:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        values = self.item.values
-        step = int(values[0]) if values and values[0].isdigit() else 0
+        step = picked_choice(self.item)
         if step < 1:
             await reply_error(interaction, "Pick a step to roll back to before.")
             return
         await _act(
-            interaction, ResultAction.ROLL_BACK, self.plan_id, self.version, StepNumber(step)
+            interaction,
+            self.plan_id,
+            lambda results, actor: results.roll_back(
+                self.plan_id, self.version, StepNumber(step), actor
+            ),
         )
 
 

@@ -23,6 +23,7 @@ from plancord.discord_bot.result_card.buttons import result_view
 from plancord.discord_bot.result_card.diff_file import DiffAttachment, diff_attachment
 from plancord.discord_bot.result_card.embed import render_result
 from plancord.discord_bot.result_card.owed import POST_FAILURES, OwedCards
+from plancord.discord_bot.shared.channel_io import tell_bound_channel
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.embed_basics import jump_url
 from plancord.discord_bot.shared.reposting import Reposted
@@ -64,14 +65,7 @@ class ResultCards:
 
     async def result_recovered(self, agent: str, plan_id: str, text: str) -> None:
         """Say in the agent's channel how an interrupted decision on its result ended."""
-        record = await self.bot.app.store.get_agent(agent)
-        if record.channel_id is None:
-            return
-        channel = self.bot.get_partial_messageable(record.channel_id, guild_id=record.guild_id)
-        try:
-            await channel.send(text, allowed_mentions=NO_MENTIONS)
-        except discord.HTTPException:
-            log.warning("could not tell %s's channel about %s", agent, plan_id, exc_info=True)
+        await tell_bound_channel(self.bot, agent, text)
 
     async def attachment(self, plan_id: str, name: str) -> DiffAttachment | None:
         """The result's diff as an attachment; None when its branch is gone."""

@@ -346,3 +346,17 @@ async def send_chunks(
         except discord.HTTPException as exc:
             log.warning("could not send a message: %s", exc)
     return sent
+
+
+async def tell_bound_channel(bot: PlancordClient, agent: str, text: str) -> None:
+    """Say ``text`` in ``agent``'s bound channel (never a thread it was last addressed in),
+    mentions off: what the host reports about the agent's plan or result. A channel
+    Discord refuses is logged, not raised; an agent bound to none is told nothing."""
+    record = await bot.app.store.get_agent(agent)
+    if record.channel_id is None:
+        return
+    channel = bot.get_partial_messageable(record.channel_id, guild_id=record.guild_id)
+    try:
+        await channel.send(text, allowed_mentions=NO_MENTIONS)
+    except discord.HTTPException:
+        log.warning("could not tell %s's channel: %s", agent, text, exc_info=True)

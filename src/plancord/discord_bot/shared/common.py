@@ -1,17 +1,20 @@
 """Small pieces every cog needs: who clicked (as a core ``Actor``), which agent a channel is
 bound to (threads inherit their parent's agent), and ephemeral error replies, including after
-a public deferral."""
+a public deferral and for a refusal the service raised (``explained_refusals``)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import discord
 
 from plancord.app import App
 from plancord.core.agents import AgentRecord
+from plancord.core.errors import PlancordError
 from plancord.core.planning import Actor
+from plancord.discord_bot.shared.client import client_of
 
 log = logging.getLogger(__name__)
 
@@ -95,3 +98,16 @@ async def reply_privately(
         await interaction.delete_original_response()
     except discord.HTTPException as exc:
         log.warning("could not delete a public placeholder after answering privately: %s", exc)
+
+
+@contextlib.asynccontextmanager
+async def explained_refusals(
+    interaction: discord.Interaction, reply: Reply = reply_error
+) -> AsyncIterator[None]:
+    """Any ``PlancordError`` inside the block becomes an ephemeral reply that explains it
+    (a stale plan's refusal also links to the current plan's message). ``reply`` sends it:
+    ``reply_error`` unless the interaction was deferred publicly."""
+    try:
+        yield
+    except PlancordError as exc:
+        await reply(interaction, await client_of(interaction).explain(exc))
