@@ -35,6 +35,7 @@ from plancord.core.drift_findings import (
 )
 from plancord.core.execution import DriftDecision, StepNumber, step_index, step_number
 from plancord.core.planning import Actor, AuditAction, PlanningState
+from plancord.core.results import ResultAction
 from plancord.core.settings import Access, ApprovalPolicy, PlanModeSettings
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -203,6 +204,20 @@ def test_answers_keep_their_stored_audit_actions() -> None:
     assert Decision(Subject.CHECKPOINT, Act.STOP, ROLES["admin"]).answer is Answer.DENIED
     assert answered(Answer.NOT_SHOWN) is DriftDecision.STOPPED
     assert answered(Answer.TIMED_OUT) is DriftDecision.TIMED_OUT
+
+
+def test_result_actions_are_the_cards_acts_and_keep_their_stored_audit_text() -> None:
+    assert [a.act for a in ResultAction] == list(ACTS[Subject.RESULT])
+    assert [a.audit.value for a in ResultAction] == [
+        "result-merge",
+        "result-discard",
+        "result-roll-back",
+        "result-push",
+    ]
+    assert [a.label for a in ResultAction] == ["Merge", "Discard", "Roll back", "Push"]
+    # A vote and a refused click are audit rows only, under the texts they always had.
+    assert AuditAction.RESULT_MERGE_VOTE.value == "result-merge-vote"
+    assert AuditAction.RESULT_REFUSED.value == "result-refused"
 
 
 @pytest.mark.parametrize(

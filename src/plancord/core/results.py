@@ -57,26 +57,23 @@ _CHECKPOINTS = {
 
 class ResultAction(StrEnum):
     """What a completion card can do; the value is also the audit row's action
-    (``audit``)."""
+    (``audit``). A Merge vote and a refused click are no actions of the card: their audit
+    rows are ``AuditAction.RESULT_MERGE_VOTE`` and ``AuditAction.RESULT_REFUSED``."""
 
     MERGE = "result-merge"
-    MERGE_VOTE = "result-merge-vote"
     DISCARD = "result-discard"
     ROLL_BACK = "result-roll-back"
     PUSH = "result-push"
-    REFUSED = "result-refused"
-    """A click the policy or the result's state refused; nothing changed."""
 
     @property
     def verb(self) -> str:
-        return {
-            ResultAction.MERGE: "merge",
-            ResultAction.MERGE_VOTE: "merge",
-            ResultAction.DISCARD: "discard",
-            ResultAction.ROLL_BACK: "roll back",
-            ResultAction.PUSH: "push",
-            ResultAction.REFUSED: "decide",
-        }[self]
+        """The action as a sentence names it (``roll back``)."""
+        return self.act.value
+
+    @property
+    def label(self) -> str:
+        """The action as its button names it (``Roll back``)."""
+        return self.verb.capitalize()
 
     @property
     def audit(self) -> AuditAction:
@@ -85,15 +82,12 @@ class ResultAction(StrEnum):
 
     @property
     def act(self) -> Act:
-        """The act the authority judges; a refusal is no act (``ValueError``)."""
-        if self is ResultAction.REFUSED:
-            raise ValueError("a refusal is not an act on a result")
+        """The act the authority judges."""
         return _ACTS[self]
 
 
 _ACTS = {
     ResultAction.MERGE: Act.MERGE,
-    ResultAction.MERGE_VOTE: Act.MERGE,
     ResultAction.DISCARD: Act.DISCARD,
     ResultAction.ROLL_BACK: Act.ROLL_BACK,
     ResultAction.PUSH: Act.PUSH,
