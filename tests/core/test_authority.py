@@ -19,6 +19,7 @@ from plancord.core.authority import (
     Standing,
     Subject,
     decision_row,
+    describe_ask_deciders,
     judge,
     refusal_row,
     refused_row,
@@ -166,6 +167,21 @@ def test_the_four_eyes_refusal_names_the_rule_and_what_stays_open(
 def test_someone_outside_the_list_is_told_who_may(subject: Subject, act: Act, text: str) -> None:
     verdict = judge(ROLES["member"], subject, act, standing(ApprovalPolicy.REQUESTER_OR_APPROVER))
     assert isinstance(verdict, Refusal) and verdict.text.startswith(text)
+
+
+def test_the_deciders_of_an_ask_are_said_from_the_policy_in_force() -> None:
+    asker = "the member who gave the agent this task"
+    with_roles = PlanModeSettings(approver_roles=(APPROVER_ROLE,))
+    assert describe_ask_deciders(with_roles) == (
+        f"{asker}, members with an approver role or server administrators"
+    )
+    assert describe_ask_deciders(PlanModeSettings()) == f"{asker} or server administrators"
+    assert describe_ask_deciders(None) == "server administrators"
+    for settings in (with_roles, PlanModeSettings()):
+        requester = PlanningState(agent="ada", requested_by="1")
+        verdict = judge(ROLES["member"], Subject.DRIFT, Act.DENY, Standing(requester, settings))
+        assert isinstance(verdict, Refusal)
+        assert verdict.text == f"Only {describe_ask_deciders(settings)} can decide this request."
 
 
 def test_refusal_and_decision_rows_share_one_format() -> None:
