@@ -14,7 +14,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import NewType
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from plancord.core.authority import Answer
 
 StepIndex = NewType("StepIndex", int)
 """A step's place in the plan's list, from 0: what the host's records keep."""
@@ -56,8 +58,8 @@ class ExecutionEventKind(StrEnum):
     COMMAND = "command"
     DRIFT = "drift"
     CHECKPOINT = "checkpoint"
-    """A 🔴 step's checkpoint answered: ``allowed`` (Continue), ``denied`` (Stop) or
-    ``timed-out``."""
+    """A 🔴 step's checkpoint answered (``ExecutionEvent.answer``): Continue, Stop, nobody
+    in time, or the card never shown."""
 
 
 class DriftDecision(StrEnum):
@@ -148,3 +150,15 @@ class ExecutionEvent(BaseModel):
     """For drift: the changed paths outside the step; for a command: the paths it changed."""
     reason: str | None = None
     decision: DriftDecision | None = None
+    """For drift: how it was decided."""
+    answer: Answer | None = None
+    """For a checkpoint: the human's answer (``allowed`` is Continue, ``denied`` Stop), or
+    that nobody answered in time or the card never reached anyone."""
+
+    @model_validator(mode="after")
+    def _decided_as_its_kind(self) -> ExecutionEvent:
+        if self.answer is not None and self.kind is not ExecutionEventKind.CHECKPOINT:
+            raise ValueError(f"a {self.kind.value} event has no checkpoint answer")
+        if self.decision is not None and self.kind is ExecutionEventKind.CHECKPOINT:
+            raise ValueError("a checkpoint is answered, not decided as drift")
+        return self

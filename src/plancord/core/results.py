@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from plancord.core.authority import Act, Decision, Refusal, Standing, Subject, judge
+from plancord.core.authority import Act, Answer, Decision, Refusal, Standing, Subject, judge
 from plancord.core.errors import PlancordError
 from plancord.core.execution import DriftDecision, ExecutionRecord, StepOutcome
 from plancord.core.planning import Actor, AuditAction, PlanningState
@@ -48,10 +48,10 @@ _CONNECTIONS = {
     DriftDecision.STOPPED: "refused",
 }
 _CHECKPOINTS = {
-    DriftDecision.ALLOWED: "Continue",
-    DriftDecision.DENIED: "Stop",
-    DriftDecision.TIMED_OUT: "nobody answered",
-    DriftDecision.STOPPED: "card not shown",
+    Answer.ALLOWED: "Continue",
+    Answer.DENIED: "Stop",
+    Answer.TIMED_OUT: "nobody answered",
+    Answer.NOT_SHOWN: "card not shown",
 }
 
 
@@ -113,14 +113,18 @@ class FileLines:
 
 @dataclass(frozen=True, slots=True)
 class DriftLine:
-    """A drift event or a checkpoint's answer, and how it was decided."""
+    """A drift event and how it was decided, or a 🔴 step's checkpoint and its answer."""
 
     what: str
-    decision: DriftDecision | None
-    checkpoint: bool = False
-    """A 🔴 step's checkpoint answer rather than a drift event."""
+    decision: DriftDecision | Answer | None
+    """How the drift was decided; for a checkpoint, the human's answer."""
     connection: bool = False
     """A connection to a host the step does not name (nothing to restore)."""
+
+    @property
+    def checkpoint(self) -> bool:
+        """A 🔴 step's checkpoint answer rather than a drift event."""
+        return isinstance(self.decision, Answer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +169,8 @@ def drift_decided(line: DriftLine) -> str:
     """How a drift event or a checkpoint was decided, for people."""
     if line.decision is None:
         return "undecided"
-    if line.checkpoint:
-        return _CHECKPOINTS.get(line.decision, line.decision.value)
+    if isinstance(line.decision, Answer):
+        return _CHECKPOINTS[line.decision]
     if line.connection:
         return _CONNECTIONS[line.decision]
     return _DECISIONS[line.decision]

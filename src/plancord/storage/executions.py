@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from plancord.core.authority import Answer
 from plancord.core.errors import StorageError
 from plancord.core.execution import (
     DriftDecision,
@@ -221,7 +222,8 @@ class ExecutionStore:
         return [_record(row) for row in rows]
 
     async def add_event(self, event: ExecutionEvent) -> None:
-        """Append a command or drift event; its ``seq`` is the next in the execution."""
+        """Append a command, drift or checkpoint event; its ``seq`` is the next in the
+        execution."""
         await self.db.execute(
             _INSERT_EVENT,
             (
@@ -233,7 +235,7 @@ class ExecutionStore:
                 event.action[:2000],
                 json.dumps(list(event.paths[:200])),
                 event.reason[:2000] if event.reason else None,
-                event.decision.value if event.decision else None,
+                _decision_text(event),
                 event.plan_id,
             ),
         )
@@ -299,15 +301,38 @@ def _record(row: Any) -> ExecutionRecord:
 
 
 def _event(row: Any) -> ExecutionEvent:
+    kind = ExecutionEventKind(row["kind"])
+    decided = row["decision"] or None
+    answered = kind is ExecutionEventKind.CHECKPOINT
     return ExecutionEvent(
         plan_id=row["plan_id"],
         seq=int(row["seq"]),
         at=_at(row["at"]),
         step=int(row["step"]),
-        kind=ExecutionEventKind(row["kind"]),
+        kind=kind,
         tool=row["tool"],
         action=row["action"],
         paths=tuple(json.loads(row["paths"])),
         reason=row["reason"],
-        decision=DriftDecision(row["decision"]) if row["decision"] else None,
+        decision=DriftDecision(decided) if decided and not answered else None,
+        answer=_TEXT_ANSWER[decided] if decided and answered else None,
     )
+
+
+_ANSWER_TEXT = {
+    Answer.ALLOWED: "allowed",
+    Answer.DENIED: "denied",
+    Answer.TIMED_OUT: "timed-out",
+    Answer.NOT_SHOWN: "stopped",
+}
+"""A checkpoint's answer as the ``decision`` column holds it: the texts its rows have held
+since checkpoints were first recorded (a card never shown is ``stopped``, which the column's
+check allows; ``not-shown`` it does not)."""
+_TEXT_ANSWER = {text: answer for answer, text in _ANSWER_TEXT.items()}
+
+
+def _decision_text(event: ExecutionEvent) -> str | None:
+    """The ``decision`` column of ``event``: its checkpoint answer or its drift decision."""
+    if event.answer is not None:
+        return _ANSWER_TEXT[event.answer]
+    return event.decision.value if event.decision is not None else None

@@ -125,8 +125,7 @@ def _step(
     drift = tuple(
         DriftLine(
             _drift_text(e),
-            e.decision,
-            checkpoint=e.kind is ExecutionEventKind.CHECKPOINT,
+            e.answer if e.kind is ExecutionEventKind.CHECKPOINT else e.decision,
             connection=e.tool == NETWORK_TOOL,
         )
         for e in mine_events

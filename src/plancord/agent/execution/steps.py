@@ -23,10 +23,8 @@ from plancord.agent.execution.branch import BranchError
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
 from plancord.core.authority import Answer, Subject
-from plancord.core.drift_findings import answered
 from plancord.core.errors import CardNotShown, PlancordError
 from plancord.core.execution import (
-    DriftDecision,
     ExecutionEvent,
     ExecutionEventKind,
     ExecutionRecord,
@@ -95,14 +93,12 @@ class StepKeeper:
         except CardNotShown as exc:
             # Not an answer: the card never reached anyone.
             await self._executions.set_waiting_checkpoint(record.plan_id, None)
-            await self._checkpoint_event(
-                record, index, tool, action, DriftDecision.STOPPED, str(exc)
-            )
+            await self._checkpoint_event(record, index, tool, action, Answer.NOT_SHOWN, str(exc))
             raise
         # Cleared only once answered: a turn cut short by a restart leaves the mark, and
         # the restart then ends execution instead of resuming into the step.
         await self._executions.set_waiting_checkpoint(record.plan_id, None)
-        await self._checkpoint_event(record, index, tool, action, answered(answer), None)
+        await self._checkpoint_event(record, index, tool, action, answer, None)
         return answer
 
     async def _checkpoint_event(
@@ -111,7 +107,7 @@ class StepKeeper:
         index: int,
         tool: str,
         action: str,
-        decision: DriftDecision,
+        answer: Answer,
         reason: str | None,
     ) -> None:
         await self._executions.add_event(
@@ -123,7 +119,7 @@ class StepKeeper:
                 tool=tool,
                 action=action,
                 reason=reason,
-                decision=decision,
+                answer=answer,
             )
         )
 
@@ -131,7 +127,7 @@ class StepKeeper:
         """Whether the 🔴 step at ``index`` had its checkpoint answered Continue."""
         number = step_number(index)
         answers = await self._executions.events(record.plan_id, ExecutionEventKind.CHECKPOINT)
-        return any(e.step == number and e.decision is DriftDecision.ALLOWED for e in answers)
+        return any(e.step == number and e.answer is Answer.ALLOWED for e in answers)
 
     async def move_on(
         self,
