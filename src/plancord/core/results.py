@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 
 from plancord.core.authority import Act, Answer, Decision, Refusal, Standing, Subject, judge
 from plancord.core.errors import PlancordError
-from plancord.core.execution import DriftDecision, ExecutionRecord, StepOutcome
+from plancord.core.execution import DriftDecision, ExecutionRecord, StepNumber, StepOutcome
 from plancord.core.planning import Actor, AuditAction, PlanningState
 from plancord.core.review import PlanReview
 from plancord.core.settings import PlanModeSettings
@@ -129,7 +129,7 @@ class DriftLine:
 
 @dataclass(frozen=True, slots=True)
 class StepResult:
-    number: int
+    number: StepNumber
     title: str
     outcome: StepOutcome
     files: tuple[FileLines, ...] = ()

@@ -10,17 +10,18 @@ from datetime import datetime
 from typing import Any
 
 from plancord.core.authority import Answer
-from plancord.core.errors import StorageError
 from plancord.core.execution import (
     DriftDecision,
     ExecutionEvent,
     ExecutionEventKind,
     ExecutionRecord,
     ResultState,
+    StepIndex,
+    StepNumber,
     StepOutcome,
 )
 from plancord.storage.backend import Backend, Tx
-from plancord.storage.codec import parse_ts, ts
+from plancord.storage.codec import parse_required_ts, parse_ts, ts
 
 _INSERT = (
     "INSERT INTO executions (plan_id, agent, revision, branch, base, base_commit, "
@@ -113,7 +114,7 @@ class ExecutionStore:
     async def save_steps(
         self,
         plan_id: str,
-        current_step: int,
+        current_step: StepIndex,
         steps: Sequence[StepOutcome],
         *,
         revision: int | None = None,
@@ -131,8 +132,8 @@ class ExecutionStore:
                 (current_step, _steps_text(steps), revision, plan_id),
             )
 
-    async def set_waiting_checkpoint(self, plan_id: str, step: int | None) -> None:
-        """Mark (0-based ``step``) or clear the 🔴 checkpoint waiting for an answer."""
+    async def set_waiting_checkpoint(self, plan_id: str, step: StepIndex | None) -> None:
+        """Mark (at ``step``) or clear the 🔴 checkpoint waiting for an answer."""
         await self.db.execute(
             "UPDATE executions SET waiting_checkpoint = ? WHERE plan_id = ?", (step, plan_id)
         )
@@ -256,14 +257,6 @@ class ExecutionStore:
         return [_event(row) for row in rows]
 
 
-def _at(value: str | None) -> datetime:
-    """A timestamp the schema declares NOT NULL."""
-    parsed = parse_ts(value)
-    if parsed is None:
-        raise StorageError("an execution row has no timestamp", "corrupt")
-    return parsed
-
-
 def _steps_text(steps: Sequence[StepOutcome]) -> str:
     return json.dumps([step.value for step in steps])
 
@@ -278,12 +271,14 @@ def _record(row: Any) -> ExecutionRecord:
         base_commit=row["base_commit"],
         reviewed_commit=row["reviewed_commit"],
         reviewed_index=row["reviewed_index"],
-        current_step=int(row["current_step"]),
+        current_step=StepIndex(int(row["current_step"])),
         steps=tuple(StepOutcome(s) for s in json.loads(row["steps"])),
         waiting_checkpoint=(
-            int(row["waiting_checkpoint"]) if row["waiting_checkpoint"] is not None else None
+            StepIndex(int(row["waiting_checkpoint"]))
+            if row["waiting_checkpoint"] is not None
+            else None
         ),
-        started_at=_at(row["started_at"]),
+        started_at=parse_required_ts(row["started_at"], "executions"),
         ended_at=parse_ts(row["ended_at"]),
         end_reason=row["end_reason"],
         result=ResultState(row["result"]) if row["result"] else None,
@@ -307,8 +302,8 @@ def _event(row: Any) -> ExecutionEvent:
     return ExecutionEvent(
         plan_id=row["plan_id"],
         seq=int(row["seq"]),
-        at=_at(row["at"]),
-        step=int(row["step"]),
+        at=parse_required_ts(row["at"], "execution_events"),
+        step=StepNumber(int(row["step"])),
         kind=kind,
         tool=row["tool"],
         action=row["action"],

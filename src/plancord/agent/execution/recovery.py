@@ -28,7 +28,7 @@ from typing import assert_never
 from plancord.agent.execution.branch import BranchError, ExecutionBranch
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
-from plancord.core.execution import ExecutionRecord, ResultState
+from plancord.core.execution import ExecutionRecord, ResultState, StepNumber
 from plancord.core.intents import ResultIntent, describe
 from plancord.core.planning import AuditAction, AuditEntry
 from plancord.core.ports import Clock
@@ -138,7 +138,7 @@ class IntentRecovery:
     async def _roll_back(
         self, intent: ResultIntent, record: ExecutionRecord, branch: ExecutionBranch, who: str
     ) -> str:
-        step = int(intent.detail.get("step", 0))
+        step = StepNumber(int(intent.detail.get("step", 0)))
         before, was = intent.text("before"), intent.text("tip")
         tip = await branch.branch_commit(record.branch)
         on_branch = await branch.head_ref() == f"refs/heads/{record.branch}"

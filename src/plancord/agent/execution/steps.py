@@ -28,6 +28,7 @@ from plancord.core.execution import (
     ExecutionEvent,
     ExecutionEventKind,
     ExecutionRecord,
+    StepIndex,
     StepOutcome,
     step_number,
 )
@@ -61,7 +62,7 @@ class StepKeeper:
         self,
         record: ExecutionRecord,
         plan: Plan,
-        index: int,
+        index: StepIndex,
         *,
         requested_by: str | None,
         timeout_seconds: float,
@@ -104,7 +105,7 @@ class StepKeeper:
     async def _checkpoint_event(
         self,
         record: ExecutionRecord,
-        index: int,
+        index: StepIndex,
         tool: str,
         action: str,
         answer: Answer,
@@ -123,7 +124,7 @@ class StepKeeper:
             )
         )
 
-    async def passed(self, record: ExecutionRecord, index: int) -> bool:
+    async def passed(self, record: ExecutionRecord, index: StepIndex) -> bool:
         """Whether the 🔴 step at ``index`` had its checkpoint answered Continue."""
         number = step_number(index)
         answers = await self._executions.events(record.plan_id, ExecutionEventKind.CHECKPOINT)
@@ -133,13 +134,13 @@ class StepKeeper:
         self,
         record: ExecutionRecord,
         plan: Plan,
-        to: int,
-        skipped: Sequence[int],
+        to: StepIndex,
+        skipped: Sequence[StepIndex],
         leave_out: Sequence[str] = (),
     ) -> tuple[ExecutionRecord, str | None]:
         """Commit the current step (without ``leave_out``, the moving call's own paths) as
-        done, record ``skipped`` and make ``to`` (0-based) current; the record and the
-        step's commit (None when it changed nothing)."""
+        done, record ``skipped`` and make ``to`` current; the record and the step's commit
+        (None when it changed nothing)."""
         commit = await self._commit(record, plan, leave_out)
         steps = list(record.steps)
         steps[record.current_step] = StepOutcome.DONE
