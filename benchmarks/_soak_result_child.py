@@ -77,7 +77,7 @@ async def new_result(
     branch = home.branch
     workspace = home.workspace
     parent = record.reviewed_commit
-    for step in (1, 2):
+    for step in (StepNumber(1), StepNumber(2)):
         (workspace / f"{plan_id}-{step}.txt").write_text(f"step {step} of {plan_id}\n")
         commit = await branch.commit_step(branch_record(record), f"step {step}", parent)
         await commits.committed(plan_id, step, commit)

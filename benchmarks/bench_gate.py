@@ -28,6 +28,7 @@ from _common import ANA, Bench, median_ms, open_bench, timed
 from plancord.agent.runtime import AgentSession
 from plancord.agent.tools.base import ToolContext, ToolResult
 from plancord.core.errors import ModelCallFailed
+from plancord.core.execution import StepIndex
 from plancord.core.gate import GateRequest, ToolKind, decide
 from plancord.core.holding import hold_to_step
 from plancord.core.permissions import PermissionProfile
@@ -137,9 +138,9 @@ async def parts(bench: Bench, runs: int) -> dict[str, float]:
         short = time.perf_counter()
         classify(pipeline.format(n=number), workspace)
         done = time.perf_counter()
-        hold_to_step(plan, 0, "str_replace", (f"src/mod_{number}.py",))
+        hold_to_step(plan, StepIndex(0), "str_replace", (f"src/mod_{number}.py",))
         inside = time.perf_counter()
-        hold_to_step(plan, 0, "str_replace", (f"docs/page_{number}.md",))
+        hold_to_step(plan, StepIndex(0), "str_replace", (f"docs/page_{number}.md",))
         outside = time.perf_counter()
         samples["decide"].append(decided - started)
         samples["read-only filter('ls')"].append(first - decided)

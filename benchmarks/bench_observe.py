@@ -38,6 +38,7 @@ from plancord.agent.execution.observe import Effects, WorkspaceObserver
 from plancord.agent.execution.snapshot import take_snapshot
 from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.git import run_git
+from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy, run_sandboxed
 
 FILES = 10_000
@@ -165,14 +166,14 @@ async def completion(root: Path, stash: Path) -> None:
         keeping.append(await timed(lambda: branches.start("kept", n)))  # noqa: B023
     record = await branches.start("bench", 1)
     line = "".join(f"value_{n} = {n} * 2  # a line of about fifty bytes\n" for n in range(7_000))
-    recorded: list[tuple[int, str]] = []
+    recorded: list[tuple[StepNumber, str]] = []
     for step in range(1, 4):
         for n in range(10):
             (root / "src" / f"d{n:02}" / f"new_{step}_{n}.py").write_text(line[: len(line) // 10])
         parent = recorded[-1][1] if recorded else record.reviewed_commit
         commit = await branches.commit_step(record, f"Step {step}", parent)
         if commit is not None:
-            recorded.append((step, commit))
+            recorded.append((StepNumber(step), commit))
     noop = [await timed(lambda: run_sandboxed(["true"], policy, timeout=30)) for _ in range(5)]
 
     async def card() -> int:

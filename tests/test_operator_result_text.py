@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from plancord.core.authority import Answer
 from plancord.core.execution import DriftDecision, ExecutionRecord, ResultState, StepOutcome
 from plancord.core.results import DriftLine, FileLines, ResultSummary, StepResult
 from plancord.core.review import Finding, PlanReview, Severity
@@ -48,7 +49,7 @@ def summary(found: ExecutionRecord) -> ResultSummary:
                 commands=("bash_execute: make test",),
                 drift=(
                     DriftLine("outside the plan: evil.py", DriftDecision.DENIED),
-                    DriftLine("checkpoint before Deploy", DriftDecision.ALLOWED, checkpoint=True),
+                    DriftLine("checkpoint before Deploy", Answer.ALLOWED),
                 ),
                 committed=True,
                 ignored=("build/out.bin",),

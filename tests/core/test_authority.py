@@ -19,6 +19,7 @@ from plancord.core.authority import (
     Standing,
     Subject,
     decision_row,
+    describe_ask_deciders,
     judge,
     refusal_row,
     refused_row,
@@ -35,6 +36,7 @@ from plancord.core.drift_findings import (
 )
 from plancord.core.execution import DriftDecision, StepNumber, step_index, step_number
 from plancord.core.planning import Actor, AuditAction, PlanningState
+from plancord.core.results import ResultAction
 from plancord.core.settings import Access, ApprovalPolicy, PlanModeSettings
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -167,6 +169,21 @@ def test_someone_outside_the_list_is_told_who_may(subject: Subject, act: Act, te
     assert isinstance(verdict, Refusal) and verdict.text.startswith(text)
 
 
+def test_the_deciders_of_an_ask_are_said_from_the_policy_in_force() -> None:
+    asker = "the member who gave the agent this task"
+    with_roles = PlanModeSettings(approver_roles=(APPROVER_ROLE,))
+    assert describe_ask_deciders(with_roles) == (
+        f"{asker}, members with an approver role or server administrators"
+    )
+    assert describe_ask_deciders(PlanModeSettings()) == f"{asker} or server administrators"
+    assert describe_ask_deciders(None) == "server administrators"
+    for settings in (with_roles, PlanModeSettings()):
+        requester = PlanningState(agent="ada", requested_by="1")
+        verdict = judge(ROLES["member"], Subject.DRIFT, Act.DENY, Standing(requester, settings))
+        assert isinstance(verdict, Refusal)
+        assert verdict.text == f"Only {describe_ask_deciders(settings)} can decide this request."
+
+
 def test_refusal_and_decision_rows_share_one_format() -> None:
     verdict = judge(ROLES["member"], Subject.RESULT, Act.PUSH, standing(ApprovalPolicy.APPROVER))
     assert isinstance(verdict, Refusal)
@@ -203,6 +220,20 @@ def test_answers_keep_their_stored_audit_actions() -> None:
     assert Decision(Subject.CHECKPOINT, Act.STOP, ROLES["admin"]).answer is Answer.DENIED
     assert answered(Answer.NOT_SHOWN) is DriftDecision.STOPPED
     assert answered(Answer.TIMED_OUT) is DriftDecision.TIMED_OUT
+
+
+def test_result_actions_are_the_cards_acts_and_keep_their_stored_audit_text() -> None:
+    assert [a.act for a in ResultAction] == list(ACTS[Subject.RESULT])
+    assert [a.audit.value for a in ResultAction] == [
+        "result-merge",
+        "result-discard",
+        "result-roll-back",
+        "result-push",
+    ]
+    assert [a.label for a in ResultAction] == ["Merge", "Discard", "Roll back", "Push"]
+    # A vote and a refused click are audit rows only, under the texts they always had.
+    assert AuditAction.RESULT_MERGE_VOTE.value == "result-merge-vote"
+    assert AuditAction.RESULT_REFUSED.value == "result-refused"
 
 
 @pytest.mark.parametrize(

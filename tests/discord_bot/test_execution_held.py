@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from plancord.core.authority import Answer
 from plancord.core.execution import DriftDecision, ExecutionEventKind, StepOutcome
 from plancord.core.planning import Phase
 from plancord.storage.executions import ExecutionStore
@@ -255,7 +256,7 @@ async def test_a_first_step_at_high_risk_asks_before_its_first_call(plan_scene: 
     record = await ExecutionStore(scene.app.db).latest("ada")
     assert record is not None and record.steps == (StepOutcome.STOPPED,)
     [answer] = await _events(scene, ExecutionEventKind.CHECKPOINT)
-    assert answer.decision is DriftDecision.DENIED
+    assert answer.answer is Answer.DENIED
 
 
 async def test_completing_marks_the_steps_and_commits_the_last(plan_scene: Any) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
+from plancord.core.authority import Answer
 from plancord.core.execution import (
     DriftDecision,
     ExecutionEvent,
@@ -73,6 +76,50 @@ async def test_events_keep_their_order_and_decisions(db: Backend) -> None:
     assert events[1].paths == ("README.md", "a b.txt")
     drifts = await store.events("p1", ExecutionEventKind.DRIFT)
     assert [e.seq for e in drifts] == [2, 3]
+
+
+async def test_checkpoint_answers_keep_the_text_their_rows_always_held(db: Backend) -> None:
+    store = ExecutionStore(db)
+    await store.begin(_record())
+    for seconds, answer in enumerate(Answer):
+        await store.add_event(
+            ExecutionEvent(
+                plan_id="p1",
+                at=AT + timedelta(seconds=seconds),
+                step=1,
+                kind=ExecutionEventKind.CHECKPOINT,
+                tool="bash_execute",
+                action="bash_execute: deploy",
+                answer=answer,
+            )
+        )
+    rows = await db.fetchall("SELECT decision FROM execution_events ORDER BY seq")
+    assert [row["decision"] for row in rows] == ["allowed", "denied", "timed-out", "stopped"]
+    events = await store.events("p1", ExecutionEventKind.CHECKPOINT)
+    assert [(e.answer, e.decision) for e in events] == [(a, None) for a in Answer]
+
+
+def test_an_event_is_decided_as_its_kind() -> None:
+    with pytest.raises(ValueError, match="checkpoint is answered"):
+        ExecutionEvent(
+            plan_id="p1",
+            at=AT,
+            step=1,
+            kind=ExecutionEventKind.CHECKPOINT,
+            tool="t",
+            action="a",
+            decision=DriftDecision.ALLOWED,
+        )
+    with pytest.raises(ValueError, match="drift event has no checkpoint answer"):
+        ExecutionEvent(
+            plan_id="p1",
+            at=AT,
+            step=1,
+            kind=ExecutionEventKind.DRIFT,
+            tool="t",
+            action="a",
+            answer=Answer.ALLOWED,
+        )
 
 
 async def test_an_execution_ends_once_and_the_newest_is_found(db: Backend) -> None:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from plancord.core.execution import ExecutionRecord, ResultState, StepOutcome
 from plancord.core.intents import IntentState, ResultIntent
-from plancord.core.planning import AuditEntry
+from plancord.core.planning import AuditAction, AuditEntry
 from plancord.core.results import ResultAction
 from plancord.storage.backend import Backend
 from plancord.storage.executions import ExecutionStore
@@ -56,7 +56,7 @@ def _intent(name: str, action: ResultAction, version: int = 1, **detail: object)
     )
 
 
-def _audit(name: str, action: ResultAction) -> AuditEntry:
+def _audit(name: str, action: AuditAction) -> AuditEntry:
     return AuditEntry(at=AT, agent="ada", actor=f"user:{name}", action=action.value, plan_id="p1")
 
 
@@ -76,7 +76,7 @@ async def test_one_intent_at_a_time_and_the_decision_completes_it(db: Backend) -
     stale = await intents.open(_intent("cy", ResultAction.MERGE, version=2))
     assert not stale.opened and stale.in_the_way == merge
 
-    audit = _audit("ana", ResultAction.MERGE)
+    audit = _audit("ana", AuditAction.RESULT_MERGE)
     assert await intents.decided(merge, ResultState.MERGED, AT, "merged", audit)
     decided = await executions.get("p1")
     assert decided is not None and decided.result is ResultState.MERGED
@@ -101,11 +101,11 @@ async def test_an_undone_intent_frees_the_result_and_a_roll_back_pins_it_anew(
     intents = ResultIntentStore(db)
     push = _intent("ana", ResultAction.PUSH, remote="origin")
     assert (await intents.open(push)).opened
-    await intents.undone(push, AT, "refused", _audit("ana", ResultAction.REFUSED))
+    await intents.undone(push, AT, "refused", _audit("ana", AuditAction.RESULT_REFUSED))
 
     back = _intent("bob", ResultAction.ROLL_BACK, step=2)
     assert (await intents.open(back)).opened
-    audit = _audit("bob", ResultAction.ROLL_BACK).model_copy(update={"detail": {"what": "x"}})
+    audit = _audit("bob", AuditAction.RESULT_ROLL_BACK).model_copy(update={"detail": {"what": "x"}})
     assert await intents.rolled_back(back, 1, "1" * 40, AT, audit)
     moved = await executions.get("p1")
     assert moved is not None and (moved.result_version, moved.result_commit) == (2, "1" * 40)

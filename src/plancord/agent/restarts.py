@@ -14,6 +14,7 @@ from plancord.agent.interruptions import TurnMarkers
 from plancord.agent.loop import ToolLoop
 from plancord.agent.sessions import Sessions
 from plancord.core.errors import PlancordError
+from plancord.core.execution import step_number
 from plancord.core.planning import Actor, Phase
 from plancord.core.service import PlanningService
 from plancord.core.shards import ShardShare
@@ -115,7 +116,7 @@ class Restarts:
         record = await self._executions.running(agent)
         if record is None or record.waiting_checkpoint is None:
             return False
-        step = record.waiting_checkpoint + 1
+        step = step_number(record.waiting_checkpoint)
         why = f"plancord restarted while the checkpoint of high-risk step {step} waited"
         try:
             await self._planning.complete(

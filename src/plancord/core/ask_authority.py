@@ -24,6 +24,7 @@ from plancord.core.authority import (
     Standing,
     Subject,
     decision_row,
+    describe_ask_deciders,
     judge,
     refused_row,
 )
@@ -68,6 +69,16 @@ class AskAuthority:
         if isinstance(verdict, Refusal):
             await self._append(refused_row(verdict, AuditPlace(agent), self._clock.now(), detail))
         return verdict
+
+    async def deciders(self, agent: str) -> str:
+        """Who may decide ``agent``'s permission requests, drift asks and checkpoints, in
+        words, from the policy in force now (``describe_ask_deciders``): what its card says."""
+        try:
+            settings = await self._settings.plan_mode_for(agent)
+        except PlancordError as exc:
+            log.warning("who may decide for %s cannot be read: %s", agent, exc)
+            return describe_ask_deciders(None)
+        return describe_ask_deciders(settings)
 
     async def record(
         self,

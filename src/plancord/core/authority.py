@@ -213,9 +213,26 @@ def describe_approvers(requester: PlanningState, settings: PlanModeSettings) -> 
     who = []
     if requester.requested_by_name:
         who.append(f"the requester ({requester.requested_by_name})")
+    return _one_of(who, settings)
+
+
+def describe_ask_deciders(settings: PlanModeSettings | None) -> str:
+    """Who the approver policy lets decide an ask (a permission request, a drift ask, a
+    checkpoint) under ``settings``, in words (None: the settings could not be read, so only
+    administrators, as ``judge`` then rules). An ask names its requester by id only, and its
+    card is read by the whole channel, so the rule is said rather than the names: the card
+    says it, and so does the refusal of anyone outside it."""
+    if settings is None:
+        return "server administrators"
+    return _one_of(["the member who gave the agent this task"], settings)
+
+
+def _one_of(who: list[str], settings: PlanModeSettings) -> str:
+    """``who``, then the approver roles (when ``settings`` names any) and administrators,
+    as one phrase joined by "or"."""
     if settings.approver_roles:
-        who.append("members with an approver role")
-    who.append("server administrators")
+        who = [*who, "members with an approver role"]
+    who = [*who, "server administrators"]
     if len(who) == 1:
         return who[0]
     return ", ".join(who[:-1]) + " or " + who[-1]
@@ -240,15 +257,7 @@ def _refusal_text(actor: Actor, subject: Subject, act: Act, rule: str, standing:
     other = "Stop" if subject is Subject.CHECKPOINT else "Deny"
     if in_the_list:
         return f"You cannot {act.value} this: {rule}. {other} stays open to you."
-    return f"Only {ASK_DECIDERS} can decide this request."
-
-
-ASK_DECIDERS = (
-    "the member who gave the agent this task, members with an approver role or server "
-    "administrators"
-)
-"""Who decides an ask, in words: an ask names its requester by id only, and its card is
-read by the whole channel, so the rule is said rather than the names."""
+    return f"Only {describe_ask_deciders(settings)} can decide this request."
 
 
 def _unreadable_text(subject: Subject) -> str:

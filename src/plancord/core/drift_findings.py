@@ -97,7 +97,7 @@ _ANSWERED: Mapping[Answer, DriftDecision] = {
 
 
 def answered(answer: Answer) -> DriftDecision:
-    """How an ask's answer decided a drift (or a checkpoint), as the execution records it."""
+    """How an ask's answer decided a drift, as the execution records it."""
     return _ANSWERED[answer]
 
 

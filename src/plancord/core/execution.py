@@ -14,21 +14,26 @@ from datetime import datetime
 from enum import StrEnum
 from typing import NewType
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from plancord.core.authority import Answer
 
 StepIndex = NewType("StepIndex", int)
-"""A step's place in the plan's list, from 0: what the host's records keep."""
+"""A step's place in the plan's list, from 0: what the host's records keep
+(``ExecutionRecord.current_step``) and what indexes ``Plan.steps``."""
 
 StepNumber = NewType("StepNumber", int)
-"""A step as people count it, from 1: what cards, messages and events show."""
+"""A step as people count it, from 1: what cards, messages, events and step commits show.
+The two are distinct types so that mypy refuses one where the other is meant; the only ways
+between them are ``step_number`` and ``step_index``."""
 
 
-def step_number(index: int) -> StepNumber:
+def step_number(index: StepIndex) -> StepNumber:
     """The number people see for the step at ``index``."""
     return StepNumber(index + 1)
 
 
-def step_index(number: int) -> StepIndex:
+def step_index(number: StepNumber) -> StepIndex:
     """The list index of the step people call ``number``."""
     return StepIndex(number - 1)
 
@@ -56,8 +61,8 @@ class ExecutionEventKind(StrEnum):
     COMMAND = "command"
     DRIFT = "drift"
     CHECKPOINT = "checkpoint"
-    """A 🔴 step's checkpoint answered: ``allowed`` (Continue), ``denied`` (Stop) or
-    ``timed-out``."""
+    """A 🔴 step's checkpoint answered (``ExecutionEvent.answer``): Continue, Stop, nobody
+    in time, or the card never shown."""
 
 
 class DriftDecision(StrEnum):
@@ -78,8 +83,8 @@ class DriftDecision(StrEnum):
 
 
 class ExecutionRecord(BaseModel):
-    """One approved plan's execution on its own branch. ``current_step`` is 0-based;
-    ``steps`` has one outcome per step of ``revision``."""
+    """One approved plan's execution on its own branch. ``current_step`` is an index
+    (``StepIndex``, from 0); ``steps`` has one outcome per step of ``revision``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -93,10 +98,10 @@ class ExecutionRecord(BaseModel):
     reviewed_commit: str
     """The branch's first commit: the tree that was reviewed."""
     reviewed_index: str
-    current_step: int = 0
+    current_step: StepIndex = StepIndex(0)
     steps: tuple[StepOutcome, ...] = ()
-    waiting_checkpoint: int | None = None
-    """The 0-based step whose 🔴 checkpoint card is waiting for an answer, if any."""
+    waiting_checkpoint: StepIndex | None = None
+    """The step whose 🔴 checkpoint card is waiting for an answer, if any."""
     started_at: datetime
     ended_at: datetime | None = None
     end_reason: str | None = None
@@ -131,7 +136,7 @@ class ExecutionRecord(BaseModel):
 
 class ExecutionEvent(BaseModel):
     """A command run (a mutating call), a drift event or a checkpoint's answer, in the step
-    it happened in (``step`` 1-based, as shown)."""
+    it happened in (``step`` as people count it)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -139,7 +144,7 @@ class ExecutionEvent(BaseModel):
     seq: int = 0
     """Order within the plan's execution; the store assigns it."""
     at: datetime
-    step: int
+    step: StepNumber
     kind: ExecutionEventKind
     tool: str
     action: str
@@ -148,3 +153,15 @@ class ExecutionEvent(BaseModel):
     """For drift: the changed paths outside the step; for a command: the paths it changed."""
     reason: str | None = None
     decision: DriftDecision | None = None
+    """For drift: how it was decided."""
+    answer: Answer | None = None
+    """For a checkpoint: the human's answer (``allowed`` is Continue, ``denied`` Stop), or
+    that nobody answered in time or the card never reached anyone."""
+
+    @model_validator(mode="after")
+    def _decided_as_its_kind(self) -> ExecutionEvent:
+        if self.answer is not None and self.kind is not ExecutionEventKind.CHECKPOINT:
+            raise ValueError(f"a {self.kind.value} event has no checkpoint answer")
+        if self.decision is not None and self.kind is ExecutionEventKind.CHECKPOINT:
+            raise ValueError("a checkpoint is answered, not decided as drift")
+        return self

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from plancord.core.drift import matches_files
+from plancord.core.execution import StepIndex, step_number
 from plancord.core.plan import Plan, PlanStep, Risk
 
 
@@ -53,7 +54,7 @@ class KnownWrites:
 class WithinStep:
     """The call is the current step's work."""
 
-    step: int
+    step: StepIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +66,8 @@ class MovesOn:
     the fact, before its effect is kept).
     """
 
-    step: int
-    skipped: tuple[int, ...]
+    step: StepIndex
+    skipped: tuple[StepIndex, ...]
     checkpoint: bool
 
 
@@ -75,7 +76,7 @@ class StepDrift:
     """No step from the current one on covers the call. ``outside`` are the changed paths
     the current step does not cover (empty when the tool itself is what is outside)."""
 
-    step: int
+    step: StepIndex
     outside: tuple[str, ...]
     reason: str
 
@@ -83,7 +84,9 @@ class StepDrift:
 Holding = WithinStep | MovesOn | StepDrift
 
 
-def hold_to_step(plan: Plan, current: int, tool: str, changed: Sequence[str] | None) -> Holding:
+def hold_to_step(
+    plan: Plan, current: StepIndex, tool: str, changed: Sequence[str] | None
+) -> Holding:
     """Where a call of ``tool`` that changed ``changed`` stands against step ``current``.
 
     ``changed`` is None before the call runs (the tool alone is judged; the paths are judged
@@ -99,8 +102,8 @@ def hold_to_step(plan: Plan, current: int, tool: str, changed: Sequence[str] | N
     for later in range(current + 1, len(plan.steps)):
         if _covers(plan.steps[later], tool, paths, limits_tools):
             return MovesOn(
-                step=later,
-                skipped=tuple(range(current + 1, later)),
+                step=StepIndex(later),
+                skipped=tuple(StepIndex(i) for i in range(current + 1, later)),
                 checkpoint=plan.steps[later].risk is Risk.HIGH,
             )
     step = plan.steps[current]
@@ -112,12 +115,12 @@ def hold_to_step(plan: Plan, current: int, tool: str, changed: Sequence[str] | N
     return StepDrift(
         current,
         outside,
-        f"{shown}{more} is not among the files step {current + 1} names, "
+        f"{shown}{more} is not among the files step {step_number(current)} names, "
         "nor does a later step cover this call",
     )
 
 
-def entering_checkpoint(plan: Plan, step: int) -> bool:
+def entering_checkpoint(plan: Plan, step: StepIndex) -> bool:
     """Whether starting ``step`` (the first step when execution starts) needs its 🔴
     checkpoint answered before any of its calls run."""
     return plan.steps[step].risk is Risk.HIGH
@@ -131,9 +134,9 @@ def _covers(step: PlanStep, tool: str, paths: Sequence[str], limits_tools: bool)
     return all(matches_files(step.files, path) for path in paths)
 
 
-def _tool_reason(plan: Plan, current: int, tool: str) -> str:
-    earlier = [i + 1 for i in range(current) if tool in plan.steps[i].tools]
+def _tool_reason(plan: Plan, current: StepIndex, tool: str) -> str:
+    earlier = [step_number(StepIndex(i)) for i in range(current) if tool in plan.steps[i].tools]
     if earlier:
         which = ", ".join(str(i) for i in earlier)
         return f"`{tool}` belongs to step {which}, which the plan has moved past"
-    return f"no step from step {current + 1} on uses `{tool}`"
+    return f"no step from step {step_number(current)} on uses `{tool}`"

@@ -22,14 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from plancord.core.errors import PlancordError
 from plancord.core.results import ResultAction
 
-INTENT_ACTIONS = (
-    ResultAction.MERGE,
-    ResultAction.DISCARD,
-    ResultAction.ROLL_BACK,
-    ResultAction.PUSH,
-)
-"""The decisions written as intents (a Merge vote changes no git and is not one)."""
-
 
 class IntentState(StrEnum):
     OPEN = "open"
@@ -70,13 +62,7 @@ class ResultIntent(BaseModel):
 
 def describe(intent: ResultIntent) -> str:
     """``ana's Merge`` — who decided what, for the channel."""
-    verb = {
-        ResultAction.MERGE: "Merge",
-        ResultAction.DISCARD: "Discard",
-        ResultAction.ROLL_BACK: "Roll back",
-        ResultAction.PUSH: "Push",
-    }.get(intent.action, intent.action.verb)
-    return f"{intent.actor_name}'s {verb}"
+    return f"{intent.actor_name}'s {intent.action.label}"
 
 
 class DecisionNotRecorded(PlancordError):

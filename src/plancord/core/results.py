@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from plancord.core.authority import Act, Decision, Refusal, Standing, Subject, judge
+from plancord.core.authority import Act, Answer, Decision, Refusal, Standing, Subject, judge
 from plancord.core.errors import PlancordError
-from plancord.core.execution import DriftDecision, ExecutionRecord, StepOutcome
+from plancord.core.execution import DriftDecision, ExecutionRecord, StepNumber, StepOutcome
 from plancord.core.planning import Actor, AuditAction, PlanningState
 from plancord.core.review import PlanReview
 from plancord.core.settings import PlanModeSettings
@@ -48,35 +48,32 @@ _CONNECTIONS = {
     DriftDecision.STOPPED: "refused",
 }
 _CHECKPOINTS = {
-    DriftDecision.ALLOWED: "Continue",
-    DriftDecision.DENIED: "Stop",
-    DriftDecision.TIMED_OUT: "nobody answered",
-    DriftDecision.STOPPED: "card not shown",
+    Answer.ALLOWED: "Continue",
+    Answer.DENIED: "Stop",
+    Answer.TIMED_OUT: "nobody answered",
+    Answer.NOT_SHOWN: "card not shown",
 }
 
 
 class ResultAction(StrEnum):
     """What a completion card can do; the value is also the audit row's action
-    (``audit``)."""
+    (``audit``). A Merge vote and a refused click are no actions of the card: their audit
+    rows are ``AuditAction.RESULT_MERGE_VOTE`` and ``AuditAction.RESULT_REFUSED``."""
 
     MERGE = "result-merge"
-    MERGE_VOTE = "result-merge-vote"
     DISCARD = "result-discard"
     ROLL_BACK = "result-roll-back"
     PUSH = "result-push"
-    REFUSED = "result-refused"
-    """A click the policy or the result's state refused; nothing changed."""
 
     @property
     def verb(self) -> str:
-        return {
-            ResultAction.MERGE: "merge",
-            ResultAction.MERGE_VOTE: "merge",
-            ResultAction.DISCARD: "discard",
-            ResultAction.ROLL_BACK: "roll back",
-            ResultAction.PUSH: "push",
-            ResultAction.REFUSED: "decide",
-        }[self]
+        """The action as a sentence names it (``roll back``)."""
+        return self.act.value
+
+    @property
+    def label(self) -> str:
+        """The action as its button names it (``Roll back``)."""
+        return self.verb.capitalize()
 
     @property
     def audit(self) -> AuditAction:
@@ -85,15 +82,12 @@ class ResultAction(StrEnum):
 
     @property
     def act(self) -> Act:
-        """The act the authority judges; a refusal is no act (``ValueError``)."""
-        if self is ResultAction.REFUSED:
-            raise ValueError("a refusal is not an act on a result")
+        """The act the authority judges."""
         return _ACTS[self]
 
 
 _ACTS = {
     ResultAction.MERGE: Act.MERGE,
-    ResultAction.MERGE_VOTE: Act.MERGE,
     ResultAction.DISCARD: Act.DISCARD,
     ResultAction.ROLL_BACK: Act.ROLL_BACK,
     ResultAction.PUSH: Act.PUSH,
@@ -119,19 +113,23 @@ class FileLines:
 
 @dataclass(frozen=True, slots=True)
 class DriftLine:
-    """A drift event or a checkpoint's answer, and how it was decided."""
+    """A drift event and how it was decided, or a 🔴 step's checkpoint and its answer."""
 
     what: str
-    decision: DriftDecision | None
-    checkpoint: bool = False
-    """A 🔴 step's checkpoint answer rather than a drift event."""
+    decision: DriftDecision | Answer | None
+    """How the drift was decided; for a checkpoint, the human's answer."""
     connection: bool = False
     """A connection to a host the step does not name (nothing to restore)."""
+
+    @property
+    def checkpoint(self) -> bool:
+        """A 🔴 step's checkpoint answer rather than a drift event."""
+        return isinstance(self.decision, Answer)
 
 
 @dataclass(frozen=True, slots=True)
 class StepResult:
-    number: int
+    number: StepNumber
     title: str
     outcome: StepOutcome
     files: tuple[FileLines, ...] = ()
@@ -171,8 +169,8 @@ def drift_decided(line: DriftLine) -> str:
     """How a drift event or a checkpoint was decided, for people."""
     if line.decision is None:
         return "undecided"
-    if line.checkpoint:
-        return _CHECKPOINTS.get(line.decision, line.decision.value)
+    if isinstance(line.decision, Answer):
+        return _CHECKPOINTS[line.decision]
     if line.connection:
         return _CONNECTIONS[line.decision]
     return _DECISIONS[line.decision]

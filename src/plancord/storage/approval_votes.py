@@ -16,7 +16,7 @@ from typing import Any
 from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.planning import AuditEntry
 from plancord.storage.backend import Backend, Tx
-from plancord.storage.codec import INSERT_AUDIT, audit_values, parse_ts, ts
+from plancord.storage.codec import INSERT_AUDIT, audit_values, parse_required_ts, ts
 
 HOLD_WAITING = (
     "UPDATE planning_state SET version = version WHERE agent = ? AND phase = 'submitted' "
@@ -67,7 +67,7 @@ def _vote(row: Any) -> ApprovalVote:
         sha256=row["sha256"],
         voter_id=row["voter_id"],
         voter_name=row["voter_name"],
-        at=parse_ts(row["voted_at"]),
+        at=parse_required_ts(row["voted_at"], "approval_votes"),
     )
 
 

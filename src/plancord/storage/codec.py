@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from plancord.core.agents import AgentRecord
+from plancord.core.errors import StorageError
 from plancord.core.plan import Plan
 from plancord.core.planning import (
     AuditEntry,
@@ -30,6 +31,14 @@ def ts(value: datetime | None) -> str | None:
 
 def parse_ts(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
+
+
+def parse_required_ts(value: str | None, table: str) -> datetime:
+    """A timestamp the schema of ``table`` declares NOT NULL; a row without one is corrupt."""
+    parsed = parse_ts(value)
+    if parsed is None:
+        raise StorageError(f"a row of {table} has no timestamp", "corrupt")
+    return parsed
 
 
 STATE_COLUMNS = (

@@ -9,17 +9,19 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from plancord.core.errors import StorageError
+from plancord.core.authority import Answer
 from plancord.core.execution import (
     DriftDecision,
     ExecutionEvent,
     ExecutionEventKind,
     ExecutionRecord,
     ResultState,
+    StepIndex,
+    StepNumber,
     StepOutcome,
 )
 from plancord.storage.backend import Backend, Tx
-from plancord.storage.codec import parse_ts, ts
+from plancord.storage.codec import parse_required_ts, parse_ts, ts
 
 _INSERT = (
     "INSERT INTO executions (plan_id, agent, revision, branch, base, base_commit, "
@@ -112,7 +114,7 @@ class ExecutionStore:
     async def save_steps(
         self,
         plan_id: str,
-        current_step: int,
+        current_step: StepIndex,
         steps: Sequence[StepOutcome],
         *,
         revision: int | None = None,
@@ -130,8 +132,8 @@ class ExecutionStore:
                 (current_step, _steps_text(steps), revision, plan_id),
             )
 
-    async def set_waiting_checkpoint(self, plan_id: str, step: int | None) -> None:
-        """Mark (0-based ``step``) or clear the 🔴 checkpoint waiting for an answer."""
+    async def set_waiting_checkpoint(self, plan_id: str, step: StepIndex | None) -> None:
+        """Mark (at ``step``) or clear the 🔴 checkpoint waiting for an answer."""
         await self.db.execute(
             "UPDATE executions SET waiting_checkpoint = ? WHERE plan_id = ?", (step, plan_id)
         )
@@ -221,7 +223,8 @@ class ExecutionStore:
         return [_record(row) for row in rows]
 
     async def add_event(self, event: ExecutionEvent) -> None:
-        """Append a command or drift event; its ``seq`` is the next in the execution."""
+        """Append a command, drift or checkpoint event; its ``seq`` is the next in the
+        execution."""
         await self.db.execute(
             _INSERT_EVENT,
             (
@@ -233,7 +236,7 @@ class ExecutionStore:
                 event.action[:2000],
                 json.dumps(list(event.paths[:200])),
                 event.reason[:2000] if event.reason else None,
-                event.decision.value if event.decision else None,
+                _decision_text(event),
                 event.plan_id,
             ),
         )
@@ -254,14 +257,6 @@ class ExecutionStore:
         return [_event(row) for row in rows]
 
 
-def _at(value: str | None) -> datetime:
-    """A timestamp the schema declares NOT NULL."""
-    parsed = parse_ts(value)
-    if parsed is None:
-        raise StorageError("an execution row has no timestamp", "corrupt")
-    return parsed
-
-
 def _steps_text(steps: Sequence[StepOutcome]) -> str:
     return json.dumps([step.value for step in steps])
 
@@ -276,12 +271,14 @@ def _record(row: Any) -> ExecutionRecord:
         base_commit=row["base_commit"],
         reviewed_commit=row["reviewed_commit"],
         reviewed_index=row["reviewed_index"],
-        current_step=int(row["current_step"]),
+        current_step=StepIndex(int(row["current_step"])),
         steps=tuple(StepOutcome(s) for s in json.loads(row["steps"])),
         waiting_checkpoint=(
-            int(row["waiting_checkpoint"]) if row["waiting_checkpoint"] is not None else None
+            StepIndex(int(row["waiting_checkpoint"]))
+            if row["waiting_checkpoint"] is not None
+            else None
         ),
-        started_at=_at(row["started_at"]),
+        started_at=parse_required_ts(row["started_at"], "executions"),
         ended_at=parse_ts(row["ended_at"]),
         end_reason=row["end_reason"],
         result=ResultState(row["result"]) if row["result"] else None,
@@ -299,15 +296,38 @@ def _record(row: Any) -> ExecutionRecord:
 
 
 def _event(row: Any) -> ExecutionEvent:
+    kind = ExecutionEventKind(row["kind"])
+    decided = row["decision"] or None
+    answered = kind is ExecutionEventKind.CHECKPOINT
     return ExecutionEvent(
         plan_id=row["plan_id"],
         seq=int(row["seq"]),
-        at=_at(row["at"]),
-        step=int(row["step"]),
-        kind=ExecutionEventKind(row["kind"]),
+        at=parse_required_ts(row["at"], "execution_events"),
+        step=StepNumber(int(row["step"])),
+        kind=kind,
         tool=row["tool"],
         action=row["action"],
         paths=tuple(json.loads(row["paths"])),
         reason=row["reason"],
-        decision=DriftDecision(row["decision"]) if row["decision"] else None,
+        decision=DriftDecision(decided) if decided and not answered else None,
+        answer=_TEXT_ANSWER[decided] if decided and answered else None,
     )
+
+
+_ANSWER_TEXT = {
+    Answer.ALLOWED: "allowed",
+    Answer.DENIED: "denied",
+    Answer.TIMED_OUT: "timed-out",
+    Answer.NOT_SHOWN: "stopped",
+}
+"""A checkpoint's answer as the ``decision`` column holds it: the texts its rows have held
+since checkpoints were first recorded (a card never shown is ``stopped``, which the column's
+check allows; ``not-shown`` it does not)."""
+_TEXT_ANSWER = {text: answer for answer, text in _ANSWER_TEXT.items()}
+
+
+def _decision_text(event: ExecutionEvent) -> str | None:
+    """The ``decision`` column of ``event``: its checkpoint answer or its drift decision."""
+    if event.answer is not None:
+        return _ANSWER_TEXT[event.answer]
+    return event.decision.value if event.decision is not None else None

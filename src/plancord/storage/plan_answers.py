@@ -12,7 +12,7 @@ from plancord.core.plan_answers import AnswerOutcome, PlanAnswer
 from plancord.core.planning import AuditAction, AuditEntry
 from plancord.storage.approval_votes import HOLD_WAITING
 from plancord.storage.backend import Backend, Tx
-from plancord.storage.codec import INSERT_AUDIT, audit_values, parse_ts, ts
+from plancord.storage.codec import INSERT_AUDIT, audit_values, parse_required_ts, ts
 
 _VOTED = "SELECT 1 FROM approval_votes WHERE plan_id = ? AND revision = ? LIMIT 1"
 _UPSERT = (
@@ -83,7 +83,7 @@ class PlanAnswerStore:
                 answer=row["answer"],
                 by=row["answered_by"],
                 by_name=row["by_name"],
-                at=parse_ts(row["answered_at"]),
+                at=parse_required_ts(row["answered_at"], "plan_answers"),
             )
             for row in rows
         }

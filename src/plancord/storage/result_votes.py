@@ -16,7 +16,7 @@ from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.planning import AuditEntry
 from plancord.storage.approval_votes import vote_values, write_vote
 from plancord.storage.backend import Backend
-from plancord.storage.codec import audit_values, parse_ts
+from plancord.storage.codec import audit_values, parse_required_ts
 
 _HOLD_WAITING = (
     "UPDATE executions SET result_version = result_version "
@@ -60,5 +60,5 @@ def _vote(row: Any) -> ApprovalVote:
         sha256=row["result_commit"],
         voter_id=row["voter_id"],
         voter_name=row["voter_name"],
-        at=parse_ts(row["voted_at"]),
+        at=parse_required_ts(row["voted_at"], "result_votes"),
     )

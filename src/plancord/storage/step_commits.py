@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from plancord.core.execution import StepNumber
 from plancord.storage.backend import Backend, Tx
 
 
 @dataclass(frozen=True, slots=True)
 class StepCommitId:
-    """One step's commit as the host made it (``step`` is 1-based)."""
+    """One step's commit as the host made it (``step`` as people count it)."""
 
-    step: int
+    step: StepNumber
     commit: str
 
 
@@ -45,7 +46,7 @@ class StepCommitStore:
 
         await self.db.write(work)
 
-    async def committed(self, plan_id: str, step: int, commit: str | None) -> None:
+    async def committed(self, plan_id: str, step: StepNumber, commit: str | None) -> None:
         """The step was committed as ``commit`` (None: it changed nothing, so no commit);
         its message is used up either way."""
 
@@ -68,15 +69,15 @@ class StepCommitStore:
             "AND rolled_back = 0 ORDER BY seq",
             (plan_id,),
         )
-        return [StepCommitId(int(row["step"]), str(row["commit_id"])) for row in rows]
+        return [StepCommitId(StepNumber(int(row["step"])), str(row["commit_id"])) for row in rows]
 
-    async def rolled_back(self, plan_id: str) -> frozenset[int]:
+    async def rolled_back(self, plan_id: str) -> frozenset[StepNumber]:
         """The steps that had a commit rolled back from the card."""
         rows = await self.db.fetchall(
             "SELECT DISTINCT step FROM execution_commits WHERE plan_id = ? AND rolled_back = 1",
             (plan_id,),
         )
-        return frozenset(int(row["step"]) for row in rows)
+        return frozenset(StepNumber(int(row["step"])) for row in rows)
 
     async def keep_before(self, plan_id: str, count: int) -> None:
         """Only the first ``count`` step commits stay on the branch; the rest are marked

@@ -126,7 +126,7 @@ async def test_permission_request_shows_the_action_and_allow_runs_it(
 
     refused = await scene.bob.click(request, label="Allow")
 
-    assert refused.ephemeral and "approver role" in refused.response.content
+    assert refused.ephemeral and "server administrators" in refused.response.content
     assert not (workspace / "made.txt").exists()
     assert len(await pending(scene)) == 1
 
@@ -159,6 +159,37 @@ async def test_a_refused_click_is_audited_like_every_refusal(
     assert row.detail["action"] == "tool:bash_execute:touch made.txt"
     assert "only" in row.detail["why"]
     assert not [a for a in audit if a.action.startswith("permission-")]
+
+
+ASKERS = "the member who gave the agent this task"
+
+
+@pytest.mark.parametrize(
+    ("plan_mode", "deciders"),
+    [
+        (
+            {"approver_roles": ["reviewers"]},
+            f"{ASKERS}, members with an approver role or server administrators",
+        ),
+        ({}, f"{ASKERS} or server administrators"),
+    ],
+)
+async def test_the_card_and_a_refusal_name_the_deciders_of_the_policy_in_force(
+    scene_factory: SceneFactory, plan_mode: dict[str, Any], deciders: str
+) -> None:
+    scene = await scene_factory(TOUCH, plan_mode=plan_mode)
+    scene.guild.create_role("reviewers")
+    await scene.world.bot.resolve_role_names()  # the config names it; startup resolves it
+    channel = await scene.create_agent("ada", profile="standard")
+    await scene.ana.send(channel, "make a file")
+    request = channel.last_message
+
+    fields = {f["name"]: f["value"] for f in scene.stored(request).embeds[0]["fields"]}
+    refused = await scene.bob.click(request, label="Allow")
+
+    assert fields["Who decides"] == f"{deciders[0].upper()}{deciders[1:]}."
+    assert refused.ephemeral
+    assert refused.response.content == f"Only {deciders} can decide this request."
 
 
 async def test_members_with_an_approver_role_may_deny(scene_factory: SceneFactory) -> None:

@@ -37,6 +37,7 @@ from pathlib import Path
 from plancord.agent.execution.ignored import WHOLE_KEEP, IgnoredKeep, KeepLimits, KeepTooLarge
 from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.git import GitOutput, run_git
+from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy
 
 IDENTITY = ("plancord", "plancord@plancord.invalid")
@@ -333,9 +334,9 @@ class ExecutionBranch:
         return kept
 
     async def roll_back(
-        self, record: BranchRecord, recorded: Sequence[tuple[int, str]], step: int
+        self, record: BranchRecord, recorded: Sequence[tuple[StepNumber, str]], step: StepNumber
     ) -> int:
-        """The branch and working tree as they were before step ``step`` (1-based) was
+        """The branch and working tree as they were before step ``step`` was
         committed, by the step commits the host recorded (``(step, commit)``, oldest
         first); how many of them remain. Raises BranchError when no such step was
         committed."""

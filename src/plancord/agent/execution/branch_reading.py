@@ -21,6 +21,7 @@ from pathlib import Path
 
 from plancord.agent.execution.branch import BranchError, BranchRecord, checked_git
 from plancord.agent.tools.git import run_git
+from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy
 
 DIFF_FILE = "result.diff"
@@ -42,8 +43,8 @@ class FileChange:
 
 @dataclass(frozen=True, slots=True)
 class StepCommit:
-    step: int
-    """The step's number as shown (1-based), as the host recorded it."""
+    step: StepNumber
+    """The step's number as shown, as the host recorded it."""
     commit: str
     files: tuple[FileChange, ...]
 
@@ -62,7 +63,7 @@ class BranchReading:
         ref = f"refs/heads/{record.branch}^{{commit}}"
         return (await self._checked("rev-parse", "--verify", ref)).strip()
 
-    async def steps(self, recorded: Sequence[tuple[int, str]]) -> list[StepCommit]:
+    async def steps(self, recorded: Sequence[tuple[StepNumber, str]]) -> list[StepCommit]:
         """The step commits the host recorded (``(step, commit)``, oldest first), with
         their files and line counts against each one's parent."""
         if not recorded:

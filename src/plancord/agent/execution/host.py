@@ -52,6 +52,7 @@ from plancord.core.execution import (
     ExecutionEvent,
     ExecutionEventKind,
     ExecutionRecord,
+    StepIndex,
     step_number,
 )
 from plancord.core.holding import (
@@ -271,7 +272,7 @@ class ExecutionHost:
         await self._command(replace(call, record=moved), changed)
         return Verdict()
 
-    async def _checkpoint(self, call: HeldCall, step: int) -> str | None:
+    async def _checkpoint(self, call: HeldCall, step: StepIndex) -> str | None:
         """None when an approver chose Continue; otherwise why the step may not start:
         Stop, nobody answering in time, or a card Discord would not show."""
         try:
@@ -488,7 +489,7 @@ def _to_restore(effects: Effects, outside: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(in_tree)
 
 
-def _checkpoint_refused(step: int, why: str) -> str:
+def _checkpoint_refused(step: StepIndex, why: str) -> str:
     return (
         f"Not run: step {step_number(step)} is high-risk and its checkpoint was {why}. "
         "Execution has ended with the steps so far kept; do not continue the plan."

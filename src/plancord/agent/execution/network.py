@@ -28,6 +28,8 @@ from plancord.core.execution import (
     ExecutionEvent,
     ExecutionEventKind,
     ExecutionRecord,
+    StepNumber,
+    step_number,
 )
 from plancord.core.network import matches_host
 from plancord.core.planning import Actor, AuditAction, AuditEntry
@@ -75,8 +77,8 @@ class NetworkGate:
         self._allowed: dict[str, set[str]] = {}
         """Per plan id, the hosts a human allowed for the rest of that plan."""
         self._asking: dict[tuple[str, str], asyncio.Future[bool]] = {}
-        self._reached: dict[str, Counter[tuple[int, str]]] = {}
-        """Per plan id, connections let through per (1-based step, host)."""
+        self._reached: dict[str, Counter[tuple[StepNumber, str]]] = {}
+        """Per plan id, connections let through per (step, host)."""
         self._plan_of: dict[str, str] = {}
         """Per agent, the plan whose hosts are kept above (an agent runs one at a time)."""
 
@@ -90,7 +92,7 @@ class NetworkGate:
         if revision is None:
             return ProxyVerdict(False, "the approved plan could not be read; refused")
         plan = revision.plan
-        number = record.current_step + 1
+        number = step_number(record.current_step)
         step = plan.steps[record.current_step] if record.current_step < len(plan.steps) else None
         granted = step.network if step is not None else ()
         if matches_host(granted, host) or host in self._allowed.get(record.plan_id, set()):
@@ -126,7 +128,7 @@ class NetworkGate:
             self._allowed.pop(previous, None)
             self._reached.pop(previous, None)
         allowed: set[str] = set()
-        reached: Counter[tuple[int, str]] = Counter()
+        reached: Counter[tuple[StepNumber, str]] = Counter()
         for event in await self._executions.events(plan_id):
             if event.tool != NETWORK_TOOL:
                 continue
@@ -138,7 +140,7 @@ class NetworkGate:
         self._reached[plan_id] = reached
         self._plan_of[agent] = plan_id
 
-    async def _through(self, record: ExecutionRecord, step: int, host: str) -> ProxyVerdict:
+    async def _through(self, record: ExecutionRecord, step: StepNumber, host: str) -> ProxyVerdict:
         """Let the connection through, recorded with the step's events (up to a bound)."""
         counts = self._reached.setdefault(record.plan_id, Counter())
         counts[(step, host)] += 1
@@ -205,7 +207,7 @@ class NetworkGate:
         policy: DriftPolicy,
     ) -> None:
         """Audit the drift and record it with the step's events (the completion card's)."""
-        step = record.current_step + 1
+        step = step_number(record.current_step)
         await self._store.append_audit(
             AuditEntry(
                 at=self._clock.now(),

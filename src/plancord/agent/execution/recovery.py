@@ -23,13 +23,14 @@ changed when git changed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import assert_never
 
 from plancord.agent.execution.branch import BranchError, ExecutionBranch
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
-from plancord.core.execution import ExecutionRecord, ResultState
+from plancord.core.execution import ExecutionRecord, ResultState, StepNumber
 from plancord.core.intents import ResultIntent, describe
-from plancord.core.planning import AuditEntry
+from plancord.core.planning import AuditAction, AuditEntry
 from plancord.core.ports import Clock
 from plancord.core.results import ResultAction
 from plancord.storage.executions import ExecutionStore
@@ -84,8 +85,10 @@ class IntentRecovery:
             text = await self._discard(intent, record, branch, who)
         elif intent.action is ResultAction.ROLL_BACK:
             text = await self._roll_back(intent, record, branch, who)
-        else:
+        elif intent.action is ResultAction.PUSH:
             text = await self._push(intent, who)
+        else:
+            assert_never(intent.action)
         return Recovered(record.agent, record.plan_id, text)
 
     async def _merge(
@@ -135,7 +138,7 @@ class IntentRecovery:
     async def _roll_back(
         self, intent: ResultIntent, record: ExecutionRecord, branch: ExecutionBranch, who: str
     ) -> str:
-        step = int(intent.detail.get("step", 0))
+        step = StepNumber(int(intent.detail.get("step", 0)))
         before, was = intent.text("before"), intent.text("tip")
         tip = await branch.branch_commit(record.branch)
         on_branch = await branch.head_ref() == f"refs/heads/{record.branch}"
@@ -152,10 +155,9 @@ class IntentRecovery:
             branch_record(record), [(c.step, c.commit) for c in recorded], step
         )
         pinned = recorded[kept - 1].commit if kept > 0 else record.reviewed_commit
-        await self._intents.rolled_back(
-            intent, kept, pinned, self._clock.now(),
-            self._entry(intent, intent.action, f"before step {step}, finished after a restart"),
-        )  # fmt: skip
+        what = f"before step {step}, finished after a restart"
+        entry = self._entry(intent, intent.action.audit, what)
+        await self._intents.rolled_back(intent, kept, pinned, self._clock.now(), entry)
         return (
             f"{who} back to before step {step} was interrupted; plancord finished it: the "
             f"branch is at {pinned[:8]}. Use the newest completion card."
@@ -171,15 +173,15 @@ class IntentRecovery:
 
     async def _decided(self, intent: ResultIntent, state: ResultState, outcome: str) -> None:
         now = self._clock.now()
-        entry = self._entry(intent, intent.action, outcome)
+        entry = self._entry(intent, intent.action.audit, outcome)
         await self._intents.decided(intent, state, now, outcome, entry)
 
     async def _undo(self, intent: ResultIntent, why: str) -> None:
-        entry = self._entry(intent, ResultAction.REFUSED, intent.action.verb, why)
+        entry = self._entry(intent, AuditAction.RESULT_REFUSED, intent.action.verb, why)
         await self._intents.undone(intent, self._clock.now(), why, entry)
 
     def _entry(
-        self, intent: ResultIntent, action: ResultAction, what: str, why: str = ""
+        self, intent: ResultIntent, action: AuditAction, what: str, why: str = ""
     ) -> AuditEntry:
         detail: dict[str, object] = {"what": what, "version": intent.version, "recovered": True}
         if why:
@@ -188,7 +190,7 @@ class IntentRecovery:
             at=self._clock.now(),
             agent=intent.agent,
             actor=intent.actor,
-            action=action.value,
+            action=action,
             plan_id=intent.plan_id,
             revision=int(intent.detail.get("revision", 0)) or None,
             detail=detail,

@@ -25,7 +25,11 @@ from plancord.core.execution import (
     ExecutionEvent,
     ExecutionEventKind,
     ExecutionRecord,
+    StepIndex,
+    StepNumber,
     StepOutcome,
+    step_index,
+    step_number,
 )
 from plancord.core.plan import Plan
 from plancord.core.results import DriftLine, FileLines, HostReached, ResultSummary, StepResult
@@ -45,7 +49,7 @@ class _Seen:
     events: list[ExecutionEvent]
     ignored: frozenset[str]
     """The paths the steps wrote that git ignores."""
-    rolled_back: frozenset[int]
+    rolled_back: frozenset[StepNumber]
 
 
 async def summarise(
@@ -54,7 +58,7 @@ async def summarise(
     executions: ExecutionStore,
     branch: BranchReading,
     recorded: list[StepCommitId],
-    rolled_back: frozenset[int],
+    rolled_back: frozenset[StepNumber],
     *,
     votes: tuple[str, ...] = (),
     needed: int = 1,
@@ -73,7 +77,12 @@ async def summarise(
     events = await executions.events(record.plan_id)
     ignored = await _ignored(branch, events)
     steps = tuple(
-        _step(index + 1, outcome, plan, _Seen(commits, events, ignored, rolled_back))
+        _step(
+            step_number(StepIndex(index)),
+            outcome,
+            plan,
+            _Seen(commits, events, ignored, rolled_back),
+        )
         for index, outcome in enumerate(record.steps)
     )
     return ResultSummary(
@@ -90,7 +99,7 @@ async def summarise(
 
 
 def _step(
-    number: int,
+    number: StepNumber,
     outcome: StepOutcome,
     plan: Plan | None,
     seen: _Seen,
@@ -125,14 +134,14 @@ def _step(
     drift = tuple(
         DriftLine(
             _drift_text(e),
-            e.decision,
-            checkpoint=e.kind is ExecutionEventKind.CHECKPOINT,
+            e.answer if e.kind is ExecutionEventKind.CHECKPOINT else e.decision,
             connection=e.tool == NETWORK_TOOL,
         )
         for e in mine_events
         if e.kind is not ExecutionEventKind.COMMAND
     )
-    title = plan.steps[number - 1].description if plan and number <= len(plan.steps) else ""
+    index = step_index(number)
+    title = plan.steps[index].description if plan and index < len(plan.steps) else ""
     wrote = (p for e in events if e.step == number and _kept(e) for p in e.paths)
     return StepResult(
         number=number,

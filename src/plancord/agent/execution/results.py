@@ -48,7 +48,7 @@ from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.errors import NotAuthorised, PlancordError
 from plancord.core.execution import ExecutionRecord, ResultState, StepNumber
 from plancord.core.intents import ResultIntent
-from plancord.core.planning import Actor, ActorKind, AuditEntry
+from plancord.core.planning import Actor, ActorKind, AuditAction, AuditEntry
 from plancord.core.ports import Clock, MemberDirectory, PlanningChange, SettingsProvider
 from plancord.core.results import (
     ResultAction,
@@ -361,7 +361,9 @@ class ExecutionResults:
                     raise ResultFailed(f"Not rolled back: {exc}") from exc
                 pinned = recorded[kept - 1].commit if kept > 0 else record.reviewed_commit
                 said = f"Rolled {record.branch} back to before step {step}."
-                entry = self._entry(record, actor, ResultAction.ROLL_BACK, f"before step {step}")
+                entry = self._entry(
+                    record, actor, ResultAction.ROLL_BACK.audit, f"before step {step}"
+                )
                 await self._intents.rolled_back(intent, kept, pinned, entry, said)
                 self._redraw_soon(record.agent, plan_id)
                 return said
@@ -373,7 +375,7 @@ class ExecutionResults:
             remote = await self.push_remote(record)
             if remote is None:
                 why = "the agent has no push remote it can reach"
-                await self._audit(record, actor, ResultAction.REFUSED, "push", why)
+                await self._audit_refused(record, actor, ResultAction.PUSH.verb, why)
                 self._redraw_soon(record.agent, plan_id)
                 raise ResultFailed(f"Not pushed: {why}.")
             pinned = record.result_commit or ""
@@ -387,7 +389,7 @@ class ExecutionResults:
                     raise ResultFailed(f"Not pushed: {exc}") from exc
                 outcome = f"pushed {pinned[:8]} to {remote}"
                 said = f"Pushed {record.branch} ({pinned[:8]}) to `{remote}`."
-                entry = self._entry(record, actor, ResultAction.PUSH, outcome)
+                entry = self._entry(record, actor, ResultAction.PUSH.audit, outcome)
                 await self._intents.pushed(intent, outcome, entry, said)
                 return said
 
@@ -402,13 +404,13 @@ class ExecutionResults:
         if not record.waiting:
             why = f"the result was already {record.outcome or record.result.value}"
             by = f" by {record.decided_by_name}" if record.decided_by_name else ""
-            await self._audit(record, actor, ResultAction.REFUSED, action.verb, why + by)
+            await self._audit_refused(record, actor, action.verb, why + by)
             # Decided elsewhere (another process, the operator's shell): the card catches up.
             self._redraw_soon(record.agent, plan_id)
             raise StaleResult(f"Nothing changed: {why}{by}.")
         if record.result_version != version:
             why = "the card is out of date (the result changed since)"
-            await self._audit(record, actor, ResultAction.REFUSED, action.verb, why)
+            await self._audit_refused(record, actor, action.verb, why)
             raise StaleResult(f"Nothing changed: {why}; use the newest completion card.")
         if record.result_commit is None:
             # Opened before results were pinned: pin what the branch holds now as a new
@@ -418,12 +420,12 @@ class ExecutionResults:
                 await self._executions.result_moved(plan_id, record.result_version, pinned)
                 self._redraw_soon(record.agent, plan_id)
             why = "the result was not pinned to a commit; its card now shows the one it is"
-            await self._audit(record, actor, ResultAction.REFUSED, action.verb, why)
+            await self._audit_refused(record, actor, action.verb, why)
             raise StaleResult(f"Nothing changed: {why}; use the newest completion card.")
         settings = await self._settings.plan_mode_for(record.agent)
         verdict = result_verdict(actor, record, settings, action)
         if isinstance(verdict, Refusal):
-            await self._audit(record, actor, ResultAction.REFUSED, action.verb, verdict.rule)
+            await self._audit_refused(record, actor, action.verb, verdict.rule)
             raise NotAuthorised(verdict.text)
         return record, settings
 
@@ -436,7 +438,7 @@ class ExecutionResults:
             voter_name=actor.name,
             at=self._clock.now(),
         )
-        entry = self._entry(record, actor, ResultAction.MERGE_VOTE, "merge vote")
+        entry = self._entry(record, actor, AuditAction.RESULT_MERGE_VOTE, "merge vote")
         written = await self._votes.record(vote, entry)
         if written is VoteWrite.CLOSED:
             raise StaleResult("Nothing changed: the result changed while you voted.")
@@ -474,7 +476,7 @@ class ExecutionResults:
             return opened
         if opened.recovered is not None:
             await self._tell_recovered(opened.recovered)
-        await self._audit(record, actor, ResultAction.REFUSED, action.verb, opened.why)
+        await self._audit_refused(record, actor, action.verb, opened.why)
         self._redraw_soon(record.agent, record.plan_id)
         raise StaleResult(opened.answer)
 
@@ -482,7 +484,7 @@ class ExecutionResults:
         self, intent: ResultIntent, record: ExecutionRecord, actor: Actor, verb: str, why: str
     ) -> None:
         """Git refused the action (nothing changed): the intent undone, audited."""
-        entry = self._entry(record, actor, ResultAction.REFUSED, verb, why)
+        entry = self._entry(record, actor, AuditAction.RESULT_REFUSED, verb, why)
         await self._intents.refused(intent, why, entry)
 
     async def _decided(
@@ -495,18 +497,18 @@ class ExecutionResults:
         said: str,
     ) -> None:
         """Git did it: the decision recorded with its audit row, the intent completed."""
-        entry = self._entry(record, actor, intent.action, outcome)
+        entry = self._entry(record, actor, intent.action.audit, outcome)
         await self._intents.decided(intent, state, outcome, entry, said)
         self._remotes.forget(record.plan_id)
         self._redraw_soon(record.agent, record.plan_id)
 
     def _entry(
-        self, record: ExecutionRecord, actor: Actor, action: ResultAction, what: str, why: str = ""
+        self, record: ExecutionRecord, actor: Actor, action: AuditAction, what: str, why: str = ""
     ) -> AuditEntry:
         place = AuditPlace(record.agent, record.plan_id, record.revision)
         detail = {"what": what, "version": record.result_version}
         return decision_row(
-            action.audit,
+            action,
             actor,
             place,
             self._clock.now(),
@@ -515,10 +517,13 @@ class ExecutionResults:
             why=why or None,
         )
 
-    async def _audit(
-        self, record: ExecutionRecord, actor: Actor, action: ResultAction, what: str, why: str = ""
+    async def _audit_refused(
+        self, record: ExecutionRecord, actor: Actor, what: str, why: str
     ) -> None:
-        await self._store.append_audit(self._entry(record, actor, action, what, why))
+        """Audit a click refused before git ran (``what``: the action's verb; ``why``: what
+        refused it); nothing changed."""
+        entry = self._entry(record, actor, AuditAction.RESULT_REFUSED, what, why)
+        await self._store.append_audit(entry)
 
     async def _tell(
         self, agent: str, plan_id: str, *, ready: bool = False, recovered: str | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from plancord.agent.execution.branch import BranchError, BranchRecord
 from plancord.agent.home import AgentHomes
 from plancord.core.errors import ExecutionRefused
-from plancord.core.execution import ExecutionRecord, StepOutcome
+from plancord.core.execution import ExecutionRecord, StepIndex, StepOutcome
 from plancord.core.ports import Clock
 from plancord.storage.executions import ExecutionStore
 
@@ -61,7 +61,7 @@ class BranchStarter:
                 base_commit=branch.base_commit,
                 reviewed_commit=branch.reviewed_commit,
                 reviewed_index=branch.reviewed_index,
-                current_step=0,
+                current_step=StepIndex(0),
                 steps=tuple(outcomes),
                 started_at=self._clock.now(),
             )
@@ -74,7 +74,7 @@ class BranchStarter:
         record = await self._store.get(plan_id)
         if record is None or not record.running or steps == 0:
             return
-        current = min(record.current_step, steps - 1)
+        current = StepIndex(min(record.current_step, steps - 1))
         outcomes = [
             record.steps[i] if i < current and i < len(record.steps) else StepOutcome.PENDING
             for i in range(steps)

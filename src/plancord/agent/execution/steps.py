@@ -23,13 +23,12 @@ from plancord.agent.execution.branch import BranchError
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
 from plancord.core.authority import Answer, Subject
-from plancord.core.drift_findings import answered
 from plancord.core.errors import CardNotShown, PlancordError
 from plancord.core.execution import (
-    DriftDecision,
     ExecutionEvent,
     ExecutionEventKind,
     ExecutionRecord,
+    StepIndex,
     StepOutcome,
     step_number,
 )
@@ -63,7 +62,7 @@ class StepKeeper:
         self,
         record: ExecutionRecord,
         plan: Plan,
-        index: int,
+        index: StepIndex,
         *,
         requested_by: str | None,
         timeout_seconds: float,
@@ -95,23 +94,21 @@ class StepKeeper:
         except CardNotShown as exc:
             # Not an answer: the card never reached anyone.
             await self._executions.set_waiting_checkpoint(record.plan_id, None)
-            await self._checkpoint_event(
-                record, index, tool, action, DriftDecision.STOPPED, str(exc)
-            )
+            await self._checkpoint_event(record, index, tool, action, Answer.NOT_SHOWN, str(exc))
             raise
         # Cleared only once answered: a turn cut short by a restart leaves the mark, and
         # the restart then ends execution instead of resuming into the step.
         await self._executions.set_waiting_checkpoint(record.plan_id, None)
-        await self._checkpoint_event(record, index, tool, action, answered(answer), None)
+        await self._checkpoint_event(record, index, tool, action, answer, None)
         return answer
 
     async def _checkpoint_event(
         self,
         record: ExecutionRecord,
-        index: int,
+        index: StepIndex,
         tool: str,
         action: str,
-        decision: DriftDecision,
+        answer: Answer,
         reason: str | None,
     ) -> None:
         await self._executions.add_event(
@@ -123,27 +120,27 @@ class StepKeeper:
                 tool=tool,
                 action=action,
                 reason=reason,
-                decision=decision,
+                answer=answer,
             )
         )
 
-    async def passed(self, record: ExecutionRecord, index: int) -> bool:
+    async def passed(self, record: ExecutionRecord, index: StepIndex) -> bool:
         """Whether the 🔴 step at ``index`` had its checkpoint answered Continue."""
         number = step_number(index)
         answers = await self._executions.events(record.plan_id, ExecutionEventKind.CHECKPOINT)
-        return any(e.step == number and e.decision is DriftDecision.ALLOWED for e in answers)
+        return any(e.step == number and e.answer is Answer.ALLOWED for e in answers)
 
     async def move_on(
         self,
         record: ExecutionRecord,
         plan: Plan,
-        to: int,
-        skipped: Sequence[int],
+        to: StepIndex,
+        skipped: Sequence[StepIndex],
         leave_out: Sequence[str] = (),
     ) -> tuple[ExecutionRecord, str | None]:
         """Commit the current step (without ``leave_out``, the moving call's own paths) as
-        done, record ``skipped`` and make ``to`` (0-based) current; the record and the
-        step's commit (None when it changed nothing)."""
+        done, record ``skipped`` and make ``to`` current; the record and the step's commit
+        (None when it changed nothing)."""
         commit = await self._commit(record, plan, leave_out)
         steps = list(record.steps)
         steps[record.current_step] = StepOutcome.DONE

@@ -8,7 +8,7 @@ from typing import Any
 
 import discord
 
-from plancord.core.authority import ASK_DECIDERS
+from plancord.core.authority import describe_ask_deciders
 from plancord.discord_bot.asks.live import ASK_ID
 from plancord.discord_bot.shared.client import client_of
 from plancord.discord_bot.shared.dynamic_items import CustomId
@@ -60,10 +60,9 @@ def permission_embed(
     )
     if outcome is None:
         timeout = duration_text(float(payload.get("timeout_seconds", 0)))
+        deciders = str(payload.get("deciders") or describe_ask_deciders(None))
         embed.add_field(
-            name="Who decides",
-            value=f"{ASK_DECIDERS[0].upper()}{ASK_DECIDERS[1:]}.",
-            inline=True,
+            name="Who decides", value=f"{deciders[0].upper()}{deciders[1:]}.", inline=True
         )
         embed.set_footer(text=f"No answer within {timeout} counts as Deny.")
     else:

@@ -71,6 +71,7 @@ class Permissions:
             "outside_plan": request.outside_plan,
             "labels": list(request.labels),
             "subject": request.subject.value,
+            "deciders": await self.bot.app.asks.deciders(request.agent),
         }
         stored = await self.live.record(
             ask_id, "permission", request.agent, payload, request.timeout_seconds
