@@ -4,9 +4,10 @@ Roll back, with real git in the sandbox, over one database and one workspace, fo
 Why a separate process: SIGKILL is the only honest crash. This child does what the bot does
 when a completion card is clicked, through the real ``ExecutionResults``: on start it
 recovers every open intent (as the bot does before it connects), then, cycle after cycle, it
-starts an execution branch (``BranchStarter``), commits two steps, ends the execution, opens
-its result, and decides it with a random choice of Merge, Discard or Roll back (a roll back
-leaves the result waiting, decided again next). The workspace keeps an ignored file, so
+has the operator approve a two-step plan (the real ``PlanningService``, which starts the
+execution branch through ``BranchStarter``), commits two steps, ends the execution and the
+plan, opens its result, and decides it with a random choice of Merge, Discard or Roll back
+(a roll back leaves the result waiting, decided again next). The workspace keeps an ignored file, so
 Discard has a kept copy to put back.
 
 Protocol: ``READY`` once recovered; ``DECIDING <action>`` just before a decision and
@@ -23,7 +24,6 @@ import contextlib
 import random
 import sys
 import time
-import uuid
 from pathlib import Path
 
 from plancord.agent.execution.results import ExecutionResults
@@ -32,9 +32,10 @@ from plancord.agent.home import AgentHome, AgentHomes
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import PlancordError
 from plancord.core.execution import ExecutionRecord, StepNumber, StepOutcome
-from plancord.core.planning import Actor
+from plancord.core.planning import Actor, EntrySource, PlanRef
 from plancord.core.ports import StaticSettings, SystemClock
 from plancord.core.sandbox_policy import SandboxSettings
+from plancord.core.service import PlanningService
 from plancord.core.settings import PlanModeSettings
 from plancord.storage.engines import open_database
 from plancord.storage.executions import ExecutionStore
@@ -43,6 +44,14 @@ from plancord.storage.store import AgentExists, SqlStore
 
 AGENT = "ada"
 ANA = Actor.user(42, "ana")
+OPERATOR = Actor.operator()
+PLAN = {
+    "summary": "Write two files",
+    "steps": [
+        {"description": "Write the first file", "tools": ["create_file"], "files": ["*"]},
+        {"description": "Write the second file", "tools": ["create_file"], "files": ["*"]},
+    ],
+}
 
 
 def say(line: str) -> None:
@@ -61,16 +70,24 @@ async def decided_count(executions: ExecutionStore) -> int:
     return int(rows[0]["n"])
 
 
+async def approved(planning: PlanningService) -> str:
+    """A two-step plan entered, submitted and approved by the operator: its plan id."""
+    await planning.enter(AGENT, source=EntrySource.OPERATOR, actor=OPERATOR, task="soak")
+    revision = await planning.submit(AGENT, PLAN)
+    await planning.approve(
+        PlanRef(agent=AGENT, plan_id=revision.plan_id, revision=revision.revision), OPERATOR
+    )
+    return revision.plan_id
+
+
 async def new_result(
-    starter: BranchStarter,
-    results: ExecutionResults,
+    planning: PlanningService,
     executions: ExecutionStore,
     commits: StepCommitStore,
     home: AgentHome,
 ) -> ExecutionRecord:
     """An execution of two steps, each writing a file, ended, its result waiting."""
-    plan_id = uuid.uuid4().hex[:16]
-    await starter.start(AGENT, plan_id, 1, 2)
+    plan_id = await approved(planning)
     record = await executions.get(plan_id)
     if record is None:
         raise RuntimeError(f"the execution {plan_id} was not recorded")
@@ -84,6 +101,7 @@ async def new_result(
         parent = commit or parent
     clock = SystemClock()
     await executions.end(plan_id, clock.now(), "completed", (StepOutcome.DONE,) * 2)
+    await planning.complete(AGENT, OPERATOR, "soak")
     await executions.open_result(plan_id, ANA.id, ANA.name, parent)
     opened = await executions.get(plan_id)
     if opened is None:
@@ -117,6 +135,8 @@ async def run(args: argparse.Namespace) -> int:
         )
         homes = AgentHomes(agents, sandbox)
         starter = BranchStarter(homes, executions, clock)
+        settings = StaticSettings(PlanModeSettings())
+        planning = PlanningService(store, clock, settings, executions=starter)
         try:
             await results.recover()
             say("READY")
@@ -126,7 +146,7 @@ async def run(args: argparse.Namespace) -> int:
                 record = await executions.waiting_result(AGENT)
                 if record is None:
                     home = homes.of(AGENT)
-                    record = await new_result(starter, results, executions, commits, home)
+                    record = await new_result(planning, executions, commits, home)
                 kept = await commits.commits(record.plan_id)
                 actions = ["merge", "discard"] + (["roll back"] if kept else [])
                 action = rng.choice(actions)
@@ -150,6 +170,7 @@ async def run(args: argparse.Namespace) -> int:
             return 0
         finally:
             await results.close()
+            starter.close()
     finally:
         await db.close()
 
