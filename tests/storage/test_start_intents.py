@@ -12,9 +12,9 @@ import pytest
 
 from plancord.core.errors import ExecutionRefused
 from plancord.core.execution import ExecutionRecord, StepOutcome
-from plancord.core.intents import ExecutionStart, IntentState, StartIntent
+from plancord.core.intents import IntentState, StartIntent
 from plancord.core.planning import AuditEntry, Phase
-from plancord.core.ports import Transition
+from plancord.core.ports import ExecutionStart, Transition
 from plancord.storage.backend import Backend
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.start_intents import StartIntentStore
@@ -64,7 +64,7 @@ def _record(plan_id: str = "p1", agent: str = "ada") -> ExecutionRecord:
 
 async def _approve(store: SqlStore, start: ExecutionStart) -> None:
     """The approval's transaction, as ``TransitionRunner.commit`` writes it."""
-    before = await store.load_state(start.intent.agent)
+    before = await store.load_state(start.record.agent)
     after = before.model_copy(
         update={"phase": Phase.EXECUTING, "approved_by": "42", "version": before.version + 1}
     )
@@ -123,7 +123,7 @@ async def test_the_approval_records_the_execution_and_completes_its_start_in_one
     intent = _intent("ana")
     assert (await starts.open(intent)).opened
 
-    await _approve(store, ExecutionStart(intent, _record()))
+    await _approve(store, ExecutionStart(intent.id, _record()))
 
     assert (await store.load_state("ada")).phase is Phase.EXECUTING
     assert await ExecutionStore(db).get("p1") == _record()
@@ -139,7 +139,7 @@ async def test_an_approval_whose_start_was_undone_meanwhile_writes_nothing(db: B
     assert await starts.undone(intent, AT, "recovered", None)
 
     with pytest.raises(ExecutionRefused, match="undone meanwhile"):
-        await _approve(store, ExecutionStart(intent, _record()))
+        await _approve(store, ExecutionStart(intent.id, _record()))
 
     assert (await store.load_state("ada")).phase is Phase.SUBMITTED
     assert await ExecutionStore(db).get("p1") is None

@@ -20,7 +20,6 @@ from plancord.core.errors import (
     StalePlan,
     StaleTree,
 )
-from plancord.core.intents import ExecutionStart
 from plancord.core.logs import log_plan_mode
 from plancord.core.planning import (
     Actor,
@@ -38,6 +37,7 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import (
     Clock,
+    ExecutionStart,
     ExecutionStarter,
     PlanningChange,
     PlanStore,

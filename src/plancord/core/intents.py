@@ -13,7 +13,7 @@ one reaches git and the other is told who is deciding.
 
 Approving a plan starts its execution on a branch of its own: the host opens a
 ``StartIntent`` (the claim on the agent's workspace), git makes the branch, and the approval's
-own transaction records the execution and completes the intent (``ExecutionStart``). An
+own transaction records the execution and completes the intent (``ports.ExecutionStart``). An
 open start intent therefore always means an approval that did not commit: after a crash it
 is undone from what git shows, and the plan waits for a decision as before.
 """
@@ -28,7 +28,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from plancord.core.errors import PlancordError
-from plancord.core.execution import ExecutionRecord
 from plancord.core.results import ResultAction
 
 INTENT_ACTIONS = (
@@ -109,17 +108,6 @@ class StartIntent(BaseModel):
     def text(self, key: str) -> str:
         """A text value of ``detail`` ('' when absent)."""
         return detail_text(self.detail, key)
-
-
-@dataclass(frozen=True, slots=True)
-class ExecutionStart:
-    """A branch git made for an approval, not yet recorded: the approval's transaction
-    writes ``record`` and completes the start intent ``intent`` with it
-    (``ports.Transition.start``), or, when the approval does not commit, the branch is
-    undone and the intent with it."""
-
-    intent: StartIntent
-    record: ExecutionRecord
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,16 +9,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from plancord.core.authority import Answer, Subject
 from plancord.core.ballot import ApprovalVote, VoteWrite
+from plancord.core.execution import ExecutionRecord
 from plancord.core.network import NetworkBound
 from plancord.core.planning import Actor, AuditAction, AuditEntry, PlanningState, PlanRevision
 from plancord.core.settings import PlanModeSettings
 
-if TYPE_CHECKING:  # core.intents reads core.results, which reads these ports
-    from plancord.core.intents import ExecutionStart
+
+@dataclass(frozen=True, slots=True)
+class ExecutionStart:
+    """A branch git made for an approval, not yet recorded: the approval's transaction
+    writes ``record`` and completes the start intent ``intent`` (its id) with it
+    (``Transition.start``); when the approval does not commit, the branch is undone and the
+    intent with it (``core.intents.StartIntent``)."""
+
+    intent: str
+    record: ExecutionRecord
 
 
 @dataclass(frozen=True, slots=True)

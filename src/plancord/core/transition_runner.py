@@ -13,7 +13,6 @@ from typing import Any
 
 from plancord.core.authority import PLAN_ACTS, AuditPlace, Subject, refusal_row
 from plancord.core.errors import AlreadyDecided, VersionConflict
-from plancord.core.intents import ExecutionStart
 from plancord.core.planning import (
     Actor,
     AuditAction,
@@ -25,6 +24,7 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import (
     Clock,
+    ExecutionStart,
     PlanningChange,
     PlanningListener,
     PlanStore,

@@ -18,8 +18,9 @@ from datetime import datetime
 from typing import Any
 
 from plancord.core.errors import ExecutionRefused
-from plancord.core.intents import ExecutionStart, IntentState, StartIntent
+from plancord.core.intents import IntentState, StartIntent
 from plancord.core.planning import AuditEntry
+from plancord.core.ports import ExecutionStart
 from plancord.storage.backend import Backend, Tx
 from plancord.storage.codec import INSERT_AUDIT, audit_values, parse_ts, ts
 from plancord.storage.executions import insert_execution
@@ -146,7 +147,7 @@ def record_start(conn: Tx, start: ExecutionStart, at: datetime) -> None:
     longer open: the branch was undone meanwhile, so the approval must not commit."""
     done = conn.execute(
         _CLOSE,
-        (IntentState.DONE.value, ts(at), f"started on `{start.record.branch}`", start.intent.id),
+        (IntentState.DONE.value, ts(at), f"started on `{start.record.branch}`", start.intent),
     )
     if done.rowcount != 1:
         raise ExecutionRefused(

@@ -132,15 +132,15 @@ class StartIntents:
         except Exception:
             log.warning("the undone start of %s stays open", intent.plan_id, exc_info=True)
 
-    async def still_open(self, intent: StartIntent) -> bool:
-        """Whether ``intent`` is open: its approval did not commit (the approval's
-        transaction completes it)."""
-        found = await self.store.get(intent.id)
-        return found is not None and found.state is IntentState.OPEN
+    async def still_open(self, intent_id: str) -> StartIntent | None:
+        """The intent ``intent_id`` while it is open (its approval did not commit: the
+        approval's transaction completes it), else None."""
+        found = await self.store.get(intent_id)
+        return found if found is not None and found.state is IntentState.OPEN else None
 
-    def finished(self, intent: StartIntent) -> None:
-        """This service no longer carries ``intent`` out (done, undone, or left open)."""
-        self._running.discard(intent.id)
+    def finished(self, intent_id: str) -> None:
+        """This service no longer carries the intent out (done, undone, or left open)."""
+        self._running.discard(intent_id)
 
     async def orphans(self) -> list[StartIntent]:
         """The open starts no live process is carrying out, oldest first."""

@@ -19,9 +19,9 @@ from plancord.agent.execution.start_intents import Say, StartIntents
 from plancord.agent.home import AgentHomes
 from plancord.core.errors import ExecutionRefused
 from plancord.core.execution import ExecutionRecord, StepOutcome
-from plancord.core.intents import ExecutionStart, Recovered, StartIntent
+from plancord.core.intents import Recovered, StartIntent
 from plancord.core.planning import Actor
-from plancord.core.ports import Clock
+from plancord.core.ports import Clock, ExecutionStart
 from plancord.storage.executions import ExecutionStore
 
 log = logging.getLogger(__name__)
@@ -76,13 +76,13 @@ class BranchStarter:
                 raise ExecutionRefused(f"Not approved: {exc}") from exc
         except BaseException:
             # Refused, or failed or killed part-way: an intent left open is an orphan.
-            self.intents.finished(intent)
+            self.intents.finished(intent.id)
             raise
         outcomes = [StepOutcome.PENDING] * steps
         if outcomes:
             outcomes[0] = StepOutcome.CURRENT
         return ExecutionStart(
-            intent,
+            intent.id,
             ExecutionRecord(
                 agent=agent,
                 plan_id=plan_id,
@@ -118,8 +118,9 @@ class BranchStarter:
         transaction completed means it did: git stays). Anything that fails here leaves the
         intent open, for the next click or the next start to undo."""
         try:
-            if await self.intents.still_open(start.intent):
-                await self._undo(start.intent, branch_record(start.record), why)
+            intent = await self.intents.still_open(start.intent)
+            if intent is not None:
+                await self._undo(intent, branch_record(start.record), why)
         except Exception:
             log.warning("the branch of %s stays for recovery", start.record.plan_id, exc_info=True)
 
