@@ -28,7 +28,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 
-from plancord.agent.execution.branch import BranchMoved, BranchRecord
+from plancord.agent.execution.branch import BranchError, BranchMoved, BranchRecord
 from plancord.agent.execution.intent_owner import new_owner, owner_alive, release
 from plancord.agent.home import AgentHomes
 from plancord.core.authority import Act, Subject
@@ -92,7 +92,13 @@ class StartIntents:
             other = claim.in_the_way
             if other is None or not self._orphan(other):
                 break
-            await self.recover(other)
+            try:
+                await self.recover(other)
+            except BranchError as exc:
+                raise ExecutionRefused(
+                    f"Not approved: an earlier approval of {agent}'s plan was interrupted, "
+                    f"and its branch could not be undone yet: {exc}"
+                ) from exc
         if other is not None:
             raise ExecutionRefused(
                 f"Not approved: {other.actor_name}'s approval of {agent}'s plan "
