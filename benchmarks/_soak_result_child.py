@@ -10,6 +10,13 @@ plan, opens its result, and decides it with a random choice of Merge, Discard or
 (a roll back leaves the result waiting, decided again next). The workspace keeps an ignored file, so
 Discard has a kept copy to put back.
 
+With ``--approvals`` (``soak_crash.py --phase start``) the decisions are approvals instead:
+each cycle brings the agent back to a plan waiting for a decision with nothing running (the
+execution before ended, its result discarded), then the operator approves it through the
+real ``PlanningService``, which starts the branch under an intent its transaction completes.
+On start the child undoes the approvals a kill interrupted (``BranchStarter.recover``), as
+the bot does before it connects.
+
 Protocol: ``READY`` once recovered; ``DECIDING <action>`` just before a decision and
 ``DECIDED <seconds>`` after it, then the child waits for a line on stdin before going on (so
 the parent kills only inside decisions, and checks while nothing runs); ``DONE`` when
@@ -32,7 +39,7 @@ from plancord.agent.home import AgentHome, AgentHomes
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import PlancordError
 from plancord.core.execution import ExecutionRecord, StepNumber, StepOutcome
-from plancord.core.planning import Actor, EntrySource, PlanRef
+from plancord.core.planning import Actor, EntrySource, Phase, PlanRef
 from plancord.core.ports import StaticSettings, SystemClock
 from plancord.core.sandbox_policy import SandboxSettings
 from plancord.core.service import PlanningService
@@ -109,6 +116,59 @@ async def new_result(
     return opened
 
 
+async def started_count(executions: ExecutionStore) -> int:
+    rows = await executions.db.fetchall("SELECT count(*) AS n FROM executions")
+    return int(rows[0]["n"])
+
+
+async def waiting_for_approval(
+    store: SqlStore,
+    planning: PlanningService,
+    results: ExecutionResults,
+    executions: ExecutionStore,
+) -> PlanRef:
+    """The agent back to a plan waiting for a decision with nothing running: the execution
+    before ended and its result discarded (the workspace as reviewed), a new plan submitted."""
+    now = SystemClock().now()
+    latest = await executions.latest(AGENT)
+    if latest is not None and latest.ended_at is None:
+        await executions.end(latest.plan_id, now, "completed", (StepOutcome.DONE,) * 2)
+    if (await store.load_state(AGENT)).phase is Phase.EXECUTING:
+        await planning.complete(AGENT, OPERATOR, "soak")
+    latest = await executions.latest(AGENT)
+    if latest is not None and latest.result is None:
+        await executions.open_result(latest.plan_id, ANA.id, ANA.name, latest.reviewed_commit)
+    waiting = await executions.waiting_result(AGENT)
+    if waiting is not None:
+        await results.discard(waiting.plan_id, waiting.result_version, ANA)
+    state = await store.load_state(AGENT)
+    if state.phase is Phase.INACTIVE:
+        await planning.enter(AGENT, source=EntrySource.OPERATOR, actor=OPERATOR, task="soak")
+        await planning.submit(AGENT, PLAN)
+        state = await store.load_state(AGENT)
+    return PlanRef(agent=AGENT, plan_id=state.plan_id or "", revision=state.revision)
+
+
+async def approvals(
+    args: argparse.Namespace,
+    store: SqlStore,
+    planning: PlanningService,
+    results: ExecutionResults,
+    executions: ExecutionStore,
+) -> None:
+    """Approve plans, one per cycle, until ``--cycles`` executions were started."""
+    while await started_count(executions) < args.cycles:
+        ref = await waiting_for_approval(store, planning, results, executions)
+        say("DECIDING approve")
+        started = time.monotonic()
+        try:
+            await planning.approve(ref, OPERATOR)
+        except PlancordError as exc:
+            say(f"REFUSED {' '.join(str(exc).split())[:300]}")
+        say(f"DECIDED {time.monotonic() - started:.3f}")
+        await next_line()
+
+
 async def run(args: argparse.Namespace) -> int:
     data = Path(args.data)
     rng = random.Random(args.seed)
@@ -138,11 +198,14 @@ async def run(args: argparse.Namespace) -> int:
         settings = StaticSettings(PlanModeSettings())
         planning = PlanningService(store, clock, settings, executions=starter)
         try:
+            await starter.recover()
             await results.recover()
             say("READY")
             if args.recover_only:
                 return 0
-            while await decided_count(executions) < args.cycles:
+            if args.approvals:
+                await approvals(args, store, planning, results, executions)
+            while not args.approvals and await decided_count(executions) < args.cycles:
                 record = await executions.waiting_result(AGENT)
                 if record is None:
                     home = homes.of(AGENT)
@@ -181,6 +244,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--cycles", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--recover-only", action="store_true")
+    parser.add_argument("--approvals", action="store_true", help="soak approvals instead")
     return parser.parse_args(argv)
 
 
