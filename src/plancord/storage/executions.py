@@ -54,16 +54,6 @@ class ExecutionStore:
         """Record a new execution (its branch has just been started)."""
         await self.db.write(lambda conn: insert_execution(conn, record))
 
-    async def forget(self, plan_id: str) -> None:
-        """Remove an execution whose approval did not commit (its branch was undone)."""
-
-        def work(conn: Tx) -> None:
-            conn.execute("DELETE FROM execution_events WHERE plan_id = ?", (plan_id,))
-            conn.execute("DELETE FROM execution_commits WHERE plan_id = ?", (plan_id,))
-            conn.execute("DELETE FROM executions WHERE plan_id = ?", (plan_id,))
-
-        await self.db.write(work)
-
     async def get(self, plan_id: str) -> ExecutionRecord | None:
         row = await self.db.fetchone("SELECT * FROM executions WHERE plan_id = ?", (plan_id,))
         return _record(row) if row is not None else None
