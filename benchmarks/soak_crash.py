@@ -31,6 +31,14 @@ its start), and then checks that the record, the branch, the base and the workin
 (``check_result_invariants``): no intent open, every decided result with its one completed
 intent, and the workspace where the newest result's state says it is.
 
+``--phase start`` soaks approvals the same way: the child (``--approvals``) approves plan
+after plan through the real ``PlanningService``, each starting its branch under an intent
+the approval's transaction completes; kills land inside approvals, and after each restart
+(which undoes what a kill interrupted) ``check_start_invariants`` checks that no start is
+open, that every execution has its one completed start and no completed start lacks its
+execution, and that git matches the plan: approved means the workspace on its branch,
+waiting means the workspace on ``main`` exactly as it was reviewed, with no execution branch.
+
 Run with ``.venv/bin/python benchmarks/soak_crash.py [--cycles 200] [--seed N] [--postgres]``.
 It prints
 cycles, kills, restarts, acknowledged approvals and violations, and exits 1 on any violation
@@ -402,6 +410,63 @@ def check_result_invariants(data: Path) -> list[str]:
     return problems
 
 
+def make_start_workspace(data: Path) -> Path:
+    """The result soak's workspace with an untracked file each approval commits on its
+    branch and each undo or Discard must give back untracked."""
+    workspace = make_result_workspace(data)
+    (workspace / "draft.txt").write_text("reviewed, uncommitted\n")
+    return workspace
+
+
+def check_start_invariants(data: Path) -> list[str]:
+    """The plan's state, the executions, the starts and git agree; [] when they do."""
+    problems: list[str] = []
+    workspace = data / "agents" / "ada" / "workspace"
+    with closing(sqlite3.connect(data / "soak.db")) as conn:
+        conn.row_factory = sqlite3.Row
+        starts = conn.execute("SELECT plan_id, state FROM start_intents").fetchall()
+        executions = {r["plan_id"]: r for r in conn.execute("SELECT * FROM executions").fetchall()}
+        state = conn.execute("SELECT * FROM planning_state WHERE agent = 'ada'").fetchone()
+    problems += [
+        f"the start of {r['plan_id']} is still open" for r in starts if r["state"] == "open"
+    ]
+    done = Counter(r["plan_id"] for r in starts if r["state"] == "done")
+    problems += [
+        f"{p} executes with {done[p]} completed starts" for p in executions if done[p] != 1
+    ]
+    problems += [f"{p} was started but has no execution" for p in done if p not in executions]
+    head = _git(workspace, "symbolic-ref", "--quiet", "HEAD")
+    branches = _git(workspace, "for-each-ref", "--format=%(refname)", "refs/heads/plancord/")
+    status = _git(workspace, "status", "--porcelain", "--untracked-files=all")
+    phase, plan_id = (state["phase"], state["plan_id"]) if state is not None else ("", None)
+    where = f"plan {plan_id} ({phase})"
+    if phase == "executing":
+        record = executions.get(plan_id)
+        if record is None:
+            return [*problems, f"{where}: approved with no execution"]
+        expected = {
+            "HEAD": (head, f"refs/heads/{record['branch']}"),
+            "the execution branches": (branches, f"refs/heads/{record['branch']}"),
+            "the status": (status, ""),
+        }
+    elif phase == "submitted":
+        if plan_id in executions:
+            problems.append(f"{where}: waiting with an execution")
+        expected = {
+            "HEAD": (head, "refs/heads/main"),
+            "the execution branches": (branches, ""),
+            "the status": (status, "?? draft.txt"),
+        }
+    else:
+        expected = {}
+    for name, (found, want) in expected.items():
+        if found != want:
+            problems.append(f"{where}: {name} is {found or 'empty'!r}, expected {want!r}")
+    if not (workspace / "debug.log").is_file():
+        problems.append(f"{where}: the ignored file is gone")
+    return problems
+
+
 @dataclass
 class ResultSoak:
     decisions: int = 0
@@ -411,6 +476,8 @@ class ResultSoak:
     violations: list[str] = field(default_factory=list)
     killed_during: Counter[str] = field(default_factory=Counter)
     seconds: list[float] = field(default_factory=list)
+    approvals: bool = False
+    """Approvals (``--phase start``) rather than decisions on results."""
 
 
 async def _result_child(data: Path, *args: str, stderr: Path) -> asyncio.subprocess.Process:
@@ -426,8 +493,10 @@ async def _result_child(data: Path, *args: str, stderr: Path) -> asyncio.subproc
         )
 
 
-async def _recover_and_check(soak: ResultSoak, data: Path, stderr: Path, when: str) -> None:
-    process = await _result_child(data, "--recover-only", stderr=stderr)
+async def _recover_and_check(
+    soak: ResultSoak, data: Path, stderr: Path, when: str, *args: str
+) -> None:
+    process = await _result_child(data, "--recover-only", *args, stderr=stderr)
     await process.communicate()
     if process.returncode != 0:
         tail = (await asyncio.to_thread(stderr.read_text, errors="replace"))[-3000:]
@@ -437,23 +506,26 @@ async def _recover_and_check(soak: ResultSoak, data: Path, stderr: Path, when: s
 
 def _check(soak: ResultSoak, data: Path, when: str) -> None:
     soak.checks += 1
-    soak.violations += [f"{when}: {p}" for p in check_result_invariants(data)]
+    check = check_start_invariants if soak.approvals else check_result_invariants
+    soak.violations += [f"{when}: {p}" for p in check(data)]
 
 
 async def result_phase(args: argparse.Namespace, data: Path) -> ResultSoak:
-    """Kill the deciding child inside decisions until ``args.cycles`` kills (or the child
-    has decided that many results), checking after every restart."""
-    soak = ResultSoak()
+    """Kill the deciding child inside decisions (approvals with ``--phase start``) until
+    ``args.cycles`` kills (or the child has decided that many), checking after every
+    restart."""
+    soak = ResultSoak(approvals=args.phase == "start")
+    mode = ("--approvals",) if soak.approvals else ()
     rng = random.Random(args.seed)
     stderr = data / "child-stderr.log"
-    make_result_workspace(data)
+    (make_start_workspace if soak.approvals else make_result_workspace)(data)
     started = time.monotonic()
     life = 0
     window = 0.3
     while soak.kills < args.cycles and time.monotonic() - started < args.time_limit:
         life += 1
         process = await _result_child(
-            data, f"--cycles={10**6}", f"--seed={args.seed * 1000 + life}", stderr=stderr
+            data, f"--cycles={10**6}", f"--seed={args.seed * 1000 + life}", *mode, stderr=stderr
         )
         if process.stdout is None or process.stdin is None:
             raise RuntimeError("the child has no stdin or stdout")
@@ -495,7 +567,7 @@ async def result_phase(args: argparse.Namespace, data: Path) -> ResultSoak:
         if process.returncode not in (-9, 0):
             tail = stderr.read_text(errors="replace")[-3000:]
             raise RuntimeError(f"the child failed on its own (exit {process.returncode}):\n{tail}")
-        await _recover_and_check(soak, data, stderr, f"after restart {life}")
+        await _recover_and_check(soak, data, stderr, f"after restart {life}", *mode)
     return soak
 
 
@@ -507,7 +579,8 @@ def result_main(args: argparse.Namespace) -> int:
     during = ", ".join(f"{k} {v}" for k, v in sorted(soak.killed_during.items()))
     mean = sum(soak.seconds) / len(soak.seconds) if soak.seconds else 0.0
     print(
-        f"result phase: kills {soak.kills} ({during})  decisions completed {soak.decisions}  "
+        f"{args.phase} phase: kills {soak.kills} ({during})  "
+        f"{'approvals' if soak.approvals else 'decisions'} completed {soak.decisions}  "
         f"refused {soak.refused}  invariant checks {soak.checks}  "
         f"violations {len(soak.violations)}  (decision {mean * 1000:.0f} ms mean; "
         f"{elapsed:.1f} s; load {os.getloadavg()[0]:.1f})"
@@ -528,9 +601,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--time-limit", type=float, default=300.0)
     parser.add_argument(
         "--phase",
-        choices=("plan", "result"),
+        choices=("plan", "result", "start"),
         default="plan",
-        help="plan cycles (the default) or decisions on execution results (--cycles kills)",
+        help="plan cycles (the default), decisions on execution results or approvals "
+        "starting executions (--cycles kills)",
     )
     parser.add_argument(
         "--postgres",
@@ -542,7 +616,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> int:
     args = parse(argv)
-    if args.phase == "result":
+    if args.phase in ("result", "start"):
         return result_main(args)
     server = PostgresServer.start(durable=True) if args.postgres else None
     try:

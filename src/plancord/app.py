@@ -16,6 +16,7 @@ from pathlib import Path
 from plancord.agent.agent_settings import ThinkingSettings, overrides_from
 from plancord.agent.budget import PlanBudget
 from plancord.agent.execution.network import NetworkGate
+from plancord.agent.execution.start_intents import Say
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.home import AgentHomes
 from plancord.agent.manager import AgentManager, StoredSettings
@@ -61,6 +62,9 @@ class CoreServices:
     conversations: ConversationStore
     settings: StoredSettings
     planning: PlanningService
+    branches: BranchStarter | None = None
+    """Starts approved plans' branches; ``recover`` undoes the starts a crash interrupted
+    (None where plans execute where the workspace stands, as in tests of the planning)."""
 
 
 def core_services(
@@ -69,17 +73,19 @@ def core_services(
     clock: Clock,
     listeners: Sequence[PlanningListener] = (),
     members: MemberDirectory | None = None,
+    say: Say | None = None,
 ) -> CoreServices:
     """The one place the store, the settings and the planning service are wired together;
     plans bind to the workspace tree they were submitted against, an approved plan executes
     on a branch of its own, and approval votes are counted for voters ``members`` reads as
-    still entitled (none without it)."""
+    still entitled (none without it). ``say`` tells a channel how an interrupted approval
+    was undone."""
     store = SqlStore(db)
     settings = StoredSettings(config, store)
     agents_dir = config.agents_dir
     probe = GitTreeProbe(agents_dir, config.sandbox_settings)
     homes = AgentHomes(agents_dir, config.sandbox_settings)
-    branches = BranchStarter(homes, ExecutionStore(db), clock)
+    branches = BranchStarter(homes, ExecutionStore(db), clock, say)
     planning = PlanningService(
         store,
         clock,
@@ -90,7 +96,7 @@ def core_services(
         reviews=PlanReviewStore(db),
         executions=branches,
     )
-    return CoreServices(store, ConversationStore(db), settings, planning)
+    return CoreServices(store, ConversationStore(db), settings, planning, branches)
 
 
 def runtime_settings(config: Config) -> RuntimeSettings:
@@ -135,6 +141,8 @@ class App:
     network: NetworkProxy | None = None
     """The network proxy, when some agent's network is granted by the plan."""
     network_gate: NetworkGate | None = None
+    branches: BranchStarter | None = None
+    """The starts of approved plans' branches (``core_services``)."""
 
     @cached_property
     def asks(self) -> AskAuthority:
@@ -145,6 +153,14 @@ class App:
     @property
     def agents_dir(self) -> Path:
         return self.config.agents_dir
+
+    async def recover_interrupted(self) -> None:
+        """Undo or finish what a crash interrupted, before the cards are restored: the
+        approvals whose branch was started but not recorded (the plan waits again), then
+        the decisions on results; each channel is told what happened."""
+        if self.branches is not None:
+            await self.branches.recover(self.serves)
+        await self.runtime.results.recover(self.serves)
 
     async def serves(self, agent: str) -> bool:
         """Whether this process runs ``agent``: its guild is on one of our shards. An agent
@@ -169,7 +185,7 @@ class App:
         """Open (and migrate) the database and build the services around it."""
         clock = clock or SystemClock()
         db = await open_database(config.database_target)
-        core = core_services(config, db, clock, [notifier], members)
+        core = core_services(config, db, clock, [notifier], members, notifier.say)
         store, conversations, settings, planning = (
             core.store,
             core.conversations,
@@ -243,6 +259,7 @@ class App:
             model=model,
             clock=clock,
             mcp=mcp,
+            branches=core.branches,
         )
         if config.sandbox_settings.plan_network:
             await app._serve_network(notifier)
@@ -301,6 +318,8 @@ class App:
             self.network = None
         await self.scheduler.stop()
         await self.runtime.shutdown(notice=True)
+        if self.branches is not None:
+            self.branches.close()
         await self.mcp.close()
         close = getattr(self.model, "close", None)
         if close is not None:

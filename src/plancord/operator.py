@@ -144,6 +144,8 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
             yield OperatorServices(core.store, core.planning, results)
         finally:
             await results.close()
+            if core.branches is not None:
+                core.branches.close()
     finally:
         await db.close()
 

@@ -25,7 +25,9 @@ from benchmarks.soak_crash import (
     Ack,
     check_invariants,
     check_result_invariants,
+    check_start_invariants,
     make_result_workspace,
+    make_start_workspace,
 )
 
 from plancord.agent.manager import AgentManager
@@ -75,11 +77,11 @@ def test_a_short_soak_with_kills_breaks_no_invariant(tmp_path: Path) -> None:
     assert check_invariants(db) == []
 
 
-def test_a_short_result_soak_killed_inside_decisions_leaves_git_and_the_record_agreeing() -> None:
-    """Merge, Discard and Roll back killed at random moments, each kill followed by a restart
-    that recovers: the record, the branch, the base and the working tree agree every time."""
+def kills_inside(phase: str, kills: int) -> None:
+    """A short soak of ``phase`` (result or start) with ``kills`` kills: no violation, and a
+    check after every kill."""
     done = subprocess.run(
-        [sys.executable, str(SOAK), "--phase=result", "--cycles=3", "--seed=5"],
+        [sys.executable, str(SOAK), f"--phase={phase}", f"--cycles={kills}", "--seed=5"],
         capture_output=True,
         text=True,
         timeout=240,
@@ -89,9 +91,15 @@ def test_a_short_result_soak_killed_inside_decisions_leaves_git_and_the_record_a
     assert done.returncode == 0, done.stdout + done.stderr
     found = re.findall(r"(kills|violations|invariant checks) (\d+)", done.stdout)
     figures = {name: int(value) for name, value in found}
-    assert figures["kills"] == 3
+    assert figures["kills"] == kills
     assert figures["violations"] == 0
     assert figures["invariant checks"] >= figures["kills"]
+
+
+def test_a_short_result_soak_killed_inside_decisions_leaves_git_and_the_record_agreeing() -> None:
+    """Merge, Discard and Roll back killed at random moments, each kill followed by a restart
+    that recovers: the record, the branch, the base and the working tree agree every time."""
+    kills_inside("result", 3)
 
 
 def test_the_result_checker_sees_a_record_that_disagrees_with_git(tmp_path: Path) -> None:
@@ -115,6 +123,36 @@ def test_the_result_checker_sees_a_record_that_disagrees_with_git(tmp_path: Path
 
     assert "intent result-merge of p1 still open" in problems
     assert any("HEAD is refs/heads/main, the record says" in p for p in problems)
+
+
+def test_a_short_start_soak_killed_inside_approvals_leaves_git_and_the_plan_agreeing() -> None:
+    """Approvals killed at random moments, each kill followed by a restart that undoes what
+    it interrupted: the plan, the executions, the starts and git agree every time."""
+    kills_inside("start", 4)
+
+
+def test_the_start_checker_sees_a_waiting_plan_whose_branch_git_kept(tmp_path: Path) -> None:
+    """The workspace on an execution branch while the plan still waits and its start is
+    open (what a crash between git and the approval leaves before the restart)."""
+    workspace = make_start_workspace(tmp_path)
+    git_out(workspace, "switch", "--quiet", "-c", "plancord/p1-v1")
+    with closing(sqlite3.connect(tmp_path / "soak.db")) as conn:
+        conn.executescript(
+            "CREATE TABLE start_intents (plan_id, state);"
+            "CREATE TABLE executions (plan_id, branch);"
+            "CREATE TABLE planning_state (agent, phase, plan_id);"
+        )
+        conn.execute("INSERT INTO start_intents VALUES ('p1', 'open')")
+        conn.execute("INSERT INTO planning_state VALUES ('ada', 'submitted', 'p1')")
+        conn.commit()
+
+    problems = check_start_invariants(tmp_path)
+
+    assert "the start of p1 is still open" in problems
+    assert any(
+        "HEAD is 'refs/heads/plancord/p1-v1', expected 'refs/heads/main'" in p for p in problems
+    )
+    assert any("the execution branches is 'refs/heads/plancord/p1-v1'" in p for p in problems)
 
 
 def git_out(workspace: Path, *args: str) -> str:

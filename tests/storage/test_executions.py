@@ -136,6 +136,3 @@ async def test_an_execution_ends_once_and_the_newest_is_found(db: Backend) -> No
     await store.begin(_record("p2", AT + timedelta(days=1)))
     newest = await store.latest("ada")
     assert newest is not None and newest.plan_id == "p2"
-
-    await store.forget("p2")
-    assert await store.get("p2") is None

@@ -125,5 +125,3 @@ async def test_step_commits_are_kept_by_id_in_order_and_rolled_back(db: Backend)
     assert await commits.rolled_back("p1") == frozenset({3})
     await commits.committed("p1", 2, "5" * 40)
     assert [c.commit for c in await commits.commits("p1")] == ["1" * 40, "5" * 40]
-    await store.forget("p1")
-    assert await commits.commits("p1") == []

@@ -37,6 +37,7 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import (
     Clock,
+    ExecutionStart,
     ExecutionStarter,
     PlanningChange,
     PlanStore,
@@ -134,8 +135,7 @@ class Decisions:
         if state.amends is not None:
             detail["amends"] = state.amends
         steps_count = len(revision.plan.steps)
-        if self._executions is not None and state.amends is None:
-            await self._executions.start(ref.agent, ref.plan_id, ref.revision, steps_count)
+        start = await self._start(ref, approver, steps_count) if state.amends is None else None
         try:
             after = await self._decided(
                 AuditAction.APPROVED,
@@ -146,14 +146,34 @@ class Decisions:
                 revision,
                 detail,
                 mode=mode.value if mode is not ApprovalMode.NORMAL else None,
+                start=start,
             )
-        except Exception:
-            if self._executions is not None and state.amends is None:
-                await self._executions.abandon(ref.agent, ref.plan_id)
+        except Exception as exc:
+            if self._executions is not None and start is not None:
+                await self._executions.abandon(start, str(exc) or type(exc).__name__)
             raise
+        finally:
+            if self._executions is not None and start is not None:
+                self._executions.finished(start)
         if self._executions is not None and state.amends is not None:
             await self._executions.amended(ref.agent, ref.plan_id, ref.revision, steps_count)
         return after
+
+    async def _start(self, ref: PlanRef, approver: Actor, steps: int) -> ExecutionStart | None:
+        """The approved revision's branch, started before the approval's transaction, which
+        records it (``ExecutionStarter.start``). A start refused because the plan was
+        decided meanwhile (another approval won) says who decided it; any other refusal
+        (another approval under way, git) is audited."""
+        if self._executions is None:
+            return None
+        try:
+            return await self._executions.start(
+                ref.agent, ref.plan_id, ref.revision, steps, approver
+            )
+        except ExecutionRefused as refused:
+            await self._waiting(ref, PlanEvent.APPROVE)
+            await self._runner.audit_refusal(ref, approver, PlanEvent.APPROVE, str(refused))
+            raise
 
     async def _check_branch(self, ref: PlanRef, state: PlanningState, approver: Actor) -> None:
         """Refuse, at approval, a workspace that cannot take an execution branch (detached
@@ -349,10 +369,14 @@ class Decisions:
         detail: Mapping[str, Any],
         *,
         reason: str | None = None,
+        start: ExecutionStart | None = None,
         **log_fields: object,
     ) -> PlanningState:
-        """Commit a human's decision on ``ref``, write its frozen log line, then notify."""
-        after = await self._runner.commit(before, new, action, approver, detail, race_ref=ref)
+        """Commit a human's decision on ``ref`` (with the execution ``start`` it started),
+        write its frozen log line, then notify."""
+        after = await self._runner.commit(
+            before, new, action, approver, detail, race_ref=ref, start=start
+        )
         log_plan_mode(
             action,
             ref.agent,

@@ -1,5 +1,6 @@
-"""A decision on an execution's result as an intent: written before git runs, completed
-after.
+"""A decision that changes git and the database as an intent: written before git runs,
+completed after. A decision on an execution's result (``ResultIntent``) and the start of an
+approved plan's execution (``StartIntent``) are both kept this way.
 
 Why this exists: Merge, Discard, Roll back and Push change git and then the database, and a
 crash (or a database that cannot be written) between the two would leave them disagreeing:
@@ -9,10 +10,17 @@ same transaction as the record of the decision. An intent left open by a process
 gone is finished or undone after a restart, deciding from what git shows. The open intent is
 also the claim on the result: at most one is open per result, so of two approvals at once
 one reaches git and the other is told who is deciding.
+
+Approving a plan starts its execution on a branch of its own: the host opens a
+``StartIntent`` (the claim on the agent's workspace), git makes the branch, and the approval's
+own transaction records the execution and completes the intent (``ports.ExecutionStart``). An
+open start intent therefore always means an approval that did not commit: after a crash it
+is undone from what git shows, and the plan waits for a decision as before.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -56,8 +64,52 @@ class ResultIntent(BaseModel):
 
     def text(self, key: str) -> str:
         """A text value of ``detail`` ('' when absent)."""
-        value = self.detail.get(key)
-        return value if isinstance(value, str) else ""
+        return detail_text(self.detail, key)
+
+
+def detail_text(detail: dict[str, Any], key: str) -> str:
+    """A text value of an intent's ``detail`` ('' when absent)."""
+    value = detail.get(key)
+    return value if isinstance(value, str) else ""
+
+
+class StartIntent(BaseModel):
+    """The start of one approved revision's execution, as the host is about to carry it
+    out: the claim on the agent's workspace while git makes the branch. ``detail`` holds
+    what git is to do, noted once git has read the workspace and before it changes a ref
+    (``base``, ``base_commit``, ``reviewed_commit``, ``reviewed_index``), for the recovery
+    to read back; an intent without them never got that far."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    agent: str
+    plan_id: str
+    revision: int
+    actor: str
+    """The audit label of who approved (``user:42(ana)``, ``operator``, a policy)."""
+    actor_name: str
+    detail: dict[str, Any] = Field(default_factory=dict)
+    owner: str
+    """The process carrying it out: ``host:pid:start``."""
+    state: IntentState = IntentState.OPEN
+    opened_at: datetime
+    closed_at: datetime | None = None
+    outcome: str | None = None
+
+    def text(self, key: str) -> str:
+        """A text value of ``detail`` ('' when absent)."""
+        return detail_text(self.detail, key)
+
+
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """An open intent a gone process left, finished or undone, and what the agent's channel
+    is told."""
+
+    agent: str
+    plan_id: str
+    text: str
 
 
 def describe(intent: ResultIntent) -> str:

@@ -13,9 +13,21 @@ from typing import Any, Protocol
 
 from plancord.core.authority import Answer, Subject
 from plancord.core.ballot import ApprovalVote, VoteWrite
+from plancord.core.execution import ExecutionRecord
 from plancord.core.network import NetworkBound
 from plancord.core.planning import Actor, AuditAction, AuditEntry, PlanningState, PlanRevision
 from plancord.core.settings import PlanModeSettings
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionStart:
+    """A branch git made for an approval, not yet recorded: the approval's transaction
+    writes ``record`` and completes the start intent ``intent`` (its id) with it
+    (``Transition.start``); when the approval does not commit, the branch is undone and the
+    intent with it (``core.intents.StartIntent``)."""
+
+    intent: str
+    record: ExecutionRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +42,9 @@ class Transition:
     """With a submitted ``revision``: its plan review starts with the submission and holds
     approval for at most this long while it runs (``core.review_gate.running_hold``), so
     no approval can land between the submission and the review's start."""
+    start: ExecutionStart | None = None
+    """With an approval: the execution git started for it, recorded in this transaction,
+    which also completes its start intent (the approval and the branch agree)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,17 +66,26 @@ class ExecutionStarter(Protocol):
         """Why the agent's workspace cannot take an execution branch, or None."""
         ...
 
-    async def start(self, agent: str, plan_id: str, revision: int, steps: int) -> None:
-        """Start the branch from the reviewed tree and record the execution. Raises
-        ``ExecutionRefused`` (nothing changed) when it cannot."""
+    async def start(
+        self, agent: str, plan_id: str, revision: int, steps: int, approver: Actor
+    ) -> ExecutionStart:
+        """Open the start's intent (the claim on the workspace), then start the branch from
+        the reviewed tree; the approval's transaction records it (``Transition.start``).
+        Raises ``ExecutionRefused`` (nothing changed) when it cannot, or when another
+        approval of the agent is under way."""
         ...
 
     async def amended(self, agent: str, plan_id: str, revision: int, steps: int) -> None:
         """An amendment was approved: the running execution goes on with its steps."""
         ...
 
-    async def abandon(self, agent: str, plan_id: str) -> None:
-        """Undo ``start`` when the approval that started it did not commit."""
+    async def abandon(self, start: ExecutionStart, why: str) -> None:
+        """The approval that ``start`` was for did not commit: its branch undone, its intent
+        closed as undone (left open for the recovery when that cannot be done now)."""
+        ...
+
+    def finished(self, start: ExecutionStart) -> None:
+        """This process no longer carries ``start`` out (recorded, undone, or left open)."""
         ...
 
 

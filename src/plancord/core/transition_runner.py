@@ -24,6 +24,7 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import (
     Clock,
+    ExecutionStart,
     PlanningChange,
     PlanningListener,
     PlanStore,
@@ -65,11 +66,13 @@ class TransitionRunner:
         revision: PlanRevision | None = None,
         race_ref: PlanRef | None = None,
         review_hold: timedelta | None = None,
+        start: ExecutionStart | None = None,
     ) -> PlanningState:
         """Save ``before`` → ``new`` with its audit entry; ``VersionConflict`` when another
         writer got there first (``AlreadyDecided`` instead when ``race_ref`` was decided).
         ``review_hold``: the submitted revision's review holds approval from this very
-        transaction (``Transition.review_hold``)."""
+        transaction (``Transition.review_hold``); ``start``: the execution an approval
+        started, recorded in it (``Transition.start``)."""
         now = self._clock.now()
         state = new.model_copy(update={"version": before.version + 1, "updated_at": now})
         audit = AuditEntry(
@@ -89,6 +92,7 @@ class TransitionRunner:
                     audit=audit,
                     revision=revision,
                     review_hold=review_hold,
+                    start=start,
                 )
             )
         except VersionConflict:

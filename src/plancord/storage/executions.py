@@ -54,35 +54,7 @@ class ExecutionStore:
 
     async def begin(self, record: ExecutionRecord) -> None:
         """Record a new execution (its branch has just been started)."""
-        await self.db.execute(
-            _INSERT,
-            (
-                record.plan_id,
-                record.agent,
-                record.revision,
-                record.branch,
-                record.base,
-                record.base_commit,
-                record.reviewed_commit,
-                record.reviewed_index,
-                record.current_step,
-                _steps_text(record.steps),
-                record.waiting_checkpoint,
-                ts(record.started_at),
-                ts(record.ended_at),
-                record.end_reason,
-            ),
-        )
-
-    async def forget(self, plan_id: str) -> None:
-        """Remove an execution whose approval did not commit (its branch was undone)."""
-
-        def work(conn: Tx) -> None:
-            conn.execute("DELETE FROM execution_events WHERE plan_id = ?", (plan_id,))
-            conn.execute("DELETE FROM execution_commits WHERE plan_id = ?", (plan_id,))
-            conn.execute("DELETE FROM executions WHERE plan_id = ?", (plan_id,))
-
-        await self.db.write(work)
+        await self.db.write(lambda conn: insert_execution(conn, record))
 
     async def get(self, plan_id: str) -> ExecutionRecord | None:
         row = await self.db.fetchone("SELECT * FROM executions WHERE plan_id = ?", (plan_id,))
@@ -255,6 +227,30 @@ class ExecutionStore:
                 (plan_id, kind.value),
             )
         return [_event(row) for row in rows]
+
+
+def insert_execution(conn: Tx, record: ExecutionRecord) -> None:
+    """Write a new execution's row in the caller's transaction (an approval's: the
+    execution is recorded with the approval that started it)."""
+    conn.execute(
+        _INSERT,
+        (
+            record.plan_id,
+            record.agent,
+            record.revision,
+            record.branch,
+            record.base,
+            record.base_commit,
+            record.reviewed_commit,
+            record.reviewed_index,
+            record.current_step,
+            _steps_text(record.steps),
+            record.waiting_checkpoint,
+            ts(record.started_at),
+            ts(record.ended_at),
+            record.end_reason,
+        ),
+    )
 
 
 def _steps_text(steps: Sequence[StepOutcome]) -> str:

@@ -37,6 +37,7 @@ from plancord.storage.codec import (
     ts,
 )
 from plancord.storage.plan_reviews import ReviewKind, mark_started
+from plancord.storage.start_intents import record_start
 
 __all__ = ["AgentExists", "SqlStore", "parse_ts", "ts"]
 
@@ -239,6 +240,8 @@ class SqlStore:
                     rev.submitted_at,
                     transition.review_hold,
                 )
+            if transition.start is not None:
+                record_start(conn, transition.start, transition.audit.at)
 
         await self.db.write(save)
         if rev is not None:

@@ -132,6 +132,11 @@ class BaseMoved(BranchError):
     """The base branch is not where the execution's record says; nothing was changed."""
 
 
+class BranchMoved(BranchError):
+    """The execution branch holds more than the reviewed state (someone worked on it), so
+    its start is not undone; nothing was changed."""
+
+
 def branch_name(plan_id: str, revision: int) -> str:
     return f"plancord/{plan_id}-v{revision}"
 
@@ -177,10 +182,21 @@ class ExecutionBranch:
     async def start(self, plan_id: str, revision: int) -> BranchRecord:
         """Commit the reviewed tree on a new branch and switch to it; no file changes, and
         the base branch does not move. Raises BranchError (nothing changed) with the reason."""
+        record = await self.prepare(plan_id, revision)
+        try:
+            await self.switch(record)
+        except BranchError:
+            await self.undo_start(record)
+            raise
+        return record
+
+    async def prepare(self, plan_id: str, revision: int) -> BranchRecord:
+        """What ``start`` is to do, read from the workspace: the base, its commit, the
+        reviewed index and the reviewed state committed (an object no ref names yet). No
+        ref, index or file a person sees changes. Raises BranchError with the reason."""
         why = await self.refusal()
         if why is not None:
             raise BranchError(f"This workspace cannot run a plan on a branch: {why}.")
-        branch = branch_name(plan_id, revision)
         base_ref = (await self._checked("symbolic-ref", "HEAD")).strip()
         base_commit = (await self._checked("rev-parse", "HEAD^{commit}")).strip()
         reviewed_index = (await self._checked("write-tree")).strip()
@@ -196,25 +212,53 @@ class ExecutionBranch:
                     "commit-tree", tree, "-p", base_commit, "-m", message, env=_IDENTITY_ENV
                 )
             ).strip()
-        keep = self._keep_of(branch)
-        if keep is not None:
-            await self._keep_ignored(keep, reviewed)
-        zero = "0" * len(base_commit)
-        try:
-            await self._checked("update-ref", f"refs/heads/{branch}", reviewed, zero)
-            await self._checked("symbolic-ref", "HEAD", f"refs/heads/{branch}")
-            await self._checked("reset", "--quiet", "--mixed")
-        except BranchError:
-            if keep is not None:
-                await asyncio.to_thread(keep.forget)
-            raise
         return BranchRecord(
-            branch=branch,
+            branch=branch_name(plan_id, revision),
             base=base_ref.removeprefix("refs/heads/"),
             base_commit=base_commit,
             reviewed_commit=reviewed,
             reviewed_index=reviewed_index,
         )
+
+    async def switch(self, record: BranchRecord) -> None:
+        """Carry out what ``prepare`` read: the ignored files kept, the branch made at the
+        reviewed state and the workspace switched to it, its index on the reviewed tree.
+        Raises BranchError, possibly part-way (``undo_start`` takes it all back)."""
+        keep = self._keep_of(record.branch)
+        if keep is not None:
+            await self._keep_ignored(keep, record.reviewed_commit)
+        zero = "0" * len(record.base_commit)
+        await self._checked(
+            "update-ref", f"refs/heads/{record.branch}", record.reviewed_commit, zero
+        )
+        await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.branch}")
+        await self._checked("reset", "--quiet", "--mixed")
+
+    async def undo_start(self, record: BranchRecord) -> bool:
+        """Take back whatever of ``switch`` git did, from what git shows: the workspace
+        back on the base with the index as it was staged, the branch deleted, the kept
+        ignored files dropped. No file of the working tree is touched (``switch`` touched
+        none). True when git had changed something. Raises BranchError, changing nothing,
+        when the branch holds more than the reviewed state (someone worked on it)."""
+        branch_ref, base_ref = f"refs/heads/{record.branch}", f"refs/heads/{record.base}"
+        tip = await self.branch_commit(record.branch)
+        if tip is not None and tip != record.reviewed_commit:
+            raise BranchMoved(
+                f"`{record.branch}` is at {tip[:12]}, not at the reviewed state "
+                f"{record.reviewed_commit[:12]}: plancord leaves it as it is."
+            )
+        changed = False
+        if await self.head_ref() == branch_ref:
+            if await self.branch_commit(record.base) is None:
+                await self._checked("update-ref", base_ref, record.base_commit)
+            await self._checked("symbolic-ref", "HEAD", base_ref)
+            await self._checked("read-tree", record.reviewed_index)
+            changed = True
+        if tip is not None:
+            await self._checked("update-ref", "-d", branch_ref, tip)
+            changed = True
+        await self._forget_kept(record)
+        return changed
 
     async def commit_step(
         self, record: BranchRecord, message: str, parent: str, leave_out: Sequence[str] = ()

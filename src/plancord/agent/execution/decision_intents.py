@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from plancord.agent.execution.intent_owner import new_owner, owner_alive, release
-from plancord.agent.execution.recovery import IntentRecovery, Recovered
+from plancord.agent.execution.recovery import IntentRecovery
 from plancord.agent.home import AgentHomes
 from plancord.core.errors import StorageError
 from plancord.core.execution import ExecutionRecord, ResultState
-from plancord.core.intents import DecisionNotRecorded, ResultIntent, describe
+from plancord.core.intents import DecisionNotRecorded, Recovered, ResultIntent, describe
 from plancord.core.planning import Actor, AuditEntry
 from plancord.core.ports import Clock
 from plancord.core.results import ResultAction

@@ -22,29 +22,19 @@ changed when git changed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import assert_never
 
 from plancord.agent.execution.branch import BranchError, ExecutionBranch
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
 from plancord.core.execution import ExecutionRecord, ResultState, StepNumber
-from plancord.core.intents import ResultIntent, describe
+from plancord.core.intents import Recovered, ResultIntent, describe
 from plancord.core.planning import AuditAction, AuditEntry
 from plancord.core.ports import Clock
 from plancord.core.results import ResultAction
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.result_intents import ResultIntentStore
 from plancord.storage.step_commits import StepCommitStore
-
-
-@dataclass(frozen=True, slots=True)
-class Recovered:
-    """An open intent finished or undone, and what the channel is told."""
-
-    agent: str
-    plan_id: str
-    text: str
 
 
 class IntentRecovery:

@@ -36,7 +36,6 @@ from pathlib import Path
 
 from plancord.agent.execution.branch import BranchError
 from plancord.agent.execution.decision_intents import DecisionIntents
-from plancord.agent.execution.recovery import Recovered
 from plancord.agent.execution.remotes import PushRemotes
 from plancord.agent.execution.result_summary import summarise
 from plancord.agent.execution.starter import branch_record
@@ -47,7 +46,7 @@ from plancord.core.authority import AuditPlace, Refusal, Subject, decision_row
 from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.errors import NotAuthorised, PlancordError
 from plancord.core.execution import ExecutionRecord, ResultState, StepNumber
-from plancord.core.intents import ResultIntent
+from plancord.core.intents import Recovered, ResultIntent
 from plancord.core.planning import Actor, ActorKind, AuditAction, AuditEntry
 from plancord.core.ports import Clock, MemberDirectory, PlanningChange, SettingsProvider
 from plancord.core.results import (

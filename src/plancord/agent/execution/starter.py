@@ -2,28 +2,42 @@
 
 Why this exists: the planning service (``core``) decides approvals but knows no git; this is
 its ``ExecutionStarter`` port. At approval it says why a workspace cannot take a branch
-(the approval is then refused with that reason, and nothing executes), starts the branch
-from the reviewed tree (``ExecutionBranch.start``) and records the execution in the store,
-with every step pending and the first one current.
+(the approval is then refused with that reason, and nothing executes) and starts the branch
+from the reviewed tree, with every step pending and the first one current. The start is an
+intent (``start_intents``): opened before git runs, noted before git changes a ref, and
+completed by the approval's own transaction, which records the execution; an approval that
+does not commit has its branch undone (``abandon``), here or after a restart.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
+
 from plancord.agent.execution.branch import BranchError, BranchRecord
+from plancord.agent.execution.start_intents import Say, StartIntents
 from plancord.agent.home import AgentHomes
 from plancord.core.errors import ExecutionRefused
 from plancord.core.execution import ExecutionRecord, StepIndex, StepOutcome
-from plancord.core.ports import Clock
+from plancord.core.intents import Recovered, StartIntent
+from plancord.core.planning import Actor
+from plancord.core.ports import Clock, ExecutionStart
 from plancord.storage.executions import ExecutionStore
+
+log = logging.getLogger(__name__)
 
 
 class BranchStarter:
     """``core.ports.ExecutionStarter`` over git in each agent's sandbox."""
 
-    def __init__(self, homes: AgentHomes, store: ExecutionStore, clock: Clock) -> None:
+    def __init__(
+        self, homes: AgentHomes, store: ExecutionStore, clock: Clock, say: Say | None = None
+    ) -> None:
+        """``say`` tells an agent's channel how an interrupted approval was undone."""
         self._homes = homes
         self._store = store
         self._clock = clock
+        self.intents = StartIntents(db=store.db, homes=homes, clock=clock, say=say)
 
     async def refusal(self, agent: str) -> str | None:
         """Why ``agent`` cannot start a plan now: an execution of its has not ended (it
@@ -43,28 +57,45 @@ class BranchStarter:
             )
         return await self._homes.of(agent).branch.refusal()
 
-    async def start(self, agent: str, plan_id: str, revision: int, steps: int) -> None:
+    async def start(
+        self, agent: str, plan_id: str, revision: int, steps: int, approver: Actor
+    ) -> ExecutionStart:
+        intent = await self.intents.open(agent, plan_id, revision, approver, steps)
         try:
-            branch = await self._homes.of(agent).branch.start(plan_id, revision)
-        except BranchError as exc:
-            raise ExecutionRefused(f"Not approved: {exc}") from exc
+            branch = self._homes.of(agent).branch
+            try:
+                record = await branch.prepare(plan_id, revision)
+            except BranchError as exc:
+                await self.intents.undone(intent, str(exc))
+                raise ExecutionRefused(f"Not approved: {exc}") from exc
+            intent = await self.intents.note(intent, record)
+            try:
+                await branch.switch(record)
+            except BranchError as exc:
+                await self._undo(intent, record, str(exc))
+                raise ExecutionRefused(f"Not approved: {exc}") from exc
+        except BaseException:
+            # Refused, or failed or killed part-way: an intent left open is an orphan.
+            self.intents.finished(intent.id)
+            raise
         outcomes = [StepOutcome.PENDING] * steps
         if outcomes:
             outcomes[0] = StepOutcome.CURRENT
-        await self._store.begin(
+        return ExecutionStart(
+            intent.id,
             ExecutionRecord(
                 agent=agent,
                 plan_id=plan_id,
                 revision=revision,
-                branch=branch.branch,
-                base=branch.base,
-                base_commit=branch.base_commit,
-                reviewed_commit=branch.reviewed_commit,
-                reviewed_index=branch.reviewed_index,
+                branch=record.branch,
+                base=record.base,
+                base_commit=record.base_commit,
+                reviewed_commit=record.reviewed_commit,
+                reviewed_index=record.reviewed_index,
                 current_step=StepIndex(0),
                 steps=tuple(outcomes),
                 started_at=self._clock.now(),
-            )
+            ),
         )
 
     async def amended(self, agent: str, plan_id: str, revision: int, steps: int) -> None:
@@ -82,12 +113,51 @@ class BranchStarter:
         outcomes[current] = StepOutcome.CURRENT
         await self._store.save_steps(plan_id, current, outcomes, revision=revision)
 
-    async def abandon(self, agent: str, plan_id: str) -> None:
-        record = await self._store.get(plan_id)
-        if record is None:
+    async def abandon(self, start: ExecutionStart, why: str) -> None:
+        """Undo ``start`` when its approval did not commit (an intent the approval's
+        transaction completed means it did: git stays). Anything that fails here leaves the
+        intent open, for the next click or the next start to undo."""
+        try:
+            intent = await self.intents.still_open(start.intent)
+            if intent is not None:
+                await self._undo(intent, branch_record(start.record), why)
+        except Exception:
+            log.warning("the branch of %s stays for recovery", start.record.plan_id, exc_info=True)
+
+    def finished(self, start: ExecutionStart) -> None:
+        self.intents.finished(start.intent)
+
+    async def recover(
+        self, serves: Callable[[str], Awaitable[bool]] | None = None
+    ) -> list[Recovered]:
+        """Undo every start a gone process left open (of the agents ``serves`` says are
+        this process's), telling each channel; run before the plan cards are restored."""
+        done: list[Recovered] = []
+        for intent in await self.intents.orphans():
+            if serves is not None and not await serves(intent.agent):
+                continue
+            try:
+                recovered = await self.intents.recover(intent)
+            except Exception:
+                log.exception("the open start of %s could not be undone", intent.plan_id)
+                continue
+            if recovered is not None:
+                done.append(recovered)
+        return done
+
+    def close(self) -> None:
+        """This process's starts end: what it left open is another's to recover."""
+        self.intents.close()
+
+    async def _undo(self, intent: StartIntent, record: BranchRecord, why: str) -> None:
+        """Take the branch back; the intent closed as undone once git is back as it was
+        (left open when git fails: the recovery tries again)."""
+        try:
+            await self._homes.of(intent.agent).branch.undo_start(record)
+        except BranchError:
+            log.warning("the start of %s could not be undone", intent.plan_id, exc_info=True)
             return
-        await self._homes.of(agent).branch.discard(branch_record(record))
-        await self._store.forget(plan_id)
+        await self.intents.undone(intent, why)
 
 
 def branch_record(record: ExecutionRecord) -> BranchRecord:
