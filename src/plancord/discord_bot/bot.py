@@ -108,7 +108,7 @@ class PlancordBot(PlancordClient):
         await self.sync_commands()
         self.start_deadlines()
         # Decisions on results a crash interrupted first, so the cards restored show them.
-        await self.app.runtime.results.recover(self.app.serves)
+        await self.app.results.recover(self.app.serves)
         await self.notifier.restore()
         self.notifier.results.owed.start(self.owed_cards_sleep)
         for agent in await self.app.runtime.resume_interrupted():

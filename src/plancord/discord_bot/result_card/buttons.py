@@ -46,13 +46,13 @@ async def _act(
     """Check the click came from the result's own channel, then decide; the answer (or
     the refusal) is ephemeral."""
     app = client_of(interaction).app
-    record = await app.runtime.results.with_result(plan_id)
+    record = await app.results.with_result(plan_id)
     agent = await agent_for(app, interaction.channel)
     if record is None or agent is None or agent.name != record.agent:
         await reply_error(interaction, "This completion card belongs to another channel.")
         return
     actor = actor_from(interaction.user)
-    results = app.runtime.results
+    results = app.results
     try:
         if action is ResultAction.MERGE:
             text = await results.merge(plan_id, version, actor)
