@@ -50,8 +50,9 @@ class PlanLifecycle:
             # After the step keeper: the result opens from the ended record it reads; before
             # it the record still runs and no result (nor its card) opens until a restart.
             self.results,
-            # The agent hears last: the turn this resumes or stops finds its execution
-            # ended and its result open.
+            # The agent hears last. No listener above reads what this one writes, so its
+            # place is a choice rather than a dependency: a turn it resumes starts once the
+            # records are settled and the channel shows why.
             self.turns,
         )
         return tuple(listener for listener in ordered if listener is not None)
