@@ -128,8 +128,7 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
             plan_settings=core.settings,
             members=None,
             clock=clock,
-            agents_dir=core.homes.agents_dir,
-            sandbox=core.homes.sandbox,
+            homes=core.homes,
         )
         # An execution ended here (a cancel, a rejected amendment) ends its record and opens
         # its result as in the bot; the bot posts the card it finds waiting without one.

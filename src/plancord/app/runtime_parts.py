@@ -150,8 +150,7 @@ def build_runtime(
         plan_settings=plan_settings,
         members=planning.members,
         clock=clock,
-        agents_dir=homes.agents_dir,
-        sandbox=homes.sandbox,
+        homes=homes,
         reviews=reviews,
     )
     if isinstance(notifier, ResultListener):
