@@ -21,10 +21,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from plancord.agent.manager import AgentManager, StoredSettings  # noqa: E402
+from tests.runtime.builders import plain_core  # noqa: E402
+
+from plancord.agent.manager import AgentManager  # noqa: E402
 from plancord.agent.requests import ModelRequests  # noqa: E402
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings  # noqa: E402
 from plancord.agent.tools import default_registry  # noqa: E402
+from plancord.app import build_runtime, plan_budget  # noqa: E402
 from plancord.config import Config  # noqa: E402
 from plancord.core.authority import Answer  # noqa: E402
 from plancord.core.planning import Actor  # noqa: E402
@@ -112,13 +115,12 @@ async def open_bench(
 ) -> Bench:
     """A runtime with one agent, ``agent``, whose workspace is a fresh git repository."""
     db = await Database.open(data_dir / "plancord.db")
-    store = SqlStore(db)
     clock = StepClock()
-    settings = StoredSettings(Config.model_validate({"plan_mode": plan_mode or {}}), store)
     channel = QuietChannel()
-    service = PlanningService(store, clock, settings, [channel])
-    conversations = ConversationStore(db)
     agents_dir = data_dir / "agents"
+    config = Config.model_validate({"plan_mode": plan_mode or {}})
+    core = plain_core(db, clock, agents_dir, config)
+    store, service, conversations = core.store, core.planning, core.conversations
     manager = AgentManager(store, agents_dir, MODEL, clock)
     registry = default_registry()
     runtime_settings = runtime_settings or RuntimeSettings(default_model=MODEL)
@@ -126,23 +128,20 @@ async def open_bench(
         store=store,
         conversations=conversations,
         planning=service,
-        plan_settings=settings,
+        plan_settings=core.settings,
         model=model,
         registry=registry,
         clock=clock,
         settings=runtime_settings,
     )
-    runtime = AgentRuntime(
-        store=store,
-        conversations=conversations,
-        planning=service,
-        plan_settings=settings,
+    runtime = build_runtime(
+        core,
         notifier=channel,
         model=model,
         registry=registry,
-        agents_dir=agents_dir,
         clock=clock,
         settings=runtime_settings,
+        budget=plan_budget(core, clock, runtime_settings),
         requests=requests,
     )
     await manager.create(agent, actor=ANA, profile=profile, channel_id=1001)

@@ -184,16 +184,15 @@ async def run(args: argparse.Namespace) -> int:
         sandbox = SandboxSettings()
         clock = SystemClock()
         agents = data / "agents"
+        homes = AgentHomes(agents, sandbox)
         results = ExecutionResults(
             executions=executions,
             store=store,
             plan_settings=StaticSettings(PlanModeSettings()),
             members=None,
             clock=clock,
-            agents_dir=agents,
-            sandbox=sandbox,
+            homes=homes,
         )
-        homes = AgentHomes(agents, sandbox)
         starter = BranchStarter(homes, executions, clock)
         settings = StaticSettings(PlanModeSettings())
         planning = PlanningService(store, clock, settings, executions=starter)

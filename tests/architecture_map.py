@@ -32,8 +32,10 @@ ROOMS = {
     "plancord.discord_bot": "the Discord edge (its floors below)",
     "plancord.operator": "the operator's view of the store",
     "plancord.doctor": "the checks of a host",
-    "plancord.app": "the object graph: builds the store, the planning service, the runtime "
-    "and the scheduler from a config",
+    "plancord.app": "the one wiring place: builds every collaborator once (the store, the "
+    "planning service, the runtime's parts, the scheduler) from a config, registers the "
+    "planning listeners in one stated order, and gives the edges what they use as named "
+    "members",
     "plancord.agent": "the runtime: the tool loop, turns, interruptions, budgets, execution "
     "on a branch, the tools (`agent/tools/`)",
     "plancord.metrics": "the optional Prometheus endpoint: one registry per app, read on the "

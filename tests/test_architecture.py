@@ -3,6 +3,7 @@ the import-linter contracts hold today and break when a layer is crossed."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -110,6 +111,8 @@ def test_the_contracts_hold() -> None:
         ("discord_bot/cogs/plan.py", "import plancord.discord_bot.notifier", "Discord edge"),
         ("discord_bot/plan_card/message.py", "import plancord.discord_bot.asks.live", "peers"),
         ("discord_bot/asks/live.py", "import plancord.discord_bot.plan_card.edits", "peers"),
+        ("discord_bot/plan_card/review.py", "import plancord.storage.backend", "edge and the demo"),
+        ("demo/narration.py", "import plancord.storage.engines", "edge and the demo"),
     ],
 )
 def test_each_contract_breaks_when_its_rule_is_broken(
@@ -154,3 +157,21 @@ def test_the_map_goes_stale_when_a_contract_or_an_import_changes(
     monkeypatch.delitem(architecture_map.ROOMS, "plancord.core")
     with pytest.raises(LookupError, match=r"plancord\.core is on a floor"):
         architecture_map.package_floors()
+
+
+def test_the_discord_edge_builds_no_store_and_reads_no_database() -> None:
+    """Every store the edge uses is one of ``App``'s named members, built once: no edge
+    module names a database (``app.db``, ``store.db``) or builds a ``...Store`` itself."""
+    found = []
+    for path in sorted((ROOT / "src" / "plancord" / "discord_bot").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Attribute) and node.attr == "db":
+                found.append(f"{where} reads .db")
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id.endswith("Store")
+            ):
+                found.append(f"{where} builds {node.func.id}")
+    assert found == []

@@ -38,18 +38,16 @@ def cmd_result_diff(args: argparse.Namespace) -> int:
 async def _print_diff(config: Config, agent: str, plan_id: str | None) -> int:
     from plancord.agent.execution.branch import BranchError
     from plancord.agent.execution.starter import branch_record
-    from plancord.agent.home import AgentHomes
     from plancord.operator import open_services
-    from plancord.storage.executions import ExecutionStore
 
     async with open_services(config) as services:
         await services.store.get_agent(agent)
-        executions = ExecutionStore(services.store.db)
+        executions = services.executions
         record = await executions.get(plan_id) if plan_id else await executions.latest(agent)
         if record is None or record.agent != agent:
             print(f"plancord: agent {agent} has no executed plan", file=sys.stderr)
             return 1
-        reading = AgentHomes(config.agents_dir, config.sandbox_settings).of(agent).reading
+        reading = services.homes.of(agent).reading
         try:
             async with reading.diff_file(branch_record(record)) as path:
                 await asyncio.to_thread(_copy_out, path)

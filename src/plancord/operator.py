@@ -26,7 +26,7 @@ from typing import Any
 from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.steps import StepKeeper
 from plancord.agent.home import AgentHomes
-from plancord.app import core_services
+from plancord.app import PlanLifecycle, core_services
 from plancord.config import Config
 from plancord.core.errors import InvalidTransition, PlancordError
 from plancord.core.plan_diff import revision_changes
@@ -82,6 +82,8 @@ class OperatorServices:
     planning: PlanningService
     results: ExecutionResults
     """The results of executed plans, decided through the completion card's own code."""
+    executions: ExecutionStore
+    homes: AgentHomes
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,31 +123,22 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
         clock = SystemClock()
         core = core_services(config, db, clock)
         results = ExecutionResults(
-            executions=ExecutionStore(db),
+            executions=core.executions,
             store=core.store,
             plan_settings=core.settings,
             members=None,
             clock=clock,
-            agents_dir=config.agents_dir,
-            sandbox=config.sandbox_settings,
+            homes=core.homes,
         )
         # An execution ended here (a cancel, a rejected amendment) ends its record and opens
         # its result as in the bot; the bot posts the card it finds waiting without one.
-        core.planning.add_notifier(
-            StepKeeper(
-                executions=ExecutionStore(db),
-                notifier=None,
-                clock=clock,
-                homes=AgentHomes(config.agents_dir, config.sandbox_settings),
-            )
-        )
-        core.planning.add_notifier(results)
+        steps = StepKeeper(executions=core.executions, notifier=None, clock=clock, homes=core.homes)
+        PlanLifecycle(steps=steps, results=results).listen(core.planning)
         try:
-            yield OperatorServices(core.store, core.planning, results)
+            yield OperatorServices(core.store, core.planning, results, core.executions, core.homes)
         finally:
             await results.close()
-            if core.branches is not None:
-                core.branches.close()
+            core.branches.close()
     finally:
         await db.close()
 

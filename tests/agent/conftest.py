@@ -116,7 +116,7 @@ async def make_ctx(
 ) -> MakeCtx:
     record = await store.get_agent(agent)
     notifier: Notifier = fake_notifier
-    service.add_notifier(notifier)
+    service.listen([notifier])
 
     def factory(**overrides: Any) -> ToolContext:
         fields: dict[str, Any] = {

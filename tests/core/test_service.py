@@ -362,7 +362,7 @@ async def test_timeout_fires_once_after_a_restart(
     clock.advance(minutes=2)
     db2, fresh = await reopen(db_target, clock, settings)
     notifier = RecordingNotifier()
-    fresh.add_notifier(notifier)
+    fresh.listen([notifier])
     try:
         fired = await fresh.fire_due()
         again = await fresh.fire_due()

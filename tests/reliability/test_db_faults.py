@@ -314,9 +314,9 @@ async def runtime_for(
     db = await Database.open(path, busy_timeout_ms=LOCK_WAIT_MS)
     model = AnthropicModelClient(api_key="test-key", base_url=server.url, max_retries=0)
     clock = ManualClock()
-    core = plain_core(db, clock, [channel])
     agents_dir = path.parent / "agents"
-    runtime = build_runtime(core, notifier=channel, model=model, agents_dir=agents_dir, clock=clock)
+    core = plain_core(db, clock, agents_dir)
+    runtime = build_runtime(core, notifier=channel, model=model, clock=clock)
     await AgentManager(core.store, agents_dir, MODEL, clock).create(
         "ada", actor=ANA, profile="open"
     )

@@ -197,14 +197,13 @@ async def build_world(runner: asyncio.Runner, root: Path, phase: Phase) -> World
     db = await Database.open(root / "data" / "plancord.db")
     clock = FixedClock()
     channel = SilentChannel()
-    core = plain_core(db, clock, [channel])
-    store, service = core.store, core.planning
     agents_dir = root / "agents"
+    core = plain_core(db, clock, agents_dir)
+    store, service = core.store, core.planning
     runtime = build_runtime(
         core,
         notifier=channel,
         model=NoModel(),
-        agents_dir=agents_dir,
         clock=clock,
         settings=RuntimeSettings(
             default_model="claude-fake-test-model",

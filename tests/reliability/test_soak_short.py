@@ -326,9 +326,9 @@ async def runtime_over(
     db = await Database.open(data / "plancord.db")
     model = AnthropicModelClient(api_key="test-key", base_url=server.url, max_retries=0)
     clock = ManualClock()
-    core = plain_core(db, clock, [channel])
     agents_dir = data / "agents"
-    runtime = build_runtime(core, notifier=channel, model=model, agents_dir=agents_dir, clock=clock)
+    core = plain_core(db, clock, agents_dir)
+    runtime = build_runtime(core, notifier=channel, model=model, clock=clock)
     if not (agents_dir / "ada").exists():
         await AgentManager(core.store, agents_dir, MODEL, clock).create("ada", actor=ANA)
     try:

@@ -1,38 +1,48 @@
 """The one way the tests build an ``AgentRuntime``: over a ``CoreServices`` (the composition
 root's ``core_services``, or ``plain_core`` without its workspace probe) with the default
-tools, so a new runtime collaborator is wired here once and not in every test module."""
+tools, through the app's own ``build_runtime``, so the tests run the parts and the listener
+order production runs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
+from plancord.agent.home import AgentHomes
 from plancord.agent.manager import StoredSettings
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
 from plancord.agent.tools import default_registry
-from plancord.app import CoreServices
+from plancord.app import CoreServices, plan_budget
+from plancord.app import build_runtime as build_app_runtime
 from plancord.config import Config
-from plancord.core.ports import Clock, ModelClient, Notifier, PlanningListener
+from plancord.core.ports import Clock, ModelClient, Notifier
 from plancord.core.service import PlanningService
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.db import Database
+from plancord.storage.executions import ExecutionStore
+from plancord.storage.plan_reviews import PlanReviewStore
 from plancord.storage.store import SqlStore
 
 MODEL = "claude-fake-test-model"
 
 
 def plain_core(
-    db: Database,
-    clock: Clock,
-    listeners: Sequence[PlanningListener],
-    config: Config | None = None,
+    db: Database, clock: Clock, agents_dir: Path, config: Config | None = None
 ) -> CoreServices:
-    """The store, the settings and the planning service over ``db``, without the plan's
-    workspace-tree probe that ``app.core_services`` adds."""
+    """The store, the settings and the planning service over ``db``, the agents' homes in
+    ``agents_dir``, without the plan's workspace-tree probe, the kept reviews' hold and the
+    branch of its own an approved plan gets from ``app.core_services``."""
     store = SqlStore(db)
     settings = StoredSettings(config or Config(), store)
-    planning = PlanningService(store, clock, settings, list(listeners))
-    return CoreServices(store, ConversationStore(db), settings, planning)
+    planning = PlanningService(store, clock, settings)
+    return CoreServices(
+        store,
+        ConversationStore(db),
+        settings,
+        planning,
+        ExecutionStore(db),
+        AgentHomes(agents_dir),
+        PlanReviewStore(db),
+    )
 
 
 def build_runtime(
@@ -40,21 +50,18 @@ def build_runtime(
     *,
     notifier: Notifier,
     model: ModelClient,
-    agents_dir: Path,
     clock: Clock,
     settings: RuntimeSettings | None = None,
 ) -> AgentRuntime:
     """A runtime over ``core`` with every default tool (``settings`` defaults to the fake
-    model's name and nothing else)."""
-    return AgentRuntime(
-        store=core.store,
-        conversations=core.conversations,
-        planning=core.planning,
-        plan_settings=core.settings,
+    model's name and nothing else), ``notifier`` the first to hear each planning change."""
+    settings = settings or RuntimeSettings(default_model=MODEL)
+    return build_app_runtime(
+        core,
         notifier=notifier,
         model=model,
         registry=default_registry(),
-        agents_dir=agents_dir,
         clock=clock,
-        settings=settings or RuntimeSettings(default_model=MODEL),
+        settings=settings,
+        budget=plan_budget(core, clock, settings),
     )

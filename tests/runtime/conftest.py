@@ -112,7 +112,7 @@ async def make_harness(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
         db = await Database.open(tmp_path / "plancord.db")
         clock = ManualClock()
         channel = ChannelRecorder()
-        core = core_services(config, db, clock, [channel])
+        core = core_services(config, db, clock)
         model = AnthropicModelClient(api_key="test-key", base_url=server.url, max_retries=0)
         agents_dir = tmp_path / "agents"
         manager = AgentManager(core.store, agents_dir, MODEL, clock)
@@ -120,7 +120,6 @@ async def make_harness(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
             core,
             notifier=channel,
             model=model,
-            agents_dir=agents_dir,
             clock=clock,
             settings=runtime_settings,
         )

@@ -163,10 +163,9 @@ async def test_a_restart_in_gathering_resumes_read_only(make_harness: Any) -> No
         db = await Database.open(first.data_dir / "plancord.db")
         model = AnthropicModelClient(api_key="k", base_url=server.url, max_retries=0)
         runtime = build_runtime(
-            plain_core(db, first.clock, [first.channel]),
+            plain_core(db, first.clock, first.data_dir / "agents"),
             notifier=first.channel,
             model=model,
-            agents_dir=first.data_dir / "agents",
             clock=first.clock,
         )
         try:

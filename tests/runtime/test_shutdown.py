@@ -58,8 +58,7 @@ def restarted(harness: Harness, shards: ShardShare | None = None) -> AgentRuntim
     return build_runtime(
         harness.core,
         notifier=harness.channel,
-        model=old.model,
-        agents_dir=old.agents_dir,
+        model=old.requests.model,
         clock=harness.clock,
         settings=replace(old.settings, shards=shards) if shards else old.settings,
     )

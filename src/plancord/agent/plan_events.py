@@ -18,7 +18,8 @@ from plancord.storage.store import SqlStore
 
 
 class PlanEvents:
-    """A planning listener (``PlanningService.add_notifier``) that starts the agents' turns."""
+    """A planning listener (``plancord.app.PlanLifecycle`` registers it, last) that starts
+    the agents' turns."""
 
     def __init__(
         self,

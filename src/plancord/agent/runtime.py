@@ -5,14 +5,15 @@ builds a request from the stored conversation and the regime, calls the model, a
 every ``tool_use`` block of the reply together in one user message. A tool call is dispatched
 only after ``plancord.core.gate.decide`` allowed it for the phase the store holds *now*, so
 ``enter_plan_mode`` takes effect for the very next call of the same turn. ``submit_plan`` ends
-the turn; the runtime listens to the planning service and resumes the agent when a human
+the turn; the runtime's plan events (a planning listener) resume the agent when a human
 approves (or asks for changes), with a host message stating what changed.
 
 The runtime talks to the outside only through the ``Notifier`` and ``ModelClient`` ports, so
-Discord, a console or a test can drive it. ``AgentRuntime`` owns little itself: it builds its
-parts once, each given the few collaborators it uses (the tool loop, the model requests, the
-dispatcher, the budget guard, the plan-event reactions, the restarts, the conversation
-writer), and its methods delegate to them.
+Discord, a console or a test can drive it. ``AgentRuntime`` owns nothing itself: the app
+(``plancord.app.build_runtime``, the one wiring place) builds its parts once, each given the
+few collaborators it uses (the tool loop, the model requests, the dispatcher, the budget
+guard, the restarts, the plan reviews, the results), registers the planning listeners in
+their one order, and hands the parts here; the runtime's methods delegate to them.
 """
 
 from __future__ import annotations
@@ -23,18 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from plancord.agent.budget import BudgetGuard, PlanBudget
-from plancord.agent.conversation_writer import ConversationWriter
+from plancord.agent.budget import BudgetGuard
 from plancord.agent.dispatch import ToolDispatch
 from plancord.agent.execution.endings import ExecutionEndings
-from plancord.agent.execution.host import ExecutionHost
 from plancord.agent.execution.results import ExecutionResults
-from plancord.agent.execution.steps import StepKeeper
 from plancord.agent.home import AgentHomes
 from plancord.agent.host_prompts import CONTINUE_PROMPT, HOST, RESUME_PROMPT
 from plancord.agent.interruptions import TurnMarkers
 from plancord.agent.loop import ToolLoop
-from plancord.agent.plan_events import PlanEvents
 from plancord.agent.plan_review.runs import PlanReviewRuns
 from plancord.agent.requests import ModelRequests
 from plancord.agent.restarts import Restarts
@@ -49,18 +46,10 @@ from plancord.core.planning import (
     Phase,
 )
 from plancord.core.ports import (
-    Clock,
-    ModelClient,
     ModelRequest,
-    Notifier,
     SettingsProvider,
 )
-from plancord.core.results import ResultListener
-from plancord.core.review_gate import ReviewListener
 from plancord.core.service import PlanningService
-from plancord.storage.conversations import ConversationStore
-from plancord.storage.executions import ExecutionStore
-from plancord.storage.plan_reviews import PlanReviewStore
 from plancord.storage.store import SqlStore
 
 __all__ = [
@@ -74,141 +63,44 @@ __all__ = [
 
 
 class AgentRuntime:
+    """Every agent's turns, as one face over the parts the app built for it."""
+
     def __init__(
         self,
         *,
         store: SqlStore,
-        conversations: ConversationStore,
         planning: PlanningService,
         plan_settings: SettingsProvider,
-        notifier: Notifier,
-        model: ModelClient,
         registry: ToolRegistry,
-        agents_dir: Path,
-        clock: Clock,
-        settings: RuntimeSettings | None = None,
-        requests: ModelRequests | None = None,
+        settings: RuntimeSettings,
+        homes: AgentHomes,
+        sessions: Sessions,
+        markers: TurnMarkers,
+        requests: ModelRequests,
+        dispatcher: ToolDispatch,
+        budget: BudgetGuard,
+        loop: ToolLoop,
+        restarts: Restarts,
+        reviews: PlanReviewRuns,
+        results: ExecutionResults,
+        endings: ExecutionEndings,
     ) -> None:
-        """Build the runtime's parts over the given services; ``requests`` replaces the
-        request builder (a benchmark compares other ways of building requests)."""
         self.store = store
-        self.conversations = conversations
         self.planning = planning
         self.plan_settings = plan_settings
-        self.notifier = notifier
-        self.model = model
         self.registry = registry
-        self.agents_dir = agents_dir
-        self.clock = clock
-        self.settings = settings = settings or RuntimeSettings()
-        self.homes = homes = AgentHomes(agents_dir, settings.sandbox)
-        self.markers = TurnMarkers(agents_dir)
-        self._sessions = Sessions()
-        writer = ConversationWriter(conversations, notifier, clock)
-        self.requests = requests or ModelRequests(
-            store=store,
-            conversations=conversations,
-            planning=planning,
-            plan_settings=plan_settings,
-            model=model,
-            registry=registry,
-            clock=clock,
-            settings=settings,
-        )
-        executions = ExecutionStore(store.db)
-        steps = StepKeeper(
-            executions=executions,
-            notifier=notifier,
-            clock=clock,
-            homes=homes,
-        )
-        self.host = ExecutionHost(
-            executions=executions,
-            audit=store,
-            steps=steps,
-            notifier=notifier,
-            clock=clock,
-            homes=homes,
-        )
-        self.dispatcher = ToolDispatch(
-            store=store,
-            planning=planning,
-            plan_settings=plan_settings,
-            notifier=notifier,
-            registry=registry,
-            homes=homes,
-            clock=clock,
-            settings=settings,
-            host=self.host,
-        )
-        self.plan_budget = PlanBudget(
-            plan_settings=plan_settings,
-            planning=planning,
-            conversations=conversations,
-            clock=clock,
-            prices=settings.prices,
-        )
-        self.budget = BudgetGuard(budget=self.plan_budget, planning=planning, writer=writer)
-        self._loop = ToolLoop(
-            writer=writer,
-            requests=self.requests,
-            budget=self.budget,
-            dispatcher=self.dispatcher,
-            notifier=notifier,
-            markers=self.markers,
-            homes=homes,
-            max_iterations=settings.max_iterations,
-        )
-        self._restarts = Restarts(
-            sessions=self._sessions,
-            loop=self._loop,
-            writer=writer,
-            markers=self.markers,
-            store=store,
-            shards=settings.shards,
-            executions=executions,
-            planning=planning,
-        )
-        self.reviews = PlanReviewRuns(
-            store=store,
-            reviews=PlanReviewStore(store.db),
-            conversations=conversations,
-            plan_settings=plan_settings,
-            model=model,
-            clock=clock,
-            agent_model=self._model_of,
-            listeners=[notifier] if isinstance(notifier, ReviewListener) else [],
-            budget=self.plan_budget,
-        )
-        planning.add_notifier(self.reviews)
-        planning.add_notifier(steps)
-        # After the step keeper, which ends the execution record this reads.
-        self.results = ExecutionResults(
-            executions=executions,
-            store=store,
-            plan_settings=plan_settings,
-            members=planning.members,
-            clock=clock,
-            agents_dir=agents_dir,
-            sandbox=settings.sandbox,
-            reviews=self.reviews,
-        )
-        if isinstance(notifier, ResultListener):
-            self.results.add_listener(notifier)
-        planning.add_notifier(self.results)
-        self.endings = ExecutionEndings(
-            executions=executions, store=store, steps=steps, results=self.results
-        )
-        planning.add_notifier(
-            PlanEvents(
-                sessions=self._sessions,
-                loop=self._loop,
-                writer=writer,
-                conversations=conversations,
-                store=store,
-                clock=clock,
-            )
-        )
+        self.settings = settings
+        self.homes = homes
+        self.markers = markers
+        self.requests = requests
+        self.dispatcher = dispatcher
+        self.budget = budget
+        self.reviews = reviews
+        self.results = results
+        self.endings = endings
+        self._sessions = sessions
+        self._loop = loop
+        self._restarts = restarts
 
     @property
     def turn_origin(self) -> Callable[[str, object], None] | None:
@@ -218,9 +110,6 @@ class AgentRuntime:
     @turn_origin.setter
     def turn_origin(self, listener: Callable[[str, object], None] | None) -> None:
         self._loop.turn_origin = listener
-
-    async def _model_of(self, agent: str) -> str:
-        return self.settings.model_for(agent, await self.store.get_agent(agent))
 
     # -- entry points ----------------------------------------------------------------------
 

@@ -99,8 +99,12 @@ class PlanningService:
             store, clock, settings, self._runner, self._decisions, probe
         )
 
-    def add_notifier(self, notifier: PlanningListener) -> None:
-        self._runner.add_listener(notifier)
+    def listen(self, listeners: Sequence[PlanningListener]) -> None:
+        """Tell ``listeners``, one after another in this order, of every committed change
+        (after those given to the constructor). The app registers its whole ordered list
+        in one call (``plancord.app.PlanLifecycle``)."""
+        for listener in listeners:
+            self._runner.add_listener(listener)
 
     def on_deadlines_changed(self, callback: Callable[[], None]) -> None:
         """Called after any transition, so a scheduler can re-arm for the earliest deadline."""

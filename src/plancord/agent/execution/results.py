@@ -58,7 +58,7 @@ from plancord.core.results import (
     requester_state,
     result_verdict,
 )
-from plancord.core.sandbox_policy import SandboxPolicy, SandboxSettings
+from plancord.core.sandbox_policy import SandboxPolicy
 from plancord.core.settings import PlanModeSettings
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
@@ -83,8 +83,7 @@ class ExecutionResults:
         plan_settings: SettingsProvider,
         members: MemberDirectory | None,
         clock: Clock,
-        agents_dir: Path,
-        sandbox: SandboxSettings,
+        homes: AgentHomes,
         reviews: PlanReviewRuns | None = None,
     ) -> None:
         self._executions = executions
@@ -92,7 +91,7 @@ class ExecutionResults:
         self._settings = plan_settings
         self._members = members
         self._clock = clock
-        self._homes = AgentHomes(agents_dir, sandbox)
+        self._homes = homes
         self._reviews = reviews
         self._votes = ResultVoteStore(store.db)
         self._commits = StepCommitStore(executions.db)
@@ -109,7 +108,7 @@ class ExecutionResults:
         )
         self._listeners: list[ResultListener] = []
         self._tasks: set[asyncio.Task[None]] = set()
-        self._remotes = PushRemotes(self.policy_of, sandbox)
+        self._remotes = PushRemotes(self.policy_of, homes.sandbox)
 
     def add_listener(self, listener: ResultListener) -> None:
         self._listeners.append(listener)

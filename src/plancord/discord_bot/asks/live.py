@@ -107,7 +107,7 @@ class LiveAsks:
 
     @property
     def store(self) -> PendingAskStore:
-        return PendingAskStore(self.bot.app.db)
+        return self.bot.app.pending_asks
 
     def waiting(self, agent: str) -> bool:
         """True while the agent waits for a human's answer or decision."""

@@ -18,7 +18,6 @@ from plancord.discord_bot.plan_card.buttons import revision_for_click
 from plancord.discord_bot.plan_card.message import PlanCards
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.common import actor_from, reply_error
-from plancord.storage.plan_answers import PlanAnswerStore
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +78,7 @@ class PlanAnswering:
             at=app.clock.now(),
         )
         try:
-            kept = await PlanAnswerStore(app.db).record(
+            kept = await app.plan_answers.record(
                 answer, revision.agent, revision.plan.questions[question]
             )
         except PlancordError as exc:

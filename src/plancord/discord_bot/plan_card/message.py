@@ -34,7 +34,6 @@ from plancord.discord_bot.plan_card.review import ReviewPart, add_review_buttons
 from plancord.discord_bot.plan_card.status import auto_approved_text, review_request_text
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.embed_basics import jump_url
-from plancord.storage.plan_answers import PlanAnswerStore
 from plancord.storage.plan_messages import MessageStatus, PlanMessageRecord, PlanMessageStore
 
 log = logging.getLogger(__name__)
@@ -84,14 +83,10 @@ class PlanCards:
 
     def __init__(self, bot: PlancordClient) -> None:
         self.bot = bot
-        self._store: PlanMessageStore | None = None
 
     @property
     def store(self) -> PlanMessageStore:
-        db = self.bot.app.db
-        if self._store is None or self._store.db is not db:
-            self._store = PlanMessageStore(db)
-        return self._store
+        return self.bot.app.plan_messages
 
     @staticmethod
     def url_of(record: PlanMessageRecord) -> str:
@@ -367,9 +362,7 @@ class PlanCards:
         no question offers any)."""
         if not revision.plan.question_choices:
             return {}
-        return await PlanAnswerStore(self.bot.app.db).for_revision(
-            revision.plan_id, revision.revision
-        )
+        return await self.bot.app.plan_answers.for_revision(revision.plan_id, revision.revision)
 
     async def changes_of(self, revision: PlanRevision) -> PlanDiff | None:
         """What changed since the previous revision, with the feedback that asked for it."""

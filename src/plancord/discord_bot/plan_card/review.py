@@ -33,7 +33,6 @@ from plancord.discord_bot.plan_card.buttons import (
 from plancord.discord_bot.shared.common import explained_refusals, reply_error
 from plancord.discord_bot.shared.dynamic_items import PLAN_ID, CustomId
 from plancord.discord_bot.shared.embed_basics import FIELD_VALUE_LIMIT
-from plancord.storage.backend import Backend
 from plancord.storage.plan_reviews import PlanReviewStore
 
 if TYPE_CHECKING:
@@ -89,9 +88,9 @@ class ReviewPart:
         return self.review is not None and self.review.available and bool(self.review.findings)
 
 
-async def kept_review(db: Backend, revision: PlanRevision) -> PlanReview | None:
+async def kept_review(reviews: PlanReviewStore, revision: PlanRevision) -> PlanReview | None:
     """The revision's plan review once kept; None while it runs or when there is none."""
-    found = await PlanReviewStore(db).get(revision.plan_id, revision.revision)
+    found = await reviews.get(revision.plan_id, revision.revision)
     return found.review if found is not None else None
 
 
@@ -131,7 +130,7 @@ class SendFindingsButton(
         async with explained_refusals(interaction):
             if not await may_open_modal(interaction, revision, PlanEvent.REQUEST_CHANGES):
                 return
-            review = await kept_review(app_of(interaction).db, revision)
+            review = await kept_review(app_of(interaction).plan_reviews, revision)
             if review is None or not review.available or not review.findings:
                 await reply_error(interaction, "This plan's review has no findings to send.")
                 return
@@ -160,7 +159,7 @@ async def review_part(
     settings = (await app.settings.plan_mode_for(revision.agent)).review
     if settings is None:
         return None, None
-    found = await PlanReviewStore(app.db).get(revision.plan_id, revision.revision)
+    found = await app.plan_reviews.get(revision.plan_id, revision.revision)
     if found is None:
         return (ReviewPart(revision.revision, step_url=step_url) if reviewing else None), None
     review = found.settled(app.clock.now(), settle_window(settings))

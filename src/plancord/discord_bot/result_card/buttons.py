@@ -69,11 +69,11 @@ async def _act(interaction: discord.Interaction, plan_id: str, decide: Decide) -
     """Check the click came from the result's own channel, then decide; the answer (or
     the refusal) is ephemeral."""
     app = client_of(interaction).app
-    record = await app.runtime.results.with_result(plan_id)
+    record = await app.results.with_result(plan_id)
     if record is None or not await clicked_in_channel_of(app, interaction, record.agent):
         await reply_error(interaction, "This completion card belongs to another channel.")
         return
-    results = app.runtime.results
+    results = app.results
     async with explained_refusals(interaction):
         text = await decide(results, actor_from(interaction.user))
         await interaction.followup.send(text, ephemeral=True)

@@ -51,7 +51,7 @@ class ResultCards:
 
     @property
     def _store(self) -> ExecutionStore:
-        return ExecutionStore(self.bot.app.db)
+        return self.bot.app.executions
 
     async def result_ready(self, agent: str, plan_id: str) -> None:
         try:
@@ -74,7 +74,7 @@ class ResultCards:
         async def use(path: Path) -> None:
             made.append(await diff_attachment(path, name))
 
-        if not await self.bot.app.runtime.results.write_diff(plan_id, use):
+        if not await self.bot.app.results.write_diff(plan_id, use):
             return None
         return made[0]
 
@@ -82,7 +82,7 @@ class ResultCards:
         """Post the card of ``plan_id``'s result with its diff; the message, or None when
         there is no such result or the agent has no channel."""
         app = self.bot.app
-        summary = await app.runtime.results.summary(plan_id)
+        summary = await app.results.summary(plan_id)
         if summary is None:
             return None
         record = summary.record
@@ -117,7 +117,7 @@ class ResultCards:
     async def redraw(self, plan_id: str) -> None:
         """Show the result as it is now on its card (posted anew when it has none)."""
         app = self.bot.app
-        summary = await app.runtime.results.summary(plan_id)
+        summary = await app.results.summary(plan_id)
         if summary is None:
             return
         record = summary.record

@@ -21,7 +21,7 @@ async def add_result_status(
     app: App, agent: str, guild_id: int | None, embed: discord.Embed
 ) -> None:
     """Add the waiting result, if any, to a ``/plan status`` embed."""
-    record = await app.runtime.results.waiting(agent)
+    record = await app.results.waiting(agent)
     if record is None:
         return
     where = ""
@@ -40,7 +40,7 @@ async def add_result_status(
 
 async def result_diff(app: App, agent: str) -> tuple[str, discord.File | None]:
     """The text and file answering ``/plan diff result``: the newest result's full diff."""
-    record = await app.runtime.results.latest(agent)
+    record = await app.results.latest(agent)
     if record is None:
         return f"**{agent}** has no executed plan whose result could be shown.", None
     made: list[DiffAttachment] = []
@@ -48,7 +48,7 @@ async def result_diff(app: App, agent: str) -> tuple[str, discord.File | None]:
     async def use(path: Path) -> None:
         made.append(await diff_attachment(path, record.branch.replace("/", "-")))
 
-    if not await app.runtime.results.write_diff(record.plan_id, use):
+    if not await app.results.write_diff(record.plan_id, use):
         return (
             f"The branch `{record.branch}` of plan v{record.revision} is gone "
             f"({record.outcome or 'discarded'}); there is no diff to show.",

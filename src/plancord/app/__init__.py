@@ -3,41 +3,43 @@
 The Discord bot, the operator CLI and the demo all start from ``App.open``. Front ends pass
 their ``Notifier`` (the Discord edge, a console, a test recorder) and, in tests, a clock and a
 model client of their own.
+
+This package is the one place the collaborators are built, each once, and handed to the
+parts that use them: ``services.core_services`` (the store, the settings, the planning
+service, the executions store, the agents' homes and the kept reviews over one database),
+``runtime_parts.build_runtime`` (the agent runtime's parts, which the runtime is given rather
+than builds) and ``lifecycle.PlanLifecycle`` (who hears a planning change, in the one order
+stated there). The tests and the benchmarks build the runtime through ``build_runtime`` too,
+so they run what production runs. The Discord edge reaches what it needs through ``App``'s
+named members (``results``, ``executions``, the stores of plan answers, reviews, messages and
+asks), never the database itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from plancord.agent.agent_settings import ThinkingSettings, overrides_from
-from plancord.agent.budget import PlanBudget
+from plancord.agent.agent_settings import overrides_from
 from plancord.agent.execution.network import NetworkGate
-from plancord.agent.execution.start_intents import Say
+from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.starter import BranchStarter
-from plancord.agent.home import AgentHomes
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.mcp import McpHub
-from plancord.agent.runtime import AgentRuntime, RuntimeSettings
+from plancord.agent.runtime import AgentRuntime
 from plancord.agent.subagents import ExploreLimits, SubAgents
 from plancord.agent.tools import default_tools
-from plancord.agent.tools.base import ShellSettings, ToolRegistry
-from plancord.agent.workspace_probe import GitTreeProbe
+from plancord.agent.tools.base import ToolRegistry
+from plancord.app.lifecycle import PlanLifecycle
+from plancord.app.runtime_parts import build_runtime, plan_budget, runtime_settings
+from plancord.app.services import CoreServices, core_services
 from plancord.config import Config
 from plancord.core.ask_authority import AskAuthority
 from plancord.core.errors import AgentNotFound, PlancordError
 from plancord.core.planning import Phase
-from plancord.core.ports import (
-    Clock,
-    MemberDirectory,
-    ModelClient,
-    Notifier,
-    PlanningListener,
-    SystemClock,
-)
+from plancord.core.ports import Clock, MemberDirectory, ModelClient, Notifier, SystemClock
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.core.service import PlanningService
 from plancord.metrics import MetricsEndpoint, PlancordCollector
@@ -46,84 +48,33 @@ from plancord.storage.backend import Backend
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.engines import open_database
 from plancord.storage.executions import ExecutionStore
+from plancord.storage.pending_asks import PendingAskStore
+from plancord.storage.plan_answers import PlanAnswerStore
+from plancord.storage.plan_messages import PlanMessageStore
 from plancord.storage.plan_reviews import PlanReviewStore
 from plancord.storage.store import SqlStore
+
+__all__ = [
+    "App",
+    "CoreServices",
+    "MetricsUnavailable",
+    "PlanLifecycle",
+    "build_runtime",
+    "core_services",
+    "plan_budget",
+    "runtime_settings",
+]
 
 
 class MetricsUnavailable(PlancordError):
     """The metrics endpoint is on but its address cannot be bound."""
 
 
-@dataclass(frozen=True, slots=True)
-class CoreServices:
-    """The services every entry point needs over one database: the bot, the operator CLI."""
-
-    store: SqlStore
-    conversations: ConversationStore
-    settings: StoredSettings
-    planning: PlanningService
-    branches: BranchStarter | None = None
-    """Starts approved plans' branches; ``recover`` undoes the starts a crash interrupted
-    (None where plans execute where the workspace stands, as in tests of the planning)."""
-
-
-def core_services(
-    config: Config,
-    db: Backend,
-    clock: Clock,
-    listeners: Sequence[PlanningListener] = (),
-    members: MemberDirectory | None = None,
-    say: Say | None = None,
-) -> CoreServices:
-    """The one place the store, the settings and the planning service are wired together;
-    plans bind to the workspace tree they were submitted against, an approved plan executes
-    on a branch of its own, and approval votes are counted for voters ``members`` reads as
-    still entitled (none without it). ``say`` tells a channel how an interrupted approval
-    was undone."""
-    store = SqlStore(db)
-    settings = StoredSettings(config, store)
-    agents_dir = config.agents_dir
-    probe = GitTreeProbe(agents_dir, config.sandbox_settings)
-    homes = AgentHomes(agents_dir, config.sandbox_settings)
-    branches = BranchStarter(homes, ExecutionStore(db), clock, say)
-    planning = PlanningService(
-        store,
-        clock,
-        settings,
-        list(listeners),
-        probe,
-        members,
-        reviews=PlanReviewStore(db),
-        executions=branches,
-    )
-    return CoreServices(store, ConversationStore(db), settings, planning, branches)
-
-
-def runtime_settings(config: Config) -> RuntimeSettings:
-    """The agent runtime's settings, as the config file gives them."""
-    return RuntimeSettings(
-        max_tokens=config.anthropic.max_tokens,
-        max_iterations=config.anthropic.max_iterations,
-        context_window_tokens=config.anthropic.context_window_tokens,
-        shell=ShellSettings(
-            timeout_seconds=config.shell.timeout_seconds,
-            max_output_bytes=config.shell.max_output_bytes,
-            operator_rules=config.shell.operator_rules,
-        ),
-        sandbox=config.sandbox_settings,
-        default_model=config.anthropic.model,
-        thinking=ThinkingSettings(
-            enabled=config.anthropic.thinking,
-            budget_tokens=config.anthropic.thinking_budget_tokens,
-        ),
-        agents=overrides_from(config.agents),
-        prices=config.anthropic.prices,
-        shards=config.discord.share(),
-    )
-
-
 @dataclass
 class App:
+    """Everything a running plancord is made of, built once by ``open``. The Discord edge
+    (and the demo, and the CLI) reach what they need through these named members."""
+
     config: Config
     db: Backend
     store: SqlStore
@@ -136,13 +87,25 @@ class App:
     model: ModelClient
     clock: Clock
     mcp: McpHub
+    branches: BranchStarter
+    """The starts of approved plans' branches (``core_services``)."""
+    executions: ExecutionStore
+    """Each approved plan's execution, its result and where its completion card is."""
+    results: ExecutionResults
+    """The results of executed plans and the one way a human decides them."""
+    plan_reviews: PlanReviewStore
+    """The kept reviews of plans and results."""
+    plan_answers: PlanAnswerStore
+    """The reviewers' picks for a plan's questions with choices."""
+    plan_messages: PlanMessageStore
+    """Where each plan's messages live and what they show."""
+    pending_asks: PendingAskStore
+    """The questions and permission asks an agent waits on."""
     metrics: MetricsEndpoint | None = None
     """The Prometheus endpoint, when ``metrics.enabled``."""
     network: NetworkProxy | None = None
     """The network proxy, when some agent's network is granted by the plan."""
     network_gate: NetworkGate | None = None
-    branches: BranchStarter | None = None
-    """The starts of approved plans' branches (``core_services``)."""
 
     @cached_property
     def asks(self) -> AskAuthority:
@@ -158,9 +121,8 @@ class App:
         """Undo or finish what a crash interrupted, before the cards are restored: the
         approvals whose branch was started but not recorded (the plan waits again), then
         the decisions on results; each channel is told what happened."""
-        if self.branches is not None:
-            await self.branches.recover(self.serves)
-        await self.runtime.results.recover(self.serves)
+        await self.branches.recover(self.serves)
+        await self.results.recover(self.serves)
 
     async def serves(self, agent: str) -> bool:
         """Whether this process runs ``agent``: its guild is on one of our shards. An agent
@@ -185,7 +147,7 @@ class App:
         """Open (and migrate) the database and build the services around it."""
         clock = clock or SystemClock()
         db = await open_database(config.database_target)
-        core = core_services(config, db, clock, [notifier], members, notifier.say)
+        core = core_services(config, db, clock, members, notifier.say)
         store, conversations, settings, planning = (
             core.store,
             core.conversations,
@@ -199,6 +161,7 @@ class App:
 
         mcp = McpHub(config.mcp_servers_for, agents_dir, config.sandbox_settings, phase_of=phase_of)
         runtime_options = runtime_settings(config)
+        budget = plan_budget(core, clock, runtime_options)
         explore = config.explore
         subagents = SubAgents(
             model=model,
@@ -213,27 +176,18 @@ class App:
                 concurrency=explore.concurrency,
             ),
             extensions=(mcp,),
-            budget=PlanBudget(
-                plan_settings=settings,
-                planning=planning,
-                conversations=conversations,
-                clock=clock,
-                prices=runtime_options.prices,
-            ),
+            budget=budget,
         )
         registry = ToolRegistry(default_tools(), extensions=[mcp, subagents])
         subagents.bind(registry)
-        runtime = AgentRuntime(
-            store=store,
-            conversations=conversations,
-            planning=planning,
-            plan_settings=settings,
+        runtime = build_runtime(
+            core,
             notifier=notifier,
             model=model,
             registry=registry,
-            agents_dir=agents_dir,
             clock=clock,
             settings=runtime_options,
+            budget=budget,
         )
         manager = AgentManager(
             store,
@@ -260,6 +214,12 @@ class App:
             clock=clock,
             mcp=mcp,
             branches=core.branches,
+            executions=core.executions,
+            results=runtime.results,
+            plan_reviews=core.plan_reviews,
+            plan_answers=PlanAnswerStore(db),
+            plan_messages=PlanMessageStore(db),
+            pending_asks=PendingAskStore(db),
         )
         if config.sandbox_settings.plan_network:
             await app._serve_network(notifier)
@@ -271,7 +231,7 @@ class App:
         """Start the proxy with one socket per agent whose network the plan grants."""
         sandbox = self.config.sandbox_settings
         gate = NetworkGate(
-            executions=ExecutionStore(self.db),
+            executions=self.executions,
             store=self.store,
             settings=self.settings,
             notifier=notifier,
@@ -318,8 +278,7 @@ class App:
             self.network = None
         await self.scheduler.stop()
         await self.runtime.shutdown(notice=True)
-        if self.branches is not None:
-            self.branches.close()
+        self.branches.close()
         await self.mcp.close()
         close = getattr(self.model, "close", None)
         if close is not None:
