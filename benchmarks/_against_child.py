@@ -23,7 +23,7 @@ from plancord.agent.execution.observe import Effects, WorkspaceObserver
 try:
     from plancord.sandbox import SandboxPolicy, run_sandboxed
 except ImportError:  # a baseline from before the sandbox had its own package
-    from plancord.core.shell.sandbox import (  # type: ignore[no-redef]
+    from plancord.core.shell.sandbox import (  # type: ignore[no-redef,attr-defined]
         SandboxPolicy,
         run_sandboxed,
     )
@@ -77,7 +77,7 @@ async def main(root: Path, stash: Path, calls: int, discards: int) -> None:
         if takes_parent:
             await branches.commit_step(record, "change", record.reviewed_commit)
         else:
-            await branches.commit_step(record, 1, "change")
+            await branches.commit_step(record, 1, "change")  # type: ignore[arg-type]
         started = time.perf_counter()
         await branches.discard(record)
         discard.append(time.perf_counter() - started)

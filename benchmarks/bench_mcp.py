@@ -20,6 +20,7 @@ bounded / SDK.
 from __future__ import annotations
 
 import asyncio
+import functools
 import site
 import statistics
 import sys
@@ -73,12 +74,12 @@ async def main(runs: int) -> None:
                     args = McpArguments.model_validate({"seconds": seconds})
                     through = await timed_runs(
                         runs,
-                        lambda a=args: tool.connection.call(
-                            "sleep", a.model_dump(), max_output=100_000
+                        functools.partial(
+                            tool.connection.call, "sleep", args.model_dump(), max_output=100_000
                         ),
                     )
                     plain = await timed_runs(
-                        runs, lambda s=seconds: direct.call_tool("sleep", {"seconds": s})
+                        runs, functools.partial(direct.call_tool, "sleep", {"seconds": seconds})
                     )
                     for label, samples in (("direct", plain), ("plancord", through)):
                         median = statistics.median(samples)
@@ -122,8 +123,8 @@ async def bound_against_sdk(runs: int) -> None:
                 sdk_samples: list[float] = []
                 bound_samples: list[float] = []
                 for _ in range(runs):
-                    sdk_samples += await timed_runs(1, lambda s=size: through_sdk(s))
-                    bound_samples += await timed_runs(1, lambda s=size: through_bound(s))
+                    sdk_samples += await timed_runs(1, functools.partial(through_sdk, size))
+                    bound_samples += await timed_runs(1, functools.partial(through_bound, size))
                 before = statistics.median(sdk_samples)
                 after = statistics.median(bound_samples)
                 print(

@@ -10,6 +10,7 @@ Run it with ``.venv/bin/python benchmarks/bench_readonly.py``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import statistics
 import subprocess
 import tempfile
@@ -321,7 +322,7 @@ def main() -> None:
     samples: list[float] = []
     for _ in range(rounds):
         for command in REALISTIC:
-            samples.extend(measure(lambda command=command: judge(command), 1))
+            samples.extend(measure(functools.partial(judge, command), 1))
     allowed = sum(classify(c, WORKSPACE).allowed for c in REALISTIC)
     print(f"read-only filter: {len(REALISTIC)} realistic commands x {rounds} rounds")
     print(f"  ({allowed} allowed, {len(REALISTIC) - allowed} denied)")
@@ -352,17 +353,15 @@ def main() -> None:
     print("staged runs (inner command run in the read-only sandbox, then judged again):")
     print(row("sandboxed `true` (the floor), median", floor, spawn))
     for command in STAGED:
-        staged = statistics.median(
-            measure(lambda command=command: judge_staged(command, WORKSPACE), 10)
-        )
+        staged = statistics.median(measure(functools.partial(judge_staged, command, WORKSPACE), 10))
         print(row(command[:38], staged, spawn) + f"  {staged / floor:5.2f}x the floor")
     print("worst cases (max of 5 runs):")
     for label, command in PATHOLOGICAL.items():
-        worst = max(measure(lambda command=command: judge(command), 5))
+        worst = max(measure(functools.partial(judge, command), 5))
         print(row(label, worst, spawn))
     print("largest inputs let through, judged in full (max of 3 runs):")
     for label, command in AT_THE_LIMIT.items():
-        worst = max(measure(lambda command=command: judge(command), 3))
+        worst = max(measure(functools.partial(judge, command), 3))
         print(row(label, worst, spawn))
 
 

@@ -247,7 +247,7 @@ class LoopCpu:
             meter._pass.append((time.thread_time() - began, handle))
 
         loop._run_once = one_pass  # type: ignore[attr-defined]
-        asyncio.events.Handle._run = run  # type: ignore[method-assign]
+        asyncio.events.Handle._run = run  # type: ignore[method-assign,assignment]
 
     def reset(self) -> None:
         self.longest, self.over_10ms = [], 0
@@ -662,12 +662,13 @@ async def main(seed: int) -> int:
         )
         clock = SimClock()
         server = ServerProcess(seed, Path(tmp) / "preparing").start()
-        env = simcord.Env(make_bot(config, server, clock), settle_timeout=30.0)  # type: ignore[arg-type]
+        bot = make_bot(config, server, clock)  # type: ignore[arg-type]
+        env = simcord.Env(bot, settle_timeout=30.0)
         clock.env = env
         await env.start()
         scene = Scene(env, server, acks)
-        scene.calls = CallCounter(env.bot.app.model)
-        scene.writes = WriteTimer(env.bot.app.db)
+        scene.calls = CallCounter(bot.app.model)
+        scene.writes = WriteTimer(bot.app.db)
         scene.loop_cpu.install(asyncio.get_running_loop())
         setup = time.perf_counter()
         planners = 2 * CYCLES * len(LOADS)

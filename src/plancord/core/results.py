@@ -14,13 +14,24 @@ never decides its own result.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from plancord.core.authority import Act, Answer, Decision, Refusal, Standing, Subject, judge
+from plancord.core.authority import (
+    Act,
+    Answer,
+    AuditPlace,
+    Decision,
+    Refusal,
+    Standing,
+    Subject,
+    decision_row,
+    judge,
+)
 from plancord.core.errors import PlancordError
 from plancord.core.execution import DriftDecision, ExecutionRecord, StepNumber, StepOutcome
-from plancord.core.planning import Actor, AuditAction, PlanningState
+from plancord.core.planning import Actor, AuditAction, AuditEntry, PlanningState
 from plancord.core.review import PlanReview
 from plancord.core.settings import PlanModeSettings
 
@@ -237,3 +248,18 @@ def result_verdict(
     """May ``actor`` take ``action`` on ``record``'s result (``core.authority``)."""
     standing = Standing(requester_state(record), settings)
     return judge(actor, Subject.RESULT, action.act, standing)
+
+
+def result_row(
+    record: ExecutionRecord,
+    actor: Actor,
+    action: AuditAction,
+    at: datetime,
+    what: str,
+    why: str = "",
+) -> AuditEntry:
+    """The audit row of a decision on ``record``'s result, or of a refused click on it
+    (``what`` it was or tried, ``why`` it was refused), at the result's version."""
+    place = AuditPlace(record.agent, record.plan_id, record.revision)
+    detail = {"what": what, "version": record.result_version}
+    return decision_row(action, actor, place, at, detail, subject=Subject.RESULT, why=why or None)

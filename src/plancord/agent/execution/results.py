@@ -27,24 +27,23 @@ result anew and opens a new version, so votes cast before it stop counting.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 from plancord.agent.execution.branch import BranchError
 from plancord.agent.execution.decision_intents import DecisionIntents
+from plancord.agent.execution.merge_votes import MergeVotes
 from plancord.agent.execution.remotes import PushRemotes
-from plancord.agent.execution.result_summary import summarise
+from plancord.agent.execution.result_news import ResultNews
+from plancord.agent.execution.result_opening import ResultOpening
+from plancord.agent.execution.result_reading import ResultReading
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
 from plancord.agent.plan_review.runs import PlanReviewRuns
-from plancord.core.approval_votes import entitled_votes
-from plancord.core.authority import AuditPlace, Refusal, Subject, decision_row
-from plancord.core.ballot import ApprovalVote, VoteWrite
-from plancord.core.errors import NotAuthorised, PlancordError
+from plancord.core.authority import Refusal
+from plancord.core.errors import NotAuthorised
 from plancord.core.execution import ExecutionRecord, ResultState, StepNumber
 from plancord.core.intents import Recovered, ResultIntent
 from plancord.core.planning import Actor, ActorKind, AuditAction, AuditEntry
@@ -55,25 +54,23 @@ from plancord.core.results import (
     ResultListener,
     ResultSummary,
     StaleResult,
-    requester_state,
+    result_row,
     result_verdict,
 )
 from plancord.core.sandbox_policy import SandboxPolicy
 from plancord.core.settings import PlanModeSettings
 from plancord.storage.executions import ExecutionStore
-from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
 from plancord.storage.result_votes import ResultVoteStore
 from plancord.storage.step_commits import StepCommitStore
 from plancord.storage.store import SqlStore
 
 log = logging.getLogger(__name__)
 
-REVIEW_DIFF_LIMIT = 400_000
-"""The most of a result's diff a result review reads (the card attaches all of it)."""
-
 
 class ExecutionResults:
-    """Waiting results of every agent, and the one way a human decides them."""
+    """Waiting results of every agent, and the one way a human decides them. What the card
+    reads is ``ResultReading``'s, opening a result ``ResultOpening``'s, telling the front
+    ends ``ResultNews``'s; this object decides, and recovers decisions a crash cut short."""
 
     def __init__(
         self,
@@ -89,16 +86,28 @@ class ExecutionResults:
         self._executions = executions
         self._store = store
         self._settings = plan_settings
-        self._members = members
         self._clock = clock
         self._homes = homes
-        self._reviews = reviews
-        self._votes = ResultVoteStore(store.db)
         self._commits = StepCommitStore(executions.db)
-        self._kept_reviews = PlanReviewStore(store.db)
-        # Readers (the card, the diff) wait for an action of this process on the same
-        # result; a lock lives only while someone holds or waits for it.
-        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._votes = MergeVotes(ResultVoteStore(store.db), plan_settings, members, clock)
+        self._remotes = PushRemotes(self.policy_of, homes.sandbox)
+        self._news = ResultNews()
+        self._reading = ResultReading(
+            executions=executions,
+            store=store,
+            plan_settings=plan_settings,
+            homes=self._homes,
+            commits=self._commits,
+            votes=self._votes,
+            remotes=self._remotes,
+        )
+        self._opening = ResultOpening(
+            executions=executions,
+            plan_settings=plan_settings,
+            reading=self._reading,
+            news=self._news,
+            reviews=reviews,
+        )
         self._intents = DecisionIntents(
             db=store.db,
             executions=executions,
@@ -106,139 +115,46 @@ class ExecutionResults:
             homes=self._homes,
             clock=clock,
         )
-        self._listeners: list[ResultListener] = []
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._remotes = PushRemotes(self.policy_of, homes.sandbox)
 
     def add_listener(self, listener: ResultListener) -> None:
-        self._listeners.append(listener)
+        self._news.add_listener(listener)
 
-    # -- reading -----------------------------------------------------------------------
+    # -- reading (``ResultReading``) -------------------------------------------------------
 
     async def waiting(self, agent: str) -> ExecutionRecord | None:
-        """The agent's result waiting for Merge or Discard, if any."""
-        return await self._executions.waiting_result(agent)
+        return await self._reading.waiting(agent)
 
     async def with_result(self, plan_id: str) -> ExecutionRecord | None:
-        """``plan_id``'s execution when it has a result (waiting or decided)."""
-        record = await self._executions.get(plan_id)
-        return record if record is not None and record.result is not None else None
+        return await self._reading.with_result(plan_id)
 
     async def latest(self, agent: str) -> ExecutionRecord | None:
-        """The agent's newest execution that has a result (waiting or decided)."""
-        record = await self._executions.latest(agent)
-        return record if record is not None and record.result is not None else None
+        return await self._reading.latest(agent)
 
     async def summary(self, plan_id: str) -> ResultSummary | None:
-        """What the completion card of ``plan_id``'s result shows now."""
-        record = await self._executions.get(plan_id)
-        if record is None or record.result is None:
-            return None
-        revision = await self._store.get_revision(plan_id, record.revision)
-        settings = await self._settings.plan_mode_for(record.agent)
-        votes: tuple[str, ...] = ()
-        if record.waiting and settings.approvals > 1:
-            counted = await self._counted(record, None)
-            votes = tuple(vote.voter_name for vote in counted)
-        kept = await self._kept_reviews.get(plan_id, record.revision, ReviewKind.RESULT)
-        review = kept.review if kept is not None else None
-        async with self._lock(plan_id):
-            return await summarise(
-                record,
-                revision.plan if revision is not None else None,
-                self._executions,
-                self._homes.of(record.agent).reading,
-                await self._commits.commits(plan_id),
-                await self._commits.rolled_back(plan_id),
-                votes=votes,
-                needed=settings.approvals,
-                review=review,
-                push_remote=await self._remotes.shown(record),
-            )
+        return await self._reading.summary(plan_id)
 
     async def write_diff(self, plan_id: str, use: Callable[[Path], Awaitable[None]]) -> bool:
-        """Write the result's full diff to a private file of the host's and hand it to
-        ``use`` while no other action on the result runs; False when there is no such
-        result or branch."""
-        record = await self._executions.get(plan_id)
-        if record is None:
-            return False
-        async with self._lock(plan_id):
-            try:
-                async with self._homes.of(record.agent).reading.diff_file(
-                    branch_record(record)
-                ) as path:
-                    await use(path)
-            except (BranchError, PlancordError) as exc:
-                log.info("no diff for the result of %s: %s", plan_id, exc)
-                return False
-            return True
+        return await self._reading.write_diff(plan_id, use)
 
     async def push_remote(self, record: ExecutionRecord) -> str | None:
-        """The remote Push sends a waiting result's branch to, as git says now
-        (``remotes.push_remote``); the card shows it from then on."""
-        return await self._remotes.read(record)
+        return await self._reading.push_remote(record)
 
-    # -- an execution ended ----------------------------------------------------------------
+    # -- an execution ended (``ResultOpening``) --------------------------------------------
 
     async def planning_changed(self, change: PlanningChange) -> None:
-        """When the change ended an execution (its record has ended by now: the step
-        keeper listens before this), its result starts waiting and its card is shown."""
-        before = change.before
-        if before.plan_id is None:
-            return
-        record = await self.open_ended(
-            before.plan_id, before.requested_by, before.requested_by_name
-        )
-        if record is None:
-            return
-        if self._reviews is not None and change.revision is not None:
-            task = asyncio.create_task(self._review(record, change))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        await self._opening.planning_changed(change)
 
     async def open_ended(
         self, plan_id: str, requested_by: str | None, requested_by_name: str | None
     ) -> ExecutionRecord | None:
-        """Open the result of ``plan_id``'s ended execution, pinned to its branch's tip,
-        and tell the front ends to show its card; the record, or None when there is no
-        ended execution whose result is still to open."""
-        record = await self._executions.get(plan_id)
-        if record is None or record.running or record.result is not None:
-            return None
-        pinned = await self._tip(record)
-        if not await self._executions.open_result(plan_id, requested_by, requested_by_name, pinned):
-            return None
-        await self._tell(record.agent, plan_id, ready=True)
-        return record
+        return await self._opening.open_ended(plan_id, requested_by, requested_by_name)
 
-    async def _review(self, record: ExecutionRecord, change: PlanningChange) -> None:
-        revision = change.revision
-        if revision is None or self._reviews is None:
-            return
-        settings = (await self._settings.plan_mode_for(record.agent)).review
-        if settings is None or not settings.review_result:
-            return
-        text: list[str] = []
-
-        async def read(path: Path) -> None:
-            data = await asyncio.to_thread(_head, path, REVIEW_DIFF_LIMIT)
-            text.append(data.decode("utf-8", "replace"))
-
-        try:
-            if not await self.write_diff(record.plan_id, read):
-                return
-            kept = await self._reviews.review_result(revision, before_task(change), text[0])
-        except PlancordError:
-            log.warning("the result review of %s failed", record.plan_id, exc_info=True)
-            return
-        if kept is not None:
-            await self._tell(record.agent, record.plan_id, ready=False)
+    async def settled(self) -> None:
+        """Wait for the card redraws and reviews started so far (tests, shutdown)."""
+        await self._news.settled()
 
     async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._news.close()
         self._intents.close()
 
     # -- after a restart -------------------------------------------------------------------
@@ -258,7 +174,7 @@ class ExecutionResults:
         return done
 
     async def _recover(self, intent: ResultIntent) -> Recovered | None:
-        async with self._lock(intent.plan_id):
+        async with self._reading.lock(intent.plan_id):
             try:
                 recovered = await self._intents.recover(intent)
             except Exception:
@@ -271,8 +187,8 @@ class ExecutionResults:
         return recovered
 
     async def _tell_recovered(self, recovered: Recovered) -> None:
-        await self._tell(recovered.agent, recovered.plan_id, recovered=recovered.text)
-        self._redraw_soon(recovered.agent, recovered.plan_id)
+        await self._news.recovered(recovered.agent, recovered.plan_id, recovered.text)
+        self._news.changed_soon(recovered.agent, recovered.plan_id)
 
     # -- the decisions ---------------------------------------------------------------------
 
@@ -281,12 +197,12 @@ class ExecutionResults:
         execution started is refused, changing nothing), or record ``actor``'s vote (bound
         to the version and the pinned commit) when more approvers must agree. The answer
         for ``actor``."""
-        async with self._lock(plan_id):
+        async with self._reading.lock(plan_id):
             record, settings = await self._decidable(plan_id, version, actor, ResultAction.MERGE)
             if actor.kind is ActorKind.USER and settings.approvals > 1:
-                counted = await self._vote(record, actor)
+                counted = await self._votes.cast(record, actor)
                 if len(counted) < settings.approvals:
-                    self._redraw_soon(record.agent, plan_id)
+                    self._news.changed_soon(record.agent, plan_id)
                     names = ", ".join(vote.voter_name for vote in counted)
                     left = settings.approvals - len(counted)
                     return (
@@ -313,7 +229,7 @@ class ExecutionResults:
         """Put the base branch and the working tree back at the reviewed state; when the
         base moved since, or kept files could not be put back, the answer and the card
         say what was put back instead (Discard never waits on them)."""
-        async with self._lock(plan_id):
+        async with self._reading.lock(plan_id):
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.DISCARD)
             async with self._deciding(record, actor, ResultAction.DISCARD) as intent:
                 try:
@@ -336,7 +252,7 @@ class ExecutionResults:
 
     async def roll_back(self, plan_id: str, version: int, step: StepNumber, actor: Actor) -> str:
         """The branch and working tree as they were before step ``step`` (as people count)."""
-        async with self._lock(plan_id):
+        async with self._reading.lock(plan_id):
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.ROLL_BACK)
             recorded = await self._commits.commits(plan_id)
             branch = self._homes.of(record.agent).branch
@@ -348,7 +264,7 @@ class ExecutionResults:
                 ResultAction.ROLL_BACK,
                 step=step,
                 before=before,
-                tip=await self._tip(record) or "",
+                tip=await self._reading.tip(record) or "",
             ) as intent:
                 try:
                     kept = await branch.roll_back(
@@ -363,18 +279,18 @@ class ExecutionResults:
                     record, actor, ResultAction.ROLL_BACK.audit, f"before step {step}"
                 )
                 await self._intents.rolled_back(intent, kept, pinned, entry, said)
-                self._redraw_soon(record.agent, plan_id)
+                self._news.changed_soon(record.agent, plan_id)
                 return said
 
     async def push(self, plan_id: str, version: int, actor: Actor) -> str:
         """Push the branch, under its own name, to the agent's push remote."""
-        async with self._lock(plan_id):
+        async with self._reading.lock(plan_id):
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.PUSH)
-            remote = await self.push_remote(record)
+            remote = await self._reading.push_remote(record)
             if remote is None:
                 why = "the agent has no push remote it can reach"
                 await self._audit_refused(record, actor, ResultAction.PUSH.verb, why)
-                self._redraw_soon(record.agent, plan_id)
+                self._news.changed_soon(record.agent, plan_id)
                 raise ResultFailed(f"Not pushed: {why}.")
             pinned = record.result_commit or ""
             async with self._deciding(
@@ -404,7 +320,7 @@ class ExecutionResults:
             by = f" by {record.decided_by_name}" if record.decided_by_name else ""
             await self._audit_refused(record, actor, action.verb, why + by)
             # Decided elsewhere (another process, the operator's shell): the card catches up.
-            self._redraw_soon(record.agent, plan_id)
+            self._news.changed_soon(record.agent, plan_id)
             raise StaleResult(f"Nothing changed: {why}{by}.")
         if record.result_version != version:
             why = "the card is out of date (the result changed since)"
@@ -413,10 +329,10 @@ class ExecutionResults:
         if record.result_commit is None:
             # Opened before results were pinned: pin what the branch holds now as a new
             # version, so nobody decides on a card that showed something else.
-            pinned = await self._tip(record)
+            pinned = await self._reading.tip(record)
             if pinned is not None:
                 await self._executions.result_moved(plan_id, record.result_version, pinned)
-                self._redraw_soon(record.agent, plan_id)
+                self._news.changed_soon(record.agent, plan_id)
             why = "the result was not pinned to a commit; its card now shows the one it is"
             await self._audit_refused(record, actor, action.verb, why)
             raise StaleResult(f"Nothing changed: {why}; use the newest completion card.")
@@ -426,29 +342,6 @@ class ExecutionResults:
             await self._audit_refused(record, actor, action.verb, verdict.rule)
             raise NotAuthorised(verdict.text)
         return record, settings
-
-    async def _vote(self, record: ExecutionRecord, actor: Actor) -> Sequence[ApprovalVote]:
-        vote = ApprovalVote(
-            plan_id=record.plan_id,
-            revision=record.result_version,
-            sha256=record.result_commit or "",
-            voter_id=actor.id,
-            voter_name=actor.name,
-            at=self._clock.now(),
-        )
-        entry = self._entry(record, actor, AuditAction.RESULT_MERGE_VOTE, "merge vote")
-        written = await self._votes.record(vote, entry)
-        if written is VoteWrite.CLOSED:
-            raise StaleResult("Nothing changed: the result changed while you voted.")
-        return await self._counted(record, actor)
-
-    async def _counted(self, record: ExecutionRecord, fresh: Actor | None) -> list[ApprovalVote]:
-        settings = await self._settings.plan_mode_for(record.agent)
-        votes = await self._votes.for_version(
-            record.plan_id, record.result_version, record.result_commit or ""
-        )
-        state = requester_state(record)
-        return await entitled_votes(self._members, record.agent, votes, state, settings, fresh)
 
     @contextlib.asynccontextmanager
     async def _deciding(
@@ -475,7 +368,7 @@ class ExecutionResults:
         if opened.recovered is not None:
             await self._tell_recovered(opened.recovered)
         await self._audit_refused(record, actor, action.verb, opened.why)
-        self._redraw_soon(record.agent, record.plan_id)
+        self._news.changed_soon(record.agent, record.plan_id)
         raise StaleResult(opened.answer)
 
     async def _refused(
@@ -498,22 +391,12 @@ class ExecutionResults:
         entry = self._entry(record, actor, intent.action.audit, outcome)
         await self._intents.decided(intent, state, outcome, entry, said)
         self._remotes.forget(record.plan_id)
-        self._redraw_soon(record.agent, record.plan_id)
+        self._news.changed_soon(record.agent, record.plan_id)
 
     def _entry(
         self, record: ExecutionRecord, actor: Actor, action: AuditAction, what: str, why: str = ""
     ) -> AuditEntry:
-        place = AuditPlace(record.agent, record.plan_id, record.revision)
-        detail = {"what": what, "version": record.result_version}
-        return decision_row(
-            action,
-            actor,
-            place,
-            self._clock.now(),
-            detail,
-            subject=Subject.RESULT,
-            why=why or None,
-        )
+        return result_row(record, actor, action, self._clock.now(), what, why)
 
     async def _audit_refused(
         self, record: ExecutionRecord, actor: Actor, what: str, why: str
@@ -523,60 +406,6 @@ class ExecutionResults:
         entry = self._entry(record, actor, AuditAction.RESULT_REFUSED, what, why)
         await self._store.append_audit(entry)
 
-    async def _tell(
-        self, agent: str, plan_id: str, *, ready: bool = False, recovered: str | None = None
-    ) -> None:
-        """Tell every listener that the result is ready, changed, or (``recovered``, the
-        text for its channel) that an interrupted decision on it was finished or undone."""
-        for listener in list(self._listeners):
-            try:
-                if recovered is not None:
-                    await listener.result_recovered(agent, plan_id, recovered)
-                elif ready:
-                    await listener.result_ready(agent, plan_id)
-                else:
-                    await listener.result_changed(agent, plan_id)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("a result listener failed for %s", plan_id)
-
-    def _redraw_soon(self, agent: str, plan_id: str) -> None:
-        """Tell the front ends once the action's lock is released (the card reads the
-        result under the same lock)."""
-        task = asyncio.create_task(self._tell(agent, plan_id, ready=False))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def settled(self) -> None:
-        """Wait for the card redraws started so far (tests, shutdown)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-
-    async def _tip(self, record: ExecutionRecord) -> str | None:
-        """The commit the execution's branch points at (None when it cannot be read)."""
-        try:
-            return await self._homes.of(record.agent).reading.tip(branch_record(record))
-        except (BranchError, PlancordError) as exc:
-            log.warning("the branch of %s cannot be read: %s", record.plan_id, exc)
-            return None
-
-    def _lock(self, plan_id: str) -> asyncio.Lock:
-        lock = self._locks.get(plan_id)
-        if lock is None:
-            lock = asyncio.Lock()
-            self._locks[plan_id] = lock
-        return lock
-
     def policy_of(self, agent: str) -> SandboxPolicy:
         """The sandbox policy of the host's git runs on the agent's result."""
         return self._homes.of(agent).host_git_policy
-
-
-def before_task(change: PlanningChange) -> str:
-    return change.before.task or (change.revision.plan.summary if change.revision else "")
-
-
-def _head(path: Path, limit: int) -> bytes:
-    with path.open("rb") as handle:
-        return handle.read(limit)
