@@ -138,7 +138,8 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
             yield OperatorServices(core.store, core.planning, results, core.executions, core.homes)
         finally:
             await results.close()
-            core.branches.close()
+            if core.branches is not None:
+                core.branches.close()
     finally:
         await db.close()
 

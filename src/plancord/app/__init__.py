@@ -87,7 +87,7 @@ class App:
     model: ModelClient
     clock: Clock
     mcp: McpHub
-    branches: BranchStarter
+    branches: BranchStarter | None
     """The starts of approved plans' branches (``core_services``)."""
     executions: ExecutionStore
     """Each approved plan's execution, its result and where its completion card is."""
@@ -121,7 +121,8 @@ class App:
         """Undo or finish what a crash interrupted, before the cards are restored: the
         approvals whose branch was started but not recorded (the plan waits again), then
         the decisions on results; each channel is told what happened."""
-        await self.branches.recover(self.serves)
+        if self.branches is not None:
+            await self.branches.recover(self.serves)
         await self.results.recover(self.serves)
 
     async def serves(self, agent: str) -> bool:
@@ -278,7 +279,8 @@ class App:
             self.network = None
         await self.scheduler.stop()
         await self.runtime.shutdown(notice=True)
-        self.branches.close()
+        if self.branches is not None:
+            self.branches.close()
         await self.mcp.close()
         close = getattr(self.model, "close", None)
         if close is not None:

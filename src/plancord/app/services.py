@@ -41,9 +41,10 @@ class CoreServices:
     plan_reviews: PlanReviewStore
     """The kept reviews of plans and results: the planning service's holds, the reviews
     the runtime runs and the plan card read this one."""
-    branches: BranchStarter
+    branches: BranchStarter | None = None
     """Starts approved plans' branches; ``recover`` undoes the starts a crash interrupted,
-    and ``close`` ends its work at shutdown."""
+    and ``close`` ends its work at shutdown (None where plans execute where the workspace
+    stands, as in tests of the planning alone)."""
 
 
 def core_services(
