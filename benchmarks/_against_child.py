@@ -23,7 +23,7 @@ from plancord.agent.execution.observe import Effects, WorkspaceObserver
 try:
     from plancord.sandbox import SandboxPolicy, run_sandboxed
 except ImportError:  # a baseline from before the sandbox had its own package
-    from plancord.core.shell.sandbox import (  # type: ignore[no-redef,attr-defined]
+    from plancord.core.shell.sandbox import (  # type: ignore[no-redef,attr-defined,unused-ignore]
         SandboxPolicy,
         run_sandboxed,
     )
