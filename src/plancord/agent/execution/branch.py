@@ -28,17 +28,21 @@ operations need, and the caller stores it with the plan, so they work after a re
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from plancord.agent.execution.git_locks import LockSweep, refused_by_lock, sweep_stale_locks
 from plancord.agent.execution.ignored import WHOLE_KEEP, IgnoredKeep, KeepLimits, KeepTooLarge
 from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.git import GitOutput, run_git
 from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy
+
+log = logging.getLogger(__name__)
 
 IDENTITY = ("plancord", "plancord@plancord.invalid")
 _HOST_CONFIG = (
@@ -430,6 +434,11 @@ class ExecutionBranch:
         """Drop what ``start`` kept of the ignored files (Discard's last step)."""
         await self._forget_kept(record)
 
+    async def clear_stale_locks(self) -> LockSweep:
+        """Remove the lock files a killed git left in the workspace's git directory, when
+        provably stale (``git_locks``); what was removed and what was left."""
+        return await clear_stale_locks(self._policy)
+
     # -- helpers ------------------------------------------------------------------------
 
     def _keep_of(self, branch: str) -> IgnoredKeep | None:
@@ -503,12 +512,31 @@ async def checked_git(
     """Git's output for ``args`` in ``policy``'s sandbox; BranchError when git fails or
     says more than ``max_output``."""
     output = await run_git(policy, *args, extra_env=env, max_output=max_output)
+    blocked = ""
+    if not output.ok and refused_by_lock(output.message):
+        # A lock file in the way (a killed git's): git stopped at the lock it could not
+        # take; once a stale file is gone, the same run is made again (each run here can be).
+        sweep = await clear_stale_locks(policy)
+        if sweep.removed:
+            output = await run_git(policy, *args, extra_env=env, max_output=max_output)
+        blocked = sweep.left_text()
     if not output.ok:
         what = next((a for a in args if not a.startswith("-") and "=" not in a), "git")
-        raise BranchError(f"git {what} failed: {output.message or output.code}")
+        raise BranchError(f"git {what} failed: {output.message or output.code}{blocked}")
     if output.truncated:
         raise BranchError(f"git {args[0]} said more than the host reads")
     return output.stdout
+
+
+async def clear_stale_locks(policy: SandboxPolicy) -> LockSweep:
+    """The provably stale lock files of ``policy``'s workspace removed (``git_locks``),
+    each removal logged."""
+    sweep = await asyncio.to_thread(sweep_stale_locks, policy.workspace)
+    if sweep.removed:
+        log.warning(
+            "removed stale git lock files in %s: %s", policy.workspace, ", ".join(sweep.removed)
+        )
+    return sweep
 
 
 def _pinned(record: BranchRecord) -> str:
