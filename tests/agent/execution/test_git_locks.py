@@ -37,6 +37,7 @@ def test_only_old_unheld_regular_lock_files_are_removed(tmp_path: Path) -> None:
     assert not stale.exists()
     assert fresh.exists() and outside.exists() and not_a_lock.exists()
     assert "`.git/index.lock` (changed less than 60 s ago)" in swept.left_text()
+    assert swept.stale_in is not None and 0 < swept.stale_in <= 60
 
 
 def test_a_lock_held_open_by_another_process_is_left(tmp_path: Path) -> None:
@@ -49,6 +50,7 @@ def test_a_lock_held_open_by_another_process_is_left(tmp_path: Path) -> None:
         holder.kill()
         holder.wait()
     assert swept.left == ((".git/packed-refs.lock", "a running process holds it open"),)
+    assert swept.stale_in is None  # waiting would not make it stale
     assert lock.exists()
     assert sweep_stale_locks(tmp_path).removed == (".git/packed-refs.lock",)
 

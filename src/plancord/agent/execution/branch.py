@@ -32,10 +32,15 @@ import logging
 import re
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from plancord.agent.execution.git_locks import LockSweep, refused_by_lock, sweep_stale_locks
+from plancord.agent.execution.git_locks import (
+    STALE_SECONDS,
+    LockSweep,
+    refused_by_lock,
+    sweep_stale_locks,
+)
 from plancord.agent.execution.ignored import WHOLE_KEEP, IgnoredKeep, KeepLimits, KeepTooLarge
 from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.git import GitOutput, run_git
@@ -434,10 +439,23 @@ class ExecutionBranch:
         """Drop what ``start`` kept of the ignored files (Discard's last step)."""
         await self._forget_kept(record)
 
-    async def clear_stale_locks(self) -> LockSweep:
+    async def clear_stale_locks(self, *, wait: bool = False) -> LockSweep:
         """Remove the lock files a killed git left in the workspace's git directory, when
-        provably stale (``git_locks``); what was removed and what was left."""
-        return await clear_stale_locks(self._policy)
+        provably stale (``git_locks``); what was removed and what was left. ``wait``: when
+        the only locks left are too recent (a restart right after the kill), wait until
+        they are old enough (at most ``STALE_SECONDS``) and sweep again."""
+        sweep = await clear_stale_locks(self._policy)
+        if not wait or sweep.stale_in is None:
+            return sweep
+        log.warning(
+            "waiting %.0f s for recent git lock files in %s to be stale: %s",
+            sweep.stale_in,
+            self._policy.workspace,
+            ", ".join(path for path, _ in sweep.left),
+        )
+        await asyncio.sleep(min(sweep.stale_in, STALE_SECONDS) + 0.5)
+        again = await clear_stale_locks(self._policy)
+        return replace(again, removed=sweep.removed + again.removed)
 
     # -- helpers ------------------------------------------------------------------------
 

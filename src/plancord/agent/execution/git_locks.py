@@ -13,7 +13,8 @@ device and inode, so a sandboxed git, which runs as the same user, counts wherev
 shows the file), and that nobody touched for :data:`STALE_SECONDS` (a git that has just
 created it, or that closed it and is about to rename it, is not raced). A process whose open
 files cannot be read makes no lock provably stale. Anything else is left and named, so the
-refusal says which file blocks git.
+refusal says which file blocks git; when the only locks left are too recent, the sweep says
+how long until they are old enough (a recovery right after a restart waits that long).
 
 Only the workspace's own git directory is looked at, reached through the workspace's one
 no-follow walk (``walk.WorkspaceTree``): a link anywhere in it, to a file or a directory, is
@@ -49,6 +50,9 @@ class LockSweep:
 
     removed: tuple[str, ...] = ()
     left: tuple[tuple[str, str], ...] = ()
+    stale_in: float | None = None
+    """When every lock left was left only for being too recent: the seconds until the last
+    of them is old enough (a sweep then may remove them all); None otherwise."""
 
     def removed_text(self) -> str:
         """A sentence for the agent's channel about what was removed ("" when nothing)."""
@@ -94,7 +98,8 @@ def sweep_stale_locks(workspace: Path, *, stale_seconds: float = STALE_SECONDS) 
     held = _open_files({(info.st_dev, info.st_ino) for _, info in found})
     removed: list[str] = []
     left: list[tuple[str, str]] = []
-    oldest = time.time() - stale_seconds
+    recent: list[float] = []
+    now = time.time()
     for path, info in found:
         if not stat.S_ISREG(info.st_mode):
             left.append((path, "not a regular file"))
@@ -102,11 +107,13 @@ def sweep_stale_locks(workspace: Path, *, stale_seconds: float = STALE_SECONDS) 
             left.append((path, "a process whose open files cannot be read may hold it"))
         elif (info.st_dev, info.st_ino) in held:
             left.append((path, "a running process holds it open"))
-        elif info.st_mtime > oldest:
+        elif info.st_mtime > now - stale_seconds:
             left.append((path, f"changed less than {stale_seconds:.0f} s ago"))
+            recent.append(info.st_mtime + stale_seconds - now)
         elif _remove_if_unchanged(tree, path, info):
             removed.append(path)
-    return LockSweep(tuple(removed), tuple(left))
+    stale_in = max(recent) if recent and len(recent) == len(left) else None
+    return LockSweep(tuple(removed), tuple(left), stale_in)
 
 
 def _loose_objects(path: str) -> bool:

@@ -78,7 +78,7 @@ class IntentRecovery:
         branch = self._homes.of(record.agent).branch
         swept = LockSweep()
         if intent.action is not ResultAction.PUSH:  # Push's recovery runs no git
-            swept = await branch.clear_stale_locks()
+            swept = await branch.clear_stale_locks(wait=True)
             self._locks_removed[intent.id] = swept.removed
         try:
             if intent.action is ResultAction.MERGE:

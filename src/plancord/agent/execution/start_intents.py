@@ -173,7 +173,7 @@ class StartIntents:
             text = f"{who} was interrupted before git changed anything."
         else:
             branch = self._homes.of(intent.agent).branch
-            swept = await branch.clear_stale_locks()
+            swept = await branch.clear_stale_locks(wait=True)
             removed = swept.removed
             try:
                 changed = await branch.undo_start(record)
