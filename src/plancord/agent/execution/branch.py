@@ -28,17 +28,26 @@ operations need, and the caller stores it with the plan, so they work after a re
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from plancord.agent.execution.git_locks import (
+    STALE_SECONDS,
+    LockSweep,
+    refused_by_lock,
+    sweep_stale_locks,
+)
 from plancord.agent.execution.ignored import WHOLE_KEEP, IgnoredKeep, KeepLimits, KeepTooLarge
 from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools.git import GitOutput, run_git
 from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy
+
+log = logging.getLogger(__name__)
 
 IDENTITY = ("plancord", "plancord@plancord.invalid")
 _HOST_CONFIG = (
@@ -430,6 +439,24 @@ class ExecutionBranch:
         """Drop what ``start`` kept of the ignored files (Discard's last step)."""
         await self._forget_kept(record)
 
+    async def clear_stale_locks(self, *, wait: bool = False) -> LockSweep:
+        """Remove the lock files a killed git left in the workspace's git directory, when
+        provably stale (``git_locks``); what was removed and what was left. ``wait``: when
+        the only locks left are too recent (a restart right after the kill), wait until
+        they are old enough (at most ``STALE_SECONDS``) and sweep again."""
+        sweep = await clear_stale_locks(self._policy)
+        if not wait or sweep.stale_in is None:
+            return sweep
+        log.warning(
+            "waiting %.0f s for recent git lock files in %s to be stale: %s",
+            sweep.stale_in,
+            self._policy.workspace,
+            ", ".join(path for path, _ in sweep.left),
+        )
+        await asyncio.sleep(min(sweep.stale_in, STALE_SECONDS) + 0.5)
+        again = await clear_stale_locks(self._policy)
+        return replace(again, removed=sweep.removed + again.removed)
+
     # -- helpers ------------------------------------------------------------------------
 
     def _keep_of(self, branch: str) -> IgnoredKeep | None:
@@ -503,12 +530,31 @@ async def checked_git(
     """Git's output for ``args`` in ``policy``'s sandbox; BranchError when git fails or
     says more than ``max_output``."""
     output = await run_git(policy, *args, extra_env=env, max_output=max_output)
+    blocked = ""
+    if not output.ok and refused_by_lock(output.message):
+        # A lock file in the way (a killed git's): git stopped at the lock it could not
+        # take; once a stale file is gone, the same run is made again (each run here can be).
+        sweep = await clear_stale_locks(policy)
+        if sweep.removed:
+            output = await run_git(policy, *args, extra_env=env, max_output=max_output)
+        blocked = sweep.left_text()
     if not output.ok:
         what = next((a for a in args if not a.startswith("-") and "=" not in a), "git")
-        raise BranchError(f"git {what} failed: {output.message or output.code}")
+        raise BranchError(f"git {what} failed: {output.message or output.code}{blocked}")
     if output.truncated:
         raise BranchError(f"git {args[0]} said more than the host reads")
     return output.stdout
+
+
+async def clear_stale_locks(policy: SandboxPolicy) -> LockSweep:
+    """The provably stale lock files of ``policy``'s workspace removed (``git_locks``),
+    each removal logged."""
+    sweep = await asyncio.to_thread(sweep_stale_locks, policy.workspace)
+    if sweep.removed:
+        log.warning(
+            "removed stale git lock files in %s: %s", policy.workspace, ", ".join(sweep.removed)
+        )
+    return sweep
 
 
 def _pinned(record: BranchRecord) -> str:

@@ -16,6 +16,10 @@ this decides each one from the repository, never from what the process meant to 
 - **Push**: git keeps no trace of a push here, so the intent is undone and the channel is
   told that the push may or may not have reached the remote (pushing again is harmless).
 
+Before git runs, the lock files a killed git left in the repository are removed when
+provably stale (``git_locks``), so the recovery's own git is not refused; the channel's
+sentence and the audit row name them.
+
 Every outcome is a sentence for the agent's channel: a member is never told that nothing
 changed when git changed.
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from plancord.agent.execution.branch import BranchError, ExecutionBranch
+from plancord.agent.execution.git_locks import LockSweep
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
 from plancord.core.execution import ExecutionRecord, ResultState, StepNumber
@@ -54,6 +59,8 @@ class IntentRecovery:
         self._commits = commits
         self._homes = homes
         self._clock = clock
+        self._locks_removed: dict[str, tuple[str, ...]] = {}
+        """Per intent being recovered: the stale git lock files removed before git ran."""
 
     async def recover(self, intent: ResultIntent, owner: str) -> Recovered | None:
         """Take ``intent`` over as ``owner`` and finish or undo it; None when another
@@ -69,17 +76,24 @@ class IntentRecovery:
             return None
         who += f" v{record.revision}"
         branch = self._homes.of(record.agent).branch
-        if intent.action is ResultAction.MERGE:
-            text = await self._merge(intent, record, branch, who)
-        elif intent.action is ResultAction.DISCARD:
-            text = await self._discard(intent, record, branch, who)
-        elif intent.action is ResultAction.ROLL_BACK:
-            text = await self._roll_back(intent, record, branch, who)
-        elif intent.action is ResultAction.PUSH:
-            text = await self._push(intent, who)
-        else:
-            assert_never(intent.action)
-        return Recovered(record.agent, record.plan_id, text)
+        swept = LockSweep()
+        if intent.action is not ResultAction.PUSH:  # Push's recovery runs no git
+            swept = await branch.clear_stale_locks(wait=True)
+            self._locks_removed[intent.id] = swept.removed
+        try:
+            if intent.action is ResultAction.MERGE:
+                text = await self._merge(intent, record, branch, who)
+            elif intent.action is ResultAction.DISCARD:
+                text = await self._discard(intent, record, branch, who)
+            elif intent.action is ResultAction.ROLL_BACK:
+                text = await self._roll_back(intent, record, branch, who)
+            elif intent.action is ResultAction.PUSH:
+                text = await self._push(intent, who)
+            else:
+                assert_never(intent.action)
+        finally:
+            self._locks_removed.pop(intent.id, None)
+        return Recovered(record.agent, record.plan_id, text + swept.removed_text())
 
     async def _merge(
         self, intent: ResultIntent, record: ExecutionRecord, branch: ExecutionBranch, who: str
@@ -176,6 +190,8 @@ class IntentRecovery:
         detail: dict[str, object] = {"what": what, "version": intent.version, "recovered": True}
         if why:
             detail["why"] = why
+        if self._locks_removed.get(intent.id):
+            detail["locks_removed"] = list(self._locks_removed[intent.id])
         return AuditEntry(
             at=self._clock.now(),
             agent=intent.agent,

@@ -19,6 +19,9 @@ still waits for a decision with its buttons working. From what git shows:
 - the branch holding more than the reviewed state (someone worked on it by hand): it is left
   as it is and the channel is told.
 
+Before the undo runs git, the lock files a killed git left in the repository are removed
+when provably stale (``git_locks``); the channel's sentence and the audit row name them.
+
 Every outcome is a sentence for the agent's channel and an audit row marked recovered.
 """
 
@@ -164,15 +167,27 @@ class StartIntents:
             f"v{intent.revision}"
         )
         record = noted_record(intent)
+        removed: tuple[str, ...] = ()
         if record is None:
             why = "interrupted before git changed anything"
             text = f"{who} was interrupted before git changed anything."
         else:
+            branch = self._homes.of(intent.agent).branch
+            swept = await branch.clear_stale_locks(wait=True)
+            removed = swept.removed
             try:
-                changed = await self._homes.of(intent.agent).branch.undo_start(record)
+                changed = await branch.undo_start(record)
             except BranchMoved as exc:
                 why = f"interrupted; its branch was left as it is: {exc}"
                 text = f"{who} was interrupted, and plancord could not undo its branch: {exc}"
+            except BranchError:
+                if swept.left:  # git's lock files in the way: the channel learns which
+                    await self._tell(
+                        intent.agent,
+                        f"{who} was interrupted, and plancord could not undo its branch yet."
+                        f"{swept.left_text()} plancord tries again at its next start.",
+                    )
+                raise
             else:
                 why = "interrupted before it was recorded; its branch is undone"
                 text = (
@@ -183,30 +198,36 @@ class StartIntents:
                     else f"{who} was interrupted before it was recorded; git shows no branch "
                     f"of it: the workspace is on `{record.base}` as it was reviewed."
                 )
+            text += swept.removed_text()
         waits = await self.store.plan_waits(intent)
         text += (
             " Nothing executes; the plan still waits for a decision: approve it again on its card."
             if waits
             else " Nothing executes."
         )
-        audit = self._recovered_row(intent, why)
+        audit = self._recovered_row(intent, why, removed)
         if not await self.store.undone(intent, self._clock.now(), why, audit):
             return None
-        recovered = Recovered(intent.agent, intent.plan_id, text)
+        await self._tell(intent.agent, text)
+        return Recovered(intent.agent, intent.plan_id, text)
+
+    async def _tell(self, agent: str, text: str) -> None:
         if self._say is not None:
             try:
-                await self._say(intent.agent, text)
+                await self._say(agent, text)
             except Exception:
-                log.warning("could not tell %s's channel", intent.agent, exc_info=True)
-        return recovered
+                log.warning("could not tell %s's channel", agent, exc_info=True)
 
     def _orphan(self, intent: StartIntent) -> bool:
         if intent.id in self._running:
             return False
         return intent.owner == self._owner or not owner_alive(intent.owner)
 
-    def _recovered_row(self, intent: StartIntent, why: str) -> AuditEntry:
-        """The audit row of an approval a crash undid, in the refusals' format."""
+    def _recovered_row(
+        self, intent: StartIntent, why: str, locks_removed: tuple[str, ...]
+    ) -> AuditEntry:
+        """The audit row of an approval a crash undid, in the refusals' format, with the
+        stale git lock files removed before the undo."""
         detail: dict[str, object] = {
             "subject": Subject.PLAN.value,
             "act": Act.APPROVE.value,
@@ -214,6 +235,8 @@ class StartIntents:
             "why": why,
             "recovered": True,
         }
+        if locks_removed:
+            detail["locks_removed"] = list(locks_removed)
         return AuditEntry(
             at=self._clock.now(),
             agent=intent.agent,
