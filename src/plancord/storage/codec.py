@@ -10,6 +10,7 @@ from typing import Any
 
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import StorageError
+from plancord.core.intents import IntentState
 from plancord.core.plan import Plan
 from plancord.core.planning import (
     AuditEntry,
@@ -39,6 +40,23 @@ def parse_required_ts(value: str | None, table: str) -> datetime:
     if parsed is None:
         raise StorageError(f"a row of {table} has no timestamp", "corrupt")
     return parsed
+
+
+def intent_fields(row: Any, table: str) -> dict[str, Any]:
+    """The columns every kind of intent's row has (``core.intents``), as model fields."""
+    return {
+        "id": row["id"],
+        "agent": row["agent"],
+        "plan_id": row["plan_id"],
+        "actor": row["actor"],
+        "actor_name": row["actor_name"],
+        "detail": json.loads(row["detail"]),
+        "owner": row["owner"],
+        "state": IntentState(row["state"]),
+        "opened_at": parse_required_ts(row["opened_at"], table),
+        "closed_at": parse_ts(row["closed_at"]),
+        "outcome": row["outcome"],
+    }
 
 
 STATE_COLUMNS = (

@@ -20,7 +20,7 @@ from plancord.core.intents import IntentState, ResultIntent
 from plancord.core.planning import AuditEntry
 from plancord.core.results import ResultAction
 from plancord.storage.backend import Backend, Tx
-from plancord.storage.codec import INSERT_AUDIT, audit_values, parse_ts, ts
+from plancord.storage.codec import INSERT_AUDIT, audit_values, intent_fields, ts
 from plancord.storage.executions import DECIDE_RESULT, RESULT_MOVED
 from plancord.storage.step_commits import keep_before
 
@@ -178,21 +178,8 @@ def _complete(
 
 
 def _intent(row: Any) -> ResultIntent:
-    opened = parse_ts(row["opened_at"])
-    if opened is None:
-        raise ValueError("an intent row has no opening time")
     return ResultIntent(
-        id=row["id"],
-        plan_id=row["plan_id"],
-        agent=row["agent"],
+        **intent_fields(row, "result_intents"),
         version=int(row["version"]),
         action=ResultAction(row["action"]),
-        actor=row["actor"],
-        actor_name=row["actor_name"],
-        detail=json.loads(row["detail"]),
-        owner=row["owner"],
-        state=IntentState(row["state"]),
-        opened_at=opened,
-        closed_at=parse_ts(row["closed_at"]),
-        outcome=row["outcome"],
     )

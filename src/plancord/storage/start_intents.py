@@ -22,7 +22,7 @@ from plancord.core.intents import IntentState, StartIntent
 from plancord.core.planning import AuditEntry
 from plancord.core.ports import ExecutionStart
 from plancord.storage.backend import Backend, Tx
-from plancord.storage.codec import INSERT_AUDIT, audit_values, parse_ts, ts
+from plancord.storage.codec import INSERT_AUDIT, audit_values, intent_fields, ts
 from plancord.storage.executions import insert_execution
 
 _OPEN = (
@@ -158,20 +158,4 @@ def record_start(conn: Tx, start: ExecutionStart, at: datetime) -> None:
 
 
 def _intent(row: Any) -> StartIntent:
-    opened = parse_ts(row["opened_at"])
-    if opened is None:
-        raise ValueError("a start intent row has no opening time")
-    return StartIntent(
-        id=row["id"],
-        agent=row["agent"],
-        plan_id=row["plan_id"],
-        revision=int(row["revision"]),
-        actor=row["actor"],
-        actor_name=row["actor_name"],
-        detail=json.loads(row["detail"]),
-        owner=row["owner"],
-        state=IntentState(row["state"]),
-        opened_at=opened,
-        closed_at=parse_ts(row["closed_at"]),
-        outcome=row["outcome"],
-    )
+    return StartIntent(**intent_fields(row, "start_intents"), revision=int(row["revision"]))

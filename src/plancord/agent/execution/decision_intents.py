@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from plancord.agent.execution.intent_owner import new_owner, owner_alive, release
+from plancord.agent.execution.intent_owner import IntentCarrier
 from plancord.agent.execution.recovery import IntentRecovery
 from plancord.agent.home import AgentHomes
 from plancord.core.errors import StorageError
@@ -59,9 +59,7 @@ class DecisionIntents:
         self.store = ResultIntentStore(db)
         self._executions = executions
         self._clock = clock
-        self._owner = new_owner()
-        self._running: set[str] = set()
-        """The intents this service is carrying out now (the others it owns are orphans)."""
+        self._carrier = IntentCarrier()
         self._recovery = IntentRecovery(
             intents=self.store,
             executions=executions,
@@ -72,7 +70,7 @@ class DecisionIntents:
 
     def close(self) -> None:
         """This service ends: what it left open is another's to recover."""
-        release(self._owner)
+        self._carrier.close()
 
     async def open(
         self, record: ExecutionRecord, actor: Actor, action: ResultAction, detail: dict[str, object]
@@ -90,17 +88,17 @@ class DecisionIntents:
             actor=actor.label,
             actor_name=actor.name,
             detail={"revision": record.revision, **detail},
-            owner=self._owner,
+            owner=self._carrier.owner,
             opened_at=self._clock.now(),
         )
-        self._running.add(intent.id)
+        self._carrier.carrying(intent.id)
         claim = await self.store.open(intent)
         if claim.opened:
             return intent
-        self._running.discard(intent.id)
+        self._carrier.finished(intent.id)
         other = claim.in_the_way
         if other is not None and self._orphan(other):
-            recovered = await self._recovery.recover(other, self._owner)
+            recovered = await self._recovery.recover(other, self._carrier.owner)
             if recovered is not None:
                 return NotOpened(
                     why=f"an earlier decision was finished first: {recovered.text}",
@@ -124,7 +122,7 @@ class DecisionIntents:
 
     def finished(self, intent: ResultIntent) -> None:
         """This service no longer carries ``intent`` out (done, undone, or left open)."""
-        self._running.discard(intent.id)
+        self._carrier.finished(intent.id)
 
     async def refused(self, intent: ResultIntent, why: str, entry: AuditEntry) -> None:
         """Git refused the action (nothing changed): the intent undone with its audit row.
@@ -163,12 +161,10 @@ class DecisionIntents:
 
     async def recover(self, intent: ResultIntent) -> Recovered | None:
         """Finish or undo an orphan (``recovery``); None when another process took it."""
-        return await self._recovery.recover(intent, self._owner)
+        return await self._recovery.recover(intent, self._carrier.owner)
 
     def _orphan(self, intent: ResultIntent) -> bool:
-        if intent.id in self._running:
-            return False
-        return intent.owner == self._owner or not owner_alive(intent.owner)
+        return self._carrier.is_orphan(intent.id, intent.owner)
 
     async def _completed(
         self, said: str, write: Callable[[datetime], Awaitable[bool | None]]

@@ -54,3 +54,34 @@ def owner_alive(owner: str) -> bool:
     if pid == os.getpid():
         return owner in _LIVE
     return _started(pid) == started
+
+
+class IntentCarrier:
+    """One service's name as the owner of intents, and the intents it carries out now.
+
+    An open intent of this owner that it is not carrying out was left behind (its record
+    failed, its task was killed): like one of a process that is gone, it is an orphan for
+    recovery. The result decisions and the approvals' starts each hold one.
+    """
+
+    def __init__(self) -> None:
+        self.owner = new_owner()
+        self._running: set[str] = set()
+
+    def carrying(self, intent_id: str) -> None:
+        """The service carries the intent out from now on."""
+        self._running.add(intent_id)
+
+    def finished(self, intent_id: str) -> None:
+        """The service no longer carries the intent out (done, undone, or left open)."""
+        self._running.discard(intent_id)
+
+    def is_orphan(self, intent_id: str, owner: str) -> bool:
+        """Whether the open intent ``intent_id`` of ``owner`` is nobody's to carry out."""
+        if intent_id in self._running:
+            return False
+        return owner == self.owner or not owner_alive(owner)
+
+    def close(self) -> None:
+        """The service ends: what it left open is another's to recover."""
+        release(self.owner)

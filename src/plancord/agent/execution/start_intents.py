@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from plancord.agent.execution.branch import BranchError, BranchMoved, BranchRecord
-from plancord.agent.execution.intent_owner import new_owner, owner_alive, release
+from plancord.agent.execution.intent_owner import IntentCarrier
 from plancord.agent.home import AgentHomes
 from plancord.core.authority import Act, Subject
 from plancord.core.errors import ExecutionRefused
@@ -58,13 +58,11 @@ class StartIntents:
         self._homes = homes
         self._clock = clock
         self._say = say
-        self._owner = new_owner()
-        self._running: set[str] = set()
-        """The starts this service is carrying out now (the others it owns are orphans)."""
+        self._carrier = IntentCarrier()
 
     def close(self) -> None:
         """This service ends: what it left open is another's to recover."""
-        release(self._owner)
+        self._carrier.close()
 
     async def open(
         self, agent: str, plan_id: str, revision: int, approver: Actor, steps: int
@@ -84,14 +82,14 @@ class StartIntents:
                 actor=approver.label,
                 actor_name=approver.name,
                 detail={"steps": steps},
-                owner=self._owner,
+                owner=self._carrier.owner,
                 opened_at=self._clock.now(),
             )
-            self._running.add(intent.id)
+            self._carrier.carrying(intent.id)
             claim = await self.store.open(intent)
             if claim.opened:
                 return intent
-            self._running.discard(intent.id)
+            self._carrier.finished(intent.id)
             other = claim.in_the_way
             if other is None or not self._orphan(other):
                 break
@@ -149,7 +147,7 @@ class StartIntents:
 
     def finished(self, intent_id: str) -> None:
         """This service no longer carries the intent out (done, undone, or left open)."""
-        self._running.discard(intent_id)
+        self._carrier.finished(intent_id)
 
     async def orphans(self) -> list[StartIntent]:
         """The open starts no live process is carrying out, oldest first."""
@@ -159,9 +157,9 @@ class StartIntents:
         """Take an orphan over and undo it from what git shows, then tell its channel; None
         when another process took it first (or it was closed meanwhile). A git or database
         failure is raised, the intent left open for the next try."""
-        if not await self.store.take_over(intent, self._owner):
+        if not await self.store.take_over(intent, self._carrier.owner):
             return None
-        intent = intent.model_copy(update={"owner": self._owner})
+        intent = intent.model_copy(update={"owner": self._carrier.owner})
         who = (
             f"{intent.actor_name}'s approval of {intent.agent}'s plan `{intent.plan_id}` "
             f"v{intent.revision}"
@@ -219,9 +217,7 @@ class StartIntents:
                 log.warning("could not tell %s's channel", agent, exc_info=True)
 
     def _orphan(self, intent: StartIntent) -> bool:
-        if intent.id in self._running:
-            return False
-        return intent.owner == self._owner or not owner_alive(intent.owner)
+        return self._carrier.is_orphan(intent.id, intent.owner)
 
     def _recovered_row(
         self, intent: StartIntent, why: str, locks_removed: tuple[str, ...]
