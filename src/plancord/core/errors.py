@@ -109,6 +109,12 @@ class ContextTooLong(ModelCallFailed):
     """The API refused the request because the prompt does not fit the model's context."""
 
 
+class ThinkingPrefixMismatch(ModelCallFailed):
+    """The API refused a thinking block sent back because something before it changed since
+    it was produced (the preserved-thinking prefix check): the conversation must be sent with
+    ``prefix_mismatch_behavior: drop_block`` from now on, and the change that broke it found."""
+
+
 class RequestTooLarge(ModelCallFailed):
     """The API refused the request because its body is over the size it takes (413)."""
 

@@ -216,8 +216,15 @@ class ModelRequest:
     messages: list[dict[str, Any]]
     thinking: dict[str, Any] | None = None
     tool_choice: dict[str, Any] | None = None
-    """None leaves the choice to the model (``auto``); ``{"type": "tool", "name": …}`` forces
-    that tool, for an answer in its input schema."""
+    """None leaves the choice to the model (``auto``). Forcing a tool (``any``/``tool``) is
+    refused by models that think by default: never send it to those."""
+    output_config: dict[str, Any] | None = None
+    """``effort`` and ``format`` (structured outputs), as the API spells them."""
+    cache_control: dict[str, Any] | None = None
+    """The top-level (automatic) cache breakpoint, which the API places on the last
+    cacheable block, so no block of an earlier turn is edited to move a breakpoint."""
+    betas: tuple[str, ...] = ()
+    """``anthropic-beta`` values this request needs (e.g. the thinking-binding controls)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +233,10 @@ class ModelReply:
     stop_reason: str | None
     usage: ModelUsage
     model: str
+    stop_details: dict[str, Any] | None = None
+    """What the API says of the stop (a ``refusal``'s category and explanation)."""
+    input_transformations: tuple[dict[str, Any], ...] = ()
+    """What the API changed in the request before reading it (thinking blocks it dropped)."""
 
 
 class ModelClient(Protocol):

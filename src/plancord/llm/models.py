@@ -21,6 +21,37 @@ class ModelLimits:
     context_window_tokens: int = 200_000
 
 
+@dataclass(frozen=True, slots=True)
+class ModelCapabilities:
+    """What a model takes in a request and how it answers, as the API documents it.
+
+    The runtime shapes every request from this (never from the model id's spelling), so a
+    model that arrives is one row of the table."""
+
+    thinking_types: frozenset[str] = frozenset({"enabled", "disabled"})
+    """The ``thinking.type`` values the model accepts."""
+    thinks_by_default: bool = False
+    """Whether the model thinks (adaptively) when the request has no ``thinking``."""
+    preserved_thinking: bool = False
+    """Whether thinking blocks sent back are prefix-checked (bound to their conversation)."""
+    forced_tool_choice: bool = True
+    """Whether ``tool_choice`` ``any``/``tool`` is accepted."""
+    system_messages: bool = False
+    """Whether ``role: "system"`` entries are accepted inside ``messages``."""
+    effort: bool = False
+    """Whether ``output_config.effort`` is accepted."""
+    structured_outputs: bool = False
+    """Whether ``output_config.format`` (a JSON schema the answer follows) is accepted."""
+
+
+CONSERVATIVE = ModelCapabilities(
+    thinking_types=frozenset(),
+    forced_tool_choice=False,
+)
+"""For a model id not in the table: send nothing a model might refuse (no ``thinking``
+parameter, no forced tool choice, no system messages, no effort, no structured outputs)."""
+
+
 UNKNOWN_MODEL_MAX_TOKENS = 8192
 
 MODEL_LIMITS: dict[str, ModelLimits] = {
@@ -54,3 +85,22 @@ def bounded_max_tokens(model: str, wanted: int) -> int:
     limits = limits_of(model)
     ceiling = limits.max_output_tokens if limits else UNKNOWN_MODEL_MAX_TOKENS
     return max(1, min(wanted, ceiling))
+
+
+MODEL_CAPABILITIES: dict[str, ModelCapabilities] = {
+    # Filled from the models pages (see the module docstring); one row per model id.
+    "claude-sonnet-5-5": ModelCapabilities(
+        thinking_types=frozenset({"adaptive", "between_tools"}),
+        thinks_by_default=True,
+        preserved_thinking=True,
+        forced_tool_choice=False,
+        system_messages=True,
+        effort=True,
+        structured_outputs=True,
+    ),
+}
+
+
+def capabilities_of(model: str) -> ModelCapabilities:
+    """What ``model`` takes; ``CONSERVATIVE`` for an id the table does not know."""
+    return MODEL_CAPABILITIES.get(model, CONSERVATIVE)
