@@ -13,22 +13,18 @@ from pathlib import Path
 import pytest
 
 from plancord.agent.mcp.spawn import server_spawn
+from plancord.core.host_names import DnsName, Endpoint
 from plancord.core.sandbox_policy import SandboxPolicy
 from plancord.sandbox import layers, run_sandboxed, runner, wall_helper
 from plancord.sandbox.layers import bubblewrap_problem
-from plancord.sandbox.proxy import (
-    MAX_HEAD_BYTES,
-    BadRequest,
-    NetworkProxy,
-    ProxyVerdict,
-    parse_head,
-)
+from plancord.sandbox.proxy import MAX_HEAD_BYTES, NetworkProxy, ProxyVerdict
+from plancord.sandbox.request_head import BadRequest, parse_head
 from tests.security.network_scene import local_server
 
 
 def test_connect_names_the_host_and_port() -> None:
     target = parse_head(b"CONNECT Files.Test.:443 HTTP/1.1\r\nHost: x\r\n\r\n")
-    assert (target.host, target.port, target.tunnel) == ("files.test", 443, True)
+    assert (target.endpoint, target.tunnel) == (Endpoint(DnsName("files.test"), 443), True)
 
 
 def test_plain_http_goes_on_in_origin_form_without_proxy_headers() -> None:
@@ -38,7 +34,7 @@ def test_plain_http_goes_on_in_origin_form_without_proxy_headers() -> None:
         b"Connection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n"
     )
     target = parse_head(head)
-    assert (target.host, target.port, target.tunnel) == ("files.test", 8080, False)
+    assert (target.endpoint, target.tunnel) == (Endpoint(DnsName("files.test"), 8080), False)
     assert target.head == (
         b"GET /a/b?q=1 HTTP/1.1\r\nHost: files.test:8080\r\nConnection: close\r\n\r\n"
     )
@@ -87,11 +83,11 @@ async def _exchange(path: Path, data: bytes) -> bytes:
     return answer
 
 
-async def _refuse(agent: str, host: str) -> ProxyVerdict:
-    return ProxyVerdict(False, f"{agent} may not reach {host}")
+async def _refuse(agent: str, endpoint: Endpoint) -> ProxyVerdict:
+    return ProxyVerdict(False, f"{agent} may not reach {endpoint.host.shown}")
 
 
-async def _fail(agent: str, host: str) -> ProxyVerdict:
+async def _fail(agent: str, endpoint: Endpoint) -> ProxyVerdict:
     raise RuntimeError("the store is gone")
 
 
@@ -135,8 +131,8 @@ async def test_the_socket_is_private_to_the_bot(proxy_at: Callable[..., Path]) -
     assert path.parent.stat().st_mode & 0o777 == 0o700
 
 
-async def _grant(agent: str, host: str) -> ProxyVerdict:
-    return ProxyVerdict(host == "files.test", "not granted")
+async def _grant(agent: str, endpoint: Endpoint) -> ProxyVerdict:
+    return ProxyVerdict(endpoint.host == DnsName("files.test"), "not granted")
 
 
 @pytest.mark.skipif(bubblewrap_problem() is not None, reason="the bridge runs under bubblewrap")
@@ -170,7 +166,7 @@ async def test_both_bridges_carry_a_sandboxed_command_to_the_proxy(
     assert result.stdout == "through the bridge\ndone\n"
 
 
-async def _allow_all(agent: str, host: str) -> ProxyVerdict:
+async def _allow_all(agent: str, endpoint: Endpoint) -> ProxyVerdict:
     return ProxyVerdict(True)
 
 
@@ -181,7 +177,7 @@ async def test_a_granted_name_for_an_address_of_this_host_is_refused(
     path = await asyncio.to_thread(proxy_at, _allow_all)
     answer = await _exchange(path, f"CONNECT {host}:9 HTTP/1.1\r\n\r\n".encode())
     assert answer.startswith(b"HTTP/1.1 403 "), answer
-    assert b"an address of this host" in answer
+    assert b"no granted host leads to this host or its cloud" in answer
 
 
 async def test_a_held_connection_goes_on_when_the_answer_comes(
@@ -189,7 +185,7 @@ async def test_a_held_connection_goes_on_when_the_answer_comes(
 ) -> None:
     answered, asked = asyncio.Event(), asyncio.Event()
 
-    async def later(agent: str, host: str) -> ProxyVerdict:
+    async def later(agent: str, endpoint: Endpoint) -> ProxyVerdict:
         asked.set()
         await answered.wait()
         return ProxyVerdict(True)

@@ -5,7 +5,10 @@ The servers are real HTTP servers on the host's loopback (one serves a file, one
 index for ``pip download``). The sandbox has its own network namespace, so ``127.0.0.1``
 inside it is the sandbox's own loopback: the servers are reachable only through the proxy,
 which answers their names from ``NetworkProxy.resolve_overrides`` (set here, by the test,
-on the running proxy; no config reaches it).
+on the running proxy; no config reaches it). A grant without a port is HTTP's and HTTPS's
+ports only, so the scene's bound and its steps name the local server's port.
+
+:func:`start_network_scene` submits ada's plan and leaves it waiting for ana's Approve.
 """
 
 from __future__ import annotations
@@ -22,10 +25,94 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from plancord.testing.anthropic_server import ToolCall, tool_turn
+from plancord.core.planning import Phase
+from plancord.demo import host_plan_mode
+from plancord.testing.anthropic_server import Script, ToolCall, text_turn, tool_turn
+from tests.world import PlanScene, Worlds, plan_scene_in
 
 FILE_BODY = "granted through the plan\n"
 WHEEL = "tinypkg-1.0-py3-none-any.whl"
+
+
+NAMES = ["files.test", "pypi.test", "other.test"]
+HOSTS = dict.fromkeys(NAMES, "127.0.0.1")
+
+
+def allowed(port: int, *more: str) -> list[str]:
+    """The operator's bound of the scene: its names at 80 and 443, and at ``port``."""
+    return [*NAMES, *(f"{name}:{port}" for name in NAMES), *more]
+
+
+async def start_network_scene(
+    worlds: Worlds,
+    plan: dict[str, Any],
+    script: Script,
+    *,
+    allow: list[str],
+    drift: str = "refuse",
+    network: Any = None,
+) -> PlanScene:
+    """ada's plan submitted, waiting for ana's Approve; the proxy resolves the test hosts
+    locally (on loopback, which only this map may name)."""
+    config = {"agents": {"ada": {"network": {"allow": allow} if network is None else network}}}
+    world = await worlds.start(
+        [tool_turn(ToolCall("submit_plan", {"plan": plan})), *script, text_turn("done")],
+        plan_mode=host_plan_mode(drift=drift),
+        config=config,
+    )
+    proxy = getattr(world.bot.app, "network", None)
+    if proxy is not None:
+        proxy.resolve_overrides = HOSTS
+    scene = await plan_scene_in(world)
+    await scene.ana.slash(scene.channel, "plan start", task="fetch what the build needs")
+    return scene
+
+
+def plan_of(*steps: tuple[list[str], list[str]]) -> dict[str, Any]:
+    """A plan whose steps have these tools and these hosts."""
+    return {
+        "summary": "Fetch what the build needs",
+        "steps": [
+            {"description": f"step {n}", "tools": tools, **({"network": hosts} if hosts else {})}
+            for n, (tools, hosts) in enumerate(steps, start=1)
+        ],
+    }
+
+
+def results(scene: PlanScene) -> list[str]:
+    """The tool results the model saw in its last request."""
+    seen: list[str] = []
+    for message in scene.world.server.requests[-1]["messages"]:
+        if message["role"] == "user" and isinstance(message["content"], list):
+            for block in message["content"]:
+                if block.get("type") == "tool_result":
+                    content = block.get("content")
+                    seen.append(content if isinstance(content, str) else str(content))
+    return seen
+
+
+def ran(scene: PlanScene) -> list[str]:
+    """The results of the calls made while executing (after submit_plan's)."""
+    return results(scene)[1:]
+
+
+def curl(host: str, port: int, *options: str) -> str:
+    return " ".join(["curl", "-sS", "--max-time", "5", *options, f"http://{host}:{port}/hello.txt"])
+
+
+async def approved(scene: PlanScene) -> None:
+    assert (await scene.state()).phase is Phase.SUBMITTED
+    await scene.ana.click(scene.plan_message(1), label="Approve")
+
+
+def result_steps(scene: PlanScene) -> dict[str, str]:
+    """The completion card's step fields, by name."""
+    card = next(
+        m
+        for m in reversed(scene.bot_messages())
+        if m.embeds and "Result" in (m.embeds[0].title or "")
+    )
+    return {f.name: f.value for f in card.embeds[0].fields}
 
 
 def bash(command: str) -> Any:

@@ -26,18 +26,24 @@ from tests.security.network_scene import (
     WHEEL,
     TcpListener,
     UdpListener,
+    allowed,
+    approved,
     bash,
     local_server,
+    plan_of,
+    ran,
+    result_steps,
+    results,
     serve_files,
+    start_network_scene,
 )
+from tests.security.network_scene import NAMES as ALLOW
+from tests.security.network_scene import curl as _curl
 from tests.world import PlanScene, Worlds, buttons, plan_scene_in
 
 pytestmark = pytest.mark.skipif(
     bubblewrap_problem() is not None, reason="the plan-bound network needs bubblewrap"
 )
-
-ALLOW = ["files.test", "pypi.test", "other.test"]
-HOSTS = dict.fromkeys(ALLOW, "127.0.0.1")
 
 
 @pytest.fixture
@@ -47,66 +53,13 @@ def port(tmp_path: Path) -> Iterator[int]:
 
 
 @pytest.fixture
-def network_scene(worlds: Worlds) -> Callable[..., Any]:
-    """``scene = await network_scene(plan, script, drift=..., network=...)``: ada's plan is
-    submitted and waits for ana's Approve; the proxy resolves the test hosts locally."""
+def network_scene(worlds: Worlds, port: int) -> Callable[..., Any]:
+    """``scene = await network_scene(plan, script, drift=..., network=...)``."""
 
-    async def make(
-        plan: dict[str, Any],
-        script: Script,
-        *,
-        drift: str = "refuse",
-        network: Any = None,
-    ) -> PlanScene:
-        config = {"agents": {"ada": {"network": {"allow": ALLOW} if network is None else network}}}
-        world = await worlds.start(
-            [tool_turn(ToolCall("submit_plan", {"plan": plan})), *script, text_turn("done")],
-            plan_mode=host_plan_mode(drift=drift),
-            config=config,
-        )
-        proxy = getattr(world.bot.app, "network", None)
-        if proxy is not None:
-            proxy.resolve_overrides = HOSTS
-        scene = await plan_scene_in(world)
-        await scene.ana.slash(scene.channel, "plan start", task="fetch what the build needs")
-        return scene
+    async def make(plan: dict[str, Any], script: Script, **options: Any) -> PlanScene:
+        return await start_network_scene(worlds, plan, script, allow=allowed(port), **options)
 
     return make
-
-
-def _plan(*steps: tuple[list[str], list[str]]) -> dict[str, Any]:
-    return {
-        "summary": "Fetch what the build needs",
-        "steps": [
-            {"description": f"step {n}", "tools": tools, **({"network": hosts} if hosts else {})}
-            for n, (tools, hosts) in enumerate(steps, start=1)
-        ],
-    }
-
-
-def _results(scene: PlanScene) -> list[str]:
-    seen: list[str] = []
-    for message in scene.world.server.requests[-1]["messages"]:
-        if message["role"] == "user" and isinstance(message["content"], list):
-            for block in message["content"]:
-                if block.get("type") == "tool_result":
-                    content = block.get("content")
-                    seen.append(content if isinstance(content, str) else str(content))
-    return seen
-
-
-def _ran(scene: PlanScene) -> list[str]:
-    """The results of the calls made while executing (after submit_plan's)."""
-    return _results(scene)[1:]
-
-
-def _curl(host: str, port: int, *options: str) -> str:
-    return " ".join(["curl", "-sS", "--max-time", "5", *options, f"http://{host}:{port}/hello.txt"])
-
-
-async def _approved(scene: PlanScene) -> None:
-    assert (await scene.state()).phase is Phase.SUBMITTED
-    await scene.ana.click(scene.plan_message(1), label="Approve")
 
 
 async def test_a_granted_host_is_reached_by_curl_and_pip(
@@ -118,11 +71,11 @@ async def test_a_granted_host_is_reached_by_curl_and_pip(
         "-d /tmp/dl tinypkg && ls /tmp/dl"
     )
     scene = await network_scene(
-        _plan((["bash_execute"], ["files.test", "pypi.test"])),
+        plan_of((["bash_execute"], [f"files.test:{port}", f"pypi.test:{port}"])),
         [bash(_curl("files.test", port)), bash(_curl("files.test", port, "-p")), bash(pip)],
     )
-    await _approved(scene)
-    curl, tunnel, downloaded = _ran(scene)
+    await approved(scene)
+    curl, tunnel, downloaded = ran(scene)
     assert FILE_BODY.strip() in curl, curl
     assert FILE_BODY.strip() in tunnel, tunnel  # through CONNECT, as HTTPS goes
     assert WHEEL in downloaded, downloaded
@@ -141,7 +94,7 @@ async def test_the_plan_message_shows_each_steps_hosts(
     network_scene: Callable[..., Any], network: Any, shown: str
 ) -> None:
     scene = await network_scene(
-        _plan((["bash_execute"], ["files.test"]), ([], [])), [], network=network
+        plan_of((["bash_execute"], ["files.test"]), ([], [])), [], network=network
     )
     fields = [f.value for e in scene.plan_message(1).embeds for f in e.fields]
     assert shown in fields[0], fields
@@ -153,14 +106,16 @@ async def test_under_log_an_ungranted_host_is_reached_and_flagged(
     network_scene: Callable[..., Any], port: int
 ) -> None:
     scene = await network_scene(
-        _plan((["bash_execute"], ["files.test"])), [bash(_curl("other.test", port))], drift="log"
+        plan_of((["bash_execute"], [f"files.test:{port}"])),
+        [bash(_curl("other.test", port))],
+        drift="log",
     )
-    await _approved(scene)
-    [result] = _ran(scene)
+    await approved(scene)
+    [result] = ran(scene)
     assert FILE_BODY.strip() in result, result
     drifts = [a for a in await scene.app.store.list_audit("ada") if a.action == "drift"]
     assert [(d.detail["decision"], d.detail["why"]) for d in drifts] == [
-        ("logged", "step 1 wants other.test — not in the plan")
+        ("logged", f"step 1 wants other.test:{port} — not in the plan")
     ]
 
 
@@ -169,7 +124,7 @@ async def test_under_the_landlock_fallback_a_plan_naming_hosts_is_refused(
 ) -> None:
     if landlock_abi() == 0:
         pytest.skip("the Landlock fallback needs Landlock")
-    plan = _plan((["bash_execute"], ["files.test"]))
+    plan = plan_of((["bash_execute"], ["files.test"]))
     world = await worlds.start(
         [tool_turn(ToolCall("submit_plan", {"plan": plan})), text_turn("I will plan offline")],
         plan_mode=host_plan_mode(),
@@ -180,7 +135,7 @@ async def test_under_the_landlock_fallback_a_plan_naming_hosts_is_refused(
     )
     scene = await plan_scene_in(world)
     await scene.ana.slash(scene.channel, "plan start", task="fetch")
-    [result] = _results(scene)
+    [result] = results(scene)
     assert "steps[0].network: this host runs agent commands without bubblewrap" in result
     assert (await scene.state()).phase is Phase.GATHERING
 
@@ -191,26 +146,27 @@ async def test_an_ungranted_host_is_refused_and_the_model_told(
 ) -> None:
     options = ("-p",) if tunnel else ()
     scene = await network_scene(
-        _plan((["bash_execute"], ["files.test"])), [bash(_curl("other.test", port, *options))]
+        plan_of((["bash_execute"], [f"files.test:{port}"])),
+        [bash(_curl("other.test", port, *options))],
     )
-    await _approved(scene)
-    [result] = _ran(scene)
+    await approved(scene)
+    [result] = ran(scene)
     assert FILE_BODY.strip() not in result
     # Through CONNECT (as HTTPS goes) curl shows only the 403; the host's note says why.
     assert "[network: connections refused during this call]" in result, result
-    assert "- step 1 wants other.test — not in the plan (refused)" in result, result
+    assert f"- step 1 wants other.test:{port} — not in the plan (refused)" in result, result
     drifts = [a for a in await scene.app.store.list_audit("ada") if a.action == "drift"]
     assert [d.detail["decision"] for d in drifts] == ["refused"]
 
 
-async def test_an_ungranted_host_is_asked_denied_then_allowed_for_the_plan(
+async def test_an_ungranted_host_is_asked_denied_then_allowed_for_theplan_of(
     network_scene: Callable[..., Any], port: int
 ) -> None:
     # Each attempt gives up after a second while the card waits for a human; the answer
     # decides the held connections and, when it allows, the rest of the plan.
     quick = _curl("other.test", port, "--max-time", "1")
     scene = await network_scene(
-        _plan((["bash_execute"], ["files.test"])),
+        plan_of((["bash_execute"], ["files.test"])),
         [
             bash(quick),
             text_turn("waiting for a human"),
@@ -220,16 +176,16 @@ async def test_an_ungranted_host_is_asked_denied_then_allowed_for_the_plan(
         ],
         drift="ask",
     )
-    await _approved(scene)
+    await approved(scene)
     card = _card(scene)
-    assert "step 1 wants other.test — not in the plan" in _shown(card), _shown(card)
+    assert f"step 1 wants other.test:{port} — not in the plan" in _shown(card), _shown(card)
     await scene.ana.click(card, label="Deny")
     await scene.ana.send(scene.channel, "try again")
     second = _card(scene)
     assert second.id != card.id
     await scene.ana.click(second, label="Allow for this plan")
     await scene.ana.send(scene.channel, "try again")
-    first, again, third = _ran(scene)
+    first, again, third = ran(scene)
     assert FILE_BODY.strip() not in first + again
     assert FILE_BODY.strip() in third, third
     drifts = [a for a in await scene.app.store.list_audit("ada") if a.action == "drift"]
@@ -252,7 +208,10 @@ async def test_a_step_change_revokes_the_previous_steps_host_and_the_card_counts
     network_scene: Callable[..., Any], port: int
 ) -> None:
     scene = await network_scene(
-        _plan((["bash_execute"], ["files.test"]), (["create_file", "bash_execute"], ["pypi.test"])),
+        plan_of(
+            (["bash_execute"], [f"files.test:{port}"]),
+            (["create_file", "bash_execute"], [f"pypi.test:{port}"]),
+        ),
         [
             bash(_curl("files.test", port)),
             bash(_curl("files.test", port)),
@@ -262,25 +221,20 @@ async def test_a_step_change_revokes_the_previous_steps_host_and_the_card_counts
             tool_turn(ToolCall("complete_plan", {"summary": "fetched"})),
         ],
     )
-    await _approved(scene)
+    await approved(scene)
     await scene.app.runtime.wait_idle("ada")
-    before, _, _, after, granted, _ = _ran(scene)
+    before, _, _, after, granted, _ = ran(scene)
     assert FILE_BODY.strip() in before, before
     assert FILE_BODY.strip() not in after
-    assert "step 2 wants files.test — not in the plan" in after, after
+    assert f"step 2 wants files.test:{port} — not in the plan" in after, after
     assert FILE_BODY.strip() in granted, granted
-    card = next(
-        m
-        for m in reversed(scene.bot_messages())
-        if m.embeds and "Result" in (m.embeds[0].title or "")
-    )
-    steps = {f.name: f.value for f in card.embeds[0].fields}
+    steps = result_steps(scene)
     first = next(value for name, value in steps.items() if "1" in name)
     second = next(value for name, value in steps.items() if "2" in name)
-    assert "🌐 files.test ×2" in first, steps
-    assert "🌐 pypi.test ×1" in second, steps
+    assert f"🌐 files.test:{port} ×2" in first, steps
+    assert f"🌐 pypi.test:{port} ×1" in second, steps
     assert "🌐 files.test" not in second, steps
-    assert "step 2 wants files.test — not in the plan — refused\n" in second + "\n", steps
+    assert f"step 2 wants files.test:{port} — not in the plan — refused\n" in second + "\n", steps
 
 
 @pytest.mark.parametrize(
@@ -292,12 +246,12 @@ async def test_a_program_ignoring_the_proxy_reaches_nothing(
     network_scene: Callable[..., Any], port: int, network: Any, reaches: bool
 ) -> None:
     scene = await network_scene(
-        _plan((["bash_execute"], ["files.test"] if reaches is False else [])),
+        plan_of((["bash_execute"], ["files.test"] if reaches is False else [])),
         [bash(_curl("127.0.0.1", port, "--noproxy", "*"))],
         network=network,
     )
-    await _approved(scene)
-    [result] = _ran(scene)
+    await approved(scene)
+    [result] = ran(scene)
     assert (FILE_BODY.strip() in result) is reaches, result
 
 
@@ -321,12 +275,12 @@ async def test_a_raw_socket_to_an_address_and_dns_reach_nothing(
     )
     try:
         scene = await network_scene(
-            _plan((["bash_execute"], ["files.test"] if not reaches else [])),
+            plan_of((["bash_execute"], ["files.test"] if not reaches else [])),
             [bash(raw), bash(dns)],
             network=network,
         )
-        await _approved(scene)
-        raw_result, dns_result = _ran(scene)
+        await approved(scene)
+        raw_result, dns_result = ran(scene)
         assert tcp.reached() is reaches, raw_result
         assert udp.reached() is reaches, dns_result
         if not reaches:
@@ -340,7 +294,7 @@ async def test_a_raw_socket_to_an_address_and_dns_reach_nothing(
 async def test_a_plan_naming_a_host_outside_the_bound_is_refused_at_submit(
     worlds: Worlds,
 ) -> None:
-    plan = _plan((["bash_execute"], ["files.test", "evil.example"]))
+    plan = plan_of((["bash_execute"], ["files.test", "evil.example"]))
     world = await worlds.start(
         [tool_turn(ToolCall("submit_plan", {"plan": plan})), text_turn("I will ask first")],
         plan_mode=host_plan_mode(),
@@ -348,7 +302,7 @@ async def test_a_plan_naming_a_host_outside_the_bound_is_refused_at_submit(
     )
     scene = await plan_scene_in(world)
     await scene.ana.slash(scene.channel, "plan start", task="fetch")
-    [result] = _results(scene)
+    [result] = results(scene)
     assert "steps[0].network: evil.example is not among the hosts the operator allows" in result
     assert (await scene.state()).phase is Phase.GATHERING
     assert scene.plan_messages() == []

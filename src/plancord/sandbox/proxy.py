@@ -5,10 +5,14 @@ Why this exists: an executing sandbox under a plan-bound network has no network 
 through a unix socket bound into the sandbox (one socket per agent, so the socket a
 connection arrives on says whose it is: nothing the process sends can claim otherwise).
 For each connection the proxy reads one request head (``CONNECT host:port`` for HTTPS,
-never looking inside the TLS; an absolute ``http://`` URL for plain HTTP), asks the
-decision (``decide``, an async function of the bot's own event loop, which knows the
-current step) whether that host may be reached now, resolves the name itself and splices
-bytes both ways. Every connection is decided on its own, so when the step changes, the next
+never looking inside the TLS; an absolute ``http://`` URL for plain HTTP) into one
+endpoint (``request_head``, ``core.host_names``), asks the decision (``decide``, an async
+function of the bot's own event loop, which knows the current step) whether that endpoint
+may be reached now, resolves the name itself, refuses an address of this host
+(``host_addresses``), connects, tells the decision's ``settle`` what came of it (so only a
+connection made is recorded as reached) and splices bytes both ways. The value parsed once
+is what is matched, resolved, connected to and recorded: the client's text is never read
+again. Every connection is decided on its own, so when the step changes, the next
 connection sees the new step's hosts.
 
 It runs in a thread of its own with its own event loop, so a slow or hostile client never
@@ -38,9 +42,14 @@ from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import TypeVar
+
+from plancord.core.host_names import Address, DnsName, Endpoint, IpLiteral
+from plancord.sandbox.host_addresses import HostAddresses
+from plancord.sandbox.request_head import BadRequest, parse_head
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 MAX_HEAD_BYTES = 16 * 1024
 HEAD_SECONDS = 30.0
@@ -52,71 +61,23 @@ MAX_CONNECTIONS = 64
 CHUNK_BYTES = 256 * 1024
 
 
+Settle = Callable[[str | None], Coroutine[object, object, None]]
+"""``settle(refused)``: run on the bot's loop once an allowed connection's fate is known,
+with None when it was made, or the reason the proxy refused it after the decision."""
+
+
 @dataclass(frozen=True, slots=True)
 class ProxyVerdict:
-    """Whether a connection to a host may be made, and the reason told to the client."""
+    """Whether a connection to an endpoint may be made, the reason told to the client, and
+    (when allowed) what to tell the decision once it is made or refused."""
 
     allowed: bool
     reason: str = ""
+    settle: Settle | None = None
 
 
-Decide = Callable[[str, str], Coroutine[object, object, ProxyVerdict]]
-"""``decide(agent, host)``: run on the bot's event loop."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Target:
-    host: str
-    port: int
-    tunnel: bool
-    head: bytes
-    """For plain HTTP, the request head as it goes to the server (origin-form)."""
-
-
-class BadRequest(ValueError):
-    """The client sent something that is not a proxy request we serve."""
-
-
-def parse_head(head: bytes) -> _Target:
-    """The target of one proxy request head (up to and including the blank line)."""
-    try:
-        text = head.decode("latin-1")
-    except UnicodeDecodeError:  # pragma: no cover - latin-1 decodes every byte
-        raise BadRequest("not a request") from None
-    lines = text.split("\r\n")
-    parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-        raise BadRequest("not an HTTP/1 request line")
-    method, target, version = parts
-    if method == "CONNECT":
-        host, _, port = target.rpartition(":")
-        return _Target(_host(host), _port(port), True, b"")
-    url = urlsplit(target)
-    if url.scheme != "http" or not url.hostname:
-        raise BadRequest("a proxy request names an absolute http:// URL, or CONNECT for https")
-    path = url.path or "/"
-    if url.query:
-        path += "?" + url.query
-    # One request per connection: each is decided on its own (a kept-alive connection
-    # would carry the next request to this host's server whatever it names, past a step).
-    dropped = ("proxy-connection:", "proxy-authorization:", "connection:", "keep-alive:")
-    headers = [line for line in lines[1:] if line and not line.lower().startswith(dropped)]
-    head_lines = [f"{method} {path} {version}", *headers, "Connection: close"]
-    rebuilt = "\r\n".join(head_lines) + "\r\n\r\n"
-    return _Target(_host(url.hostname), url.port or 80, False, rebuilt.encode("latin-1"))
-
-
-def _host(name: str) -> str:
-    host = name.strip("[]").lower().rstrip(".")
-    if not host or len(host) > 253 or any(c.isspace() or c in "/@\\" for c in host):
-        raise BadRequest("no host named")
-    return host
-
-
-def _port(text: str) -> int:
-    if not text.isdigit() or not 0 < int(text) < 65536:
-        raise BadRequest("no port named")
-    return int(text)
+Decide = Callable[[str, Endpoint], Coroutine[object, object, ProxyVerdict]]
+"""``decide(agent, endpoint)``: run on the bot's event loop."""
 
 
 @dataclass
@@ -130,17 +91,19 @@ class _Listener:
 class NetworkProxy:
     """The proxy's thread, its event loop and one unix socket per agent.
 
-    A name that resolves to an address of this host itself (loopback, link-local,
-    unspecified, multicast) is refused after the decision: the sandbox must not reach the
-    bot's own services through a granted name. ``resolve_overrides``: host names answered
-    from this map instead of the system's resolver, and exempt from that rule. It exists
-    for tests (local servers on 127.0.0.1 named as hosts) and is set only by code that
-    holds this object; nothing in the config reaches it.
+    An address of this host itself (``host_addresses``) is refused after the decision,
+    whatever the name: the sandbox must not reach the bot's own services or the cloud's
+    metadata through a granted name. ``resolve_overrides``: host names answered from this
+    map instead of the system's resolver; a loopback answer of the map (and only such an
+    answer) is let through. It exists for tests (local servers on 127.0.0.1 named as hosts),
+    is empty unless code that holds this object sets it, and nothing in the config file
+    reaches it.
     """
 
     decide: Decide
     decide_loop: asyncio.AbstractEventLoop
     resolve_overrides: Mapping[str, str] = field(default_factory=dict)
+    addresses: HostAddresses = field(default_factory=HostAddresses)
     _loop: asyncio.AbstractEventLoop | None = None
     _thread: threading.Thread | None = None
     _listeners: dict[str, _Listener] = field(default_factory=dict)
@@ -241,6 +204,9 @@ class NetworkProxy:
             pass
         except asyncio.CancelledError:
             pass  # the proxy is closing: the connection ends here, with its sockets
+        except Exception:
+            # A fault of ours: one connection ends, told nothing more; the proxy goes on.
+            log.exception("agent %s: the proxy failed a connection", agent)
         finally:
             listener.open_connections -= 1
             writer.close()
@@ -258,38 +224,38 @@ class NetworkProxy:
         except asyncio.IncompleteReadError:
             return
         try:
-            target = parse_head(head)
+            request = parse_head(head)
         except BadRequest as exc:
+            log.info("agent %s: a bad request head, answered 400: %s", agent, exc)
             await _answer(writer, 400, str(exc))
             return
-        verdict = await self._decided(agent, target.host)
+        endpoint = request.endpoint
+        verdict = await self._decided(agent, endpoint)
         if not verdict.allowed:
             await _answer(writer, 403, verdict.reason)
             return
         try:
-            address = await self._resolve(target.host, target.port)
+            addresses = await self._resolve(endpoint)
         except (OSError, TimeoutError) as exc:
-            await _answer(writer, 502, f"could not resolve {target.host}: {type(exc).__name__}")
+            await _answer(writer, 502, f"could not resolve {endpoint.host.shown}: {exc}")
             return
-        if target.host not in self.resolve_overrides and _host_local(address):
-            await _answer(
-                writer, 403, f"{target.host} resolves to {address}, an address of this host"
-            )
+        allowed, refusal = self._judged(endpoint, addresses)
+        if not allowed:
+            await self._settle(agent, verdict, refusal)
+            await _answer(writer, 403, refusal)
             return
+        upstream = await self._connect(allowed, endpoint.port)
+        if upstream is None:
+            await _answer(writer, 502, f"could not reach {endpoint.shown}")
+            return
+        upstream_reader, upstream_writer = upstream
         try:
-            upstream_reader, upstream_writer = await asyncio.wait_for(
-                asyncio.open_connection(address, target.port, limit=CHUNK_BYTES),
-                CONNECT_SECONDS,
-            )
-        except (OSError, TimeoutError) as exc:
-            await _answer(writer, 502, f"could not reach {target.host}: {type(exc).__name__}")
-            return
-        try:
-            if target.tunnel:
+            await self._settle(agent, verdict, None)
+            if request.tunnel:
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 await writer.drain()
             else:
-                upstream_writer.write(target.head)
+                upstream_writer.write(request.head)
                 await upstream_writer.drain()
             await _splice(reader, writer, upstream_reader, upstream_writer)
         finally:
@@ -297,53 +263,103 @@ class NetworkProxy:
             with contextlib.suppress(OSError, ConnectionError):
                 await upstream_writer.wait_closed()
 
-    async def _decided(self, agent: str, host: str) -> ProxyVerdict:
+    async def _decided(self, agent: str, endpoint: Endpoint) -> ProxyVerdict:
         """The decision, made on the bot's loop; an error or a lost answer refuses."""
-        decision = self.decide(agent, host)
         try:
-            future: Future[ProxyVerdict] = asyncio.run_coroutine_threadsafe(
-                decision, self.decide_loop
-            )
-        except RuntimeError:  # the bot's loop is closed: it is stopping
-            decision.close()
-            return ProxyVerdict(False, "the bot is stopping; refused")
-        try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), DECIDE_SECONDS)
+            verdict = await self._on_bot_loop(self.decide(agent, endpoint), DECIDE_SECONDS)
         except Exception:
-            log.exception("agent %s: deciding a connection to %s failed", agent, host)
-            future.cancel()
+            log.exception("agent %s: deciding a connection to %s failed", agent, endpoint.shown)
             return ProxyVerdict(False, "the host could not decide; refused")
-        except asyncio.CancelledError:
+        if verdict is None:
+            return ProxyVerdict(False, "the bot is stopping; refused")
+        return verdict
+
+    async def _settle(self, agent: str, verdict: ProxyVerdict, refused: str | None) -> None:
+        """Tell the decision what came of the connection it allowed (its record)."""
+        if verdict.settle is None:
+            return
+        try:
+            await self._on_bot_loop(verdict.settle(refused), CONNECT_SECONDS)
+        except Exception:
+            log.exception("agent %s: recording a connection failed", agent)
+
+    async def _on_bot_loop(self, work: Coroutine[object, object, _T], seconds: float) -> _T | None:
+        """``work`` run on the bot's loop; None when that loop is closed (it is stopping)."""
+        try:
+            future: Future[_T] = asyncio.run_coroutine_threadsafe(work, self.decide_loop)
+        except RuntimeError:
+            work.close()
+            return None
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), seconds)
+        except BaseException:
             future.cancel()
             raise
 
-    async def _resolve(self, host: str, port: int) -> str:
-        """The address to connect to: the test map, an address literal, or the system's
-        resolver, run by the proxy (never inside the sandbox)."""
-        if host in self.resolve_overrides:
-            return self.resolve_overrides[host]
+    async def _resolve(self, endpoint: Endpoint) -> list[tuple[Address, bool]]:
+        """The addresses to try, each with whether the test map gave it: an address
+        literal, the test map, or the system's resolver, run by the proxy (never inside
+        the sandbox) and handed the parsed name, never the client's text."""
+        host = endpoint.host
+        if isinstance(host, IpLiteral):
+            return [(host.address, False)]
+        mapped = self.resolve_overrides.get(host.text)
+        if mapped is not None:
+            return [(ipaddress.ip_address(mapped), True)]
+        return [(address, False) for address in await _system_addresses(host, endpoint.port)]
+
+    def _judged(
+        self, endpoint: Endpoint, addresses: list[tuple[Address, bool]]
+    ) -> tuple[list[Address], str]:
+        """The addresses a connection may go to, and why the first refused one is."""
+        allowed: list[Address] = []
+        refusal = ""
+        for address, mapped in addresses:
+            why = None if mapped and address.is_loopback else self.addresses.refusal(address)
+            if why is None:
+                allowed.append(address)
+            elif not refusal:
+                named = endpoint.host.shown
+                place = (
+                    f"{named} is"
+                    if isinstance(endpoint.host, IpLiteral)
+                    else (f"{named} resolves to {address},")
+                )
+                refusal = f"{place} {why}; no granted host leads to this host or its cloud"
+        return allowed, refusal
+
+    async def _connect(
+        self, addresses: list[Address], port: int
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        """A connection to the first of ``addresses`` that answers within the bound."""
+        deadline = asyncio.get_running_loop().time() + CONNECT_SECONDS
+        for address in addresses:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                break
+            try:
+                return await asyncio.wait_for(
+                    asyncio.open_connection(str(address), port, limit=CHUNK_BYTES), left
+                )
+            except (OSError, TimeoutError):
+                continue
+        return None
+
+
+async def _system_addresses(host: DnsName, port: int) -> list[Address]:
+    loop = asyncio.get_running_loop()
+    infos = await asyncio.wait_for(
+        loop.getaddrinfo(host.text, port, type=socket.SOCK_STREAM), CONNECT_SECONDS
+    )
+    found: list[Address] = []
+    for info in infos:
         with contextlib.suppress(ValueError):
-            return str(ipaddress.ip_address(host))
-        loop = asyncio.get_running_loop()
-        infos = await asyncio.wait_for(
-            loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), CONNECT_SECONDS
-        )
-        if not infos:
-            raise OSError(f"{host} has no address")
-        return str(infos[0][4][0])
-
-
-def _host_local(address: str) -> bool:
-    """Whether ``address`` reaches this host itself or its link (loopback, link-local such
-    as a cloud's metadata service, unspecified, multicast): a granted name that resolves
-    there would let the sandbox reach the bot's own services."""
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return True
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast
+            address = ipaddress.ip_address(str(info[4][0]))
+            if address not in found:
+                found.append(address)
+    if not found:
+        raise OSError(f"{host.text} has no address")
+    return found
 
 
 async def _answer(writer: asyncio.StreamWriter, status: int, reason: str) -> None:

@@ -8,14 +8,19 @@ connection and posts the permission card ("step 2 wants files.pythonhosted.org â
 the plan": Allow for this plan / Deny), ``refuse`` refuses it with a reason the program
 shows, ``log`` lets it through and flags it. A host outside the operator's bound is refused
 whatever the policy: the bound is the operator's, and no card can widen it. Every drift is
-audited and recorded with the step's events, so the completion card lists it; every
-connection let through is recorded too (up to :data:`RECORDED_PER_HOST` per step and host),
-so the card lists the hosts each step reached with their request counts.
+audited and recorded with the step's events, so the completion card lists it. A
+connection is recorded as reached only once the proxy has made it (the decision's
+``settle``), up to :data:`RECORDED_PER_HOST` per step and host, so the card lists the hosts
+each step reached with their request counts, and nothing the proxy refused after the
+decision (an address of this host) among them: that is recorded as refused, with the
+reason. A host is matched, recorded and shown as the one value the proxy parsed
+(``core.host_names``): with its port when that is not 80 or 443.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import Counter
 
@@ -31,6 +36,7 @@ from plancord.core.execution import (
     StepNumber,
     step_number,
 )
+from plancord.core.host_names import Endpoint
 from plancord.core.network import matches_host
 from plancord.core.planning import Actor, AuditAction, AuditEntry
 from plancord.core.ports import Clock, Notifier, PermissionRequest, SettingsProvider
@@ -82,7 +88,7 @@ class NetworkGate:
         self._plan_of: dict[str, str] = {}
         """Per agent, the plan whose hosts are kept above (an agent runs one at a time)."""
 
-    async def decide(self, agent: str, host: str) -> ProxyVerdict:
+    async def decide(self, agent: str, endpoint: Endpoint) -> ProxyVerdict:
         record = await self._executions.running(agent)
         if record is None:
             return ProxyVerdict(False, "no approved plan is executing; no host may be reached")
@@ -95,17 +101,18 @@ class NetworkGate:
         number = step_number(record.current_step)
         step = plan.steps[record.current_step] if record.current_step < len(plan.steps) else None
         granted = step.network if step is not None else ()
-        if matches_host(granted, host) or host in self._allowed.get(record.plan_id, set()):
-            return await self._through(record, number, host)
+        host = endpoint.shown
+        if matches_host(granted, endpoint) or host in self._allowed.get(record.plan_id, set()):
+            return self._through(record, number, host)
         why = f"step {number} wants {host} â€” not in the plan"
-        if not matches_host(self._settings.network_bound_for(agent).allow, host):
+        if not matches_host(self._settings.network_bound_for(agent).allow, endpoint):
             reason = f"{host} is not among the hosts the operator allows this agent"
             await self._drift(record, host, reason, DriftDecision.REFUSED, DriftPolicy.REFUSE)
             return ProxyVerdict(False, f"refused: {reason}")
         policy = (await self._settings.plan_mode_for(agent)).drift
         if policy is DriftPolicy.LOG:
             await self._drift(record, host, why, DriftDecision.LOGGED, policy)
-            return await self._through(record, number, host)
+            return self._through(record, number, host)
         if policy is DriftPolicy.REFUSE:
             await self._drift(record, host, why, DriftDecision.REFUSED, policy)
             return ProxyVerdict(
@@ -116,7 +123,7 @@ class NetworkGate:
         allowed = await self._ask(record, host, why)
         if allowed:
             self._allowed.setdefault(record.plan_id, set()).add(host)
-            return await self._through(record, number, host)
+            return self._through(record, number, host)
         return ProxyVerdict(False, f"denied: {why}; a human did not allow it")
 
     async def _follow(self, agent: str, plan_id: str) -> None:
@@ -140,8 +147,18 @@ class NetworkGate:
         self._reached[plan_id] = reached
         self._plan_of[agent] = plan_id
 
-    async def _through(self, record: ExecutionRecord, step: StepNumber, host: str) -> ProxyVerdict:
-        """Let the connection through, recorded with the step's events (up to a bound)."""
+    def _through(self, record: ExecutionRecord, step: StepNumber, host: str) -> ProxyVerdict:
+        """Let the connection through; the proxy settles it once it knows its fate."""
+        return ProxyVerdict(True, settle=functools.partial(self._settled, record, step, host))
+
+    async def _settled(
+        self, record: ExecutionRecord, step: StepNumber, host: str, refused: str | None
+    ) -> None:
+        """Record what became of a connection let through: reached (with the step's events,
+        up to a bound), or refused by the proxy after the decision, with its reason."""
+        if refused is not None:
+            await self._record_drift(record, step, host, refused, DriftDecision.REFUSED)
+            return
         counts = self._reached.setdefault(record.plan_id, Counter())
         counts[(step, host)] += 1
         if counts[(step, host)] <= RECORDED_PER_HOST:
@@ -155,7 +172,6 @@ class NetworkGate:
                     action=reached_action(host),
                 )
             )
-        return ProxyVerdict(True)
 
     async def _ask(self, record: ExecutionRecord, host: str, why: str) -> bool:
         """One card per host at a time: connections to a host already asked about wait for
@@ -225,6 +241,17 @@ class NetworkGate:
                 },
             )
         )
+        await self._record_drift(record, step, host, why, decision)
+
+    async def _record_drift(
+        self,
+        record: ExecutionRecord,
+        step: StepNumber,
+        host: str,
+        why: str,
+        decision: DriftDecision,
+    ) -> None:
+        """One connection not let through as planned, with the step's events."""
         await self._executions.add_event(
             ExecutionEvent(
                 plan_id=record.plan_id,
