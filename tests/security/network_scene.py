@@ -13,10 +13,12 @@ ports only, so the scene's bound and its steps name the local server's port.
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import http.server
 import io
+import ipaddress
 import socket
 import threading
 import zipfile
@@ -214,3 +216,124 @@ class UdpListener:
 
     def close(self) -> None:
         self.sock.close()
+
+
+class _Echo(http.server.BaseHTTPRequestHandler):
+    """Answers every GET with the Host header it received, and keeps each one."""
+
+    seen: list[str]
+
+    def do_GET(self) -> None:
+        host = self.headers.get("Host", "")
+        self.seen.append(host)
+        body = f"host={host}\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@contextmanager
+def host_echo_server() -> Iterator[tuple[int, list[str]]]:
+    """An HTTP server on 127.0.0.1 that tells (and keeps) the Host header of each request."""
+    seen: list[str] = []
+    handler = type("Echo", (_Echo,), {"seen": seen})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def raw_request(head: bytes) -> str:
+    """A command sending ``head`` to the sandbox's proxy as it is, printing the answer."""
+    return (
+        "python3 - <<'PY'\n"
+        "import socket\n"
+        "s = socket.create_connection(('127.0.0.1', 3128), 5)\n"
+        f"s.sendall({head!r})\n"
+        "s.settimeout(10)\n"
+        "print('answer:', s.recv(4096).decode('latin-1') or '(closed, no answer)')\n"
+        "PY"
+    )
+
+
+class Zone:
+    """A stand-in for the system's resolver in the test process: ``names`` are answered
+    as the C library would (reading a name up to its first NUL), every other name goes to
+    the real resolver; ``asked`` keeps every name handed to it."""
+
+    def __init__(self, real: Any) -> None:
+        self.names: dict[str, str] = {}
+        self.asked: list[str] = []
+        self._real = real
+
+    def getaddrinfo(self, host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(host, str):
+            self.asked.append(host)
+            read = host.split("\0", 1)[0]
+            if read in self.names:
+                address = ipaddress.ip_address(self.names[read])
+                number = int(port or 0)
+                if address.version == 6:
+                    v6 = (str(address), number, 0, 0)
+                    return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", v6)]
+                return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (str(address), number))]
+        return self._real(host, port, *args, **kwargs)
+
+
+class Outbound:
+    """Every connect of the test process to an address off loopback, refused and kept: no
+    test sends a packet anywhere but 127.0.0.0/8 and ::1, and each can tell whether the
+    proxy tried."""
+
+    def __init__(self, connect: Any, connect_ex: Any) -> None:
+        self.attempts: list[tuple[str, int]] = []
+        self._connect = connect
+        self._connect_ex = connect_ex
+
+    def _off_loopback(self, address: Any) -> bool:
+        if not isinstance(address, tuple):
+            return False
+        try:
+            ip = ipaddress.ip_address(address[0])
+        except ValueError:
+            return False
+        if ip.is_loopback:
+            return False
+        self.attempts.append((str(ip), int(address[1])))
+        return True
+
+    def install(self, monkeypatch: Any) -> None:
+        guard = self
+
+        def connect(sock: socket.socket, address: Any) -> None:
+            if guard._off_loopback(address):
+                raise ConnectionRefusedError(errno.ECONNREFUSED, "refused by the test's guard")
+            guard._connect(sock, address)
+
+        def connect_ex(sock: socket.socket, address: Any) -> int:
+            if guard._off_loopback(address):
+                return errno.ECONNREFUSED
+            return int(guard._connect_ex(sock, address))
+
+        monkeypatch.setattr(socket.socket, "connect", connect)
+        monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+
+
+def interface_address() -> str | None:
+    """An address of one of this host's interfaces other than loopback (read from the
+    kernel here, independently of the code under test), or None."""
+    last = ""
+    for line in Path("/proc/net/fib_trie").read_text().splitlines():
+        if "|--" in line:
+            last = line.split("|--")[1].strip()
+        elif "host LOCAL" in line and not ipaddress.ip_address(last).is_loopback:
+            return last
+    return None
