@@ -231,3 +231,32 @@ def _command_lines() -> list[bytes]:
         except OSError:
             continue  # the process ended meanwhile
     return lines
+
+
+async def test_a_connection_is_settled_as_made_or_refused_after_the_decision(
+    proxy_at: Callable[..., Path],
+) -> None:
+    settled: list[tuple[str, str | None]] = []
+
+    async def granted(agent: str, endpoint: Endpoint) -> ProxyVerdict:
+        async def settle(refused: str | None) -> None:
+            settled.append((endpoint.shown, refused))
+
+        return ProxyVerdict(True, settle=settle)
+
+    listener = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    path = await asyncio.to_thread(proxy_at, granted, {"files.test": "127.0.0.1"})
+    made = await _exchange(path, f"CONNECT files.test:{port} HTTP/1.1\r\n\r\n".encode())
+    refused = await _exchange(path, b"CONNECT 0x7f.1:443 HTTP/1.1\r\n\r\n")
+    listener.close()
+    assert made.startswith(b"HTTP/1.1 200 ")
+    assert refused.startswith(b"HTTP/1.1 403 127.0.0.1 is a loopback address")
+    assert settled == [
+        (f"files.test:{port}", None),
+        (
+            "127.0.0.1",
+            "127.0.0.1 is a loopback address of this host; no granted host leads "
+            "to this host or its cloud",
+        ),
+    ]
