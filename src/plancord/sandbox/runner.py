@@ -36,7 +36,14 @@ from pathlib import Path
 
 from plancord.core.output_bound import OutputBound
 from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy, proxy_environment
-from plancord.sandbox import config_view, git_config, git_dirs, landlock, linked_worktree
+from plancord.sandbox import (
+    config_view,
+    git_config,
+    git_dirs,
+    landlock,
+    linked_worktree,
+    remote_view,
+)
 from plancord.sandbox.argv import HostLayout, bwrap_argv, landlock_argv
 from plancord.sandbox.environment import sandbox_environment
 from plancord.sandbox.layers import (
@@ -124,7 +131,16 @@ class _Spawn:
 def _read_config(policy: SandboxPolicy, root: Path) -> ProcessResult:
     """git's own reading of the config of the repository at ``root``, read-only in the
     sandbox, with the config as it is (``git config`` runs no program)."""
-    command = ["git", "-C", str(root), *git_config.READ_COMMAND[1:]]
+    return _read_config_by(policy, ["-C", str(root)])
+
+
+def _read_git_dir_config(policy: SandboxPolicy, git_dir: Path) -> ProcessResult:
+    """:func:`_read_config` of the git directory ``git_dir`` itself (a bare remote's)."""
+    return _read_config_by(policy, [f"--git-dir={git_dir}"])
+
+
+def _read_config_by(policy: SandboxPolicy, where: list[str]) -> ProcessResult:
+    command = ["git", *where, *git_config.READ_COMMAND[1:]]
     spawn = _prepare(command, policy, None, view=False)
     return _run_blocking(
         spawn,
@@ -143,7 +159,8 @@ class GitView:
     pairs bound over each repository's config (its allow-listed view) and over what git must
     not read; ``directory``: the host folder holding those files, removed when the process
     ends. ``outside``: a linked worktree's git directories, which lie outside the workspace
-    and are mounted (``git_dirs.outside``)."""
+    and are mounted (``git_dirs.outside``). A Push's remote (``SandboxPolicy.remote``) has
+    its own covers among ``covers`` (``remote_view``)."""
 
     read_only: tuple[str, ...] = ()
     covers: tuple[tuple[str, str], ...] = ()
@@ -163,7 +180,13 @@ def git_view(policy: SandboxPolicy, layer: Layer) -> GitView:
     repositories = config_view.repositories(policy)
     walls = git_dirs.walls(policy, layer, repositories)
     covers, directory = config_view.covers(policy, layer, _read_config, repositories, walls.blanked)
-    return GitView(walls.read_only, covers, directory, git_dirs.outside(policy))
+    try:
+        remote, directory = remote_view.covers(policy, layer, _read_git_dir_config, directory)
+    except BaseException:
+        if directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return GitView(walls.read_only, covers + remote, directory, git_dirs.outside(policy))
 
 
 def bubblewrap_argv(

@@ -90,7 +90,7 @@ class ExecutionResults:
         self._homes = homes
         self._commits = StepCommitStore(executions.db)
         self._votes = MergeVotes(ResultVoteStore(store.db), plan_settings, members, clock)
-        self._remotes = PushRemotes(self.policy_of, homes.sandbox)
+        self._remotes = PushRemotes(self.policy_of)
         self._news = ResultNews()
         self._reading = ResultReading(
             executions=executions,
