@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from plancord.core.execution import ResultState
 from plancord.sandbox import layers
 from tests.discord_bot.result_card.completed import completed, git, record, reply, result_card
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
@@ -72,12 +73,26 @@ def _bash(command: str) -> Any:
     return tool_turn(ToolCall("bash_execute", {"command": command}))
 
 
-def _planting(remote: Path, *, via_config: bool) -> Any:
-    """The agent's turn after the card that plants the hooks (the shared directory is
+#: What the agent plants: hooks in the remote's ``hooks``; the same hooks in the workspace,
+#: named by the remote's ``core.hooksPath``; a program the remote's config names
+#: (``core.alternateRefsCommand``, which ``receive-pack`` runs for the alternates it
+#: advertises) with an alternate leading to the workspace's objects.
+PLANTS = ("remote-hooks", "hooks-path", "config-program")
+
+
+def _planting(remote: Path, plant: str) -> Any:
+    """The agent's turn after the card that plants ``plant`` (the shared directory is
     writable to it then)."""
-    if via_config:
+    if plant == "hooks-path":
         command = _plant("$PWD/.hooks", remote)
         command += f'\ngit --git-dir="{remote}" config core.hooksPath "$PWD/.hooks"'
+    elif plant == "config-program":
+        command = _plant(f"{remote}/programs", remote)
+        command += (
+            f'\necho "$PWD/.git/objects" > "{remote}/objects/info/alternates"'
+            f'\ngit --git-dir="{remote}" config core.alternateRefsCommand '
+            f'"{remote}/programs/pre-receive"'
+        )
     else:
         command = _plant(f"{remote}/hooks", remote)
     return _bash(command + "\necho planted")
@@ -113,37 +128,48 @@ def _tool_results(scene: PlanScene) -> list[str]:
     return found
 
 
-async def _planted(
-    plan_scene: Any, tmp_path: Path, *, via_config: bool, then: tuple[Any, ...] = ()
+async def _after_card(
+    plan_scene: Any, tmp_path: Path, turns: Callable[[Path], tuple[Any, ...]]
 ) -> tuple[PlanScene, Path, Path, tuple[bytes, str]]:
     """The plan executed to its card with ``team.git`` (in the shared directory) as
-    origin, and the workspace's git state then; ana's next message makes the agent plant
-    the hooks, then do ``then``."""
+    origin, and the workspace's git state then; ana's next message makes the agent take
+    ``turns(remote)``."""
     shared = tmp_path / "shared"
     shared.mkdir()
     remote = shared / "team.git"
     _bare(remote)
-    after = (_planting(remote, via_config=via_config), *then, text_turn("Done."))
     scene, workspace = await completed(
         plan_scene,
         prepare=lambda workspace: git(workspace, "remote", "add", "origin", str(remote)),
         config={"sandbox": {"shared_paths": [str(shared)]}},
-        after=after,
+        after=(*turns(remote), text_turn("Done.")),
     )
     before = _git_state(workspace)
     await scene.ana.send(scene.channel, "tidy up the team remote")
     await scene.app.runtime.wait_idle("ada")
-    planted = remote / "hooks" if not via_config else workspace / ".hooks"
-    assert all((planted / name).is_file() for name in HOOKS), _tool_results(scene)
     return scene, workspace, remote, before
 
 
+async def _planted(
+    plan_scene: Any, tmp_path: Path, plant: str, then: tuple[Any, ...] = ()
+) -> tuple[PlanScene, Path, Path, tuple[bytes, str]]:
+    """:func:`_after_card` with the agent planting ``plant``, then doing ``then``."""
+    found = await _after_card(
+        plan_scene, tmp_path, lambda remote: (_planting(remote, plant), *then)
+    )
+    scene, workspace, remote, _ = found
+    planted = {"hooks-path": workspace / ".hooks", "config-program": remote / "programs"}
+    where = planted.get(plant, remote / "hooks")
+    assert all((where / name).is_file() for name in HOOKS), _tool_results(scene)
+    return found
+
+
 @needs_bubblewrap
-@pytest.mark.parametrize("via_config", [False, True], ids=["remote-hooks", "hooks-path"])
+@pytest.mark.parametrize("plant", PLANTS)
 async def test_a_push_click_runs_no_hook_of_a_remote_the_agent_wrote(
-    plan_scene: Any, tmp_path: Path, via_config: bool
+    plan_scene: Any, tmp_path: Path, plant: str
 ) -> None:
-    scene, workspace, remote, before = await _planted(plan_scene, tmp_path, via_config=via_config)
+    scene, workspace, remote, before = await _planted(plan_scene, tmp_path, plant)
     found = await record(scene)
 
     answer = await scene.ana.click(result_card(scene), label="Push")
@@ -156,14 +182,12 @@ async def test_a_push_click_runs_no_hook_of_a_remote_the_agent_wrote(
 
 
 @needs_bubblewrap
-@pytest.mark.parametrize("via_config", [False, True], ids=["remote-hooks", "hooks-path"])
+@pytest.mark.parametrize("plant", PLANTS)
 async def test_the_agents_git_push_runs_no_hook_of_a_remote_it_wrote(
-    plan_scene: Any, tmp_path: Path, via_config: bool
+    plan_scene: Any, tmp_path: Path, plant: str
 ) -> None:
     push = tool_turn(ToolCall("git_push", {"remote": "origin"}))
-    scene, workspace, remote, before = await _planted(
-        plan_scene, tmp_path, via_config=via_config, then=(push,)
-    )
+    scene, workspace, remote, before = await _planted(plan_scene, tmp_path, plant, then=(push,))
     found = await record(scene)
 
     pushed = _tool_results(scene)[-1]
@@ -172,3 +196,26 @@ async def test_the_agents_git_push_runs_no_hook_of_a_remote_it_wrote(
     assert _markers(remote) == []
     assert _git_state(workspace) == before
     assert git(workspace, "rev-parse", "main").strip() == found.base_commit
+
+
+@needs_bubblewrap
+async def test_a_remote_the_agent_turned_into_the_workspaces_git_directory_is_refused(
+    plan_scene: Any, tmp_path: Path
+) -> None:
+    """After the card, the agent replaces the shared ``team.git`` with a link to the
+    workspace's own git directory: the click is refused, naming where the remote leads,
+    and nothing of the workspace's git state changes."""
+
+    def swap(remote: Path) -> tuple[Any, ...]:
+        return (_bash(f'rm -rf "{remote}" && ln -s "$PWD/.git" "{remote}" && echo swapped'),)
+
+    scene, workspace, remote, before = await _after_card(plan_scene, tmp_path, swap)
+    assert remote.is_symlink(), _tool_results(scene)
+
+    answer = await scene.ana.click(result_card(scene), label="Push")
+
+    said = reply(answer)
+    assert said.startswith("Not pushed: the remote "), said
+    assert f"{workspace.resolve() / '.git'} is inside the agent's workspace" in said
+    assert _git_state(workspace) == before
+    assert (await record(scene)).result is ResultState.WAITING

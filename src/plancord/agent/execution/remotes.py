@@ -30,12 +30,13 @@ class PushRemotes:
     def __init__(self, policy_of: Callable[[str], SandboxPolicy]) -> None:
         self._policy_of = policy_of
         self._shown: dict[str, str | None] = {}
+        self._refused: dict[str, str] = {}
 
     async def shown(self, record: ExecutionRecord) -> str | None:
         """The remote the card offers Push to: None once the result is decided; else what
         was last read for this result, read now if it never was."""
         if not record.waiting:
-            self._shown.pop(record.plan_id, None)
+            self.forget(record.plan_id)
             return None
         if record.plan_id in self._shown:
             return self._shown[record.plan_id]
@@ -44,21 +45,33 @@ class PushRemotes:
     async def read(self, record: ExecutionRecord) -> str | None:
         """The remote as git says now (what a Push uses), kept for the card."""
         if not record.waiting:
-            self._shown.pop(record.plan_id, None)
+            self.forget(record.plan_id)
             return None
-        remote = await push_remote(self._policy_of(record.agent))
+        found = await push_remote(self._policy_of(record.agent))
+        remote = found if isinstance(found, str) else None
         self._shown[record.plan_id] = remote
+        if isinstance(found, remote_push.PushRefused):
+            self._refused[record.plan_id] = found.reason
+        else:
+            self._refused.pop(record.plan_id, None)
         return remote
+
+    def refused(self, plan_id: str) -> str | None:
+        """Why the remote last read for ``plan_id`` may not be pushed to, when it has one
+        a Push may not write (it names the path); None otherwise."""
+        return self._refused.get(plan_id)
 
     def forget(self, plan_id: str) -> None:
         """The result was decided: its card offers no Push any more."""
         self._shown.pop(plan_id, None)
+        self._refused.pop(plan_id, None)
 
 
-async def push_remote(policy: SandboxPolicy) -> str | None:
-    """The name of the remote Push uses, or None when the agent has none a Push may write
+async def push_remote(policy: SandboxPolicy) -> str | remote_push.PushRefused | None:
+    """The name of the remote Push uses; why a Push may not write the one the agent has
     (``remote_push.target_of``: on this machine, a repository in a shared directory, not
-    inside the workspace nor holding it; elsewhere, only with the agent's network)."""
+    inside the workspace nor holding it; elsewhere, only with the agent's network); None
+    when it has none."""
     names = await run_git(policy, "remote")
     remotes = names.stdout.split() if names.ok else []
     name = "origin" if "origin" in remotes else remotes[0] if len(remotes) == 1 else None
@@ -68,4 +81,4 @@ async def push_remote(policy: SandboxPolicy) -> str | None:
     if not url.ok:
         return None
     target = remote_push.target_of(url.stdout.strip(), policy)
-    return name if isinstance(target, remote_push.PushTarget) else None
+    return name if isinstance(target, remote_push.PushTarget) else target

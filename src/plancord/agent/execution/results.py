@@ -288,7 +288,7 @@ class ExecutionResults:
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.PUSH)
             remote = await self._reading.push_remote(record)
             if remote is None:
-                why = "the agent has no push remote it can reach"
+                why = self._remotes.refused(plan_id) or "the agent has no push remote it can reach"
                 await self._audit_refused(record, actor, ResultAction.PUSH.verb, why)
                 self._news.changed_soon(record.agent, plan_id)
                 raise ResultFailed(f"Not pushed: {why}.")
