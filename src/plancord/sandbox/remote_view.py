@@ -71,9 +71,11 @@ def checked(policy: SandboxPolicy, remote: Path) -> str | None:
     writable = [
         os.path.realpath(path) for path in policy.shared if path not in policy.read_only_shared
     ]
-    if not any(_inside(real, root) for root in writable):
-        return f"the remote {remote} is outside the directories shared with the agent"
-    return None
+    if any(_inside(real, root) for root in writable):
+        return None
+    if any(_inside(real, os.path.realpath(root)) for root in policy.read_only_shared):
+        return f"the remote {remote} lies in a shared directory the current step does not name"
+    return f"the remote {remote} is outside the directories shared with the agent"
 
 
 def repository(remote: Path) -> git_config.Repository:
