@@ -229,3 +229,32 @@ def test_receive_packs_command_line_beats_the_remotes_own_hooks_path(
 def test_layer_choice_is_kept_for_a_push() -> None:
     policy = SandboxPolicy.executing(Path("/w"), layer=LayerChoice.OFF).for_push(Path("/r"))
     assert policy.layer is LayerChoice.OFF
+
+
+def test_the_remote_is_bound_by_the_descriptor_checked() -> None:
+    policy = SandboxPolicy.executing(Path("/w"), limits=LIMITS).for_push(Path("/s/team.git"))
+    argv = bwrap_argv(policy, HOST, ["git"], remote_fd=7)
+    assert argv[argv.index("--bind-fd") : argv.index("--bind-fd") + 3] == [
+        "--bind-fd",
+        "7",
+        "/s/team.git",
+    ]
+    assert "--bind" not in argv
+
+
+def test_a_remote_is_opened_only_where_its_path_leads_without_a_link(
+    world: tuple[Path, Path, Path],
+) -> None:
+    workspace, shared, remote = world
+    fd = remote_view.opened(remote)
+    try:
+        assert os.readlink(f"/proc/self/fd/{fd}") == str(remote)
+    finally:
+        os.close(fd)
+    link = shared / "link.git"
+    link.symlink_to(workspace / ".git")
+    with pytest.raises(SandboxUnavailable, match="without a symbolic link"):
+        remote_view.opened(link)
+    (shared / "sub").mkdir()
+    with pytest.raises(SandboxUnavailable, match="moved while the push started"):
+        remote_view.opened(shared / "sub" / ".." / "team.git")

@@ -86,8 +86,12 @@ def bwrap_argv(
     read_only: tuple[str, ...] = (),
     covers: tuple[tuple[str, str], ...] = (),
     git_outside: tuple[str, ...] = (),
+    remote_fd: int | None = None,
 ) -> list[str]:
     """bubblewrap's argv for ``command`` under ``policy``; pure, so tests can compare it.
+
+    ``remote_fd``: an open descriptor of a Push's remote directory (``policy.remote``),
+    bound by the descriptor so the directory checked is the directory bound.
 
     ``git_outside``: the workspace's git directories outside it (a linked worktree's),
     bound read-only, or writable for the host's own git in a writable run. ``read_only``:
@@ -139,7 +143,9 @@ def bwrap_argv(
         argv += [git_bind, directory, directory]
     for directory in read_only:
         argv += ["--ro-bind", directory, directory]
-    if policy.remote is not None:
+    if policy.remote is not None and remote_fd is not None:
+        argv += ["--bind-fd", str(remote_fd), str(policy.remote)]
+    elif policy.remote is not None:
         argv += ["--bind", str(policy.remote), str(policy.remote)]
     for source, target in covers:
         argv += ["--ro-bind", source, target]

@@ -11,8 +11,9 @@ three walls, each enough on its own against the hooks:
 
 * the mounts: the workspace, every git directory of it and the other shared directories
   read-only; the remote's directory (:func:`checked`: a real directory in a shared one,
-  neither inside the workspace nor holding it) the only writable place; no network. What
-  ever runs can write only the remote, which the agent could write anyway;
+  neither inside the workspace nor holding it; under bubblewrap bound by the descriptor
+  :func:`opened` took, so a link swapped in later moves nothing) the only writable place;
+  no network. Whatever runs can write only the remote, which the agent could write anyway;
 * the remote's config as git itself reads it, allow-listed (``git_config``), bound over the
   real one under bubblewrap for every Push (not only when it holds something to hide: the
   remote can change between the reading and the push, the view cannot), an empty
@@ -76,6 +77,24 @@ def checked(policy: SandboxPolicy, remote: Path) -> str | None:
     if any(_inside(real, os.path.realpath(root)) for root in policy.read_only_shared):
         return f"the remote {remote} lies in a shared directory the current step does not name"
     return f"the remote {remote} is outside the directories shared with the agent"
+
+
+def opened(remote: Path) -> int:
+    """A file descriptor of the directory at ``remote`` (``O_PATH``, not following a link),
+    for bubblewrap to bind that very directory (``--bind-fd``) whatever the path names by
+    the time the sandbox is built. Raises SandboxUnavailable when the path does not lead to
+    a directory there (a link, or moved on the way)."""
+    try:
+        fd = os.open(remote, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise SandboxUnavailable(
+            f"Not pushed: the remote {remote} is not a directory reached without a symbolic "
+            f"link ({exc.strerror or exc})"
+        ) from None
+    if os.readlink(f"/proc/self/fd/{fd}") != str(remote):
+        os.close(fd)
+        raise SandboxUnavailable(f"Not pushed: the remote {remote} moved while the push started")
+    return fd
 
 
 def repository(remote: Path) -> git_config.Repository:
