@@ -262,7 +262,7 @@ async def test_a_remote_the_operator_did_not_share_is_out_of_reach(
 ) -> None:
     result = await call(PUSH, ctx)
     assert result.is_error
-    assert "does not appear to be a git repository" in result.content
+    assert "is outside the directories shared with the agent" in result.content
     assert (await git(remote, "branch", "--format=%(refname:short)")).split() == []
 
 
@@ -275,7 +275,8 @@ async def test_push_to_a_bare_remote(
     assert result.content.startswith("Pushed main to origin.")
     local = (await git(workspace, "rev-parse", "main")).strip()
     assert (await git(remote, "rev-parse", "main")).strip() == local
-    assert (await git(workspace, "config", "branch.main.remote")).strip() == "origin"
+    assert (await git(workspace, "for-each-ref", "refs/remotes")).strip() == ""
+    assert "branch.main.remote" not in await git(workspace, "config", "--list")
 
 
 async def test_push_a_named_branch(

@@ -143,6 +143,8 @@ class SandboxPolicy:
     ``proxy``: the host's unix socket of the agent's network proxy (the network granted
     by the plan): the process keeps no network of its own and reaches only that socket,
     through a bridge on its own loopback. None: no proxy.
+    ``remote``: a Push to a repository on this machine (:meth:`for_push`): its directory,
+    the one place the run may write, shown with its own config allow-listed.
     """
 
     workspace: Path
@@ -157,6 +159,7 @@ class SandboxPolicy:
     git_dir: Path | None = None
     git_writable: bool = False
     proxy: Path | None = None
+    remote: Path | None = None
 
     @classmethod
     def executing(
@@ -226,11 +229,26 @@ class SandboxPolicy:
         plan-bound network (the host's git reaches remotes the operator allowed, or none)."""
         return dataclasses.replace(self, git_writable=True, proxy=None)
 
+    def for_push(self, remote: Path | None) -> SandboxPolicy:
+        """This policy for a Push, which writes only the remote: the workspace, each of its
+        git directories and the shared directories read-only, no plan-bound network; a
+        repository on this machine (``remote``, a real path) the one writable place, with no
+        network at all; a remote elsewhere (None) reached over the agent's own network, if
+        the operator gave it one."""
+        return dataclasses.replace(
+            self,
+            access=WorkspaceAccess.READ_ONLY,
+            git_writable=False,
+            proxy=None,
+            remote=remote,
+            network=self.network and remote is None,
+        )
+
     def for_reading(self) -> SandboxPolicy:
         """This policy for a run that only reads: the workspace read-only, no network, no
-        inner wall."""
+        inner wall, no remote."""
         return dataclasses.replace(
-            self, access=WorkspaceAccess.READ_ONLY, network=False, proxy=None
+            self, access=WorkspaceAccess.READ_ONLY, network=False, proxy=None, remote=None
         )
 
 

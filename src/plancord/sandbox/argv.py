@@ -20,15 +20,18 @@ The bubblewrap view, in mount order (later mounts win):
 7. the directories the operator shares with every agent, if any, and the agent's own
    workspace, each at its own path, read-only while planning, writable otherwise;
 8. each git directory of the workspace (``git_dirs``) read-only, after the workspace so it
-   wins, unless the run is the host's own git (``SandboxPolicy.git_writable``);
+   wins, unless the run is the host's own git (``SandboxPolicy.git_writable``); for a Push
+   to a repository on this machine (``SandboxPolicy.remote``), that repository's directory
+   writable, the one writable place of the run (``remote_view``);
 9. with a plan-bound network (``SandboxPolicy.proxy``): still a network namespace of its
    own (nothing but loopback), the bridge read-only (``net_bridge.c`` built, else
    ``net_bridge.py`` with the Python install), and the host's proxy socket of the agent
    at ``/run/plancord/proxy.sock``; the command then starts under the bridge, which
    listens on the sandbox's loopback;
 10. over the repository's config, when it holds keys git must not see, the allow-listed view
-   of it (``git_config``), and an empty file over ``info/attributes``, read-only, after the
-   git directories (a bind of a git directory would hide a file bound inside it before).
+   of it (``git_config``), over a Push's remote's config always, and an empty file over
+   ``info/attributes``, read-only, after the git directories (a bind of a git directory
+   would hide a file bound inside it before).
 
 Nothing else of the host exists inside: not the data directory with the database, not other
 agents' workspaces, not the bot's home. The command then runs under ``prlimit`` (inside the
@@ -83,8 +86,12 @@ def bwrap_argv(
     read_only: tuple[str, ...] = (),
     covers: tuple[tuple[str, str], ...] = (),
     git_outside: tuple[str, ...] = (),
+    remote_fd: int | None = None,
 ) -> list[str]:
     """bubblewrap's argv for ``command`` under ``policy``; pure, so tests can compare it.
+
+    ``remote_fd``: an open descriptor of a Push's remote directory (``policy.remote``),
+    bound by the descriptor so the directory checked is the directory bound.
 
     ``git_outside``: the workspace's git directories outside it (a linked worktree's),
     bound read-only, or writable for the host's own git in a writable run. ``read_only``:
@@ -136,6 +143,10 @@ def bwrap_argv(
         argv += [git_bind, directory, directory]
     for directory in read_only:
         argv += ["--ro-bind", directory, directory]
+    if policy.remote is not None and remote_fd is not None:
+        argv += ["--bind-fd", str(remote_fd), str(policy.remote)]
+    elif policy.remote is not None:
+        argv += ["--bind", str(policy.remote), str(policy.remote)]
     for source, target in covers:
         argv += ["--ro-bind", source, target]
     argv += ["--chdir", workspace, "--"]
@@ -184,6 +195,8 @@ def landlock_argv(
         writes += git_outside
     else:
         reads += git_outside
+    if policy.remote is not None:
+        writes.append(str(policy.remote))
     reads += [str(path) for path in policy.read_only_shared]
     argv = [*policy.limits.prlimit_argv(), host.python_executable, "-I", "-S", host.trampoline]
     argv.append("confine")

@@ -36,7 +36,14 @@ from pathlib import Path
 
 from plancord.core.output_bound import OutputBound
 from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy, proxy_environment
-from plancord.sandbox import config_view, git_config, git_dirs, landlock, linked_worktree
+from plancord.sandbox import (
+    config_view,
+    git_config,
+    git_dirs,
+    landlock,
+    linked_worktree,
+    remote_view,
+)
 from plancord.sandbox.argv import HostLayout, bwrap_argv, landlock_argv
 from plancord.sandbox.environment import sandbox_environment
 from plancord.sandbox.layers import (
@@ -114,17 +121,31 @@ class _Spawn:
     private_tmp: str | None
     view_dir: str | None = None
     git_read_only: tuple[str, ...] = ()
+    pass_fds: tuple[int, ...] = ()
+    """Descriptors the sandbox is built from (a Push's remote), closed with the run."""
 
     def clean_up(self) -> None:
         for directory in (self.private_tmp, self.view_dir):
             if directory is not None:
                 shutil.rmtree(directory, ignore_errors=True)
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def _read_config(policy: SandboxPolicy, root: Path) -> ProcessResult:
     """git's own reading of the config of the repository at ``root``, read-only in the
     sandbox, with the config as it is (``git config`` runs no program)."""
-    command = ["git", "-C", str(root), *git_config.READ_COMMAND[1:]]
+    return _read_config_by(policy, ["-C", str(root)])
+
+
+def _read_git_dir_config(policy: SandboxPolicy, git_dir: Path) -> ProcessResult:
+    """:func:`_read_config` of the git directory ``git_dir`` itself (a bare remote's)."""
+    return _read_config_by(policy, [f"--git-dir={git_dir}"])
+
+
+def _read_config_by(policy: SandboxPolicy, where: list[str]) -> ProcessResult:
+    command = ["git", *where, *git_config.READ_COMMAND[1:]]
     spawn = _prepare(command, policy, None, view=False)
     return _run_blocking(
         spawn,
@@ -143,12 +164,24 @@ class GitView:
     pairs bound over each repository's config (its allow-listed view) and over what git must
     not read; ``directory``: the host folder holding those files, removed when the process
     ends. ``outside``: a linked worktree's git directories, which lie outside the workspace
-    and are mounted (``git_dirs.outside``)."""
+    and are mounted (``git_dirs.outside``). A Push's remote (``SandboxPolicy.remote``) has
+    its own covers among ``covers`` (``remote_view``)."""
 
     read_only: tuple[str, ...] = ()
     covers: tuple[tuple[str, str], ...] = ()
     directory: str | None = None
     outside: tuple[str, ...] = ()
+    remote_fd: int | None = None
+    """Under bubblewrap, an open descriptor of a Push's remote directory, which is bound by
+    it (``remote_view.opened``); the spawn closes it."""
+
+    def close(self) -> None:
+        """Drop what the view holds on the host (its files, the remote's descriptor)."""
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+        if self.remote_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.remote_fd)
 
 
 def git_view(policy: SandboxPolicy, layer: Layer) -> GitView:
@@ -163,7 +196,15 @@ def git_view(policy: SandboxPolicy, layer: Layer) -> GitView:
     repositories = config_view.repositories(policy)
     walls = git_dirs.walls(policy, layer, repositories)
     covers, directory = config_view.covers(policy, layer, _read_config, repositories, walls.blanked)
-    return GitView(walls.read_only, covers, directory, git_dirs.outside(policy))
+    shown = GitView(walls.read_only, covers, directory, git_dirs.outside(policy))
+    try:
+        if policy.remote is not None and layer is Layer.BUBBLEWRAP:
+            shown = dataclasses.replace(shown, remote_fd=remote_view.opened(policy.remote))
+        remote, directory = remote_view.covers(policy, layer, _read_git_dir_config, directory)
+    except BaseException:
+        shown.close()
+        raise
+    return dataclasses.replace(shown, covers=covers + remote, directory=directory)
 
 
 def bubblewrap_argv(
@@ -178,6 +219,7 @@ def bubblewrap_argv(
         read_only=shown.read_only,
         covers=shown.covers,
         git_outside=shown.outside,
+        remote_fd=shown.remote_fd,
     )
 
 
@@ -209,14 +251,18 @@ def _prepare(
     host_git = policy.git_writable
     if layer is Layer.BUBBLEWRAP:
         env = sandbox_environment(policy.workspace, SANDBOX_TMP, extra_env, host_git=host_git)
+        if policy.proxy is not None and not policy.proxy.is_socket():
+            shown.close()
+            raise SandboxUnavailable(
+                "the network proxy of this agent is not running; the command did not run"
+            )
         if policy.proxy is not None:
-            if not policy.proxy.is_socket():
-                raise SandboxUnavailable(
-                    "the network proxy of this agent is not running; the command did not run"
-                )
             env.update(proxy_environment())
         argv = bubblewrap_argv(policy, host, command, shown)
-        return _Spawn(argv, env, policy.workspace, layer, None, shown.directory, shown.read_only)
+        fds = () if shown.remote_fd is None else (shown.remote_fd,)
+        return _Spawn(
+            argv, env, policy.workspace, layer, None, shown.directory, shown.read_only, fds
+        )
     private_tmp = tempfile.mkdtemp(prefix="plancord-sandbox-")
     env = sandbox_environment(policy.workspace, private_tmp, extra_env, host_git=host_git)
     if layer is Layer.LANDLOCK:
@@ -269,6 +315,7 @@ def _run_blocking(
         cwd=spawn.cwd,
         env=spawn.env,
         start_new_session=True,
+        pass_fds=spawn.pass_fds,
     )
     timed_out = cancelled = False
     with selectors.DefaultSelector() as selector:
@@ -428,7 +475,9 @@ def run_attached(argv: Sequence[str], policy: SandboxPolicy) -> int:
     """
     spawn = _prepare(argv, policy, None)
     try:
-        completed = subprocess.run(spawn.argv, cwd=spawn.cwd, env=spawn.env, check=False)
+        completed = subprocess.run(
+            spawn.argv, cwd=spawn.cwd, env=spawn.env, check=False, pass_fds=spawn.pass_fds
+        )
     finally:
         spawn.clean_up()
     return _exit_status(completed.returncode)

@@ -43,6 +43,7 @@ from plancord.agent.execution.git_locks import (
 )
 from plancord.agent.execution.ignored import WHOLE_KEEP, IgnoredKeep, KeepLimits, KeepTooLarge
 from plancord.agent.execution.walk import WorkspaceTree
+from plancord.agent.tools import remote_push
 from plancord.agent.tools.git import GitOutput, run_git
 from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy
@@ -403,14 +404,15 @@ class ExecutionBranch:
         return index
 
     async def push(self, record: BranchRecord, remote: str) -> None:
-        """Push the pinned commit to ``remote`` under the branch's name. Raises BranchError."""
+        """Push the pinned commit to ``remote`` under the branch's name, writing only the
+        remote (``remote_push``). Raises BranchError."""
         if remote.startswith(("-", "+")) or not remote:
             raise BranchError(f"{remote!r} is not a remote name.")
-        pinned = _pinned(record)
-        ref = f"refs/heads/{record.branch}"
-        await self._checked(
-            *_HOST_CONFIG, "push", "--quiet", "--no-verify", remote, f"{pinned}:{ref}"
-        )
+        pushed = await remote_push.push(self._policy, remote, _pinned(record), record.branch)
+        if isinstance(pushed, remote_push.PushRefused):
+            raise BranchError(f"{pushed.reason[:1].upper()}{pushed.reason[1:]}.")
+        if not pushed.ok:
+            raise BranchError(f"git push failed: {pushed.message or pushed.code}")
 
     # -- what git shows, for finishing a decision after a restart (``recovery``) ----------
 

@@ -90,7 +90,7 @@ class ExecutionResults:
         self._homes = homes
         self._commits = StepCommitStore(executions.db)
         self._votes = MergeVotes(ResultVoteStore(store.db), plan_settings, members, clock)
-        self._remotes = PushRemotes(self.policy_of, homes.sandbox)
+        self._remotes = PushRemotes(self.policy_of)
         self._news = ResultNews()
         self._reading = ResultReading(
             executions=executions,
@@ -288,7 +288,7 @@ class ExecutionResults:
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.PUSH)
             remote = await self._reading.push_remote(record)
             if remote is None:
-                why = "the agent has no push remote it can reach"
+                why = self._remotes.refused(plan_id) or "the agent has no push remote it can reach"
                 await self._audit_refused(record, actor, ResultAction.PUSH.verb, why)
                 self._news.changed_soon(record.agent, plan_id)
                 raise ResultFailed(f"Not pushed: {why}.")

@@ -4,7 +4,8 @@
 They are the only way an agent changes git's state: every other process of the agent sees
 the repository's git directory read-only (``plancord.sandbox.git_dirs``). Their git runs
 (``ToolContext.git_policy``) write it, with a fixed argv, no hooks, the allow-listed config,
-replace objects off and no attributes or sparse settings from outside the tree.
+replace objects off and no attributes or sparse settings from outside the tree. A push
+writes only the remote (``remote_push``): the workspace's git directory stays read-only.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, Field
 
+from plancord.agent.tools import remote_push
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
 from plancord.agent.tools.git import (
     MAX_COMMIT_MESSAGE_CHARS,
@@ -205,9 +207,10 @@ class GitPushInput(GitInput):
 class GitPushTool(Tool[GitPushInput]):
     name: ClassVar[str] = "git_push"
     description: ClassVar[str] = (
-        "Push a local branch to the branch of the same name on a remote and set it as the "
-        "upstream. Never forces: a rejected (non-fast-forward) push fails and says so. "
-        "Credentials must already be configured; there is no prompt."
+        "Push a local branch to the branch of the same name on a remote. Never forces: a "
+        "rejected (non-fast-forward) push fails and says so. The workspace's repository is "
+        "left as it is (no upstream or remote-tracking branch is recorded), and no hook of "
+        "either repository runs. Credentials must already be configured; there is no prompt."
     )
     kind: ClassVar[ToolKind] = ToolKind.MUTATING
     Input: ClassVar[type[BaseModel]] = GitPushInput
@@ -236,14 +239,9 @@ class GitPushTool(Tool[GitPushInput]):
         problem = await check_branch_name(ctx.git_policy, branch)
         if problem:
             return ToolResult.error(problem)
-        pushed = await run_git(
-            ctx.git_policy,
-            "push",
-            "--set-upstream",
-            args.remote,
-            f"refs/heads/{branch}:refs/heads/{branch}",
-            timeout=PUSH_TIMEOUT_SECONDS,
-        )
+        pushed = await remote_push.push(ctx.git_policy, args.remote, f"refs/heads/{branch}", branch)
+        if isinstance(pushed, remote_push.PushRefused):
+            return ToolResult.error(f"Not pushed: {pushed.reason}.")
         if not pushed.ok:
             return git_failure("git push", pushed, PUSH_TIMEOUT_SECONDS)
         return ToolResult(f"Pushed {branch} to {args.remote}.\n{pushed.message}".strip())
