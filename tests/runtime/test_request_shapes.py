@@ -218,3 +218,10 @@ async def test_extended_thinking_reaches_the_api_with_room_for_the_answer(
     assert not {"temperature", "top_p", "top_k"} & sent.keys()
     assert harness.server.rejections == []
     assert harness.channel.said == ["plain"]
+
+
+def test_the_conversation_s_effort_wins_over_an_edited_config() -> None:
+    edited = ThinkingSettings(enabled=False, effort="high")
+    shape = edited.request_fields("claude-sonnet-5-5", None, conversation_effort="low")
+    assert shape == ({"type": "between_tools"}, {"effort": "low"}, ())
+    assert edited.request_fields("claude-sonnet-5-5", None).output_config == {"effort": "high"}
