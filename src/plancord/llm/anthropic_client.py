@@ -126,7 +126,7 @@ class AnthropicModelClient:
 
 def refused_before_sending(request: ModelRequest) -> str | None:
     """Why the API would certainly refuse ``request``, or None: a retired model, a forced
-    tool choice to a model the table says refuses it (or under ``enabled`` thinking)."""
+    tool choice to a model the table says refuses it."""
     retired = retired_model_message(request.model)
     if retired is not None:
         return retired
@@ -139,8 +139,6 @@ def refused_before_sending(request: ModelRequest) -> str | None:
     caps = MODEL_CAPABILITIES.get(request.model)
     if caps is not None and not caps.forced_tool_choice:
         return f"{request.model} refuses a forced tool_choice; let the model choose (auto)."
-    if request.thinking is not None and request.thinking.get("type") == "enabled":
-        return "A forced tool_choice is refused with extended thinking (thinking.type enabled)."
     return None
 
 
