@@ -95,14 +95,18 @@ class ModelRequests:
         status = await self.planning.status(agent)
         history = await self.conversations.load(agent)
         model = self.settings.model_for(agent, record)
-        thinking = self.settings.thinking.request_field(self.settings.agents.get(agent))
+        thinking, output_config, betas = self.settings.thinking.request_fields(
+            model, self.settings.agents.get(agent)
+        )
         wanted = self.settings.max_tokens
-        if thinking is not None:
+        if thinking is not None and "budget_tokens" in thinking:
             wanted = max(wanted, thinking["budget_tokens"] + MIN_ANSWER_TOKENS)
         return ModelRequest(
             model=model,
             max_tokens=bounded_max_tokens(model, wanted),
             thinking=thinking,
+            output_config=output_config,
+            betas=betas,
             system=system_blocks(record.system_prompt),
             tools=await self.tool_schemas(agent),
             messages=build_messages(history, regime_text(status.state, status.revision)),
