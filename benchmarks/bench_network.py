@@ -32,6 +32,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from plancord.core.host_names import Endpoint
 from plancord.core.sandbox_policy import SandboxPolicy
 from plancord.sandbox import run_sandboxed
 from plancord.sandbox.layers import bubblewrap_problem
@@ -46,7 +47,7 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         return
 
 
-async def _allow(agent: str, host: str) -> ProxyVerdict:
+async def _allow(agent: str, endpoint: Endpoint) -> ProxyVerdict:
     return ProxyVerdict(True)
 
 
