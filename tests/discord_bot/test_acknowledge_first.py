@@ -169,8 +169,8 @@ def seen_by(scene: PlanScene, viewer: Any, channel: Any = None) -> list[int]:
 async def test_plan_start_defers_publicly_then_announces(
     plan_scene: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The channel's agent is looked up first (the store serves it from memory), then the
-    command is acknowledged before the transition is written."""
+    """The command is acknowledged before the channel's agent is looked up, and so before
+    the transition is written."""
     scene: PlanScene = await plan_scene([text_turn("Exploring.")])
     seen = timeline(scene, monkeypatch)
 
@@ -178,8 +178,8 @@ async def test_plan_start_defers_publicly_then_announces(
 
     events = seen.events()
     assert events[:4] == [
-        "read find_agent_by_channel",
         "defer",
+        "read find_agent_by_channel",
         "read start_planning",
         "followup",
     ]
@@ -203,8 +203,8 @@ async def test_plan_start_already_planning_answers_privately_after_deferring(
 
     events = seen.events()
     assert events[:4] == [
-        "read find_agent_by_channel",
         "defer",
+        "read find_agent_by_channel",
         "read start_planning",
         "read status",
     ]
@@ -217,19 +217,25 @@ async def test_plan_start_already_planning_answers_privately_after_deferring(
     assert answer.id in seen_by(scene, scene.bob)
 
 
-async def test_plan_start_without_an_agent_answers_privately_at_once(
+async def test_plan_start_without_an_agent_defers_then_answers_privately(
     plan_scene: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No public placeholder flashes in a channel without an agent: the answer is the
-    private response itself."""
+    """Finding that a channel has no agent is a read too (the store remembers only the
+    agents it holds), so it comes after the public deferral, and the answer is private."""
     scene: PlanScene = await plan_scene()
     lobby = scene.guild.create_text_channel("lobby")
     seen = timeline(scene, monkeypatch)
 
     result = await scene.ana.slash(lobby, "plan start", task="x")
 
-    assert seen.events() == ["read find_agent_by_channel", "reply ephemeral"]
-    assert (result.response.content, result.response.ephemeral) == (NO_AGENT, True)
+    assert seen.events() == [
+        "defer",
+        "read find_agent_by_channel",
+        "edit original",
+        "followup ephemeral",
+        "delete original",
+    ]
+    assert private_answer(result).content == NO_AGENT
     assert seen_by(scene, scene.bob, lobby) == []
 
 
@@ -243,8 +249,8 @@ async def test_plan_start_refused_answers_privately_after_deferring(
     result = await scene.ana.slash(scene.channel, "plan start")
 
     assert seen.events() == [
-        "read find_agent_by_channel",
         "defer",
+        "read find_agent_by_channel",
         "read start_planning",
         "edit original",
         "followup ephemeral",
@@ -381,19 +387,28 @@ async def test_forged_and_misplaced_approve_clicks_are_refused_after_deferring(
     assert (await scene.state()).phase is Phase.SUBMITTED
 
 
-async def test_edit_and_reject_read_first_because_their_form_must_be_the_first_response(
+async def test_edit_and_reject_open_their_form_before_reading_and_read_on_submit(
     plan_scene: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    scene = await submitted(plan_scene)
+    """A form can only be a click's first answer, so it opens from what the click carries;
+    its submission is acknowledged before the revision is read and decided."""
+    scene = await submitted(plan_scene, text_turn("Understood."))
     message = scene.plan_message(1)
 
     for label in ("Edit", "Reject"):
         seen = timeline(scene, monkeypatch)
         shown = await scene.ana.click(message, label=label)
-        events = seen.events()
-        assert events[:2] == ["read get_revision", "read find_agent_by_channel"]
-        assert sent(events) == ["modal"]
+        assert seen.events() == ["modal"]
         assert shown.modal is not None
+    values = {"reason": "not now"}
+
+    seen = timeline(scene, monkeypatch)
+    rejected = await scene.ana.submit_modal(shown, values)
+
+    events = seen.events()
+    assert events[:3] == ["defer ephemeral", "read get_revision", "read find_agent_by_channel"]
+    assert sent(events) == ["defer ephemeral", "followup ephemeral"]
+    assert rejected.response.content == "Rejected plan v1; nothing will be executed."
 
 
 # -- /agent list and /agent info -----------------------------------------------------------

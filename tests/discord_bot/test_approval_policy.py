@@ -9,6 +9,7 @@ from typing import Any
 import discord
 
 from plancord.core.planning import Phase
+from tests.discord_bot.plan_card.answering import refusal
 from tests.discord_bot.plans import PLAN, submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.world import PlanScene
@@ -61,8 +62,7 @@ async def test_four_eyes_on_a_permission_request(plan_scene: Any) -> None:
     await scene.ana.send(scene.channel, "make a file")
     request = scene.channel.last_message
     refused = await scene.ana.click(request, label="Allow")
-    assert refused.ephemeral
-    assert "four-eyes rule" in refused.response.content
+    assert "four-eyes rule" in refusal(refused)
     workspace = scene.app.manager.workspace_of("ada")
     assert not (workspace / "made").exists()
     await scene.boss.click(request, label="Allow")

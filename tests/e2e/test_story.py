@@ -169,7 +169,8 @@ async def test_reject(story: Any) -> None:
     scene = await started(story, [*exploring_turns(), text_turn("Understood, I will stop.")])
     message = scene.plan_message(1)
 
-    refused = await scene.bob.click(message, label="Reject")
+    form = await scene.bob.click(message, label="Reject")  # opens before anything is read
+    refused = await scene.bob.submit_modal(form, {"reason": "mine"})
     assert refused.response.content == REFUSAL.format("reject")
     shown = await scene.ana.click(message, label="Reject")
     assert shown.modal is not None

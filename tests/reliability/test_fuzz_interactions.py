@@ -345,6 +345,18 @@ def deliver(world: World, click: Click) -> Any:
     return before, world.runner.run(_component_interaction(member, stored, data))
 
 
+def private_answers(click: Click, result: Any) -> list[str]:
+    """What ``click`` was told, all of it ephemeral: its response and followups; or, when it
+    was answered with a deferred update of the card it came from (which shows nothing new),
+    its followups."""
+    followups = [f.content for f in result.followups]
+    if result.ephemeral:
+        return [result.response.content if result.response else "", *followups]
+    assert result.deferred and not result.response.ephemeral, f"{click} was answered: {result!r}"
+    assert all(f.ephemeral for f in result.followups), f"{click} was answered in public"
+    return followups
+
+
 def check_click(world: World, click: Click) -> None:
     assume(not would_decide(world, click))
     before, result = deliver(world, click)
@@ -358,9 +370,7 @@ def check_click(world: World, click: Click) -> None:
         assert submitted.ephemeral, f"a modal opened by {click} was acted on"
         world.outcomes["modal, then refused"] += 1
     elif result.acknowledged:
-        assert result.ephemeral, f"{click} was answered in public: {result!r}"
-        texts = [result.response.content if result.response else ""]
-        texts += [f.content for f in result.followups]
+        texts = private_answers(click, result)
         assert any(texts), f"{click} was acknowledged without a word"
         assert not any(t.startswith(CONFIRMATIONS) for t in texts), f"{click} was obeyed"
         world.outcomes["refused"] += 1
@@ -423,18 +433,21 @@ def test_the_world_is_what_the_fuzz_assumes(world: World) -> None:
     assert world.ada_plan != world.cat_plan
 
 
-def test_edit_on_a_superseded_revision_is_refused_at_the_click(world: World) -> None:
+def test_edit_on_a_superseded_revision_is_refused_when_its_form_is_submitted(
+    world: World,
+) -> None:
+    """The form opens before anything is read (it must be the click's first answer);
+    its submission is refused, and changes nothing."""
     click = Click("ana", "ada", f"plan:edit:{world.ada_plan}:1")
 
-    _, result = deliver(world, click)
+    before, result = deliver(world, click)
+    assert result.modal is not None
+    submitted = world.runner.run(world.members["ana"].submit_modal(result, {"feedback": "late"}))
 
-    try:
-        assert result.modal is None
-        assert result.ephemeral
-    finally:
-        if result.modal is not None:
-            world.runner.run(world.members["ana"].submit_modal(result, {"feedback": "late"}))
-        world.env.raise_errors()
+    world.env.raise_errors()
+    assert submitted.ephemeral
+    assert "superseded" in submitted.response.content
+    assert observed(world) == before
 
 
 def test_the_real_button_through_the_same_path_does_decide(world: World) -> None:

@@ -12,6 +12,7 @@ from plancord.config.sections import DiscordConfig
 from plancord.core.shards import ShardShare
 from tests.discord_bot.agent_scene import Scene, SceneFactory
 from tests.discord_bot.asks.asking import buttons, pending, tool_results
+from tests.discord_bot.plan_card.answering import refusal
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 
 QUESTION = "Which branch should I deploy?"
@@ -126,7 +127,7 @@ async def test_permission_request_shows_the_action_and_allow_runs_it(
 
     refused = await scene.bob.click(request, label="Allow")
 
-    assert refused.ephemeral and "server administrators" in refused.response.content
+    assert "server administrators" in refusal(refused)
     assert not (workspace / "made.txt").exists()
     assert len(await pending(scene)) == 1
 
@@ -151,7 +152,7 @@ async def test_a_refused_click_is_audited_like_every_refusal(
 
     refused = await scene.bob.click(request, label="Deny")
 
-    assert refused.ephemeral
+    assert refusal(refused)
     audit = await scene.app.store.list_audit("ada")
     [row] = [a for a in audit if a.action == "ask-refused"]
     assert row.actor == f"user:{scene.bob.id}(bob)"
@@ -188,8 +189,7 @@ async def test_the_card_and_a_refusal_name_the_deciders_of_the_policy_in_force(
     refused = await scene.bob.click(request, label="Allow")
 
     assert fields["Who decides"] == f"{deciders[0].upper()}{deciders[1:]}."
-    assert refused.ephemeral
-    assert refused.response.content == f"Only {deciders} can decide this request."
+    assert refusal(refused) == f"Only {deciders} can decide this request."
 
 
 async def test_members_with_an_approver_role_may_deny(scene_factory: SceneFactory) -> None:
@@ -236,7 +236,7 @@ async def test_an_unanswered_permission_request_times_out_as_deny(
 
 async def test_a_second_click_acts_once(scene_factory: SceneFactory) -> None:
     scene, _, request = await permission_asked(scene_factory)
-    scene.env.inject_error("POST", "/interactions/*/callback")
+    scene.env.inject_error("PATCH", "/webhooks/*/*/messages/@original")  # the card stays open
 
     await scene.ana.click(request, label="Allow")
     again = await scene.ana.click(request, label="Deny")
@@ -246,6 +246,20 @@ async def test_a_second_click_acts_once(scene_factory: SceneFactory) -> None:
     assert (scene.app.manager.workspace_of("ada") / "made.txt").exists()
     audit = [a for a in await scene.app.store.list_audit("ada") if a.action.startswith("perm")]
     assert [a.action for a in audit] == ["permission-allowed"]
+
+
+async def test_a_click_whose_deferral_discord_refuses_still_decides_and_marks_the_card(
+    scene_factory: SceneFactory,
+) -> None:
+    scene, _, request = await permission_asked(scene_factory)
+    scene.env.inject_error("POST", "/interactions/*/callback")
+
+    await scene.ana.click(request, label="Allow")
+
+    fields = {f["name"]: f["value"] for f in scene.stored(request).embeds[0]["fields"]}
+    assert fields["Decision"] == f"Allowed by <@{scene.ana.id}>"
+    assert all(b.get("disabled") for b in buttons(scene, request))
+    assert (scene.app.manager.workspace_of("ada") / "made.txt").exists()
 
 
 async def test_after_a_restart_open_asks_are_marked_expired(scene_factory: SceneFactory) -> None:

@@ -10,6 +10,7 @@ import discord
 
 from tests.discord_bot.agent_scene import Scene, SceneFactory
 from tests.discord_bot.asks.asking import buttons, pending, tool_results
+from tests.discord_bot.plan_card.answering import refusal
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 
 QUESTION = "Which branch should I deploy?"
@@ -100,9 +101,11 @@ async def test_a_member_who_may_not_instruct_the_agent_cannot_answer(
 
     refused = await scene.bob.click(question, label="main")
     form = await scene.bob.click(question, label="Other…")
+    assert form.modal is not None  # a form opens before anything is read
+    typed = await scene.bob.submit_modal(form, {"answer": "use main"})
 
-    assert refused.ephemeral and "may instruct **ada**" in refused.response.content
-    assert form.modal is None and form.ephemeral
+    assert "may instruct **ada**" in refusal(refused)
+    assert "may instruct **ada**" in refusal(typed)
     assert len(scene.server.requests) == 1  # the agent still waits
     assert not any(b.get("disabled") for b in buttons(scene, question))
     await scene.ana.click(question, label="main")
@@ -127,7 +130,7 @@ async def test_anyone_in_the_access_list_may_tap(scene_factory: SceneFactory) ->
 
 async def test_a_second_tap_acts_once(scene_factory: SceneFactory) -> None:
     scene, _, question = await asking(scene_factory, FEW)
-    scene.env.inject_error("POST", "/interactions/*/callback")
+    scene.env.inject_error("PATCH", "/webhooks/*/*/messages/@original")  # the card stays open
 
     await scene.ana.click(question, label="main")
     again = await scene.ana.click(question, label="staging")

@@ -9,6 +9,7 @@ import pytest
 from plancord.core.errors import AgentNotFound
 from plancord.discord_bot.shared.confirm import NOT_YOURS
 from tests.discord_bot.agent_scene import Scene, SceneFactory
+from tests.world import private_answer
 
 MODEL = "claude-fake-test-model"
 
@@ -168,6 +169,7 @@ async def test_remove_needs_manage_channels_and_an_existing_agent(scene: Scene) 
     missing = await scene.ana.slash(scene.lobby, "agent remove", name="nobody")
 
     assert refused.ephemeral and "Manage Channels" in refused.response.content
-    assert missing.ephemeral and "no agent named 'nobody'" in missing.response.content
-    assert "`/agent list` names the agents" in missing.response.content
+    answer = private_answer(missing)  # the agent is looked up after a public deferral
+    assert "no agent named 'nobody'" in answer.content
+    assert "`/agent list` names the agents" in answer.content
     assert (await scene.app.store.get_agent("ada")).name == "ada"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import discord
 
 from tests.discord_bot.agent_scene import MANAGE_CHANNELS, Scene, SceneFactory
+from tests.world import private_answer
 
 
 async def test_another_server_cannot_see_or_touch_the_agent(scene_factory: SceneFactory) -> None:
@@ -22,7 +23,7 @@ async def test_another_server_cannot_see_or_touch_the_agent(scene_factory: Scene
     info = await eve.slash(lobby, "agent info", name="ada")
     assert "No agent named **ada** in this server" in info.response.content
     removed = await eve.slash(lobby, "agent remove", name="ada")
-    assert "No agent named **ada** in this server" in removed.response.content
+    assert "No agent named **ada** in this server" in private_answer(removed).content
     assert [a.name for a in await scene.app.manager.list()] == ["ada"]
 
 

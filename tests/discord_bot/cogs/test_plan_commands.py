@@ -176,8 +176,9 @@ async def test_commands_outside_an_agent_channel(plan_scene: Any) -> None:
     scene: PlanScene = await plan_scene()
     lobby = scene.guild.create_text_channel("lobby")
 
+    started = await scene.ana.slash(lobby, "plan start")
+    assert private_answer(started).content == NO_AGENT  # after a public deferral
     for command, options in (
-        ("plan start", {}),
         ("plan status", {}),
         ("plan cancel", {}),
         ("plan approve", {}),

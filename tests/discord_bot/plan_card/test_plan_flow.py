@@ -203,10 +203,18 @@ async def test_only_an_approver_may_decide(plan_scene: Any) -> None:
     state = await scene.state()
     refusal = "Only the requester (ana) or server administrators can {} this plan."
 
-    for label, verb in (("Approve", "approve"), ("Edit", "edit"), ("Reject", "reject")):
-        refused = await scene.bob.click(message, label=label)
+    refused = await scene.bob.click(message, label="Approve")
+    assert refused.ephemeral
+    assert refused.response.content == refusal.format("approve")
+    # A form opens before anything is read; the refusal comes when it is submitted.
+    for label, verb, values in (
+        ("Edit", "edit", {"feedback": "my way"}),
+        ("Reject", "reject", {"reason": "no"}),
+    ):
+        shown = await scene.bob.click(message, label=label)
+        assert shown.modal is not None
+        refused = await scene.bob.submit_modal(shown, values)
         assert refused.ephemeral
-        assert refused.modal is None
         assert refused.response.content == refusal.format(verb)
     refused = await scene.bob.click(message, label="Approve, fresh context")
     assert refused.response.content == refusal.format("approve")

@@ -38,6 +38,7 @@ from plancord.discord_bot.asks.permission_card import (
 from plancord.discord_bot.asks.posting import Card, card_name, plain_permission_text, post_card
 from plancord.discord_bot.shared.channel_io import ChannelIO
 from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.common import acknowledge, update_clicked
 from plancord.storage.pending_asks import StoredAsk
 
 log = logging.getLogger(__name__)
@@ -126,10 +127,14 @@ class Permissions:
     async def decide(
         self, interaction: discord.Interaction[discord.Client], ask_id: str, allow: bool
     ) -> None:
-        """A click on Allow / Deny: check the approver policy, then resolve the ask once."""
+        """A click on Allow / Deny: answered at once (a deferred update: the policy reads the
+        store and a refusal writes its audit row, which may take longer than Discord waits),
+        then the approver policy is checked and the ask resolved once. A click on an ask this
+        process no longer waits on is told so at once, from memory."""
         ask = await self.live.clicked(interaction, ask_id, "permission", CLICK_WORDS)
         if ask is None:
             return
+        await acknowledge(interaction)
         subject = subject_of(ask.payload)
         detail = {"ask_id": ask_id, "action": ask.payload.get("action")}
         verdict = await self.live.judged(
@@ -147,14 +152,12 @@ class Permissions:
             await refuse(interaction, CLICK_WORDS.taken(self.live.outcome(ask_id)))
             return
         colour = discord.Colour.green() if allow else discord.Colour.red()
-        try:
-            await interaction.response.edit_message(
-                embed=permission_embed(ask.agent, ask.payload, outcome=outcome, colour=colour),
-                view=permission_view(ask_id, disabled=True, labels=labels_of(ask.payload)),
-                allowed_mentions=NO_MENTIONS,
-            )
-        except discord.HTTPException as exc:
-            log.warning("could not mark permission request %s decided: %s", ask_id, exc)
+        await update_clicked(
+            interaction,
+            embed=permission_embed(ask.agent, ask.payload, outcome=outcome, colour=colour),
+            view=permission_view(ask_id, disabled=True, labels=labels_of(ask.payload)),
+            allowed_mentions=NO_MENTIONS,
+        )
 
     async def _audit(
         self,

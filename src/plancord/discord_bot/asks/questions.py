@@ -40,6 +40,7 @@ from plancord.discord_bot.asks.question_card import (
 )
 from plancord.discord_bot.shared.channel_io import ChannelIO, send_chunks
 from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.common import acknowledge, update_clicked
 from plancord.storage.pending_asks import StoredAsk
 
 log = logging.getLogger(__name__)
@@ -129,8 +130,15 @@ class Questions:
     async def answer(
         self, interaction: discord.Interaction[discord.Client], ask_id: str, index: int | None
     ) -> None:
-        """A tap on a choice (``index``) or on "Other…" (``None``, which opens the form)."""
-        ask = await self._answerable(interaction, ask_id)
+        """A tap on a choice (``index``) or on "Other…" (``None``, which opens the form).
+
+        The first answer comes before the store is read, since the authority's judgement
+        reads it (and a refusal writes its audit row): a tap is acknowledged at once with a
+        deferred update, then judged; "Other…" opens its form at once, with what the click
+        carries and the question this process holds in memory, and the form's submission is
+        judged like a tap (``answer_text``): a member who may not answer learns it then. A
+        click on a question this process no longer waits on is told so at once."""
+        ask = await self.live.clicked(interaction, ask_id, "question", CLICK_WORDS)
         if ask is None:
             return
         if index is None:
@@ -141,6 +149,9 @@ class Questions:
             except discord.HTTPException as exc:
                 log.warning("could not open the answer form for %s: %s", ask_id, exc)
             return
+        await acknowledge(interaction)
+        if not await self._judged(interaction, ask):
+            return
         choices = choices_of(ask.payload)
         if not 0 <= index < len(choices):
             await refuse(interaction, "That choice is not one this question offers.")
@@ -150,25 +161,22 @@ class Questions:
     async def answer_text(
         self, interaction: discord.Interaction[discord.Client], ask_id: str, text: str
     ) -> None:
-        """The "Other…" form, submitted."""
-        ask = await self._answerable(interaction, ask_id)
-        if ask is None:
+        """The "Other…" form, submitted: acknowledged at once, then judged."""
+        await acknowledge(interaction)
+        ask = await self.live.clicked(interaction, ask_id, "question", CLICK_WORDS)
+        if ask is None or not await self._judged(interaction, ask):
             return
         if not text.strip():
             await refuse(interaction, "An empty answer answers nothing; the question is open.")
             return
         await self._settle(interaction, ask, "answered", text.strip(), None)
 
-    async def _answerable(
-        self, interaction: discord.Interaction[discord.Client], ask_id: str
-    ) -> LiveAsk | None:
-        ask = await self.live.clicked(interaction, ask_id, "question", CLICK_WORDS)
-        if ask is None:
-            return None
+    async def _judged(self, interaction: discord.Interaction[discord.Client], ask: LiveAsk) -> bool:
+        """Whether the authority lets the clicker answer ``ask``; a refusal is told."""
         verdict = await self.live.judged(
-            interaction, ask, Subject.QUESTION, Act.ANSWER, {"ask_id": ask_id}
+            interaction, ask, Subject.QUESTION, Act.ANSWER, {"ask_id": ask.id}
         )
-        return None if verdict is None else ask
+        return verdict is not None
 
     async def _settle(
         self,
@@ -193,12 +201,7 @@ class Questions:
         message = interaction.message
         content = with_note(message.content if message else "", note)
         view = question_view(ask.id, choices_of(ask.payload), disabled=True, chosen=index)
-        try:
-            await interaction.response.edit_message(
-                content=content, view=view, allowed_mentions=NO_MENTIONS
-            )
-        except discord.HTTPException as exc:
-            log.warning("could not mark question %s answered: %s", ask.id, exc)
+        await update_clicked(interaction, content=content, view=view, allowed_mentions=NO_MENTIONS)
 
     async def expire(self, ask: StoredAsk, message: discord.PartialMessage) -> None:
         note = (

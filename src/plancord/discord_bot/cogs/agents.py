@@ -22,7 +22,13 @@ from plancord.core.errors import AgentNotFound, PlancordError
 from plancord.core.permissions import PermissionProfile
 from plancord.discord_bot.shared.channel_io import ChannelIO, split_message
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.discord_bot.shared.common import NO_AGENT, actor_from, agent_for, reply_error
+from plancord.discord_bot.shared.common import (
+    NO_AGENT,
+    actor_from,
+    agent_for,
+    reply_error,
+    reply_privately,
+)
 from plancord.discord_bot.shared.confirm import ConfirmView
 
 if TYPE_CHECKING:
@@ -307,13 +313,15 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
     async def remove(self, interaction: discord.Interaction[discord.Client], name: str) -> None:
         if not await may_manage_channels(interaction, "remove", self._admin_roles):
             return
+        # Acknowledge before the agent is read; publicly, as the prompt is public.
+        await interaction.response.defer(thinking=True)
         try:
             record = await self.app.store.get_agent(name)
         except PlancordError as exc:
-            await reply_error(interaction, refusal_text(exc))
+            await reply_privately(interaction, refusal_text(exc))
             return
         if not in_guild(record, interaction.guild_id):
-            await reply_error(interaction, NOT_HERE.format(name=name))
+            await reply_privately(interaction, NOT_HERE.format(name=name))
             return
         workspace = self.manager.workspace_of(name)
         prompt = (
@@ -323,8 +331,9 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
         view = ConfirmView(
             author_id=interaction.user.id, timeout=CONFIRM_TIMEOUT_SECONDS, confirm_label="Remove"
         )
-        await interaction.response.send_message(prompt, view=view, allowed_mentions=NO_MENTIONS)
-        view.message = await interaction.original_response()
+        view.message = await interaction.edit_original_response(
+            content=prompt, view=view, allowed_mentions=NO_MENTIONS
+        )
         await view.wait()
         if view.value is None:
             outcome = "Timed out: nothing was removed."

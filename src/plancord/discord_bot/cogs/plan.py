@@ -100,14 +100,13 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         interaction: discord.Interaction,
         task: app_commands.Range[str, 1, 2000] | None = None,
     ) -> None:
-        # The channel's agent comes from memory (or one read that never waits behind the
-        # agents' writes), so a channel without one gets its private answer directly. Then
-        # acknowledge before the database work; the deferral decides the eventual reply's
-        # visibility: public, for the announcement; the other answers go privately.
-        record = await self._agent(interaction, reply_error)
+        # Acknowledge before anything is read (a channel without an agent is a read too);
+        # the deferral decides the eventual reply's visibility: public, for the announcement;
+        # the other answers go privately.
+        await interaction.response.defer(thinking=True)
+        record = await self._agent(interaction, reply_privately)
         if record is None:
             return
-        await interaction.response.defer(thinking=True)
         async with explained_refusals(interaction, reply_privately):
             actor = actor_from(interaction.user)
             access = (await self.bot.app.settings.plan_mode_for(record.name)).access

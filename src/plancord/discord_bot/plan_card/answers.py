@@ -17,7 +17,7 @@ from plancord.core.planning import Phase
 from plancord.discord_bot.plan_card.buttons import revision_for_click
 from plancord.discord_bot.plan_card.message import PlanCards
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.discord_bot.shared.common import actor_from, reply_error
+from plancord.discord_bot.shared.common import acknowledge, actor_from, reply_error
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class PlanAnswering:
         question: int,
         choice: int,
     ) -> None:
-        await interaction.response.defer()
+        await acknowledge(interaction)
         revision = await revision_for_click(interaction, plan_id, number)
         if revision is None:
             return

@@ -5,6 +5,11 @@ a click reloads the revision from the store and hands the decision to ``Planning
 which applies the one approver policy and the revision/sha binding. So buttons keep working
 after a restart, and a click on an old or already decided plan is refused with the reason
 rather than obeyed.
+
+Every click is answered before the store is read: Discord fails an interaction whose first
+answer comes after 3 s, and a busy store (SQLite's one writer, PostgreSQL under load) can
+take longer. Approve defers; Edit and Reject open their form at once, from what the click
+carries, and the form's submission is decided like any click (``PlanFormButton``).
 """
 
 from __future__ import annotations
@@ -80,12 +85,12 @@ async def revision_for_click(
     return found
 
 
-async def may_open_modal(
+async def may_decide(
     interaction: discord.Interaction, revision: PlanRevision, event: PlanEvent
 ) -> bool:
-    """Spare someone typing into a form whose submission would be refused: the revision must
-    still be the one waiting and the clicker an approver. The service decides both, and decides
-    again when the form is submitted."""
+    """Whether the clicker may decide ``event`` on ``revision`` now (it is still the one
+    waiting and they are an approver); else the refusal is explained, and audited by the
+    service, which decides both again when the decision is made."""
     ref = PlanRef(agent=revision.agent, plan_id=revision.plan_id, revision=revision.revision)
     async with explained_refusals(interaction):
         await app_of(interaction).planning.check_decision(ref, actor_from(interaction.user), event)
@@ -173,11 +178,13 @@ async def reject(
 
 
 class EditPlanModal(discord.ui.Modal):
-    """What should change in the plan, and optionally which step; the agent then revises it."""
+    """What should change in the plan, and optionally which step; the agent then revises it.
+    Built from the click alone (``click`` is what the button's custom id names); the service
+    checks the step against the plan when the form is submitted."""
 
-    def __init__(self, revision: PlanRevision) -> None:
-        super().__init__(title=f"Edit plan v{revision.revision}", timeout=MODAL_TIMEOUT_SECONDS)
-        self.revision = revision
+    def __init__(self, click: PlanClick) -> None:
+        super().__init__(title=f"Edit plan v{click.revision}", timeout=MODAL_TIMEOUT_SECONDS)
+        self.click = click
         self.feedback: discord.ui.TextInput[Self] = discord.ui.TextInput(
             custom_id="feedback",
             style=discord.TextStyle.paragraph,
@@ -189,7 +196,7 @@ class EditPlanModal(discord.ui.Modal):
             custom_id="step",
             required=False,
             max_length=3,
-            placeholder=f"1 to {len(revision.plan.steps)}",
+            placeholder="A step number, such as 2",
         )
         self.add_item(discord.ui.Label(text="What should change?", component=self.feedback))
         self.add_item(discord.ui.Label(text="Step number (optional)", component=self.step))
@@ -202,16 +209,18 @@ class EditPlanModal(discord.ui.Modal):
             )
             return
         await interaction.response.defer(ephemeral=True, thinking=True)
+        if not await self.click.check(interaction):
+            return
         step = int(raw_step) if raw_step else None
-        await request_changes(interaction, self.revision, self.feedback.value, step)
+        await request_changes(interaction, self.click.checked, self.feedback.value, step)
 
 
 class RejectPlanModal(discord.ui.Modal):
     """Reject the plan, with an optional reason the agent and the channel will see."""
 
-    def __init__(self, revision: PlanRevision) -> None:
-        super().__init__(title=f"Reject plan v{revision.revision}", timeout=MODAL_TIMEOUT_SECONDS)
-        self.revision = revision
+    def __init__(self, click: PlanClick) -> None:
+        super().__init__(title=f"Reject plan v{click.revision}", timeout=MODAL_TIMEOUT_SECONDS)
+        self.click = click
         self.reason: discord.ui.TextInput[Self] = discord.ui.TextInput(
             custom_id="reason",
             style=discord.TextStyle.paragraph,
@@ -223,17 +232,17 @@ class RejectPlanModal(discord.ui.Modal):
 
     async def on_submit(self, interaction: discord.Interaction) -> None:
         await interaction.response.defer(ephemeral=True, thinking=True)
-        await reject(interaction, self.revision, self.reason.value.strip() or None)
+        if not await self.click.check(interaction):
+            return
+        await reject(interaction, self.click.checked, self.reason.value.strip() or None)
 
 
 @dataclass(slots=True)
 class PlanClick:
     """What a plan button's click acts on: the revision its custom id names, loaded by the
     check that the click came from the agent's own channel (the button's
-    ``interaction_check``), then read by its callback.
-
-    Approve acknowledges the click before that check reads the store; Edit and Reject cannot,
-    since the form they open must be the click's first response."""
+    ``interaction_check``, or the submission of the form an Edit or Reject opened), then
+    read by its callback. The check reads the store, so the click has been answered first."""
 
     plan_id: str
     revision: int
@@ -243,6 +252,13 @@ class PlanClick:
         async with explained_refusals(interaction):
             self.found = await revision_for_click(interaction, self.plan_id, self.revision)
         return self.found is not None
+
+    @property
+    def checked(self) -> PlanRevision:
+        """The revision ``check`` loaded; only after it passed."""
+        if self.found is None:
+            raise RuntimeError("the click was not checked")
+        return self.found
 
 
 class ApprovePlanButton(
@@ -336,9 +352,9 @@ class AcknowledgeBlockersButton(
         await approve(interaction, revision, self.mode, acknowledged_blockers=self.blockers)
 
 
-_FORMS: dict[str, tuple[str, discord.ButtonStyle, PlanEvent]] = {
-    "edit": ("Edit", discord.ButtonStyle.primary, PlanEvent.REQUEST_CHANGES),
-    "reject": ("Reject", discord.ButtonStyle.danger, PlanEvent.REJECT),
+_FORMS: dict[str, tuple[str, discord.ButtonStyle]] = {
+    "edit": ("Edit", discord.ButtonStyle.primary),
+    "reject": ("Reject", discord.ButtonStyle.danger),
 }
 FORM_ID = CustomId(
     "plan:{action}:{plan_id}:{revision}",
@@ -352,10 +368,18 @@ class PlanFormButton(
     discord.ui.DynamicItem[Button],
     template=FORM_ID.template,
 ):
-    """Edit and Reject: each opens its form, if submitting it could still succeed."""
+    """Edit and Reject: each opens its form at once, as the click's first answer.
+
+    A form can only be a click's first answer, and anything the store says would come too
+    late behind a busy store (Discord waits 3 s); so the form is built from what the click
+    carries (the custom id's plan id and revision) and nothing is read before it opens. What
+    a click was refused for before (a superseded or decided revision, another channel, a
+    member the approver policy refuses) is decided when the form is submitted, through the
+    same check and the same service call, and told then; a refusal is audited then, by the
+    service. A form closed unsubmitted decides nothing and writes nothing."""
 
     def __init__(self, action: str, plan_id: str, revision: int, *, disabled: bool = False) -> None:
-        label, style, _ = _FORMS[action]
+        label, style = _FORMS[action]
         super().__init__(
             discord.ui.Button(
                 label=label,
@@ -374,17 +398,9 @@ class PlanFormButton(
     ) -> Self:
         return cls(match["action"], match["plan_id"], int(match["revision"]))
 
-    async def interaction_check(self, interaction: discord.Interaction) -> bool:
-        return await self.click.check(interaction)
-
     async def callback(self, interaction: discord.Interaction) -> Any:
-        revision = self.click.found
-        if revision is None:
-            return
-        if not await may_open_modal(interaction, revision, _FORMS[self.action][2]):
-            return
         form: discord.ui.Modal = (
-            EditPlanModal(revision) if self.action == "edit" else RejectPlanModal(revision)
+            EditPlanModal(self.click) if self.action == "edit" else RejectPlanModal(self.click)
         )
         await interaction.response.send_modal(form)
 

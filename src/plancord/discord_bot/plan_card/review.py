@@ -27,7 +27,7 @@ from plancord.discord_bot.plan_card.buttons import (
     Button,
     PlanClick,
     app_of,
-    may_open_modal,
+    may_decide,
     request_changes,
 )
 from plancord.discord_bot.shared.common import explained_refusals, reply_error
@@ -128,7 +128,7 @@ class SendFindingsButton(
         if revision is None:
             return
         async with explained_refusals(interaction):
-            if not await may_open_modal(interaction, revision, PlanEvent.REQUEST_CHANGES):
+            if not await may_decide(interaction, revision, PlanEvent.REQUEST_CHANGES):
                 return
             review = await kept_review(app_of(interaction).plan_reviews, revision)
             if review is None or not review.available or not review.findings:

@@ -1,12 +1,14 @@
 """Small pieces every cog needs: who clicked (as a core ``Actor``), which agent a channel is
-bound to (threads inherit their parent's agent), and ephemeral error replies, including after
-a public deferral and for a refusal the service raised (``explained_refusals``)."""
+bound to (threads inherit their parent's agent), the first answer to a click that changes its
+own card (``acknowledge``, ``update_clicked``), and ephemeral error replies, including after a
+public deferral and for a refusal the service raised (``explained_refusals``)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import discord
 
@@ -98,6 +100,29 @@ async def reply_privately(
         await interaction.delete_original_response()
     except discord.HTTPException as exc:
         log.warning("could not delete a public placeholder after answering privately: %s", exc)
+
+
+async def acknowledge(interaction: discord.Interaction) -> None:
+    """Answer a click on a card at once with a deferred update, before anything reads the
+    store: Discord fails an interaction whose first answer comes after 3 s, and a busy store
+    can take longer. The card is then edited with ``update_clicked``, and a refusal follows
+    as an ephemeral followup (``reply_error``). Should Discord refuse the deferral, the click
+    is still decided and the card's edit becomes its first answer."""
+    try:
+        await interaction.response.defer()
+    except discord.HTTPException as exc:
+        log.warning("could not acknowledge a click: %s", exc)
+
+
+async def update_clicked(interaction: discord.Interaction, **fields: Any) -> None:
+    """Edit the card the acknowledged click came from (``edit_message``'s ``fields``)."""
+    try:
+        if interaction.response.is_done():
+            await interaction.edit_original_response(**fields)
+        else:
+            await interaction.response.edit_message(**fields)
+    except discord.HTTPException as exc:
+        log.warning("could not update the card of a click: %s", exc)
 
 
 @contextlib.asynccontextmanager
