@@ -296,7 +296,8 @@ def render_plan(
 
 def question_lines(revision: PlanRevision, answers: Mapping[int, PlanAnswer]) -> str:
     """Each open question; one with choices shows them and the pick so far. A question past
-    the four that fit a menu is answered with Edit instead."""
+    those the card has menus for is answered through the ``Answer N more questions…``
+    button."""
     plan = revision.plan
     menus = set(menu_questions(revision))
     lines = []
@@ -305,7 +306,7 @@ def question_lines(revision: PlanRevision, answers: Mapping[int, PlanAnswer]) ->
         choices = plan.choices_for(index)
         if not choices:
             continue
-        where = "" if index in menus else " (no room for a menu: answer with Edit)"
+        where = "" if index in menus else " (menu under “Answer … more questions”)"
         lines.append(f"   ▸ {' · '.join(choices)}{where}")
         answer = answers.get(index)
         if answer is not None:
