@@ -78,7 +78,7 @@ def command_problems(commands: Sequence[Any]) -> list[Problem]:
     counts = Counter(int(c.get("type", CHAT_INPUT)) for c in commands if isinstance(c, Mapping))
     for kind, most in COMMANDS_PER_TYPE.items():
         if counts[kind] > most:
-            problems.append(((), f"{counts[kind]} commands of type {kind} (at most {most})"))
+            problems.append(((), f"{counts[kind]} commands of type {kind} (at most {most}, K10)"))
     seen: set[tuple[int, str]] = set()
     for index, command in enumerate(commands):
         if not isinstance(command, Mapping):
@@ -148,7 +148,8 @@ def _option_values(option: Mapping[str, Any], where: tuple[str | int, ...]) -> I
         yield (*where, "choices"), f"{len(choices)} choices (at most {CHOICES_MAX}, K4)"
     for index, choice in enumerate(choices):
         if isinstance(choice, Mapping):
-            yield from (((*where, "choices", index, *p), t) for p, t in choice_problems(choice))
+            found = choice_problems(choice)
+            yield from (((*where, "choices", index, *p), f"{t} (K4)") for p, t in found)
     for key, low in (("min_length", 0), ("max_length", 1)):
         value = option.get(key)
         if value is not None and not low <= int(value) <= STRING_LENGTH_MAX:

@@ -82,9 +82,9 @@ class DiscordChecks:
         self.inspected[kind] += 1
         if not problems:
             return
-        error = _error_of(problems)
-        self.refusals.append(f"{method} {path}: {error.message}")
-        raise error
+        where, text = problems[0]
+        self.refusals.append(f"{method} {path}: {'.'.join(map(str, where))}: {text}")
+        raise _error_of(problems)
 
     def _problems(
         self, method: str, segments: list[str], body: Any, files: Sequence[Any]
@@ -124,9 +124,9 @@ def message_problems(body: Mapping[str, Any], files: Sequence[Any]) -> list[Prob
                     where: tuple[str | int, ...] = ("embeds", index, "fields", number, key)
                     problems.append((where, "This field is required (E9)"))
     mentions = body.get("allowed_mentions") or {}
-    for key in ("users", "roles"):
+    for key, rule in (("users", "A1"), ("roles", "A2")):
         if len(mentions.get(key) or []) > MENTION_IDS_MAX:
-            problems.append((("allowed_mentions", key), f"at most {MENTION_IDS_MAX} ids (A1/A2)"))
+            problems.append((("allowed_mentions", key), f"at most {MENTION_IDS_MAX} ids ({rule})"))
     for path, component in _walk(body.get("components") or [], ("components",)):
         if component.get("type") == _STRING_SELECT:
             options = len(component.get("options") or [])
@@ -165,9 +165,12 @@ def modal_problems(data: Mapping[str, Any]) -> list[Problem]:
         if component.get("type") != _TEXT_INPUT or component.get("value") is None:
             continue
         value = str(component["value"])
-        most = min(TEXT_INPUT_MAX, int(component.get("max_length") or TEXT_INPUT_MAX))
-        if len(value) > most:
-            problems.append(((*path, "value"), f"{len(value)} characters (at most {most}, D6/D9)"))
+        most = int(component.get("max_length") or TEXT_INPUT_MAX)
+        for limit, rule in ((TEXT_INPUT_MAX, "D6"), (most, "D9")):
+            if len(value) > limit:
+                text = f"{len(value)} characters (at most {limit}, {rule})"
+                problems.append(((*path, "value"), text))
+                break
     return problems
 
 
@@ -196,7 +199,8 @@ def _walk(
         for key in ("components", "component"):
             inner = component.get(key)
             if isinstance(inner, Mapping):
-                yield from _walk([inner], (*where, key))
+                yield (*where, key), inner
+                yield from _walk(inner.get("components") or [], (*where, key, "components"))
             elif isinstance(inner, list):
                 yield from _walk(inner, (*where, key))
 
@@ -205,9 +209,9 @@ def _error_of(problems: list[Problem]) -> BackendError:
     """Discord's answer to the first problem: 30015 or 40005 for files, else 50035 with the
     field's path in ``errors`` as Discord nests it."""
     path, text = problems[0]
-    if "(F1)" in text:
+    if text.endswith("F1)"):
         return BackendError(400, 30015, f"Maximum number of attachments reached: {text}")
-    if "(F2)" in text or "(F3)" in text:
+    if text.endswith(("F2)", "F3)")):
         return BackendError(413, 40005, f"Request entity too large: {text}")
     errors: dict[str, Any] = {"_errors": [{"code": "BASE_TYPE_INVALID", "message": text}]}
     for part in reversed(path):
