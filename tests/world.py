@@ -3,9 +3,10 @@ bot under SimCord over a data directory, with the model played by the fake Messa
 (``plancord.testing.sim.start_world``), and the people and channels of a plan-mode scene.
 
 ``Worlds`` starts worlds for one test and, when the test ends, closes them and checks what
-every such test must leave true: SimCord saw no error in the bot's handlers, and the fake
+every such test must leave true: SimCord saw no error in the bot's handlers, the fake
 refused no request (a test that means the fake to refuse something clears
-``server.rejections`` after checking them).
+``server.rejections`` after checking them), and the bot sent Discord nothing past its limits
+(``discord_checks.refusals``, cleared the same way by a test that means it).
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ class Worlds:
             world.env.raise_errors()
         for world in self._started:
             assert world.server.rejections == [], "the fake Messages API refused a request"
+        for world in self._started:
+            refused = world.discord_checks.refusals
+            assert refused == [], f"Discord would refuse what the bot sent: {refused}"
 
 
 # -- the plan-mode scene -------------------------------------------------------------------

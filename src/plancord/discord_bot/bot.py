@@ -78,7 +78,7 @@ class PlancordBot(PlancordClient):
         from plancord.discord_bot.cogs.agents import AgentCog
         from plancord.discord_bot.cogs.messages import MessageCog
         from plancord.discord_bot.cogs.plan import PlanCog
-        from plancord.discord_bot.plan_card.answer_menu import PlanAnswerSelect
+        from plancord.discord_bot.plan_card.answer_menu import ANSWER_CONTROLS
         from plancord.discord_bot.plan_card.buttons import PLAN_BUTTONS
         from plancord.discord_bot.plan_card.review import REVIEW_BUTTONS
         from plancord.discord_bot.result_card.buttons import RESULT_CONTROLS
@@ -100,7 +100,7 @@ class PlancordBot(PlancordClient):
         self.add_dynamic_items(
             *PLAN_BUTTONS,
             *REVIEW_BUTTONS,
-            PlanAnswerSelect,
+            *ANSWER_CONTROLS,
             *ASK_BUTTONS,
             *QUESTION_CONTROLS,
             *RESULT_CONTROLS,

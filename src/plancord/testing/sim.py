@@ -34,6 +34,7 @@ from plancord.discord_bot.bot import PlancordBot
 from plancord.gc_tuning import GcTuning
 from plancord.llm.anthropic_client import AnthropicModelClient
 from plancord.testing.anthropic_server import FakeAnthropicServer, Script
+from plancord.testing.discord_checks import DiscordChecks, install_checks
 
 MODEL = "claude-fake-test-model"
 PROGRESS_DEBOUNCE_SECONDS = 0.05
@@ -167,6 +168,8 @@ class World:
     config: Config
     clock: SimClock
     data_dir: Path
+    discord_checks: DiscordChecks
+    """Discord's limits SimCord leaves unchecked, on every request (``discord_checks``)."""
 
     @property
     def bot(self) -> PlancordBot:
@@ -217,9 +220,10 @@ async def start_world(
     clock = SimClock()
     env = simcord.Env(make_bot(settings, server, clock))
     clock.env = env
+    checks = install_checks(env)
     try:
         await env.start()
     except BaseException:
         await server.stop()
         raise
-    return World(env, server, settings, clock, data_dir)
+    return World(env, server, settings, clock, data_dir, checks)

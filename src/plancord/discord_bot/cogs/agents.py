@@ -8,6 +8,7 @@ permissions on subcommands and server admins can change them.
 
 from __future__ import annotations
 
+import io
 import logging
 from typing import TYPE_CHECKING, Literal
 
@@ -30,6 +31,7 @@ from plancord.discord_bot.shared.common import (
     reply_privately,
 )
 from plancord.discord_bot.shared.confirm import ConfirmView
+from plancord.discord_bot.shared.embed_basics import FIELD_VALUE_LIMIT, clip
 
 if TYPE_CHECKING:
     from plancord.app import App
@@ -181,7 +183,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
         who = describe_access(record, access)
         await _send_quietly(
             channel,
-            f"👋 Agent **{record.name}** lives here (model `{record.model}`, profile "
+            f"👋 Agent **{record.name}** lives here (model `{clip(record.model, 200)}`, profile "
             f"`{profile_of(record)}`). It takes instructions from {who}: write in this "
             "channel to talk to it.",
         )
@@ -273,31 +275,22 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
             await reply_error(interaction, NOT_HERE.format(name=name))
             return
         manager = may_manage_agents(interaction, self._admin_roles)
-        embed = discord.Embed(title=f"Agent {record.name}", colour=discord.Colour.blurple())
-        embed.add_field(name="Channel", value=channel_mention(record))
-        embed.add_field(name="Model", value=f"`{record.model}`")
-        embed.add_field(name="Profile", value=profile_of(record))
-        embed.add_field(name="Role", value=record.role or "none")
-        embed.add_field(name="Phase", value=description.state.phase.value)
+        card = _InfoCard(f"Agent {record.name}")
+        card.add("Channel", channel_mention(record))
+        card.add("Model", record.model, code=True)
+        card.add("Profile", profile_of(record))
+        card.add("Role", record.role or "none")
+        card.add("Phase", description.state.phase.value)
         created = discord.utils.format_dt(record.created_at, "f")
-        embed.add_field(name="Created", value=f"{created} by {record.created_by or 'unknown'}")
+        card.add("Created", f"{created} by {record.created_by or 'unknown'}")
         if manager:
-            workspace = f"`{description.workspace}`"[:1024]
-            embed.add_field(name="Workspace", value=workspace, inline=False)
+            card.add("Workspace", str(description.workspace), code=True, inline=False)
         if record.system_prompt and not manager:
-            embed.add_field(
-                name="System prompt",
-                value="Shown to those who may manage agents.",
-                inline=False,
-            )
+            card.add("System prompt", "Shown to those who may manage agents.", inline=False)
         elif record.system_prompt:
-            prompt = record.system_prompt
-            embed.add_field(
-                name="System prompt",
-                value=prompt if len(prompt) <= 1024 else prompt[:1023] + "…",
-                inline=False,
-            )
-        await interaction.followup.send(embed=embed, ephemeral=True)
+            card.add("System prompt", record.system_prompt, inline=False)
+        files = [card.file(f"agent-{record.name}.md")] if card.shortened else []
+        await interaction.followup.send(embed=card.embed, files=files, ephemeral=True)
 
     @info.autocomplete("name")
     async def _agent_names(
@@ -381,3 +374,29 @@ async def _delete_quietly(channel: discord.TextChannel) -> None:
         await channel.delete(reason="plancord could not create the agent")
     except discord.HTTPException as exc:
         log.warning("could not delete channel %s after a failed create: %s", channel.id, exc)
+
+
+class _InfoCard:
+    """``/agent info``'s embed, each field within Discord's 1024 characters; what had to be
+    shortened is whole in the attached file, which the embed names."""
+
+    def __init__(self, title: str) -> None:
+        self.embed = discord.Embed(title=title, colour=discord.Colour.blurple())
+        self._whole: list[tuple[str, str]] = []
+
+    @property
+    def shortened(self) -> bool:
+        return bool(self._whole)
+
+    def add(self, name: str, text: str, *, code: bool = False, inline: bool = True) -> None:
+        limit = FIELD_VALUE_LIMIT - (2 if code else 0)
+        source = text.replace("`", "'") if code else text
+        shown = clip(source, limit)
+        if shown != source:
+            self._whole.append((name, text))
+        self.embed.add_field(name=name, value=f"`{shown}`" if code else shown, inline=inline)
+
+    def file(self, filename: str) -> discord.File:
+        self.embed.set_footer(text=f"Shortened here; whole in the attached {filename}.")
+        text = "\n\n".join(f"## {name}\n{value}" for name, value in self._whole) + "\n"
+        return discord.File(io.BytesIO(text.encode("utf-8")), filename=filename)

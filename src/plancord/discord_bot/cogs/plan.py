@@ -38,6 +38,7 @@ from plancord.discord_bot.shared.common import (
     reply_error,
     reply_privately,
 )
+from plancord.discord_bot.shared.embed_basics import CONTENT_LIMIT, clip, size
 
 NO_MENTIONS = discord.AllowedMentions.none()
 DIFF_MESSAGE_LIMIT = 1900
@@ -122,11 +123,8 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
             ):
                 self.io.note_origin(record.name, interaction.channel)
             if await self.bot.app.runtime.start_planning(record.name, task, actor):
-                what = f": {task}" if task else ""
                 await interaction.followup.send(
-                    f"📝 {actor.name} put **{record.name}** in plan mode{what}\n"
-                    "It explores read-only and will post a plan here for approval.",
-                    allowed_mentions=NO_MENTIONS,
+                    start_announcement(actor.name, record.name, task), allowed_mentions=NO_MENTIONS
                 )
                 return
             status = await self.bot.app.planning.status(record.name)
@@ -241,3 +239,14 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
             PlanEvent.REJECT,
             lambda revision: buttons.reject(interaction, revision, reason),
         )
+
+
+def start_announcement(who: str, agent: str, task: str | None) -> str:
+    """What ``/plan start`` says in the channel, within Discord's 2000 characters: the task
+    shortened when it must be (the agent has it whole)."""
+    head = f"📝 {clip(who, 100)} put **{agent}** in plan mode"
+    tail = "\nIt explores read-only and will post a plan here for approval."
+    if not task:
+        return head + tail
+    room = CONTENT_LIMIT - size(head) - size(tail) - 2
+    return f"{head}: {clip(task, room)}{tail}"

@@ -36,6 +36,7 @@ from plancord.discord_bot.shared.embed_basics import (
     RISK_MARK,
     TITLE_LIMIT,
     clip,
+    fit_fields,
     size,
     utc,
     when,
@@ -149,37 +150,6 @@ def _step_field(number: int, step: PlanStep, network_anything: bool) -> tuple[st
     return name, value
 
 
-def _fit_steps(fields: list[tuple[str, str]], budget: int) -> tuple[list[tuple[str, str]], bool]:
-    """Every step if possible, shortened evenly when needed; the first ones that fit otherwise.
-
-    Returns the fields to show and whether anything was shortened or left out.
-    """
-    names = sum(size(n) for n, _ in fields)
-    full = [size(v) for _, v in fields]
-    if names + sum(min(s, FIELD_VALUE_LIMIT) for s in full) <= budget:
-        shown = [(n, clip(v, FIELD_VALUE_LIMIT)) for n, v in fields]
-        return shown, any(s > FIELD_VALUE_LIMIT for s in full)
-    if names + sum(min(s, _MIN_STEP_VALUE) for s in full) <= budget:
-        low, high = _MIN_STEP_VALUE, FIELD_VALUE_LIMIT
-        while low < high:
-            cap = (low + high + 1) // 2
-            if names + sum(min(s, cap) for s in full) <= budget:
-                low = cap
-            else:
-                high = cap - 1
-        return [(n, clip(v, low)) for n, v in fields], True
-    first: list[tuple[str, str]] = []
-    used = 0
-    for name, value in fields:
-        item = clip(value, _MIN_STEP_VALUE)
-        cost = size(name) + size(item)
-        if used + cost > budget:
-            break
-        first.append((name, item))
-        used += cost
-    return first, True
-
-
 def render_plan(
     revision: PlanRevision,
     *,
@@ -261,7 +231,7 @@ def render_plan(
         - (size(notes_part) + 2 if notes_part else 0)
         - (size(question_field[0]) + size(question_field[1]) if question_field else 0)
     )
-    shown_steps, steps_cut = _fit_steps(steps, budget)
+    shown_steps, steps_cut = fit_fields(steps, budget, _MIN_STEP_VALUE)
     left_out = len(steps) - len(shown_steps)
     if steps_cut and left_out == 0:
         shortened.append("some step descriptions")
@@ -326,7 +296,8 @@ def render_plan(
 
 def question_lines(revision: PlanRevision, answers: Mapping[int, PlanAnswer]) -> str:
     """Each open question; one with choices shows them and the pick so far. A question past
-    the four that fit a menu is answered with Edit instead."""
+    those the card has menus for is answered through the ``Answer N more questions…``
+    button."""
     plan = revision.plan
     menus = set(menu_questions(revision))
     lines = []
@@ -335,7 +306,7 @@ def question_lines(revision: PlanRevision, answers: Mapping[int, PlanAnswer]) ->
         choices = plan.choices_for(index)
         if not choices:
             continue
-        where = "" if index in menus else " (no room for a menu: answer with Edit)"
+        where = "" if index in menus else " (menu under “Answer … more questions”)"
         lines.append(f"   ▸ {' · '.join(choices)}{where}")
         answer = answers.get(index)
         if answer is not None:

@@ -33,7 +33,8 @@ from plancord.discord_bot.plan_card.embed import Outcome, RenderedPlan, Superses
 from plancord.discord_bot.plan_card.review import ReviewPart, add_review_buttons, review_part
 from plancord.discord_bot.plan_card.status import auto_approved_text, review_request_text
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.discord_bot.shared.embed_basics import jump_url
+from plancord.discord_bot.shared.embed_basics import CONTENT_LIMIT, clip, jump_url
+from plancord.discord_bot.shared.message_fit import misfits
 from plancord.storage.plan_messages import MessageStatus, PlanMessageRecord, PlanMessageStore
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,10 @@ def change_reason(change: PlanningChange) -> str | None:
 def audit_reason(detail: Mapping[str, Any]) -> str | None:
     reason = detail.get("reason")
     return reason if isinstance(reason, str) and reason else None
+
+
+class CardMisfit(Exception):
+    """A plan message that would pass one of Discord's limits, found before sending it."""
 
 
 class _Posting(Enum):
@@ -162,20 +167,25 @@ class PlanCards:
             if pinged
             else NO_MENTIONS
         )
+        view = add_review_buttons(
+            plan_view(revision, answers=answers), revision, review, disabled=False
+        )
+        payload = _plan_payload(rendered)
+        problems = misfits(
+            content=content, embeds=rendered.embeds, view=view, files=payload.get("files", ())
+        )
         try:
-            message = await channel.send(
-                content,
-                **_plan_payload(rendered),
-                view=add_review_buttons(
-                    plan_view(revision, answers=answers), revision, review, disabled=False
-                ),
-                allowed_mentions=allowed,
-            )
-        except discord.HTTPException as exc:
+            if problems:
+                raise CardMisfit("; ".join(problems))
+            message = await channel.send(content, **payload, view=view, allowed_mentions=allowed)
+        except (discord.HTTPException, CardMisfit) as exc:
             log.warning(
                 "could not post plan v%s of %s", revision.revision, agent.name, exc_info=True
             )
-            fallback = await _post_plan_as_file(channel, revision, rendered, content, allowed, exc)
+            reason = exc.text if isinstance(exc, discord.HTTPException) else str(exc)
+            fallback = await _post_plan_as_file(
+                channel, revision, rendered, content, allowed, reason or str(exc)
+            )
             if fallback is None:
                 return None
             message = fallback
@@ -417,18 +427,18 @@ async def _post_plan_as_file(
     rendered: RenderedPlan,
     content: str,
     allowed: discord.AllowedMentions,
-    error: discord.HTTPException,
+    reason: str,
 ) -> discord.Message | None:
     """The plan message Discord refused, again without its embed: the plan as its markdown
     file under the same buttons. If even that fails, a plain line says the plan exists and
     how to decide on it, so a plan is never waiting for a decision nobody can see."""
     note = (
-        f"{content}\n(The plan's summary card could not be shown: {error.text or error}. "
+        f"{content}\n(The plan's summary card could not be shown: {clip(reason, 300)}. "
         f"The whole plan is in the attached file.)"
     )
     try:
         return await channel.send(
-            note[:2000],
+            clip(note, CONTENT_LIMIT),
             file=rendered.file(),
             view=plan_view(revision),
             allowed_mentions=allowed,

@@ -2,8 +2,12 @@
 result changes, posted again at once when deleted, and brought back after a restart.
 
 Why this exists: the decision on an execution's result must never be lost. The card is
-posted with the branch's full diff attached (``diff_file``); should Discord refuse the file,
-the card is posted without it, saying so. The store keeps where the card is
+posted with the branch's full diff attached (``diff_file``) and, when the card shows less
+than every step did, the steps in full (``details``). A card that does not fit, or that
+Discord refuses for what it holds (a 400 is not a passing failure: the same payload would be
+refused again), is posted in a smaller form: compact, then without the diff (saying so),
+then as a plain line under the buttons, and at last as a line saying how to decide from the
+host; it is never retried as it was. The store keeps where the card is
 (``ExecutionStore.set_card``), so a deleted card of a result still waiting is posted again
 (``KnownCards``, registered in ``shared.reposting``) and a restart posts again any that went
 missing. A card Discord refused is owed (``owed.OwedCards``) and posted when Discord answers
@@ -14,27 +18,31 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import discord
 
 from plancord.core.errors import PlancordError
 from plancord.core.results import ResultSummary
 from plancord.discord_bot.result_card.buttons import result_view
+from plancord.discord_bot.result_card.details import details_file, details_filename
 from plancord.discord_bot.result_card.diff_file import DiffAttachment, diff_attachment
 from plancord.discord_bot.result_card.embed import render_result
 from plancord.discord_bot.result_card.owed import POST_FAILURES, OwedCards
 from plancord.discord_bot.shared.channel_io import tell_bound_channel
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.embed_basics import jump_url
+from plancord.discord_bot.shared.message_fit import (
+    file_problems,
+    misfits,
+    refused_for_payload,
+)
 from plancord.discord_bot.shared.reposting import Reposted
 from plancord.storage.executions import ExecutionStore
 
 log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
-FILE_REFUSED = (400, 413)
-"""Discord's answers to a file it will not take (too large, or refused as a request); any
-other failure is not the file's, and posting without it would not help."""
 
 
 class ResultCards:
@@ -44,6 +52,8 @@ class ResultCards:
     def __init__(self, bot: PlancordClient) -> None:
         self.bot = bot
         self._notes: dict[str, str | None] = {}
+        self._details: dict[str, bool] = {}
+        """Per plan, whether its card carries the steps file."""
         self.owed = OwedCards(lambda: self._store, self._serves, self.post)
 
     async def _serves(self, agent: str) -> bool:
@@ -58,7 +68,7 @@ class ResultCards:
             await self.post(plan_id)
         except POST_FAILURES as exc:
             log.warning("the completion card of %s was refused; trying again: %s", plan_id, exc)
-            self.owed.refused(plan_id)
+            self.owed.refused(plan_id, exc)
 
     async def result_changed(self, agent: str, plan_id: str) -> None:
         await self.redraw(plan_id)
@@ -91,31 +101,94 @@ class ResultCards:
             return None
         channel = self.bot.get_partial_messageable(agent.channel_id, guild_id=agent.guild_id)
         diff = await self.attachment(plan_id, f"{record.branch.replace('/', '-')}")
-        note = diff.note if diff is not None else None
-        self._notes[plan_id] = note
-        view = self._view(summary)
-        embed = render_result(summary, note)
-        try:
-            if diff is not None and diff.data:
-                message = await channel.send(
-                    embed=embed, view=view, file=diff.file(), allowed_mentions=NO_MENTIONS
-                )
-            else:
-                message = await channel.send(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
-        except discord.HTTPException as exc:
-            if diff is None or not diff.data or exc.status not in FILE_REFUSED:
-                raise
-            # Never lose the card for its file: post it without, saying why.
-            log.warning("the completion card's diff was refused: %s", exc)
-            note = f"The diff could not be attached ({exc.status}); `/plan diff result` shows it."
-            self._notes[plan_id] = note
-            embed = render_result(summary, note)
-            message = await channel.send(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+        message = await self._send(channel, summary, diff)
         await self._store.set_card(plan_id, message.channel.id, message.id)
         return message
 
+    async def _send(
+        self,
+        channel: discord.PartialMessageable,
+        summary: ResultSummary,
+        diff: DiffAttachment | None,
+    ) -> discord.Message:
+        """The card in the first form that fits and Discord takes: whole with its files,
+        compact, compact without the diff, then a plain line with the buttons, and at last
+        a plain line saying how to decide. A smaller form is tried only when the one before
+        does not fit or Discord refused it for what it holds (400, 413); any other failure
+        is raised (it is owed and tried again)."""
+        plan_id = summary.record.plan_id
+        view = self._view(summary)
+        refusal = ""
+        status: int | None = None
+        compact = False
+        with_diff = diff is not None and bool(diff.data)
+        while True:
+            note = diff.note if diff is not None else None
+            if diff is not None and diff.data and not with_diff:
+                note = f"The diff could not be attached{refusal}; `/plan diff result` shows it."
+            rendered = render_result(summary, note, compact=compact)
+            files = [diff.file()] if with_diff and diff is not None else []
+            if rendered.shortened:
+                files.append(details_file(summary))
+            problems = misfits(embeds=[rendered.embed], view=view, files=files)
+            try:
+                if problems:
+                    log.warning("the completion card of %s does not fit: %s", plan_id, problems)
+                else:
+                    message = await channel.send(
+                        embed=rendered.embed, view=view, files=files, allowed_mentions=NO_MENTIONS
+                    )
+                    self._notes[plan_id] = note
+                    self._details[plan_id] = rendered.shortened
+                    return message
+            except discord.HTTPException as exc:
+                if not refused_for_payload(exc):
+                    raise
+                log.warning("Discord refused the completion card of %s: %s", plan_id, exc)
+                status, refusal = exc.status, f" (Discord answered {exc.status})"
+            too_large = status == 413 or bool(file_problems(files))
+            if with_diff and (too_large or compact):
+                with_diff = False  # the file is what is too large, or all that is left
+            elif not compact:
+                compact = True
+            else:
+                break
+        return await self._say_instead(channel, summary, view, refusal)
+
+    async def _say_instead(
+        self,
+        channel: discord.PartialMessageable,
+        summary: ResultSummary,
+        view: discord.ui.View,
+        refusal: str,
+    ) -> discord.Message:
+        """No form of the card was taken: a plain line with the buttons stands for it, or,
+        refused too, a line saying how the result is decided without them."""
+        record = summary.record
+        self._notes[record.plan_id] = None
+        self._details[record.plan_id] = False
+        what = f"**{record.agent}**'s plan v{record.revision} on `{record.branch}`"
+        try:
+            return await channel.send(
+                f"🏁 The result of {what} waits for Merge or Discard. Its card could not be "
+                f"shown{refusal}; `/plan diff result` shows the change.",
+                view=view,
+                allowed_mentions=NO_MENTIONS,
+            )
+        except discord.HTTPException as exc:
+            if not refused_for_payload(exc):
+                raise
+            log.warning("Discord refused the completion line of %s: %s", record.plan_id, exc)
+        return await channel.send(
+            f"⚠️ The completion card of {what} could not be posted{refusal}. The result waits "
+            f"for a decision: `plancord plan merge --agent {record.agent}` or `plancord plan "
+            f"discard --agent {record.agent}` on the bot's host; `/plan diff result` shows it.",
+            allowed_mentions=NO_MENTIONS,
+        )
+
     async def redraw(self, plan_id: str) -> None:
-        """Show the result as it is now on its card (posted anew when it has none)."""
+        """Show the result as it is now on its card (posted anew when it has none): whole
+        when it fits, else compact; the steps file is added when the card now needs it."""
         app = self.bot.app
         summary = await app.results.summary(plan_id)
         if summary is None:
@@ -125,16 +198,30 @@ class ResultCards:
             await self.result_ready(record.agent, plan_id)
             return
         note = self._notes.get(plan_id)
-        message = self.bot.get_partial_messageable(record.card_channel).get_partial_message(
-            record.card_message
-        )
-        try:
-            await message.edit(embed=render_result(summary, note), view=self._view(summary))
-        except discord.NotFound:
-            if record.waiting:
-                await self.post(plan_id)
-        except discord.HTTPException:
-            log.warning("could not redraw the completion card of %s", plan_id, exc_info=True)
+        channel = self.bot.get_partial_messageable(record.card_channel)
+        message = channel.get_partial_message(record.card_message)
+        view = self._view(summary)
+        for compact in (False, True):
+            rendered = render_result(summary, note, compact=compact)
+            if misfits(embeds=[rendered.embed], view=view) and not compact:
+                continue
+            try:
+                extra: dict[str, Any] = {}
+                if rendered.shortened and not self._details.get(plan_id, False):
+                    kept = (await channel.fetch_message(record.card_message)).attachments
+                    if details_filename(summary) not in {a.filename for a in kept}:
+                        extra["attachments"] = [*kept, details_file(summary)]
+                await message.edit(embed=rendered.embed, view=view, **extra)
+                self._details[plan_id] = self._details.get(plan_id, False) or rendered.shortened
+                return
+            except discord.NotFound:
+                if record.waiting:
+                    await self.post(plan_id)
+                return
+            except discord.HTTPException as exc:
+                if compact or not refused_for_payload(exc):
+                    log.warning("could not redraw the card of %s", plan_id, exc_info=True)
+                    return
 
     def _view(self, summary: ResultSummary) -> discord.ui.View:
         record = summary.record
@@ -177,6 +264,6 @@ class ResultCards:
                     except discord.NotFound:
                         pass
                 await self.post(record.plan_id)
-            except (*POST_FAILURES, PlancordError):
+            except (*POST_FAILURES, PlancordError) as exc:
                 log.warning("could not restore the completion card of %s", record.plan_id)
-                self.owed.refused(record.plan_id)
+                self.owed.refused(record.plan_id, exc)

@@ -1,13 +1,15 @@
 """Completion cards owed to a channel: posted when Discord answers again, without a restart.
 
 Why this exists: a result waits for a human, so its card must arrive. A card Discord
-refused (an HTTP error, the network) is owed: ``OwedCards`` tries it again after a wait that
-doubles each time (``FIRST_DELAY`` up to ``MAX_DELAY``), and every ``SWEEP_SECONDS`` it looks
-for waiting results that have no card at all (one opened by ``plancord plan cancel`` in
-another process). What is owed is read from the store each time (a waiting result with no
-card message), so nothing piles up: one entry per waiting result at most, dropped once the
-card is posted or the result is decided, and a restart finds the same debts
-(``ResultCards.restore``).
+refused for the moment (a 5xx, a 429, the network) is owed: ``OwedCards`` tries it again
+after a wait that doubles each time (``FIRST_DELAY`` up to ``MAX_DELAY``). One refused for
+what it holds (400, 413) was already rebuilt smaller by the poster, down to a plain line;
+if even that is refused it is not tried again until the next start. Every
+``SWEEP_SECONDS`` it looks for waiting results that have no card at all (one opened by
+``plancord plan cancel`` in another process). What is owed is read from the store each time
+(a waiting result with no card message), so nothing piles up: one entry per waiting result
+at most, dropped once the card is posted or the result is decided, and a restart finds the
+same debts (``ResultCards.restore``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import aiohttp
 import discord
 
 from plancord.core.errors import PlancordError
+from plancord.discord_bot.shared.message_fit import refused_for_payload
 from plancord.storage.executions import ExecutionStore
 
 log = logging.getLogger(__name__)
@@ -57,14 +60,23 @@ class OwedCards:
         self._serves = serves
         self._post = post
         self._debts: dict[str, _Debt] = {}
+        self._given_up: set[str] = set()
         self._paying = asyncio.Lock()
         self._woken = False
         self._sleeper: asyncio.Task[None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._sleep: Callable[[float], Coroutine[Any, Any, None]] = asyncio.sleep
 
-    def refused(self, plan_id: str) -> None:
-        """The card of ``plan_id`` could not be posted: try it again after a wait."""
+    def refused(self, plan_id: str, error: BaseException | None = None) -> None:
+        """The card of ``plan_id`` could not be posted: try it again after a wait, unless
+        Discord refused it for what it holds (``error`` a 400 or 413 after every smaller
+        form was tried): the same payload would be refused again, so it is not retried
+        until the next start."""
+        if isinstance(error, discord.HTTPException) and refused_for_payload(error):
+            log.error("Discord refuses every form of the card of %s: %s", plan_id, error)
+            self._debts.pop(plan_id, None)
+            self._given_up.add(plan_id)
+            return
         debt = self._debts.get(plan_id)
         tries = debt.tries if debt is not None else 0
         self._debts[plan_id] = _Debt(tries + 1, _now() + _delay(tries))
@@ -88,7 +100,11 @@ class OwedCards:
     async def _pay(self) -> None:
         waiting = await self._store().waiting_results()
         without = {
-            r.plan_id: r for r in waiting if r.card_message is None and await self._serves(r.agent)
+            r.plan_id: r
+            for r in waiting
+            if r.card_message is None
+            and r.plan_id not in self._given_up
+            and await self._serves(r.agent)
         }
         for plan_id in list(self._debts):
             if plan_id not in without:
@@ -101,7 +117,7 @@ class OwedCards:
                 await self._post(plan_id)
             except POST_FAILURES as exc:
                 log.warning("the completion card of %s is still not posted: %s", plan_id, exc)
-                self.refused(plan_id)
+                self.refused(plan_id, exc)
                 continue
             self._debts.pop(plan_id, None)
 

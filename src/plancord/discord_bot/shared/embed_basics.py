@@ -3,6 +3,7 @@ them, clipping, risk and step marks, colours, timestamps and message links."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 import discord
@@ -71,12 +72,52 @@ def clip(text: str, limit: int) -> str:
 
 
 def embed_size(embed: discord.Embed) -> int:
-    """What Discord counts against the 6000 total: title, description, fields, footer, author."""
-    total = size(embed.title or "") + size(embed.description or "")
+    """What Discord counts of one embed against the 6000 total: title, description, every
+    field's name and value, footer and author, each trimmed (as Discord trims them) and
+    counted in UTF-16 units (never fewer than Discord's count)."""
+    texts = [embed.title, embed.description, embed.footer.text, embed.author.name]
     for item in embed.fields:
-        total += size(item.name or "") + size(item.value or "")
-    total += size(embed.footer.text or "") + size(embed.author.name or "")
-    return total
+        texts += [item.name, item.value]
+    return sum(size((text or "").strip()) for text in texts)
+
+
+def embeds_size(embeds: Iterable[discord.Embed]) -> int:
+    """What Discord counts of a message's embeds together: the total ``EMBED_TOTAL_LIMIT``
+    bounds (Discord adds every embed of one message)."""
+    return sum(embed_size(embed) for embed in embeds)
+
+
+def fit_fields(
+    fields: list[tuple[str, str]], budget: int, floor: int
+) -> tuple[list[tuple[str, str]], bool]:
+    """Fields (name, value) within ``budget`` characters in all: every one whole if
+    possible, the values shortened evenly (to no fewer than ``floor``) when needed, the first
+    ones that fit otherwise. Returns the fields to show and whether anything was shortened
+    or left out."""
+    names = sum(size(n) for n, _ in fields)
+    full = [size(v) for _, v in fields]
+    if names + sum(min(s, FIELD_VALUE_LIMIT) for s in full) <= budget:
+        shown = [(n, clip(v, FIELD_VALUE_LIMIT)) for n, v in fields]
+        return shown, any(s > FIELD_VALUE_LIMIT for s in full)
+    if names + sum(min(s, floor) for s in full) <= budget:
+        low, high = floor, FIELD_VALUE_LIMIT
+        while low < high:
+            cap = (low + high + 1) // 2
+            if names + sum(min(s, cap) for s in full) <= budget:
+                low = cap
+            else:
+                high = cap - 1
+        return [(n, clip(v, low)) for n, v in fields], True
+    first: list[tuple[str, str]] = []
+    used = 0
+    for name, value in fields:
+        item = clip(value, floor)
+        cost = size(name) + size(item)
+        if used + cost > budget:
+            break
+        first.append((name, item))
+        used += cost
+    return first, True
 
 
 def when(at: datetime) -> str:
