@@ -277,3 +277,15 @@ async def test_the_test_models_keep_the_old_rules() -> None:
     assert '"thinking.type.adaptive" is not supported' in said
     _, _, said = await _refused({**base_body(), "messages": [ASKED, user(text("More"))]})
     assert "roles must alternate" in said
+
+
+async def test_the_prompt_cache_floor_is_the_models() -> None:
+    """whats-new-sonnet-5-5: a 512-token minimum cacheable prompt; shorter is not cached."""
+    async with FakeAnthropicServer([text_turn("one"), text_turn("two")]) as server:
+        client = server.client()
+        short = strict_body(system=[text("Be brief.", cache_control={"type": "ephemeral"})])
+        long = strict_body(system=[text("Be brief. " * 300, cache_control={"type": "ephemeral"})])
+        await post(client, short)
+        await post(client, long)
+    assert server.usages[0].cache_creation_input_tokens == 0
+    assert server.usages[1].cache_creation_input_tokens > 512
