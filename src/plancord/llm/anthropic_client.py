@@ -60,6 +60,8 @@ class AnthropicModelClient:
             kwargs["thinking"] = request.thinking
         if request.tool_choice is not None:
             kwargs["tool_choice"] = request.tool_choice
+        if request.output_config is not None:
+            kwargs["output_config"] = request.output_config
         attempt = 0
         while True:
             try:
