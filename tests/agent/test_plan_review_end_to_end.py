@@ -18,22 +18,12 @@ from plancord.testing.fake_api.review_turns import (
     structured_review_turn,
 )
 from plancord.testing.fake_api.wire import JsonObject
+from tests.discord_bot.plans import PLAN
 from tests.world import PlanScene, Worlds, plan_scene_in
 
 REVIEWER = "claude-sonnet-5-5"
 REQUIRED = {"review": {"mode": "advise", "require_review": True, "model": REVIEWER}}
-PLAN = {
-    "summary": "Rebuild the users table",
-    "steps": [
-        {
-            "description": "Drop the users table and create it again with the new columns",
-            "files": ["db/schema.sql"],
-            "risk": "low",
-        },
-        {"description": "Update the model in users.py", "files": ["users.py"], "risk": "low"},
-    ],
-}
-RISKY = finding("concern", 1, "Dropping the users table loses every row; this is high risk.")
+RISKY = finding("concern", 2, "Committing without a test leaves hello() unchecked.")
 
 
 async def reviewed(worlds: Worlds, *reviews: Turn) -> PlanScene:
@@ -48,7 +38,7 @@ async def reviewed(worlds: Worlds, *reviews: Turn) -> PlanScene:
         return agent.pop(0) if agent else None
 
     scene = await plan_scene_in(await worlds.start(play, plan_mode=REQUIRED))
-    await scene.ana.slash(scene.channel, "plan start", task="add display names")
+    await scene.ana.slash(scene.channel, "plan start", task="add a greeting module")
     await scene.app.runtime.reviews.wait_idle()
     await scene.env.settle()
     assert (await scene.state()).phase is Phase.SUBMITTED
@@ -76,9 +66,17 @@ def assert_no_forced_tool_where_refused(scene: PlanScene) -> None:
 
 
 async def approve(scene: PlanScene) -> Any:
+    """ana clicks Approve; what the bot sent is then checked for forced tool choices."""
     result = await scene.ana.click(scene.plan_message(1), label="Approve")
     await scene.app.runtime.wait_idle(scene.agent)
+    assert_no_forced_tool_where_refused(scene)
     return result
+
+
+async def assert_approved_with(scene: PlanScene, line: str) -> None:
+    assert line in review_embed(scene)
+    await approve(scene)
+    assert (await scene.state()).phase is Phase.EXECUTING
 
 
 async def test_a_plan_reviewed_by_sonnet_5_5_can_be_approved_under_require_review(
@@ -90,29 +88,21 @@ async def test_a_plan_reviewed_by_sonnet_5_5_can_be_approved_under_require_revie
     assert request["model"] == REVIEWER
     assert request["output_config"]["format"]["type"] == "json_schema"
     assert "tool_choice" not in request and "tools" not in request
-    assert "Review: 1 concern" in review_embed(scene)
-    assert "loses every row" in review_embed(scene)
-
-    await approve(scene)
-    assert (await scene.state()).phase is Phase.EXECUTING
-    assert_no_forced_tool_where_refused(scene)
+    assert "hello() unchecked" in review_embed(scene)
+    await assert_approved_with(scene, "Review: 1 concern")
 
 
 async def test_an_answer_cut_off_is_asked_for_once_more_and_the_plan_can_be_approved(
     worlds: Worlds,
 ) -> None:
-    cut_off = max_tokens_turn('{"findings": [{"severity": "concern", "step": 1, "text": "Dro')
+    cut_off = max_tokens_turn('{"findings": [{"severity": "concern", "step": 2, "text": "Com')
     scene = await reviewed(worlds, cut_off, structured_review_turn(RISKY))
 
     first, again = review_requests(scene)
     note = again["messages"][0]["content"][-1]["text"]
     assert "could not be used: the reviewer's answer was cut off (max_tokens)" in note
     assert again["max_tokens"] > first["max_tokens"]
-    assert "Review: 1 concern" in review_embed(scene)
-
-    await approve(scene)
-    assert (await scene.state()).phase is Phase.EXECUTING
-    assert_no_forced_tool_where_refused(scene)
+    await assert_approved_with(scene, "Review: 1 concern")
 
 
 async def test_two_answers_cut_off_are_review_unavailable_with_the_reason(
@@ -129,4 +119,3 @@ async def test_two_answers_cut_off_are_review_unavailable_with_the_reason(
     assert (await scene.state()).phase is Phase.SUBMITTED
     assert "requires a review" in result.response.content
     assert "no usable answer after one retry" in result.response.content
-    assert_no_forced_tool_where_refused(scene)
