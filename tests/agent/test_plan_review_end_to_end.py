@@ -88,6 +88,10 @@ async def test_a_plan_reviewed_by_sonnet_5_5_can_be_approved_under_require_revie
     assert request["model"] == REVIEWER
     assert request["output_config"]["format"]["type"] == "json_schema"
     assert "tool_choice" not in request and "tools" not in request
+    [answer] = [r for r in scene.world.server.responses if '"findings"' in str(r["content"][-1])]
+    assert [block["type"] for block in answer["content"]] == ["thinking", "text"], (
+        "Sonnet 5.5 thinks by default: the thinking block before the JSON is not read"
+    )
     assert "hello() unchecked" in review_embed(scene)
     await assert_approved_with(scene, "Review: 1 concern")
 
