@@ -11,6 +11,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anthropic
 import pytest
 import pytest_asyncio
 
@@ -378,20 +379,20 @@ async def test_the_fake_refuses_a_reviewer_answer_the_api_would_never_send(harne
 
 
 async def test_the_fake_rejects_a_reviewer_request_with_thinking(harness: Any) -> None:
+    """The forced request, sent straight through the SDK with ``enabled`` thinking."""
     h = await harness([review_turn()])
-    reviewer = h.forcing_reviewer()
-    request = reviewer.request_for(first_revision())
-    with pytest.raises(Exception, match="Thinking may not be enabled when tool_choice forces"):
-        await h.client.create(
-            type(request)(
-                model=request.model,
-                max_tokens=4096,
-                system=request.system,
-                tools=request.tools,
-                messages=request.messages,
-                thinking={"type": "enabled", "budget_tokens": 1024},
-                tool_choice=request.tool_choice,
-            )
+    request = h.forcing_reviewer().request_for(first_revision())
+    with pytest.raises(
+        anthropic.BadRequestError, match="Thinking may not be enabled when tool_choice forces"
+    ):
+        await h.server.client().messages.create(
+            model=request.model,
+            max_tokens=4096,
+            system=request.system,
+            tools=request.tools,
+            messages=request.messages,
+            thinking={"type": "enabled", "budget_tokens": 1024},
+            tool_choice=request.tool_choice,
         )
     assert h.server.rejections and h.server.turns_served == 0
 
