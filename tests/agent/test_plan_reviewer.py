@@ -601,11 +601,14 @@ async def test_a_refusal_is_unavailable_at_once(harness: Any) -> None:
     assert len(h.server.requests) == 1, "what was refused is not asked again"
 
 
-async def test_a_severity_in_another_case_is_that_severity(harness: Any) -> None:
+@pytest.mark.parametrize("structured", [True, False])
+async def test_a_severity_in_another_case_is_that_severity(harness: Any, structured: bool) -> None:
     """Structured outputs do not guarantee an enum's case; a "Blocker" still blocks."""
-    shouted = review_turn(finding("Blocker", 2, "Dropping the table loses its rows."))
-    h = await harness([shouted])
-    review = await h.tool_reviewer().review(first_revision())
+    shouted = finding("Blocker", 2, "Dropping the table loses its rows.")
+    turn = structured_review_turn(shouted) if structured else review_turn(shouted)
+    h = await harness([turn])
+    reviewer = h.reviewer() if structured else h.tool_reviewer()
+    review = await reviewer.review(first_revision())
 
     assert review.blockers == 1 and review.dropped == ()
 

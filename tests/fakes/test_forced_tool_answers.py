@@ -200,6 +200,7 @@ async def ask_json(server: FakeAnthropicServer) -> Any:
     "turn",
     [
         text_turn('{"verdict": "ok", "notes": ["a"], "step": 2}'),
+        text_turn('{"verdict": "Bad"}'),
         Reply(
             blocks=(Thinking("hmm"), Text('{"verdict": '), Text('"bad"}')), stop_reason="end_turn"
         ),

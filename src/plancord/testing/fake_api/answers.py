@@ -6,7 +6,9 @@ output may not match your schema" when the reply stops at ``refusal`` or ``max_t
 (platform.claude.com/docs/en/build-with-claude/structured-outputs, "How it works", "Invalid
 outputs"); the grammar does not reach thinking or tool calls ("Grammars apply only to
 Claude's direct output, not to tool use calls, tool results, or thinking"). So a reply that
-ends its turn must carry JSON text its schema accepts.
+ends its turn must carry JSON text its schema accepts, but for the case of its ``enum`` and
+``const`` strings: "Structured outputs don't guarantee the capitalization of string ``enum``
+and ``const`` values" ("Invalid outputs", "Enum value casing").
 ``tool_choice`` binds the model: ``tool`` (or ``any``) makes the API prefill a tool call, so
 the reply is tool_use blocks only, with no text or thinking before them, naming that tool
 (or one of the request's tools) and only one of them under ``disable_parallel_tool_use``;
@@ -107,12 +109,37 @@ def _check_structured(reply: Reply, output_config: object) -> None:
             f"the request asks for structured outputs, but the script's text is not JSON "
             f"({error}); the API never samples one"
         ) from error
-    problem = schema_problem(answer, output_format.get("schema") or {}, "output")
+    schema = _literals_casefolded(output_format.get("schema") or {})
+    problem = schema_problem(_casefolded(answer), schema, "output")
     if problem is not None:
         raise ValueError(
             f"the request asks for structured outputs, but the script's JSON is outside the "
             f"schema ({problem}); the API never samples one"
         )
+
+
+def _casefolded(value: Any) -> Any:
+    """An answer with every string value in lower case (its keys as they are)."""
+    if isinstance(value, str):
+        return value.lower()
+    if isinstance(value, list):
+        return [_casefolded(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _casefolded(item) for key, item in value.items()}
+    return value
+
+
+def _literals_casefolded(schema: Any) -> Any:
+    """A schema with its ``enum`` and ``const`` strings in lower case, to meet a
+    ``_casefolded`` answer."""
+    if isinstance(schema, list):
+        return [_literals_casefolded(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: _casefolded(item) if key in ("enum", "const") else _literals_casefolded(item)
+        for key, item in schema.items()
+    }
 
 
 def _tools_by_name(tools: object) -> dict[str, Mapping[str, Any]]:
