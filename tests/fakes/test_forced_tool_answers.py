@@ -1,5 +1,6 @@
-"""The fake holds a forced tool call (``tool_choice``) and ``strict`` tools to the API's rules,
-both in the request it accepts and in the scripted answer it agrees to play."""
+"""The fake holds a forced tool call (``tool_choice``), ``strict`` tools and structured
+outputs (``output_config.format``) to the API's rules, both in the request it accepts and in
+the scripted answer it agrees to play."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from plancord.testing.fake_api.json_schema import schema_problem
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
     Reply,
+    Text,
     Thinking,
     ToolCall,
+    max_tokens_turn,
+    refusal_turn,
     text_turn,
     tool_turn,
 )
@@ -176,3 +180,56 @@ def test_schema_types_are_told_apart() -> None:
     assert schema_problem(2, {"type": "number"}) is None
     assert schema_problem(None, {"type": ["string", "null"]}) is None
     assert schema_problem({"a": 1}, {"type": "object", "additionalProperties": {"type": "string"}})
+
+
+# -- structured outputs: "valid JSON matching your schema in the response's text" -----------
+
+JSON_FORMAT = {"format": {"type": "json_schema", "schema": SCHEMA}}
+
+
+async def ask_json(server: FakeAnthropicServer) -> Any:
+    return await server.client().messages.create(
+        model=MODEL,
+        max_tokens=2048,
+        messages=[{"role": "user", "content": "judge this"}],
+        output_config=JSON_FORMAT,
+    )
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        text_turn('{"verdict": "ok", "notes": ["a"], "step": 2}'),
+        text_turn('{"verdict": "Bad"}'),
+        Reply(
+            blocks=(Thinking("hmm"), Text('{"verdict": '), Text('"bad"}')), stop_reason="end_turn"
+        ),
+        max_tokens_turn('{"verdict": "o'),
+        refusal_turn("I can't help with that."),
+    ],
+)
+async def test_a_structured_output_answer_the_api_can_give_is_played(turn: Reply) -> None:
+    async with FakeAnthropicServer([turn]) as server:
+        message = await ask_json(server)
+    assert message.stop_reason == turn.stop_reason
+    assert server.script_errors == []
+
+
+@pytest.mark.parametrize(
+    ("turn", "why"),
+    [
+        (text_turn('{"verdict": "meh"}'), "outside the schema (output.verdict: 'meh'"),
+        (text_turn('{"notes": []}'), "output.verdict: required"),
+        (text_turn("The verdict is ok."), "the script's text is not JSON"),
+        (Reply(blocks=(Thinking('{"verdict": "ok"}'),), stop_reason="end_turn"), "has no text"),
+    ],
+)
+async def test_a_structured_output_answer_the_api_never_gives_is_not_played(
+    turn: Reply, why: str
+) -> None:
+    async with FakeAnthropicServer([turn]) as server:
+        with pytest.raises(anthropic.InternalServerError):
+            await ask_json(server)
+        [error] = server.script_errors
+        assert why in str(error)
+        assert server.responses == []

@@ -1,6 +1,6 @@
 """The plan review on Discord, end to end: the real bot under SimCord, the agent and the
-reviewer both played by the fake Messages API (which checks the reviewer's forced-tool
-request as strictly as the agent's). A submitted plan is posted at once with its review in
+reviewer both played by the fake Messages API (which checks the reviewer's request and
+answer as strictly as the agent's). A submitted plan is posted at once with its review in
 progress and redrawn when the review is kept; the approver sees the line and the findings,
 a blocker under ``require_acknowledgement`` asks a second, audited click, an outage says
 "Review unavailable" and holds nothing, a finding cannot ping anyone, the cost line counts
@@ -16,6 +16,7 @@ from plancord.core.cost import cost_of
 from plancord.core.planning import Phase
 from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
 from plancord.testing.anthropic_server import finding, review_turn
+from plancord.testing.fake_api.review_turns import is_review_request
 from tests.discord_bot.plans import submitted_plan
 from tests.fakes.anthropic_server import ToolCall, error_turn, text_turn, tool_turn
 from tests.world import PlanScene, buttons
@@ -38,11 +39,7 @@ BLOCKER = finding("blocker", 1, "No backup or migration: dropping the table lose
 
 
 def _review_requests(scene: PlanScene) -> list[dict[str, Any]]:
-    return [
-        r
-        for r in scene.world.server.requests
-        if (r.get("tool_choice") or {}).get("name") == "submit_review"
-    ]
+    return [r for r in scene.world.server.requests if is_review_request(r)]
 
 
 def _review_field(scene: PlanScene, revision: int = 1) -> str:
@@ -250,11 +247,7 @@ async def test_send_findings_back_reaches_the_model_and_the_next_review_resolves
     await scene.ana.click(scene.plan_message(1), label="Send findings back")
     await scene.app.runtime.wait_idle("ada")
 
-    agent_requests = [
-        r
-        for r in scene.world.server.requests
-        if (r.get("tool_choice") or {}).get("name") != "submit_review"
-    ]
+    agent_requests = [r for r in scene.world.server.requests if not is_review_request(r)]
     sent = str(agent_requests[-1]["messages"])
     assert "The reviewer's findings on v1" in sent and "loses every row" in sent
     second = _review_requests(scene)[-1]

@@ -7,6 +7,7 @@ from typing import Any
 
 from plancord.core.planning import Phase
 from plancord.testing.anthropic_server import finding, review_turn
+from plancord.testing.fake_api.review_turns import is_review_request
 from tests.discord_bot.result_card.completed import PLAN, WORK, result_card
 from tests.fakes.anthropic_server import ToolCall, tool_turn
 from tests.world import PlanScene
@@ -21,7 +22,7 @@ def reviewer_or_agent(agent_turns: list[Any]) -> Any:
     reviews = [PLAN_REVIEW, review_turn(RESULT_FINDING)]
 
     def play(body: dict[str, Any]) -> Any:
-        if (body.get("tool_choice") or {}).get("name") == "submit_review":
+        if is_review_request(body):
             return reviews.pop(0) if reviews else None
         return agent_turns.pop(0) if agent_turns else None
 

@@ -1,11 +1,16 @@
-"""The reviewer's model call: one request, one forced tool, a ``PlanReview`` whatever happens.
+"""The reviewer's model call: its findings asked for the way the model takes
+(``answer_ways``), one bounded retry, and a ``PlanReview`` whatever happens.
 
 A review is advice for the approver, so it must never be the reason a plan is stuck or a
-turn fails: an outage, a timeout, a refusal, an answer cut off or not in the tool's shape
-all become an unavailable review carrying the reason (logged) and whatever the call cost:
-what the API reported, or, for a call that timed out or failed without a reply, its
-request's estimated input tokens, so a failing reviewer still counts toward the plan's
-budget.
+turn fails. An answer that holds no usable review (no answer, not JSON, no findings list, or
+cut off at ``max_tokens``) is asked for once more, the retry saying what was wrong (a cut-off
+one with a larger ``max_tokens``, as the docs advise: "Retry with a higher ``max_tokens``
+value to get the complete structured output"); a second such answer, an outage, a timeout
+or a refusal become an unavailable review carrying the reason (logged) and whatever the
+calls cost: what the API reported, or, for a call that timed out or failed without a reply,
+its request's estimated input tokens, so a failing reviewer still counts toward the plan's
+budget. Both calls share the one ``timeout_seconds``, so a review is settled within the
+window approval waits for (``core.review_gate.settle_window``).
 Whether an unavailable review blocks approval is the operator's choice
 (``plan_mode.review.require_review``), decided where approval is decided.
 """
@@ -13,20 +18,25 @@ Whether an unavailable review blocks approval is the operator's choice
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from plancord.agent.context import estimate_tokens
+from plancord.agent.plan_review.answer_ways import (
+    AnswerWay,
+    answer_way,
+    read_answer,
+    request_shape,
+)
 from plancord.agent.plan_review.prompt import (
     RESULT_REVIEWER_SYSTEM_PROMPT,
-    REVIEW_TOOL,
-    REVIEW_TOOL_NAME,
     REVIEWER_SYSTEM_PROMPT,
-    TOOL_CHOICE,
     result_message,
+    retry_note,
     review_message,
+    system_prompt,
 )
 from plancord.core.plan import Plan
 from plancord.core.plan_diff import PlanDiff
@@ -34,9 +44,13 @@ from plancord.core.ports import ModelClient, ModelReply, ModelRequest, ModelUsag
 from plancord.core.review import Finding, PlanReview, ReviewAnswerInvalid
 from plancord.core.review_answer import parse_review_answer
 from plancord.core.settings import ReviewMode, ReviewSettings
-from plancord.llm.models import bounded_max_tokens
+from plancord.llm.models import ModelCapabilities, bounded_max_tokens, capabilities_of
 
 REVIEW_MAX_TOKENS: Final = 4096
+"""Room for the answer itself."""
+REVIEW_THINKING_MAX_TOKENS: Final = 16_000
+"""Room for the answer and the thinking before it, on a model that thinks by default (its
+thinking counts toward ``max_tokens``)."""
 
 log = logging.getLogger(__name__)
 
@@ -76,14 +90,20 @@ class PlanReviewer:
         *,
         model: str,
         timeout_seconds: float,
-        max_tokens: int = REVIEW_MAX_TOKENS,
+        max_tokens: int | None = None,
         acknowledge_blockers: bool = False,
+        capabilities: ModelCapabilities | None = None,
     ) -> None:
+        """``capabilities`` defaults to the model table's row for ``model``."""
+        taken = capabilities if capabilities is not None else capabilities_of(model)
         self._client = client
         self._acknowledge_blockers = acknowledge_blockers
         self.model = model
+        self.way: AnswerWay = answer_way(taken)
+        """How this reviewer asks its model for findings."""
         self._timeout = timeout_seconds
-        self._max_tokens = bounded_max_tokens(model, max_tokens)
+        wanted = REVIEW_THINKING_MAX_TOKENS if taken.thinks_by_default else REVIEW_MAX_TOKENS
+        self._max_tokens = bounded_max_tokens(model, max_tokens or wanted)
 
     @classmethod
     def from_settings(
@@ -106,13 +126,18 @@ class PlanReviewer:
             exploration=review.exploration,
             diff=review.diff,
             previous=review.previous,
+            way=self.way,
         )
         return self._request(REVIEWER_SYSTEM_PROMPT, text)
 
     def result_request_for(self, review: ResultReviewRequest) -> ModelRequest:
         """The Messages API request for the review of an executed plan's result."""
         text = result_message(
-            task=review.task, plan=review.plan, revision=review.revision, diff=review.diff
+            task=review.task,
+            plan=review.plan,
+            revision=review.revision,
+            diff=review.diff,
+            way=self.way,
         )
         return self._request(RESULT_REVIEWER_SYSTEM_PROMPT, text)
 
@@ -134,64 +159,90 @@ class PlanReviewer:
         )
 
     def _request(self, system: str, text: str) -> ModelRequest:
+        shape = request_shape(self.way)
         return ModelRequest(
             model=self.model,
             max_tokens=self._max_tokens,
-            system=[{"type": "text", "text": system}],
-            tools=[dict(REVIEW_TOOL)],
+            system=[{"type": "text", "text": system_prompt(system, self.way)}],
+            tools=shape.tools,
             messages=[{"role": "user", "content": [{"type": "text", "text": text}]}],
-            tool_choice=dict(TOOL_CHOICE),
+            tool_choice=shape.tool_choice,
+            output_config=shape.output_config,
+        )
+
+    def _retry_request(self, request: ModelRequest, unusable: _Unusable) -> ModelRequest:
+        """``request`` again, its message saying what was wrong (a new block at its end)."""
+        [message] = request.messages
+        note = {"type": "text", "text": retry_note(unusable.reason, self.way)}
+        max_tokens = request.max_tokens
+        if unusable.cut_off:
+            max_tokens = bounded_max_tokens(self.model, 2 * max_tokens)
+        return dataclasses.replace(
+            request,
+            max_tokens=max_tokens,
+            messages=[{**message, "content": [*message["content"], note]}],
         )
 
     async def _ask(self, request: ModelRequest, subject: _Subject) -> PlanReview:
+        paid: list[ModelUsage] = []
+        asking = request
         try:
             async with asyncio.timeout(self._timeout):
-                reply = await self._client.create(request)
+                reply = await self._client.create(asking)
+                paid.append(reply.usage)
+                outcome = self._read(subject, reply, paid)
+                if isinstance(outcome, _Unusable):
+                    log.warning("review of %s: asking again: %s", subject.name, outcome.reason)
+                    first = outcome
+                    asking = self._retry_request(request, first)
+                    reply = await self._client.create(asking)
+                    paid.append(reply.usage)
+                    outcome = self._read(subject, reply, paid)
+                    if isinstance(outcome, _Unusable):
+                        reason = (
+                            f"no usable answer after one retry: {first.reason}; "
+                            f"then {outcome.reason}"
+                        )
+                        model = reply.model or self.model
+                        return self._unavailable(subject, reason, _total(paid), model)
         except TimeoutError:
             return self._unavailable(
                 subject,
                 f"the reviewer did not answer within {self._timeout:g} seconds",
-                _estimated(request),
+                _total([*paid, _estimated(asking)]),
             )
         except Exception as exc:  # any failure of the call is "unavailable", by design
             return self._unavailable(
-                subject, f"the reviewer's call failed: {_first_line(exc)}", _estimated(request)
+                subject,
+                f"the reviewer's call failed: {_first_line(exc)}",
+                _total([*paid, _estimated(asking)]),
             )
-        return self._read(subject, reply)
+        return outcome
 
-    def _read(self, subject: _Subject, reply: ModelReply) -> PlanReview:
+    def _read(
+        self, subject: _Subject, reply: ModelReply, paid: list[ModelUsage]
+    ) -> PlanReview | _Unusable:
+        """The review ``reply`` gives, or why it gives none worth asking again for."""
         model = reply.model or self.model
         if reply.stop_reason == "refusal":
-            return self._unavailable(subject, "the reviewer refused", reply.usage, model)
+            category = (reply.stop_details or {}).get("category")
+            why = f"the reviewer refused ({category})" if category else "the reviewer refused"
+            return self._unavailable(subject, why, _total(paid), model)
         if reply.stop_reason == "max_tokens":
-            return self._unavailable(
-                subject, "the reviewer's answer was cut off (max_tokens)", reply.usage, model
-            )
-        answers = [
-            block
-            for block in reply.content
-            if block.get("type") == "tool_use" and block.get("name") == REVIEW_TOOL_NAME
-        ]
-        if len(answers) != 1:
-            return self._unavailable(
-                subject,
-                f"the reviewer answered with {len(answers)} {REVIEW_TOOL_NAME} calls, not one",
-                reply.usage,
-                model,
-            )
+            return _Unusable("the reviewer's answer was cut off (max_tokens)", cut_off=True)
         try:
-            answer = parse_review_answer(
-                _input_of(answers[0]), steps=subject.steps, previous=subject.previous
-            )
+            data = read_answer(reply, self.way)
         except ReviewAnswerInvalid as exc:
-            return self._unavailable(
-                subject, f"the reviewer's answer was malformed: {exc}", reply.usage, model
-            )
+            return _Unusable(str(exc))
+        try:
+            answer = parse_review_answer(data, steps=subject.steps, previous=subject.previous)
+        except ReviewAnswerInvalid as exc:
+            return _Unusable(f"the reviewer's answer was malformed: {exc}")
         if answer.dropped:
             log.warning("review of %s: dropped %s", subject.name, "; ".join(answer.dropped))
         return PlanReview(
             model=model,
-            usage=reply.usage,
+            usage=_total(paid),
             findings=answer.findings,
             resolved=answer.resolved,
             dropped=answer.dropped,
@@ -211,6 +262,15 @@ class PlanReviewer:
 
 
 @dataclass(frozen=True, slots=True)
+class _Unusable:
+    """A reply with no usable review in it, and why: worth the one retry."""
+
+    reason: str
+    cut_off: bool = False
+    """The answer stopped at ``max_tokens``: the retry gets more room."""
+
+
+@dataclass(frozen=True, slots=True)
 class _Subject:
     """What one review call is about: its name in the log, the plan's step count, and the
     earlier findings ``resolved`` may name (in the order the reviewer saw them)."""
@@ -227,8 +287,14 @@ def _estimated(request: ModelRequest) -> ModelUsage:
     )
 
 
-def _input_of(block: Mapping[str, Any]) -> object:
-    return block.get("input")
+def _total(usages: list[ModelUsage]) -> ModelUsage:
+    """What several calls cost together."""
+    return ModelUsage(
+        input_tokens=sum(u.input_tokens for u in usages),
+        output_tokens=sum(u.output_tokens for u in usages),
+        cache_read_input_tokens=sum(u.cache_read_input_tokens for u in usages),
+        cache_creation_input_tokens=sum(u.cache_creation_input_tokens for u in usages),
+    )
 
 
 def _first_line(exc: BaseException) -> str:
