@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from plancord.agent.instructions import last_regime
 from plancord.agent.manager import AgentManager
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
 from plancord.app import CoreServices, core_services
@@ -90,9 +91,10 @@ class Harness:
         return [b for b in last["content"] if b.get("type") == "tool_result"]
 
     def regime(self, request_index: int) -> str:
-        last = self.server.requests[request_index]["messages"][-1]["content"][-1]
-        assert last["text"].startswith("<plancord-regime>")
-        return str(last["text"])
+        """The regime in force for that request: the newest one its messages hold."""
+        found = last_regime(self.server.requests[request_index]["messages"])
+        assert found is not None, "the request holds no regime"
+        return found[1]
 
 
 @pytest.fixture

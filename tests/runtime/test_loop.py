@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from plancord.agent.runtime import RuntimeSettings
-from plancord.core.planning import Actor, ApprovalMode, Phase, PlanRef
+from plancord.core.planning import Actor, ApprovalMode, EntrySource, Phase, PlanRef
 from tests.fakes.anthropic_server import (
     ToolCall,
     error_turn,
@@ -237,18 +237,24 @@ async def test_cache_reads_within_a_phase_and_across_a_transition(make_harness: 
     ]
 
 
-async def test_filter_visibility_hides_refused_tools_while_planning(make_harness: Any) -> None:
+async def test_filter_visibility_hides_refused_tools_by_instruction(make_harness: Any) -> None:
+    """``tool_visibility: filter`` never changes ``tools`` (a thinking block is bound to
+    them): the regime names what is not available while planning, the gate refuses it."""
     harness: Harness = await make_harness(
-        [tool_turn(ToolCall("enter_plan_mode", {"reason": "plan"})), text_turn("ok")],
+        [text_turn("looking"), text_turn("done")],
         plan_mode={"tool_visibility": "filter"},
     )
+    await harness.say("hello")
+    await harness.service.enter("ada", source=EntrySource.USER, actor=ANA, task="plan it")
     await harness.say("go")
-    before = {t["name"] for t in harness.server.requests[0]["tools"]}
-    after = {t["name"] for t in harness.server.requests[1]["tools"]}
-    assert "create_file" in before
-    assert "create_file" not in after
-    assert "bash_execute" in after
-    assert "submit_plan" in after
+    before, after = (request["tools"] for request in harness.server.requests)
+    assert before == after
+    assert "create_file" in {t["name"] for t in after}
+    assert "Not available while planning" not in harness.regime(0)
+    hidden = harness.regime(1).split("Not available while planning (refused if called): ")[1]
+    names = hidden.split("\n")[0].split(", ")
+    assert "create_file" in names and "str_replace" in names
+    assert "bash_execute" not in names and "submit_plan" not in names
 
 
 async def test_messages_during_a_turn_join_it(make_harness: Any) -> None:
