@@ -22,10 +22,10 @@ async def test_an_unknown_model_id_is_not_found() -> None:
 
 async def test_max_tokens_above_the_model_ceiling_is_refused() -> None:
     async with FakeAnthropicServer([text_turn("ok")]) as server:
-        body = {**base_body(), "model": "claude-opus-4-1", "max_tokens": 64_000}
+        body = {**base_body(), "model": "claude-haiku-4-5", "max_tokens": 128_000}
         with pytest.raises(anthropic.BadRequestError, match="maximum allowed number of output"):
             await post(server.client(), body)
-        body["max_tokens"] = 32_000
+        body["max_tokens"] = 64_000
         await post(server.client(), body)
     assert len(server.rejections) == 1
 

@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from plancord.agent.budget import BudgetGuard
-from plancord.agent.context import text_of
 from plancord.agent.conversation_writer import ConversationWriter
 from plancord.agent.dispatch import ToolDispatch
 from plancord.agent.home import AgentHomes
@@ -40,6 +39,7 @@ from plancord.core.errors import (
     ToolResultsNotSaved,
 )
 from plancord.core.ports import Notifier
+from plancord.llm.replies import words_of
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ class ToolLoop:
                 )
                 return
             await self._writer.add_assistant(agent, content)
-            text = text_of(content)
+            text = words_of(content)
             if text:
                 await self._writer.say(agent, text)
             if step is NextStep.REFUSED:

@@ -204,19 +204,22 @@ class ModelRequests:
         prefix = await self.prefix(agent, record)
         history = await self.conversations.load(agent)
         model = self.settings.model_for(agent, record)
-        thinking = self.settings.thinking.request_field(self.settings.agents.get(agent))
+        thinking, output_config, betas = self.settings.thinking.request_fields(
+            model, self.settings.agents.get(agent), drop_mismatched_thinking=prefix.drop_block
+        )
         wanted = self.settings.max_tokens
-        if thinking is not None:
+        if thinking is not None and "budget_tokens" in thinking:
             wanted = max(wanted, thinking["budget_tokens"] + MIN_ANSWER_TOKENS)
         return ModelRequest(
             model=model,
             max_tokens=bounded_max_tokens(model, wanted),
             thinking=thinking,
+            output_config=output_config,
             system=prefix.system,
             tools=prefix.tools,
             messages=history,
             cache_control=dict(EPHEMERAL),
-            betas=betas_for(history),
+            betas=(*betas, *betas_for(history)),
         )
 
     async def call(self, agent: str, on_repair: OnRepair | None = None) -> ModelReply:

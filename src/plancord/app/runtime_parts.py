@@ -49,6 +49,7 @@ def runtime_settings(config: Config) -> RuntimeSettings:
         thinking=ThinkingSettings(
             enabled=config.anthropic.thinking,
             budget_tokens=config.anthropic.thinking_budget_tokens,
+            effort=config.anthropic.effort,
         ),
         agents=overrides_from(config.agents),
         prices=config.anthropic.prices,

@@ -52,6 +52,11 @@ from plancord.core.shards import ShardShare
 from plancord.core.shell.readonly.operator_rules import OperatorRule
 from plancord.core.shell.readonly.rule_examples import check_examples
 
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
+"""``output_config.effort`` (sdk types/output_config_param.py). Whether a model takes the
+value is the model table's to say (``llm/thinking.py`` maps it, ``plancord doctor`` reports
+it): the config sits below ``llm`` and does not read that table."""
+
 
 class PlanModeOverrides(BaseModel):
     """One layer of plan-mode settings; ``None`` means "inherit from the layer below"."""
@@ -155,6 +160,7 @@ class AgentConfig(BaseModel):
     """``true``: the host's network while executing, anything; ``{allow: [...]}``: only
     hosts an approved plan's current step names, within that list; ``false``: none."""
     thinking: bool | None = None
+    effort: Effort | None = None
     plan_mode: PlanModeOverrides = PlanModeOverrides()
     mcp_servers: McpServers = {}
 
@@ -259,8 +265,11 @@ class AnthropicConfig(BaseModel):
     timeout_seconds: PositiveSeconds = 600
     max_concurrent_requests: PositiveInt = 16
     context_window_tokens: PositiveInt = 200_000
-    thinking: bool = False
+    thinking: bool | None = None
+    """Unset: the model's default (5.x models think); see ``agent/agent_settings.py``."""
     thinking_budget_tokens: PositiveInt = 4096
+    effort: Effort | None = None
+    """``output_config.effort``; unset: the model's default."""
     prices: dict[str, Price] = {}
 
     @field_validator("base_url")

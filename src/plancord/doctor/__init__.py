@@ -24,6 +24,7 @@ import psycopg
 from plancord.config import Config, ConfigError, Secrets, load_config
 from plancord.doctor.findings import Check, Status, failed, passed, warned
 from plancord.doctor.metrics import check_metrics
+from plancord.doctor.models import check_models
 from plancord.doctor.servers import check_mcp_servers
 from plancord.doctor.walls import (
     check_agent_sandbox,
@@ -304,6 +305,7 @@ def diagnose(
         budget = check_budget_prices(config)
         if budget is not None:
             yield budget
+        yield from check_models(config)
     yield check_git()
     yield check_ripgrep()
     yield check_agent_sandbox(config)

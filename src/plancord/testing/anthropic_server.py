@@ -27,12 +27,18 @@ request is then cached. What follows the last breakpoint is `input_tokens`. Pref
 keyed by the model and their content without the `cache_control` markers, so a change to the
 tools or the system prompt invalidates everything after it, and a breakpoint that moves
 forward each turn still finds the previous turn's prefix. A prefix shorter than
-`min_cacheable_tokens` is neither written nor read.
+`min_cacheable_tokens` (by default the model's floor) is neither written nor read.
+
+What the service accepts per model and API version is one table
+(``fake_api.service_rules``, ``fake_api.version_rules``), each row naming its documentation
+page. On a model with preserved thinking (``claude-sonnet-5-5``) a thinking block sent back
+is bound to its model and its prefix (``fake_api.thinking_binding``), and a model that
+thinks by default begins every reply with a thinking block (``fake_api.reply_shaping``).
+The test model ids keep the old, lax rules (``LAX_TEST_RULE``).
 """
 
 from __future__ import annotations
 
-from plancord.testing.fake_api.conversation import thinking_signature
 from plancord.testing.fake_api.limits import check_model
 from plancord.testing.fake_api.prompt_cache import (
     PromptCache,
@@ -64,8 +70,21 @@ from plancord.testing.fake_api.server import (
     FakeAnthropicServers,
     Rejection,
 )
+from plancord.testing.fake_api.service_rules import (
+    LAX_TEST_RULE,
+    MODEL_RULES,
+    RETIRED_MODELS,
+    ModelRule,
+    ModelTable,
+    RetiredModel,
+)
 from plancord.testing.fake_api.streaming import stream_events
+from plancord.testing.fake_api.thinking_binding import thinking_signature
 from plancord.testing.fake_api.validation import check_headers, validate_request
+from plancord.testing.fake_api.version_rules import (
+    THINKING_BINDING_BETA,
+    RequestContext,
+)
 from plancord.testing.fake_api.wire import (
     FAKE_MODELS,
     MAX_CACHE_BREAKPOINTS,
@@ -77,7 +96,11 @@ from plancord.testing.fake_api.wire import (
 
 __all__ = [
     "FAKE_MODELS",
+    "LAX_TEST_RULE",
     "MAX_CACHE_BREAKPOINTS",
+    "MODEL_RULES",
+    "RETIRED_MODELS",
+    "THINKING_BINDING_BETA",
     "TOOL_NAME_PATTERN",
     "TOOL_USE_ID_PATTERN",
     "AssistantBlock",
@@ -85,10 +108,14 @@ __all__ = [
     "FakeAnthropicServer",
     "FakeAnthropicServers",
     "JsonObject",
+    "ModelRule",
+    "ModelTable",
     "PromptCache",
     "Rejection",
     "Reply",
+    "RequestContext",
     "RequestRejected",
+    "RetiredModel",
     "Script",
     "ScriptFunction",
     "SimulatedUsage",

@@ -1,14 +1,20 @@
 """The conversation rules of the Messages API: roles alternate, blocks are well formed,
-every tool_use is answered by the next user turn, thinking blocks come back unchanged."""
+every tool_use is answered by the next user turn, system messages sit where they may.
+
+Whether thinking blocks come back unchanged, and bound to their conversation, is checked in
+``fake_api.thinking_binding``; the rules that depend on the model in ``fake_api.model_rules``.
+Consecutive turns of one role are merged, as the API merges them
+(docs/build-with-claude/working-with-messages), except on the test models, which keep the
+old fake's stricter rule and refuse them."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from plancord.testing.fake_api.rules import (
     ASSISTANT_BLOCKS,
     IMAGE_SOURCES,
+    SYSTEM_BLOCKS,
     TOOL_CHOICES,
     TOOL_RESULT_BLOCKS,
     USER_BLOCKS,
@@ -17,46 +23,67 @@ from plancord.testing.fake_api.rules import (
     reject,
     tags,
 )
+from plancord.testing.fake_api.service_rules import LAX_TEST_RULE, ModelRule
+from plancord.testing.fake_api.system_messages import (
+    SYSTEM_ROLE_REFUSED,
+    check_system_message_keys,
+    check_system_placement,
+)
+from plancord.testing.fake_api.thinking_binding import thinking_signature
+from plancord.testing.fake_api.version_rules import RequestContext
 from plancord.testing.fake_api.wire import MAX_CACHE_BREAKPOINTS, TOOL_USE_ID_PATTERN, JsonObject
 
+__all__ = ["check_cache_marks", "check_messages", "check_tool_choice", "thinking_signature"]
 
-def check_messages(messages: object, marks: CacheMarks) -> None:
+
+def check_messages(
+    messages: object,
+    marks: CacheMarks,
+    rule: ModelRule = LAX_TEST_RULE,
+    context: RequestContext | None = None,
+) -> None:
     if not isinstance(messages, list):
         raise reject("messages: Input should be a valid list")
     if not messages:
         raise reject("messages: at least one message is required")
+    context = context or RequestContext()
     previous_role: str | None = None
     last = len(messages) - 1
     for index, message in enumerate(messages):
-        role = _check_role(message, index, previous_role)
+        role = _check_role(message, index, previous_role, rule, context)
         blocks = _blocks_of(message, index, final_assistant=index == last and role == "assistant")
         for position, block in enumerate(blocks):
             _check_block(block, f"messages.{index}.content.{position}", role, marks)
-        previous_role = role
+        if role != "system":
+            previous_role = role
+    check_system_placement(messages)
     _check_final_assistant(messages[-1])
-    _check_tool_pairing(messages)
+    turns, indices = _merged_turns(messages)
+    _check_tool_pairing(turns, indices)
 
 
-def _check_role(message: object, index: int, previous_role: str | None) -> str:
+def _check_role(
+    message: object, index: int, previous_role: str | None, rule: ModelRule, context: RequestContext
+) -> str:
     path = f"messages.{index}"
     if not isinstance(message, dict):
         raise reject(f"{path}: Input should be a valid dictionary")
-    for key in message:
-        if key not in ("role", "content"):
-            raise reject(f"{path}.{key}: Extra inputs are not permitted")
     if "role" not in message:
         raise reject(f"{path}.role: Field required")
     role = message["role"]
     if role == "system":
-        raise reject(
-            'messages: Unexpected role "system". The Messages API accepts a top-level '
-            '`system` parameter, not "system" as an input message role.'
-        )
+        if not rule.system_messages:
+            raise reject(SYSTEM_ROLE_REFUSED)
+        check_system_message_keys(message, index, context)
+        return "system"
+    for key in message:
+        if key not in ("role", "content"):
+            raise reject(f"{path}.{key}: Extra inputs are not permitted")
     if role not in ("user", "assistant"):
-        raise reject(f"{path}.role: Input should be 'user' or 'assistant'")
+        raise reject(f"{path}.role: Input should be 'user', 'assistant' or 'system'")
     if previous_role is None and role != "user":
         raise reject('messages: first message must use the "user" role')
-    if role == previous_role:
+    if role == previous_role and rule.lax_roles:
         raise reject(
             'messages: roles must alternate between "user" and "assistant", '
             f'but found multiple "{role}" roles in a row'
@@ -94,8 +121,8 @@ def _check_block(block: object, path: str, role: str, marks: CacheMarks) -> None
     if "type" not in block:
         raise reject(f"{path}.type: Field required")
     kind = block["type"]
-    allowed = USER_BLOCKS if role == "user" else ASSISTANT_BLOCKS
-    if kind not in USER_BLOCKS | ASSISTANT_BLOCKS:
+    allowed = {"user": USER_BLOCKS, "assistant": ASSISTANT_BLOCKS}.get(role, SYSTEM_BLOCKS)
+    if kind not in USER_BLOCKS | ASSISTANT_BLOCKS | SYSTEM_BLOCKS:
         raise reject(
             f"{path}: Input tag '{kind}' found using 'type' does not match any of the "
             f"expected tags: {tags(allowed)}"
@@ -114,37 +141,11 @@ def _check_block(block: object, path: str, role: str, marks: CacheMarks) -> None
         for key in ("thinking", "signature"):
             if not isinstance(block.get(key), str):
                 raise reject(f"{path}.thinking.{key}: Field required")
-        if block["signature"] != thinking_signature(block["thinking"]):
-            raise reject(f"{path}: Invalid `signature` in `thinking` block")
     elif kind == "redacted_thinking" and not isinstance(block.get("data"), str):
         raise reject(f"{path}.redacted_thinking.data: Field required")
     if block.get("cache_control") is not None and kind in ("thinking", "redacted_thinking"):
         raise reject(f"{path}.{kind}.cache_control: Extra inputs are not permitted")
     marks.check(block, path)
-
-
-def thinking_signature(thinking: str) -> str:
-    """The signature this server gives a thinking block. The real API signs thinking so a
-    client cannot edit it; a block passed back changed (or with another signature) fails."""
-    digest = hashlib.sha256(b"fake-thinking-signature\0" + thinking.encode("utf-8"))
-    return digest.hexdigest()
-
-
-def check_thinking_param(body: JsonObject) -> None:
-    thinking = body.get("thinking")
-    if thinking is None:
-        return
-    if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "disabled"):
-        raise reject("thinking.type: Input should be 'enabled' or 'disabled'")
-    if thinking["type"] == "disabled":
-        return
-    budget = thinking.get("budget_tokens")
-    if not isinstance(budget, int) or budget < 1024:
-        raise reject(
-            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
-        )
-    if isinstance(body.get("max_tokens"), int) and budget >= body["max_tokens"]:
-        raise reject("`max_tokens` must be greater than `thinking.budget_tokens`")
 
 
 def _check_source(block: JsonObject, path: str, *, image: bool) -> None:
@@ -200,7 +201,7 @@ def _check_tool_result(block: JsonObject, path: str, marks: CacheMarks) -> None:
 
 
 def _check_final_assistant(message: JsonObject) -> None:
-    if message["role"] != "assistant":
+    if message.get("role") != "assistant":
         return
     content = message["content"]
     if isinstance(content, str):
@@ -218,32 +219,55 @@ def _block_list(message: JsonObject) -> list[JsonObject]:
     return [] if isinstance(content, str) else list(content)
 
 
-def _check_tool_pairing(messages: list[JsonObject]) -> None:
-    """Every tool_use is answered first thing in the next message; no result is orphaned."""
-    seen_ids: set[str] = set()
+def _merged_turns(messages: list[JsonObject]) -> tuple[list[JsonObject], list[int]]:
+    """The user and assistant turns as the API reads them: consecutive turns of one role
+    merged into one, system messages left out. Beside them, the index of each turn's first
+    message, for the paths of errors."""
+    turns: list[JsonObject] = []
+    indices: list[int] = []
     for index, message in enumerate(messages):
-        blocks = _block_list(message)
-        if message["role"] == "user":
-            _check_results_answer_previous(messages, index)
+        if message["role"] == "system":
+            continue
+        if turns and turns[-1]["role"] == message["role"]:
+            turns[-1]["content"] = _block_list(turns[-1]) + _block_list(message)
+            continue
+        turns.append({"role": message["role"], "content": _block_list(message)})
+        indices.append(index)
+    return turns, indices
+
+
+def _check_tool_pairing(turns: list[JsonObject], indices: list[int]) -> None:
+    """Every tool_use is answered first thing in the next turn; no result is orphaned."""
+    seen_ids: set[str] = set()
+    for turn_index, turn in enumerate(turns):
+        blocks = _block_list(turn)
+        if turn["role"] == "user":
+            _check_results_answer_previous(turns, indices, turn_index)
             continue
         uses = [(pos, b["id"]) for pos, b in enumerate(blocks) if b["type"] == "tool_use"]
         for position, tool_use_id in uses:
             if tool_use_id in seen_ids:
-                raise reject(f"messages.{index}.content.{position}: `tool_use` ids must be unique")
+                raise reject(
+                    f"messages.{indices[turn_index]}.content.{position}: `tool_use` ids must be "
+                    "unique"
+                )
             seen_ids.add(tool_use_id)
         if uses:
-            _check_uses_answered(messages, index, [tool_use_id for _, tool_use_id in uses])
+            _check_uses_answered(turns, indices, turn_index, [use_id for _, use_id in uses])
 
 
-def _check_uses_answered(messages: list[JsonObject], index: int, use_ids: list[str]) -> None:
-    following = _block_list(messages[index + 1]) if index + 1 < len(messages) else []
+def _check_uses_answered(
+    turns: list[JsonObject], indices: list[int], turn_index: int, use_ids: list[str]
+) -> None:
+    has_next = turn_index + 1 < len(turns)
+    following = _block_list(turns[turn_index + 1]) if has_next else []
     result_ids = [b["tool_use_id"] for b in following if b["type"] == "tool_result"]
     missing = [tool_use_id for tool_use_id in use_ids if tool_use_id not in result_ids]
     if missing:
         raise reject(
-            f"messages.{index}: `tool_use` ids were found without `tool_result` blocks "
-            f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
-            "corresponding `tool_result` block in the next message."
+            f"messages.{indices[turn_index]}: `tool_use` ids were found without `tool_result` "
+            f"blocks immediately after: {', '.join(missing)}. Each `tool_use` block must have "
+            "a corresponding `tool_result` block in the next message."
         )
     leading = 0
     for block in following:
@@ -252,21 +276,23 @@ def _check_uses_answered(messages: list[JsonObject], index: int, use_ids: list[s
         leading += 1
     if leading < len(use_ids):
         raise reject(
-            f"messages.{index + 1}: Did not find {len(use_ids)} `tool_result` block(s) at the "
-            "beginning of this message. Messages following `tool_use` blocks must begin with "
-            "a matching number of `tool_result` blocks."
+            f"messages.{indices[turn_index + 1]}: Did not find {len(use_ids)} `tool_result` "
+            "block(s) at the beginning of this message. Messages following `tool_use` blocks "
+            "must begin with a matching number of `tool_result` blocks."
         )
 
 
-def _check_results_answer_previous(messages: list[JsonObject], index: int) -> None:
-    previous = _block_list(messages[index - 1]) if index > 0 else []
+def _check_results_answer_previous(
+    turns: list[JsonObject], indices: list[int], turn_index: int
+) -> None:
+    previous = _block_list(turns[turn_index - 1]) if turn_index > 0 else []
     use_ids = {b["id"] for b in previous if b["type"] == "tool_use"}
     answered: set[str] = set()
-    for position, block in enumerate(_block_list(messages[index])):
+    for position, block in enumerate(_block_list(turns[turn_index])):
         if block["type"] != "tool_result":
             continue
         tool_use_id = block["tool_use_id"]
-        path = f"messages.{index}.content.{position}"
+        path = f"messages.{indices[turn_index]}.content.{position}"
         if tool_use_id not in use_ids:
             raise reject(
                 f"{path}: unexpected `tool_use_id` found in `tool_result` blocks: {tool_use_id}. "

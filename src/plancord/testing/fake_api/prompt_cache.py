@@ -73,32 +73,61 @@ def _has_cache_control(block: JsonObject) -> bool:
     )
 
 
-def _raw_parts(body: JsonObject) -> Iterator[tuple[JsonObject, bool]]:
+_NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
+"""Blocks that cannot carry a breakpoint (docs/build-with-claude/prompt-caching)."""
+
+
+def _raw_parts(body: JsonObject) -> Iterator[tuple[JsonObject, bool, object]]:
+    """Each prompt part, whether it carries a breakpoint, and the block that could hold the
+    automatic one (None where no breakpoint may go)."""
     for tool in body.get("tools") or []:
-        yield {"tool": _without_cache_control(tool)}, _has_cache_control(tool)
+        yield {"tool": _without_cache_control(tool)}, _has_cache_control(tool), tool
     system = body.get("system")
     if isinstance(system, str) and system:
-        yield {"system": {"type": "text", "text": system}}, False
+        yield {"system": {"type": "text", "text": system}}, False, system
     elif isinstance(system, list):
         for block in system:
-            yield {"system": _without_cache_control(block)}, _has_cache_control(block)
+            yield {"system": _without_cache_control(block)}, _has_cache_control(block), block
     for message in body["messages"]:
         content = message["content"]
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         for block in blocks:
             part = {"role": message["role"], "block": _without_cache_control(block)}
-            yield part, _has_cache_control(block)
+            holder: object = block
+            if isinstance(content, str):
+                holder = content
+            elif block.get("type") in _NOT_CACHEABLE:
+                holder = None
+            yield part, _has_cache_control(block), holder
+
+
+def _automatic_index(raw: list[tuple[JsonObject, bool, object]]) -> int | None:
+    """docs/build-with-claude/prompt-caching: the top-level ``cache_control`` lands on the
+    last cacheable block; past one that is not eligible, the nearest eligible one before it."""
+    for index in range(len(raw) - 1, -1, -1):
+        if raw[index][2] is not None:
+            return index
+    return None
+
+
+def automatic_breakpoint(body: JsonObject) -> JsonObject | None:
+    """The block the top-level breakpoint lands on, when it is a block (not a string)."""
+    raw = list(_raw_parts(body))
+    index = _automatic_index(raw)
+    holder = raw[index][2] if index is not None else None
+    return holder if isinstance(holder, dict) else None
 
 
 def prompt_parts(body: JsonObject) -> list[_PromptPart]:
     """The prompt as ordered parts, each with the hash of the prefix it ends."""
     raw = list(_raw_parts(body))
-    if body.get("cache_control") is not None and raw:
-        raw[-1] = (raw[-1][0], True)
+    automatic = _automatic_index(raw) if body.get("cache_control") is not None else None
+    if automatic is not None:
+        raw[automatic] = (raw[automatic][0], True, raw[automatic][2])
     running = hashlib.sha256()
     running.update(b"[" + canonical_json(body["model"]).encode())
     parts: list[_PromptPart] = []
-    for part, breakpoint in raw:
+    for part, breakpoint, _ in raw:
         encoded = canonical_json(part).encode()
         running.update(b"," + encoded)
         snapshot = running.copy()
@@ -112,12 +141,14 @@ class PromptCache:
 
     Entries live for their TTL (5 minutes, or an hour when the request marks a breakpoint
     with ``ttl: "1h"``), measured on ``clock``; a read refreshes an entry's lifetime, as the
-    real cache does. The TTL of a request is the longest it asks for on any breakpoint."""
+    real cache does. The TTL of a request is the longest it asks for on any breakpoint.
+    A prefix shorter than ``min_cacheable_tokens`` is neither written nor read; left None,
+    the floor is the model's (``account``'s ``model_floor``)."""
 
     def __init__(
         self,
         *,
-        min_cacheable_tokens: int = 0,
+        min_cacheable_tokens: int | None = 0,
         lookback_blocks: int = 20,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -138,8 +169,11 @@ class PromptCache:
         expiry = self._entries.get(prefix_hash)
         return expiry is not None and expiry > now
 
-    def account(self, body: JsonObject, output_tokens: int) -> SimulatedUsage:
+    def account(
+        self, body: JsonObject, output_tokens: int, *, model_floor: int = 0
+    ) -> SimulatedUsage:
         """Compute the usage of a request and remember the prefixes it caches."""
+        floor = self.min_cacheable_tokens if self.min_cacheable_tokens is not None else model_floor
         parts = prompt_parts(body)
         prefix_tokens: list[int] = []
         total = 0
@@ -149,7 +183,7 @@ class PromptCache:
         breakpoints = [
             index
             for index, part in enumerate(parts)
-            if part.breakpoint and prefix_tokens[index] >= self.min_cacheable_tokens
+            if part.breakpoint and prefix_tokens[index] >= floor
         ]
         now = self.clock()
         ttl = 3600.0 if '"ttl":"1h"' in canonical_json(body) else 300.0

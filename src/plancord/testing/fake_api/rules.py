@@ -33,6 +33,10 @@ USER_BLOCKS = frozenset({"text", "image", "document", "search_result", "tool_res
 ASSISTANT_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
 
 
+SYSTEM_BLOCKS = frozenset({"text", "tool_addition", "tool_removal"})
+"""docs/build-with-claude/mid-conversation-system-messages: text, and the tool changes."""
+
+
 TOOL_RESULT_BLOCKS = frozenset({"text", "image", "document", "search_result", "tool_reference"})
 
 

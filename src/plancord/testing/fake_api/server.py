@@ -12,31 +12,32 @@ from typing import Any
 from aiohttp import web
 from anthropic import AsyncAnthropic
 
-from plancord.llm.models import MODEL_LIMITS, ModelLimits
-from plancord.testing.fake_api.answers import check_answer
-from plancord.testing.fake_api.conversation import thinking_signature
-from plancord.testing.fake_api.limits import check_model
+from plancord.testing.fake_api.limits import check_model, model_rule
 from plancord.testing.fake_api.prompt_cache import (
     PromptCache,
     SimulatedUsage,
     canonical_json,
-    estimate_tokens,
     prompt_parts,
 )
+from plancord.testing.fake_api.replies import ReplyRenderer, ReplyRequest
 from plancord.testing.fake_api.rules import RequestRejected
 from plancord.testing.fake_api.script import (
-    AssistantBlock,
     ErrorReply,
-    Reply,
     Script,
     ScriptFunction,
-    Text,
-    Thinking,
     Turn,
 )
+from plancord.testing.fake_api.service_rules import (
+    LAX_TEST_RULE,
+    HasLimits,
+    ModelRule,
+    ModelTable,
+)
 from plancord.testing.fake_api.streaming import stream_events
+from plancord.testing.fake_api.thinking_binding import check_bindings
 from plancord.testing.fake_api.validation import check_headers, validate_request
-from plancord.testing.fake_api.wire import FAKE_MODELS, JsonObject
+from plancord.testing.fake_api.version_rules import RequestContext
+from plancord.testing.fake_api.wire import JsonObject
 
 #: The API's limit on one Messages request (32 MB, answered by its front with 413).
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
@@ -62,6 +63,11 @@ class FakeAnthropicServer:
     `script_errors`. Validation happens before a turn is consumed, so a rejected request does
     not use up the script. `cache` holds the simulated prompt cache (`cache.clear()` expires
     it).
+
+    The models it serves are ``service_rules.MODEL_RULES`` (the service's documented rows and
+    the lax test models), or ``models`` alone when given: a ``ModelRule`` each, or a
+    ``ModelLimits`` for a test model with the lax rules and those limits. The prompt cache's
+    floor is the model's (``min_cacheable_tokens`` overrides it for every model).
     """
 
     def __init__(
@@ -69,16 +75,13 @@ class FakeAnthropicServer:
         script: Script = (),
         *,
         api_key: str | None = None,
-        min_cacheable_tokens: int = 0,
+        min_cacheable_tokens: int | None = None,
         cache_lookback_blocks: int = 20,
         host: str = "127.0.0.1",
-        models: Mapping[str, ModelLimits] | None = None,
+        models: Mapping[str, ModelRule | HasLimits] | None = None,
         cache_clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.models: dict[str, ModelLimits] = (
-            dict(models) if models is not None else {**MODEL_LIMITS, **FAKE_MODELS}
-        )
-        self._served_tool_use_ids: set[str] = set()
+        self.models = ModelTable.of(models)
         self._turns: list[Turn] | None = None if callable(script) else list(script)
         self._script_function: ScriptFunction | None = script if callable(script) else None
         self._api_key = api_key
@@ -99,7 +102,7 @@ class FakeAnthropicServer:
         self.token_count_requests: list[JsonObject] = []
         self.script_errors: list[Exception] = []
         self.turns_served = 0
-        self._id_counters: dict[str, int] = {}
+        self._renderer = ReplyRenderer(self.cache)
         self._runner: web.AppRunner | None = None
         self._url: str | None = None
         self._clients: list[AsyncAnthropic] = []
@@ -166,9 +169,7 @@ class FakeAnthropicServer:
         self._turns.extend(turns)
 
     def _next_id(self, prefix: str) -> str:
-        number = self._id_counters.get(prefix, 0) + 1
-        self._id_counters[prefix] = number
-        return f"{prefix}_fake{number:016d}"
+        return self._renderer.next_id(prefix)
 
     async def _next_turn(self, body: JsonObject) -> Turn | None:
         if self._script_function is not None:
@@ -222,8 +223,11 @@ class FakeAnthropicServer:
             self.requests.append(body)
         try:
             check_headers(request.headers, api_key=self._api_key)
-            valid = validate_request(body)
+            context = RequestContext.of(request.headers)
+            rule = self._rule_for(body)
+            valid = validate_request(body, rule=rule, context=context)
             check_model(valid, self.models)
+            binding = check_bindings(valid, rule, context)
         except RequestRejected as rejected:
             return self._refuse(body, rejected)
         try:
@@ -252,12 +256,16 @@ class FakeAnthropicServer:
                 headers["retry-after-ms"] = str(max(1, round(turn.retry_after * 1000)))
             return self._error(turn.status, turn.error_type, turn.message, headers)
         try:
-            message = self._render(turn, valid)
+            message, usage = self._renderer.render(
+                turn, ReplyRequest(valid, rule, context, binding)
+            )
         except ValueError as error:
             self.script_errors.append(error)
             return self._error(
                 500, "api_error", f"fake Anthropic server: {error}", {"x-should-retry": "false"}
             )
+        self.usages.append(usage)
+        self.responses.append(message)
         if valid.get("stream"):
             return await self._stream(request, message)
         return web.json_response(message, headers={"request-id": self._next_id("req")})
@@ -271,9 +279,11 @@ class FakeAnthropicServer:
             self.token_count_requests.append(body)
         try:
             check_headers(request.headers, api_key=self._api_key)
-            valid = validate_request(body, count_tokens=True)
-            if valid["model"] not in self.models:
-                raise RequestRejected(f"model: {valid['model']}", status=404)
+            context = RequestContext.of(request.headers)
+            valid = validate_request(
+                body, count_tokens=True, rule=self._rule_for(body), context=context
+            )
+            model_rule(valid, self.models)
         except RequestRejected as rejected:
             return self._refuse(body, rejected)
         tokens = sum(part.tokens for part in prompt_parts(valid))
@@ -282,54 +292,11 @@ class FakeAnthropicServer:
     async def _handle_unknown(self, request: web.Request) -> web.Response:
         return self._error(404, "not_found_error", f"Not Found: {request.method} {request.path}")
 
-    def _render_block(self, block: AssistantBlock) -> JsonObject:
-        if isinstance(block, Text):
-            return {"type": "text", "text": block.text}
-        if isinstance(block, Thinking):
-            signature = block.signature or thinking_signature(block.thinking)
-            return {"type": "thinking", "thinking": block.thinking, "signature": signature}
-        tool_use_id = block.id or self._next_id("toolu")
-        if tool_use_id in self._served_tool_use_ids:
-            raise ValueError(
-                f"the script reuses tool_use id {tool_use_id!r}; the API never repeats one"
-            )
-        self._served_tool_use_ids.add(tool_use_id)
-        return {
-            "type": "tool_use",
-            "id": tool_use_id,
-            "name": block.name,
-            "input": dict(block.input),
-        }
-
-    def _render(self, reply: Reply, body: JsonObject) -> JsonObject:
-        check_answer(reply, body)
-        content = [self._render_block(block) for block in reply.blocks]
-        if reply.output_tokens is not None:
-            output_tokens = reply.output_tokens
-        elif reply.stop_reason == "max_tokens":
-            output_tokens = body["max_tokens"]
-        else:
-            output_tokens = max(1, estimate_tokens(content))
-        usage = self.cache.account(body, output_tokens)
-        self.usages.append(usage)
-        message: JsonObject = {
-            "id": self._next_id("msg"),
-            "type": "message",
-            "role": "assistant",
-            "model": body["model"],
-            "content": content,
-            "stop_reason": reply.stop_reason,
-            "stop_sequence": None,
-            "usage": usage.as_json(),
-        }
-        if reply.stop_reason == "refusal":
-            message["stop_details"] = {
-                "type": "refusal",
-                "category": reply.refusal_category,
-                "explanation": reply.refusal_explanation,
-            }
-        self.responses.append(message)
-        return message
+    def _rule_for(self, body: object) -> ModelRule:
+        """The rules to validate ``body`` by: its model's row, or the lax one when the model
+        is missing or unknown (the request then fails on its model)."""
+        model = body.get("model") if isinstance(body, dict) else None
+        return self.models.get(model) or LAX_TEST_RULE
 
     async def _stream(self, request: web.Request, message: JsonObject) -> web.StreamResponse:
         response = web.StreamResponse(
@@ -361,7 +328,7 @@ class FakeAnthropicServers:
         script: Script = (),
         *,
         api_key: str | None = None,
-        min_cacheable_tokens: int = 0,
+        min_cacheable_tokens: int | None = None,
         cache_lookback_blocks: int = 20,
     ) -> FakeAnthropicServer:
         server = FakeAnthropicServer(

@@ -34,8 +34,9 @@ def stream_events(message: JsonObject) -> Iterator[JsonObject]:
             deltas = [{"type": "text_delta", "text": piece} for piece in _chunks(block["text"])]
         elif block["type"] == "thinking":
             start = {"type": "thinking", "thinking": "", "signature": ""}
+            pieces = _chunks(block["thinking"]) if block["thinking"] else []
             deltas = [
-                *({"type": "thinking_delta", "thinking": p} for p in _chunks(block["thinking"])),
+                *({"type": "thinking_delta", "thinking": piece} for piece in pieces),
                 {"type": "signature_delta", "signature": block["signature"]},
             ]
         else:

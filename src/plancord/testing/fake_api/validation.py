@@ -1,5 +1,7 @@
 """The request rules of the Messages API that do not depend on the conversation: headers,
-parameters, tools, system, max_tokens and thinking settings, cache breakpoints."""
+parameters, tools, system, max_tokens, cache breakpoints; then the version's rules
+(``version_rules``), the model's (``model_rules``) and the conversation's
+(``conversation``)."""
 
 from __future__ import annotations
 
@@ -12,16 +14,19 @@ from anthropic.types.beta import message_create_params as beta_message_create_pa
 from plancord.testing.fake_api.conversation import (
     check_cache_marks,
     check_messages,
-    check_thinking_param,
     check_tool_choice,
 )
 from plancord.testing.fake_api.json_schema import strict_schema_problem
+from plancord.testing.fake_api.model_rules import check_model_rules
+from plancord.testing.fake_api.prompt_cache import automatic_breakpoint
 from plancord.testing.fake_api.rules import (
     CacheMarks,
     RequestRejected,
     check_text,
     reject,
 )
+from plancord.testing.fake_api.service_rules import LAX_TEST_RULE, ModelRule
+from plancord.testing.fake_api.version_rules import RequestContext, check_version_rules
 from plancord.testing.fake_api.wire import TOOL_NAME_PATTERN, JsonObject
 
 
@@ -58,12 +63,19 @@ def check_headers(headers: Mapping[str, str], *, api_key: str | None) -> None:
         raise RequestRejected("x-api-key header is required", status=401)
     if api_key is not None and key != api_key:
         raise RequestRejected("invalid x-api-key", status=401)
-    if not headers.get("anthropic-version", "").strip():
-        raise RequestRejected("anthropic-version: header is required")
+    RequestContext.of(headers)
 
 
-def validate_request(body: object, *, count_tokens: bool = False) -> JsonObject:
-    """Apply the Messages API's request rules; return the body or raise `RequestRejected`."""
+def validate_request(
+    body: object,
+    *,
+    count_tokens: bool = False,
+    rule: ModelRule = LAX_TEST_RULE,
+    context: RequestContext | None = None,
+) -> JsonObject:
+    """Apply the Messages API's request rules for ``rule``'s model and the request's headers
+    (``context``); return the body or raise `RequestRejected`."""
+    context = context or RequestContext()
     if not isinstance(body, dict):
         raise reject("There was an issue with your request body: expected a JSON object")
     known = _COUNT_TOKENS_PARAMS if count_tokens else _CREATE_PARAMS
@@ -76,23 +88,47 @@ def validate_request(body: object, *, count_tokens: bool = False) -> JsonObject:
         raise reject("model: Input should be a valid string")
     if not count_tokens:
         _check_max_tokens(body)
-        check_thinking_param(body)
+    check_version_rules(body, context)
     if "messages" not in body:
         raise reject("messages: Field required")
     marks = CacheMarks()
     tool_names = _check_tools(body.get("tools"), marks)
     _check_system(body.get("system"), marks)
-    check_messages(body["messages"], marks)
+    check_messages(body["messages"], marks, rule, context)
     check_tool_choice(
         body.get("tool_choice"),
         tool_names,
         has_tools="tools" in body,
         thinking=body.get("thinking"),
     )
+    check_model_rules(body, rule, context, count_tokens=count_tokens)
     if body.get("cache_control") is not None:
-        marks.check(body, "")
+        _check_automatic_breakpoint(body, marks)
     check_cache_marks(marks)
     return body
+
+
+def _check_automatic_breakpoint(body: JsonObject, marks: CacheMarks) -> None:
+    """docs/build-with-claude/prompt-caching ("Automatic caching", edge cases): the top-level
+    breakpoint lands on the last cacheable block and takes one of the 4 slots; on a block
+    that already has one with the same TTL it is a no-op, with another TTL a 400."""
+    explicit = len(marks.ttls)
+    marks.check(body, "")
+    ttl = marks.ttls.pop()
+    target = automatic_breakpoint(body)
+    if target is not None and isinstance(target.get("cache_control"), dict):
+        if target["cache_control"].get("ttl", "5m") != ttl:
+            raise reject(
+                "cache_control: the last cacheable block already has a `cache_control` with "
+                "another ttl than the top-level one"
+            )
+        return
+    if explicit >= 4:
+        raise reject(
+            "cache_control: automatic caching needs a free breakpoint slot, and the request "
+            f"already has {explicit} blocks with cache_control"
+        )
+    marks.ttls.append(ttl)
 
 
 def _check_max_tokens(body: JsonObject) -> None:
