@@ -36,7 +36,7 @@ async def test_the_time_limit_ends_the_sub_agent_with_a_result_saying_so(
         model=model,
         conversations=ConversationStore(store.db),
         clock=clock,
-        model_for=lambda name, record: "claude-fake-test-model",
+        model_for=lambda name, record: "claude-sonnet-5-5",
         limits=ExploreLimits(timeout_seconds=0.5),
     )
     subagents.bind(ToolRegistry(default_tools()))

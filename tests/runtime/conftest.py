@@ -31,6 +31,17 @@ from tests.runtime.builders import MODEL, build_runtime
 ANA = Actor.user(42, "ana")
 
 
+def last_user(request: dict[str, Any]) -> dict[str, Any]:
+    """The newest user message of a request (host instructions may follow it)."""
+    users = [m for m in request["messages"] if m["role"] == "user"]
+    return users[-1] if users else {"role": "user", "content": []}
+
+
+def first_call(request: dict[str, Any]) -> bool:
+    """Whether a request is its conversation's first (the model has not answered yet)."""
+    return not any(m["role"] == "assistant" for m in request["messages"])
+
+
 @dataclass
 class ChannelRecorder:
     """The Notifier port as a test sees it: everything the channel would show."""
@@ -87,7 +98,7 @@ class Harness:
         await self.runtime.wait_idle("ada")
 
     def tool_results(self, request_index: int) -> list[dict[str, Any]]:
-        last = self.server.requests[request_index]["messages"][-1]
+        last = last_user(self.server.requests[request_index])
         return [b for b in last["content"] if b.get("type") == "tool_result"]
 
     def regime(self, request_index: int) -> str:

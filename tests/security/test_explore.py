@@ -104,7 +104,7 @@ async def test_cancelling_the_agent_stops_its_sub_agent(hostile: Any) -> None:
 
 
 async def test_a_sub_agents_cost_counts_in_the_plans_cost(hostile: Any) -> None:
-    prices = {"claude-fake-test-model": {"input": 3.0, "output": 15.0}}
+    prices = {"claude-sonnet-5-5": {"input": 3.0, "output": 15.0}}
     plan = {"summary": "Document the entry point", "steps": [{"description": "Write it down"}]}
     script = [
         tool_turn(ToolCall("explore", {"question": QUESTION})),

@@ -35,7 +35,7 @@ from plancord.gc_tuning import GcTuning
 from plancord.llm.anthropic_client import AnthropicModelClient
 from plancord.testing.anthropic_server import FakeAnthropicServer, Script
 
-MODEL = "claude-fake-test-model"
+MODEL = "claude-sonnet-5-5"
 PROGRESS_DEBOUNCE_SECONDS = 0.05
 
 

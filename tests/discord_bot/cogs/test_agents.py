@@ -10,7 +10,7 @@ from plancord.core.errors import AgentNotFound
 from plancord.discord_bot.shared.confirm import NOT_YOURS
 from tests.discord_bot.agent_scene import Scene, SceneFactory
 
-MODEL = "claude-fake-test-model"
+MODEL = "claude-sonnet-5-5"
 
 
 @pytest.fixture
