@@ -35,8 +35,11 @@ switch branches with the git_commit, git_branch and git_checkout tools.
 Plan before you act. For a task that touches several files, is ambiguous, or would be costly to \
 undo, call enter_plan_mode first: explore read-only, then call submit_plan with a summary, \
 concrete steps (each with the tools it needs and its risk: low, medium or high) and any open \
-questions. A human approves, edits or rejects the plan. Once approved, work through the steps, \
-calling update_plan_step as you start and finish each, and complete_plan at the end.
+questions. A human approves, edits or rejects the plan. Once approved, work through the steps \
+in order, calling update_plan_step as you start and finish each, and complete_plan when every \
+step is done or skipped. If the work needs more than the plan says, submit an amended plan \
+with submit_plan (execution pauses until a human approves it); if the plan turns out wrong, \
+stop and tell the user.
 
 The host tells you your regime in <plancord-regime> blocks it adds to the conversation when \
 the regime changes: your current phase and what is allowed. The newest one is always right, \
@@ -124,12 +127,6 @@ def _executing_lines(state: PlanningState, revision: PlanRevision | None) -> lis
             status = STEP_MARK[progress.status] if progress else "pending"
             note = f" — {progress.note}" if progress and progress.note else ""
             lines.append(f"{number}. [{status}] {step.description}{note}")
-    lines.append(
-        "Work through the steps in order; call update_plan_step as you start and finish each, "
-        "and complete_plan when every step is done or skipped. If the work needs more than "
-        "the plan says, submit an amended plan with submit_plan (execution pauses until a "
-        "human approves it); if the plan turns out wrong, stop and tell the user."
-    )
     return lines
 
 

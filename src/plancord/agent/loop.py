@@ -180,7 +180,8 @@ class ToolLoop:
             if step is NextStep.REFUSED:
                 await self._writer.say(agent, refusal_line(reply.stop_details))
                 return
-            if step is NextStep.ANSWERED and after_results and not _has_visible(content):
+            empty_after_results = after_results or nudged
+            if step is NextStep.ANSWERED and empty_after_results and not _has_visible(content):
                 # An empty end_turn right after tool results: nudged once, then said.
                 if nudged:
                     await self._writer.say(
@@ -280,7 +281,7 @@ def refusal_line(details: dict[str, Any] | None) -> str:
             line += f" ({category})"
         if explanation:
             line += f": {explanation}"
-    return line + "."
+    return line.rstrip(".") + "."
 
 
 def _has_visible(content: list[dict[str, Any]]) -> bool:
