@@ -591,3 +591,32 @@ def test_cli_bad_config_is_one_line_exit_2(tmp_path: Path, command: str) -> None
     assert "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith(f"plancord: {bad_file}:2: plan_mode.approval_timeout: ")
+
+
+def test_thinking_and_effort_reach_the_runtime_settings(tmp_path: Path) -> None:
+    from plancord.app.runtime_parts import runtime_settings
+
+    config = load_config(
+        write_config(
+            tmp_path,
+            "anthropic:\n  effort: medium\n  thinking: false\n"
+            "agents:\n  deep:\n    effort: xhigh\n    thinking: true\n",
+        )
+    )
+    settings = runtime_settings(config)
+    assert settings.thinking.effort == "medium" and settings.thinking.enabled is False
+    deep = settings.agents["deep"]
+    assert (deep.effort, deep.thinking) == ("xhigh", True)
+    assert load_config(write_config(tmp_path, "")).anthropic.thinking is None
+
+
+def test_an_effort_the_api_does_not_define_is_a_config_error(tmp_path: Path) -> None:
+    for text in (
+        "anthropic:\n  effort: huge\n",
+        "anthropic:\n  effort: High\n",
+        "agents:\n  a:\n    effort: 3\n",
+    ):
+        with pytest.raises(
+            ConfigError, match=r"effort: .* use 'low', 'medium', 'high', 'xhigh' or 'max'"
+        ):
+            load_config(write_config(tmp_path, text))

@@ -79,3 +79,17 @@ def usage_of(message: Message) -> tuple[int, int, int]:
     assert usage.cache_creation_input_tokens is not None
     assert usage.cache_read_input_tokens is not None
     return usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens
+
+
+STRICT_MODEL = "claude-sonnet-5-5"
+"""The bot's default model: the fake applies the service's rules of today to it."""
+
+
+def strict_body(**changes: Any) -> Body:
+    """``base_body`` on the default model (``max_tokens`` above the thinking it does)."""
+    return {**base_body(), "model": STRICT_MODEL, "max_tokens": 4096, **changes}
+
+
+def content_of(message: Any) -> list[Body]:
+    """A reply's content as the bot sends it back: the SDK's blocks dumped without nulls."""
+    return [block.model_dump(mode="json", exclude_none=True) for block in message.content]

@@ -43,15 +43,22 @@ class ThinkingSettings:
         override: AgentOverrides | None,
         *,
         drop_mismatched_thinking: bool = False,
+        conversation_effort: str | None = None,
     ) -> ThinkingFields:
         """The request's ``thinking``, ``output_config`` and betas for an agent on ``model``;
         ``drop_mismatched_thinking`` adds ``block_binding.prefix_mismatch_behavior:
-        "drop_block"`` and its beta where the request thinks adaptively."""
+        "drop_block"`` and its beta where the request thinks adaptively.
+
+        ``conversation_effort``, the effort the conversation's earlier requests were sent
+        with, wins over the configured one: Sonnet 5.5 refuses an effort change in the middle
+        of a ``between_tools`` conversation (whats-new-sonnet-5-5), so a config edited
+        between two turns must not change it."""
         enabled = self.enabled
         effort = self.effort
         if override is not None:
             enabled = override.thinking if override.thinking is not None else enabled
             effort = override.effort or effort
+        effort = conversation_effort or effort
         return thinking_fields(
             model,
             thinking=enabled,

@@ -126,7 +126,7 @@ class AnthropicModelClient:
 
 def refused_before_sending(request: ModelRequest) -> str | None:
     """Why the API would certainly refuse ``request``, or None: a retired model, a forced
-    tool choice to a model the table says refuses it (or under ``enabled`` thinking)."""
+    tool choice to a model the table says refuses it."""
     retired = retired_model_message(request.model)
     if retired is not None:
         return retired
@@ -139,8 +139,6 @@ def refused_before_sending(request: ModelRequest) -> str | None:
     caps = MODEL_CAPABILITIES.get(request.model)
     if caps is not None and not caps.forced_tool_choice:
         return f"{request.model} refuses a forced tool_choice; let the model choose (auto)."
-    if request.thinking is not None and request.thinking.get("type") == "enabled":
-        return "A forced tool_choice is refused with extended thinking (thinking.type enabled)."
     return None
 
 
@@ -206,11 +204,16 @@ def _first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def _detail(exc: anthropic.APIStatusError) -> str:
+def _error_field(exc: anthropic.APIStatusError, name: str) -> str | None:
+    """``error.<name>`` of the API's error body, when it is a string."""
     body = exc.body
     error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return str(message or "") or str(exc)
+    value = error.get(name) if isinstance(error, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _detail(exc: anthropic.APIStatusError) -> str:
+    return _error_field(exc, "message") or str(exc)
 
 
 def _status_failure(exc: anthropic.APIStatusError) -> ModelCallFailed:
@@ -218,7 +221,11 @@ def _status_failure(exc: anthropic.APIStatusError) -> ModelCallFailed:
     status = exc.status_code
     wait = retry_after_seconds(exc.response.headers)
     later = f" Try again after {retry_at(wait)}." if wait is not None else ""
-    if status == 400 and PREFIX_MISMATCH in detail:
+    if (
+        status == 400
+        and _error_field(exc, "type") == "invalid_request_error"
+        and PREFIX_MISMATCH in detail
+    ):
         return ThinkingPrefixMismatch(
             "The model API refused a thinking block sent back because the conversation "
             f"before it changed: {detail}"

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from plancord.testing.fake_api.prompt_cache import prompt_parts
 from plancord.testing.fake_api.rules import RequestRejected, reject
-from plancord.testing.fake_api.service_rules import ModelRule, ModelTable
+from plancord.testing.fake_api.service_rules import HasLimits, ModelRule, ModelTable
 from plancord.testing.fake_api.wire import JsonObject
 
 
@@ -19,9 +21,11 @@ def model_rule(body: JsonObject, table: ModelTable) -> ModelRule:
     return rule
 
 
-def check_model(body: JsonObject, table: ModelTable) -> ModelRule:
+def check_model(
+    body: JsonObject, table: ModelTable | Mapping[str, ModelRule | HasLimits]
+) -> ModelRule:
     """The model must be served, and ``max_tokens`` and the prompt must fit it."""
-    rule = model_rule(body, table)
+    rule = model_rule(body, table if isinstance(table, ModelTable) else ModelTable.of(table))
     model = body["model"]
     max_tokens = body.get("max_tokens")
     if isinstance(max_tokens, int) and max_tokens > rule.max_output_tokens:

@@ -6,9 +6,10 @@ up-front thinking", "Text between tool calls is returned in thinking blocks"):
 
 * A model that thinks by default (``ModelRule.thinks_by_default``), asked with no
   ``thinking`` or with ``adaptive``, begins every reply with a thinking block; a script
-  that scripts none gets one. At ``display: "omitted"`` (the default there) its text is
-  empty and only the signature carries it; ``"summarized"`` returns the text; ``"updates"``
-  (beta) returns only the progress updates' text.
+  that scripts none gets one (an empty reply, a refusal before any output, stays empty).
+  At ``display: "omitted"`` (the default there) its text is empty and only the signature
+  carries it; ``"summarized"`` returns the text; ``"updates"`` (beta) returns only the
+  progress updates' text.
 * On a model whose notes between tool calls come back as progress updates
   (``progress_updates_in_thinking``), a ``Text`` before a tool call that is longer than a
   sentence or two comes back as a ``thinking`` block (empty at ``"omitted"``); a shorter
@@ -62,7 +63,7 @@ class ThinkingPlan:
                 for b in blocks
             )
         shaped: list[AssistantBlock] = []
-        if self.mode == "adaptive" and not (blocks and isinstance(blocks[0], Thinking)):
+        if self.mode == "adaptive" and blocks and not isinstance(blocks[0], Thinking):
             shaped.append(Thinking(self._shown(UP_FRONT_SUMMARY, update=False)))
         for position, block in enumerate(blocks):
             if isinstance(block, Thinking):

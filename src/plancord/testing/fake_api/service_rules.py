@@ -158,7 +158,8 @@ SONNET_4_6 = ModelRule(
 OPUS_4_6 = replace(
     SONNET_4_6,
     model="claude-opus-4-6",
-    sources=("docs/models/opus-4-6/overview", "docs/models/overview"),
+    sources=("docs/models/opus-4-6/overview", "docs/build-with-claude/prompt-caching"),
+    min_cacheable_tokens=4096,
 )
 _FOUR_FIVE = ModelRule(
     model="claude-sonnet-4-5",
@@ -171,13 +172,15 @@ _FOUR_FIVE = ModelRule(
 HAIKU_4_5 = replace(
     _FOUR_FIVE,
     model="claude-haiku-4-5",
-    sources=("docs/models/haiku-4-5/overview", "docs/models/overview"),
+    sources=("docs/models/haiku-4-5/overview", "docs/build-with-claude/prompt-caching"),
+    min_cacheable_tokens=4096,
 )
 OPUS_4_5 = replace(
     _FOUR_FIVE,
     model="claude-opus-4-5",
     sources=("docs/models/opus-4-5/overview", "docs/build-with-claude/effort"),
     efforts=frozenset({"low", "medium", "high"}),
+    min_cacheable_tokens=4096,
 )
 
 

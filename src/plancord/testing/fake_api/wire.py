@@ -24,6 +24,7 @@ FAKE_MODELS: dict[str, ModelLimits] = {
     "claude-fake-test-model": ModelLimits(64_000),
     "claude-other-fake-model": ModelLimits(64_000),
 }
-"""Model ids only this server knows, for tests that do not want to name a real model."""
+"""Model ids only this server knows, for tests that do not want to name a real model; the
+rules they follow are ``service_rules.LAX_TEST_RULE``."""
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 TOOL_USE_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
