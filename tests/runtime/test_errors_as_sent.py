@@ -57,11 +57,12 @@ async def test_an_empty_reply_after_tool_results_is_nudged_once(make_harness: An
     )
     await harness.say("status?")
     assert harness.channel.said == ["The tree is clean."]
-    # The empty reply (a thinking block and nothing else) went back as it came, and the
-    # nudge is a new user message after it.
-    *_, empty, nudged = harness.server.requests[2]["messages"]
-    assert empty == {"role": "assistant", "content": harness.server.responses[1]["content"]}
-    assert nudged == {"role": "user", "content": [{"type": "text", "text": EMPTY_REPLY_NUDGE}]}
+    # An empty reply cannot be kept (the API refuses an empty assistant turn): the nudge is
+    # a system message after the tool results, never text after them.
+    *_, results, nudged = harness.server.requests[2]["messages"]
+    assert results["role"] == "user"
+    assert nudged["role"] == "system"
+    assert nudged["content"][-1] == {"type": "text", "text": EMPTY_REPLY_NUDGE}
 
     await harness.say("again?")
     assert "without a word after the tool results" in harness.channel.said[-1]
