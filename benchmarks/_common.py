@@ -42,7 +42,7 @@ from plancord.storage.conversations import ConversationStore  # noqa: E402
 from plancord.storage.db import Database  # noqa: E402
 from plancord.storage.store import SqlStore  # noqa: E402
 
-MODEL = "claude-fake-test-model"
+MODEL = "claude-sonnet-5-5"
 ANA = Actor.user(42, "ana")
 
 

@@ -17,6 +17,7 @@ from plancord.storage.conversations import ConversationStore
 from plancord.testing.anthropic_server import FakeAnthropicServer, ToolCall, text_turn, tool_turn
 from tests.agent.conftest import FakeNotifier, MakeCtx, call
 from tests.conftest import ManualClock
+from tests.requests_seen import first_call
 
 
 async def test_the_time_limit_ends_the_sub_agent_with_a_result_saying_so(
@@ -25,7 +26,7 @@ async def test_the_time_limit_ends_the_sub_agent_with_a_result_saying_so(
     release = asyncio.Event()
 
     async def script(request: dict[str, Any]) -> Any:
-        if len(request["messages"]) == 1:
+        if first_call(request):
             return tool_turn(ToolCall("glob", {"pattern": "*"}))
         await release.wait()  # the model never answers the second call in time
         return text_turn("too late")
@@ -36,7 +37,7 @@ async def test_the_time_limit_ends_the_sub_agent_with_a_result_saying_so(
         model=model,
         conversations=ConversationStore(store.db),
         clock=clock,
-        model_for=lambda name, record: "claude-fake-test-model",
+        model_for=lambda name, record: "claude-sonnet-5-5",
         limits=ExploreLimits(timeout_seconds=0.5),
     )
     subagents.bind(ToolRegistry(default_tools()))

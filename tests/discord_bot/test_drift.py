@@ -12,6 +12,7 @@ from plancord.core.plan import Plan, PlanStep
 from plancord.core.planning import Phase
 from tests.discord_bot.plans import submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.requests_seen import last_user
 
 PLAN = {
     "summary": "Add a greeting module",
@@ -57,7 +58,7 @@ async def test_under_refuse_the_agent_is_told_and_nothing_is_written(plan_scene:
     await scene.ana.click(scene.plan_message(1), label="Approve")
     workspace = scene.app.manager.workspace_of("ada")
     assert not (workspace / "made-by-shell").exists()
-    last = scene.world.server.requests[-1]["messages"][-1]["content"]
+    last = last_user(scene.world.server.requests[-1])["content"]
     result = next(b for b in last if b.get("type") == "tool_result")
     assert result["is_error"] is True
     assert "not in the approved plan" in str(result["content"])

@@ -15,6 +15,7 @@ from plancord.core.execution import DriftDecision, ExecutionEventKind, StepOutco
 from plancord.core.planning import Phase
 from plancord.storage.executions import ExecutionStore
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.requests_seen import last_user
 from tests.world import PlanScene, buttons
 
 GREET = {
@@ -67,7 +68,7 @@ async def _events(scene: PlanScene, kind: ExecutionEventKind | None = None) -> l
 
 
 def _last_result(scene: PlanScene) -> dict[str, Any]:
-    last = scene.world.server.requests[-1]["messages"][-1]["content"]
+    last = last_user(scene.world.server.requests[-1])["content"]
     return next(b for b in last if b.get("type") == "tool_result")
 
 

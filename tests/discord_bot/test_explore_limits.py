@@ -15,6 +15,7 @@ from plancord.core.planning import Phase
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.discord_bot.exploring import QUESTION, is_sub_agent, lines, posts_of_lines
 from tests.discord_bot.plans import submitted_plan
+from tests.requests_seen import first_call
 from tests.world import PlanScene
 
 GLOB = ToolCall("glob", {"pattern": "*"})
@@ -39,7 +40,7 @@ def endless(question: str = QUESTION, more: tuple[str, ...] = ()) -> Any:
 
     async def script(request: dict[str, Any]) -> Any:
         if not is_sub_agent(request):
-            if len(request["messages"]) == 1:
+            if first_call(request):
                 call = {"question": question, "more_questions": list(more)}
                 return tool_turn(ToolCall(NAME, call))
             return text_turn("noted")
@@ -95,13 +96,13 @@ async def test_one_sub_agent_more_than_the_concurrency_waits_for_a_free_slot(
 
     async def script(request: dict[str, Any]) -> Any:
         if not is_sub_agent(request):
-            if len(request["messages"]) == 1:
+            if first_call(request):
                 call = {"question": questions[0], "more_questions": list(questions[1:])}
                 return tool_turn(ToolCall(NAME, call))
             return text_turn("thanks")
         asked = request["messages"][0]["content"][0]["text"]
         order.append(asked)
-        if len(request["messages"]) == 1:
+        if first_call(request):
             return tool_turn(GLOB)
         return text_turn(f"answer to {asked}")
 

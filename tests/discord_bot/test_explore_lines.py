@@ -20,6 +20,7 @@ from tests.discord_bot.exploring import (
     posts_of_lines,
     sub_agent_requests,
 )
+from tests.requests_seen import answered, first_call, last_user
 from tests.world import PlanScene
 
 
@@ -29,10 +30,10 @@ def exploring(*calls: ToolCall, answer: str = "It is app.py.") -> Any:
 
     async def script(request: dict[str, Any]) -> Any:
         if not is_sub_agent(request):
-            if len(request["messages"]) == 1:
+            if first_call(request):
                 return tool_turn(ToolCall(NAME, {"question": QUESTION}))
             return text_turn("thanks")
-        made = (len(request["messages"]) - 1) // 2
+        made = answered(request)
         return tool_turn(calls[made]) if made < len(calls) else text_turn(answer)
 
     return script
@@ -52,9 +53,7 @@ async def test_a_sub_agents_line_is_posted_once_edited_and_ends_done(plan_scene:
     assert line.content == edits[-1]
     assert line.content.startswith(f"✅ explore #1: {QUESTION} — done · 3 calls · ")
     assert " tokens · " in line.content and line.content.endswith(" s")
-    assert scene.world.server.requests[-1]["messages"][-1]["content"][0]["content"] == (
-        "It is app.py."
-    )
+    assert last_user(scene.world.server.requests[-1])["content"][0]["content"] == ("It is app.py.")
 
 
 async def test_a_busy_sub_agent_edits_its_line_no_faster_than_the_interval(
@@ -106,7 +105,7 @@ async def test_an_edit_discord_refuses_neither_stops_the_sub_agent_nor_its_final
 
     [line] = lines(scene)
     assert line.content.startswith(f"✅ explore #1: {QUESTION} — done · 4 calls")
-    answer = scene.world.server.requests[-1]["messages"][-1]["content"][0]
+    answer = last_user(scene.world.server.requests[-1])["content"][0]
     assert answer["content"] == "It is app.py." and "is_error" not in answer
 
 
@@ -121,7 +120,7 @@ async def test_a_line_discord_never_lets_edit_leaves_the_sub_agent_working(
 
     [line] = lines(scene)
     assert line.content.startswith(f"🔎 explore #1: {QUESTION} — 0 calls")
-    answer = scene.world.server.requests[-1]["messages"][-1]["content"][0]
+    answer = last_user(scene.world.server.requests[-1])["content"][0]
     assert answer["content"] == "It is app.py." and "is_error" not in answer
     scene.env.backend.faults.clear()
 
@@ -134,10 +133,10 @@ async def test_a_restart_ends_the_sub_agent_says_so_and_tells_the_parent(
 
     async def script(request: dict[str, Any]) -> Any:
         if not is_sub_agent(request):
-            if len(request["messages"]) == 1:
+            if first_call(request):
                 return tool_turn(ToolCall(NAME, {"question": QUESTION}))
             return text_turn("I will ask again.")
-        if len(request["messages"]) == 1:
+        if first_call(request):
             return tool_turn(ToolCall("glob", {"pattern": "*"}))
         asked.set()
         await never.wait()  # the sub-agent is still waiting for this reply at the restart

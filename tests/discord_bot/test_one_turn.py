@@ -12,6 +12,7 @@ from plancord.core.planning import Actor, Phase
 from plancord.testing.anthropic_server import JsonObject, Turn
 from tests.discord_bot.agent_scene import Scene, SceneFactory
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.requests_seen import last_user
 
 Hook = Callable[[], Awaitable[None]]
 
@@ -76,7 +77,8 @@ async def test_two_messages_at_once_start_one_loop_and_both_reach_the_model(
     assert user_texts(scene.server.requests[0]) == ["ana: first question", "ana: second question"]
     assert scene.bot_texts(channel)[-1] == "Both answered."
     stored = await scene.app.conversations.load("ada")
-    assert [m["role"] for m in stored] == ["user", "assistant", "user", "assistant"]
+    # The regime the host appended follows the first user message.
+    assert [m["role"] for m in stored] == ["user", "system", "assistant", "user", "assistant"]
 
 
 async def test_a_message_during_the_model_call_gets_its_own_answer(
@@ -126,7 +128,7 @@ async def test_plan_cancel_then_a_new_message_during_a_model_call_serves_the_new
     assert len(scene.server.requests) == 2
     results = [
         block
-        for block in scene.server.requests[1]["messages"][-1]["content"]
+        for block in last_user(scene.server.requests[1])["content"]
         if block.get("type") == "tool_result"
     ]
     assert "stopped" in results[0]["content"]

@@ -25,7 +25,7 @@ EXECUTION = [
     tool_turn(ToolCall("complete_plan", {"summary": "Both notes written."})),
     text_turn("Done."),
 ]
-PRICES = {"claude-fake-test-model": {"input": 3.0, "output": 15.0}}
+PRICES = {"claude-sonnet-5-5": {"input": 3.0, "output": 15.0}}
 
 
 async def _set_budget(scene: Any, **budget: Any) -> None:

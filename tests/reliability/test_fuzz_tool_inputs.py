@@ -206,13 +206,13 @@ async def build_world(runner: asyncio.Runner, root: Path, phase: Phase) -> World
         model=NoModel(),
         clock=clock,
         settings=RuntimeSettings(
-            default_model="claude-fake-test-model",
+            default_model="claude-sonnet-5-5",
             shell=ShellSettings(timeout_seconds=3.0, max_output_bytes=20_000),
             ask_timeout_seconds=0.1,
             permission_timeout_seconds=0.1,
         ),
     )
-    manager = AgentManager(store, agents_dir, "claude-fake-test-model", clock)
+    manager = AgentManager(store, agents_dir, "claude-sonnet-5-5", clock)
     await manager.create("ada", actor=ANA, profile="open", channel_id=1001)
     workspace = runtime.workspace_of("ada")
     sibling = root / "sibling"

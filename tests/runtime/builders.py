@@ -22,7 +22,7 @@ from plancord.storage.executions import ExecutionStore
 from plancord.storage.plan_reviews import PlanReviewStore
 from plancord.storage.store import SqlStore
 
-MODEL = "claude-fake-test-model"
+MODEL = "claude-sonnet-5-5"
 
 
 def plain_core(

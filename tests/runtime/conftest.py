@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from plancord.agent.instructions import last_regime
 from plancord.agent.manager import AgentManager
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
 from plancord.app import CoreServices, core_services
@@ -28,6 +29,17 @@ from tests.fakes.anthropic_server import FakeAnthropicServer, Script
 from tests.runtime.builders import MODEL, build_runtime
 
 ANA = Actor.user(42, "ana")
+
+
+def last_user(request: dict[str, Any]) -> dict[str, Any]:
+    """The newest user message of a request (host instructions may follow it)."""
+    users = [m for m in request["messages"] if m["role"] == "user"]
+    return users[-1] if users else {"role": "user", "content": []}
+
+
+def first_call(request: dict[str, Any]) -> bool:
+    """Whether a request is its conversation's first (the model has not answered yet)."""
+    return not any(m["role"] == "assistant" for m in request["messages"])
 
 
 @dataclass
@@ -86,13 +98,14 @@ class Harness:
         await self.runtime.wait_idle("ada")
 
     def tool_results(self, request_index: int) -> list[dict[str, Any]]:
-        last = self.server.requests[request_index]["messages"][-1]
+        last = last_user(self.server.requests[request_index])
         return [b for b in last["content"] if b.get("type") == "tool_result"]
 
     def regime(self, request_index: int) -> str:
-        last = self.server.requests[request_index]["messages"][-1]["content"][-1]
-        assert last["text"].startswith("<plancord-regime>")
-        return str(last["text"])
+        """The regime in force for that request: the newest one its messages hold."""
+        found = last_regime(self.server.requests[request_index]["messages"])
+        assert found is not None, "the request holds no regime"
+        return found[1]
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Request building: breakpoints, the regime block, and repairing interrupted histories."""
+"""The conversation as stored: repairing interrupted histories append-only, and what an edit
+of an earlier turn costs the thinking after it."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from typing import Any
 from plancord.agent.context import (
     INTERRUPTED,
     INTERRUPTED_BY_TOOL,
-    build_messages,
     repair_history,
+    settle_edit,
+    without_thinking,
 )
 
 
@@ -73,10 +75,45 @@ def test_an_orphan_result_is_dropped() -> None:
     assert [b["tool_use_id"] for b in fixed[-1]["content"]] == ["a"]
 
 
-def test_breakpoints_sit_on_the_previous_and_current_tails() -> None:
-    history = [user(TEXT), use("a"), user(result("a"))]
-    messages = build_messages(history, "<plancord-regime>x</plancord-regime>")
-    assert messages[0]["content"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert messages[2]["content"][0]["cache_control"] == {"type": "ephemeral"}
-    assert messages[2]["content"][-1]["text"].startswith("<plancord-regime>")
-    assert "cache_control" not in history[0]["content"][-1]
+THOUGHT = {"type": "thinking", "thinking": "", "signature": "sig"}
+
+
+def thought(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": [THOUGHT, *blocks]}
+
+
+def test_a_call_cut_off_at_the_end_is_answered_by_appending() -> None:
+    history = [user(TEXT), thought({"type": "tool_use", "id": "a", "name": "view", "input": {}})]
+    fixed, changed = repair_history(history)
+    start, tail = settle_edit(history, fixed)
+    assert changed
+    assert (start, tail) == (2, fixed[2:])
+    assert fixed[:2] == history
+
+
+def test_an_edit_of_an_answered_turn_drops_the_thinking_after_it_only() -> None:
+    history = [
+        user(TEXT),
+        thought(*use("a")["content"]),
+        user(result("a")),
+        thought({"type": "text", "text": "seen"}),
+        user(TEXT),
+    ]
+    edited = [*history[:2], user({**result("a"), "content": "removed"}), *history[3:]]
+    start, tail = settle_edit(history, edited)
+    assert start == 2
+    assert tail[0] == edited[2]
+    assert tail[1] == {"role": "assistant", "content": [{"type": "text", "text": "seen"}]}
+    assert history[1]["content"][0] == THOUGHT  # the thinking before the edit stays
+
+
+def test_an_edit_of_the_unanswered_tail_keeps_every_thinking_block() -> None:
+    history = [user(TEXT), thought({"type": "text", "text": "hi"}), user(TEXT)]
+    edited = [*history[:2], user(TEXT, {"type": "text", "text": "more"})]
+    assert settle_edit(history, edited) == (2, edited[2:])
+
+
+def test_a_turn_of_nothing_but_thinking_keeps_a_note() -> None:
+    assert without_thinking([thought()]) == [
+        {"role": "assistant", "content": [{"type": "text", "text": "(thought)"}]}
+    ]

@@ -57,3 +57,44 @@ async def test_a_line_the_channel_refuses_is_logged_not_raised(
     channel = ChannelRecorder()
     await ConversationWriter(ConversationStore(db), channel, clock).say(agent, "Stopped.")
     assert channel.said == ["Stopped."]
+
+
+async def test_the_prefix_and_system_messages_are_kept_on_either_engine(
+    db: Backend, agent: str, clock: ManualClock
+) -> None:
+    """A conversation keeps its frozen system and tools, its ``drop_block`` mark and its
+    ``role: "system"`` messages across a reopen; starting it anew forgets the prefix."""
+    conversations = ConversationStore(db)
+    system = [{"type": "text", "text": "You are ada.", "cache_control": {"type": "ephemeral"}}]
+    tools = [{"name": "view", "description": "d", "input_schema": {"type": "object"}}]
+    assert await conversations.prefix(agent) is None
+    frozen = await conversations.freeze_prefix(agent, system, tools, clock.now())
+    again = await conversations.freeze_prefix(agent, [text("other")], [], clock.now())
+    assert frozen == again
+    assert (again.system, again.tools, again.drop_block) == (system, tools, False)
+    await conversations.set_drop_block(agent)
+    writer = ConversationWriter(conversations, ChannelRecorder(), clock)
+    await writer.add_user_blocks(agent, [text("ana: hi")])
+    assert await writer.add_instruction(agent, [text("<plancord-regime>x")], system_messages=True)
+    await writer.add_user_blocks(agent, [text("ana: more")])
+    reopened = ConversationStore(db)
+    assert (await reopened.prefix(agent)) == frozen.__class__(system, tools, True)
+    assert await reopened.load(agent) == [
+        {"role": "user", "content": [text("ana: hi"), text("ana: more")]},
+        {"role": "system", "content": [text("<plancord-regime>x")]},
+    ]
+    await reopened.restart(agent, [{"role": "user", "content": [text("summary")]}], clock.now())
+    assert await reopened.prefix(agent) is None
+    assert len(await reopened.load(agent)) == 1
+
+
+async def test_a_reply_is_kept_exactly_as_it_came(
+    db: Backend, agent: str, clock: ManualClock
+) -> None:
+    conversations = ConversationStore(db)
+    writer = ConversationWriter(conversations, ChannelRecorder(), clock)
+    await writer.add_user_blocks(agent, [text("ana: hi")])
+    empty_thought = {"type": "thinking", "thinking": "", "signature": "c2ln"}
+    reply = [empty_thought, text("hello"), {"type": "redacted_thinking", "data": "xyz"}]
+    await writer.add_assistant(agent, reply)
+    assert (await conversations.load(agent))[-1] == {"role": "assistant", "content": reply}

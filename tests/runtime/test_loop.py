@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from plancord.agent.runtime import RuntimeSettings
-from plancord.core.planning import Actor, ApprovalMode, Phase, PlanRef
+from plancord.core.planning import Actor, ApprovalMode, EntrySource, Phase, PlanRef
 from tests.fakes.anthropic_server import (
     ToolCall,
     error_turn,
@@ -15,7 +15,7 @@ from tests.fakes.anthropic_server import (
     text_turn,
     tool_turn,
 )
-from tests.runtime.conftest import ANA, MODEL, Harness
+from tests.runtime.conftest import ANA, MODEL, Harness, first_call, last_user
 
 PLAN = {"summary": "Write a file", "steps": [{"description": "Create a.txt", "risk": "low"}]}
 
@@ -67,7 +67,7 @@ async def test_several_tool_uses_are_answered_in_one_message(make_harness: Any) 
         ]
     )
     await harness.say("status?")
-    last = harness.server.requests[1]["messages"][-1]["content"]
+    last = last_user(harness.server.requests[1])["content"]
     ids = [b["tool_use_id"] for b in last if b["type"] == "tool_result"]
     calls = [b["id"] for b in harness.server.responses[0]["content"] if b["type"] == "tool_use"]
     assert ids == calls
@@ -117,8 +117,8 @@ async def test_model_api_failure_keeps_the_message(make_harness: Any) -> None:
     await harness.say("hello?")
     assert "model API is unavailable (500)" in harness.channel.said[0]
     await harness.say("retry")
-    last_user = harness.server.requests[1]["messages"][-1]
-    texts = [b.get("text", "") for b in last_user["content"]]
+    newest = last_user(harness.server.requests[1])
+    texts = [b.get("text", "") for b in newest["content"]]
     assert "ana: hello?" in texts
     assert "ana: retry" in texts
     assert harness.channel.said[-1] == "back"
@@ -237,25 +237,31 @@ async def test_cache_reads_within_a_phase_and_across_a_transition(make_harness: 
     ]
 
 
-async def test_filter_visibility_hides_refused_tools_while_planning(make_harness: Any) -> None:
+async def test_filter_visibility_hides_refused_tools_by_instruction(make_harness: Any) -> None:
+    """``tool_visibility: filter`` never changes ``tools`` (a thinking block is bound to
+    them): the regime names what is not available while planning, the gate refuses it."""
     harness: Harness = await make_harness(
-        [tool_turn(ToolCall("enter_plan_mode", {"reason": "plan"})), text_turn("ok")],
+        [text_turn("looking"), text_turn("done")],
         plan_mode={"tool_visibility": "filter"},
     )
+    await harness.say("hello")
+    await harness.service.enter("ada", source=EntrySource.USER, actor=ANA, task="plan it")
     await harness.say("go")
-    before = {t["name"] for t in harness.server.requests[0]["tools"]}
-    after = {t["name"] for t in harness.server.requests[1]["tools"]}
-    assert "create_file" in before
-    assert "create_file" not in after
-    assert "bash_execute" in after
-    assert "submit_plan" in after
+    before, after = (request["tools"] for request in harness.server.requests)
+    assert before == after
+    assert "create_file" in {t["name"] for t in after}
+    assert "Not available while planning" not in harness.regime(0)
+    hidden = harness.regime(1).split("Not available while planning (refused if called): ")[1]
+    names = hidden.split("\n")[0].split(", ")
+    assert "create_file" in names and "str_replace" in names
+    assert "bash_execute" not in names and "submit_plan" not in names
 
 
 async def test_messages_during_a_turn_join_it(make_harness: Any) -> None:
     release = asyncio.Event()
 
     async def script(request: dict[str, Any]) -> Any:
-        if len(request["messages"]) == 1:
+        if first_call(request):
             await release.wait()
             return tool_turn(ToolCall("git_status", {}))
         return text_turn("got both")
@@ -266,7 +272,7 @@ async def test_messages_during_a_turn_join_it(make_harness: Any) -> None:
     await harness.runtime.handle_message("ada", "also this", Actor.user(7, "bob"))
     release.set()
     await harness.runtime.wait_idle("ada")
-    second = harness.server.requests[1]["messages"][-1]["content"]
+    second = last_user(harness.server.requests[1])["content"]
     texts = [b.get("text") for b in second if b["type"] == "text"]
     assert "bob: also this" in texts
     assert harness.channel.said == ["got both"]
@@ -294,7 +300,7 @@ async def test_plan_cancel_stops_a_running_loop(make_harness: Any) -> None:
     release = asyncio.Event()
 
     async def script(request: dict[str, Any]) -> Any:
-        if len(request["messages"]) == 1:
+        if first_call(request):
             return tool_turn(ToolCall("enter_plan_mode", {"reason": "x"}))
         await release.wait()
         return tool_turn(ToolCall("git_status", {}))
@@ -346,4 +352,7 @@ async def test_compaction_keeps_the_request_valid_and_the_regime(make_harness: A
     history = await harness.conversations.load("ada")
     assert "Summary of the earlier conversation" in json.dumps(history[0])
     assert len(json.dumps(history)) < 6000 * 4
-    assert "<plancord-regime>" in json.dumps(harness.server.requests[-1]["messages"][-1])
+    # The compacted conversation is asserted the regime again (kept turns carry none).
+    compacted = harness.server.requests[-1]["messages"]
+    assert "Summary of the earlier conversation" in json.dumps(compacted[0])
+    assert "<plancord-regime>" in json.dumps(compacted[2:])

@@ -12,7 +12,7 @@ import pytest
 
 from plancord.core.planning import Phase, PlanRef, StepStatus
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
-from tests.runtime.conftest import ANA, Harness
+from tests.runtime.conftest import ANA, Harness, last_user
 
 PLAN = {
     "summary": "Add a greeting module",
@@ -104,7 +104,7 @@ async def test_the_whole_plan_cycle(make_harness: Any, caplog: pytest.LogCapture
     )
     await harness.runtime.wait_idle("ada")
 
-    resumed = harness.server.requests[5]["messages"][-1]["content"]
+    resumed = last_user(harness.server.requests[5])["content"]
     assert any(
         "Plan v1 approved by ana: you may now modify files." in b.get("text", "") for b in resumed
     )
@@ -177,7 +177,7 @@ async def test_a_restart_in_gathering_resumes_read_only(make_harness: Any) -> No
             await db.close()
         history = server.requests[0]["messages"]
         assert any("look around" in json.dumps(m) for m in history)
-        result = server.requests[1]["messages"][-1]["content"][0]
+        result = last_user(server.requests[1])["content"][0]
         assert result["is_error"] is True
         assert "plan_mode_refusal" in result["content"]
     assert not (first.workspace / "y.txt").exists()
@@ -200,7 +200,7 @@ async def test_edit_then_approve_revision_two(make_harness: Any) -> None:
     ref = PlanRef(agent="ada", plan_id=v1.plan_id, revision=1)
     await harness.service.request_changes(ref, ANA, "add tests too", step=1)
     await harness.runtime.wait_idle("ada")
-    feedback = harness.server.requests[2]["messages"][-1]["content"]
+    feedback = last_user(harness.server.requests[2])["content"]
     assert any(
         "ana asked for changes to plan v1 (step 1): add tests too" in b.get("text", "")
         for b in feedback
@@ -233,7 +233,7 @@ async def test_fresh_context_approval_clears_the_conversation(make_harness: Any)
     )
     await harness.runtime.wait_idle("ada")
     messages = harness.server.requests[2]["messages"]
-    assert len(messages) == 1
+    assert [m["role"] for m in messages] == ["user", "system"]  # the opening, the regime
     text = json.dumps(messages)
     assert "a very long exploration" not in text
     assert "Fresh context" in text

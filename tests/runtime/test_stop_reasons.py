@@ -14,7 +14,7 @@ from tests.fakes.anthropic_server import (
     error_turn,
     text_turn,
 )
-from tests.runtime.conftest import Harness
+from tests.runtime.conftest import Harness, last_user
 
 TOO_LONG = "prompt is too long: 210000 tokens > 200000 maximum"
 
@@ -22,7 +22,7 @@ TOO_LONG = "prompt is too long: 210000 tokens > 200000 maximum"
 def last_user_texts(harness: Harness, index: int) -> list[str]:
     return [
         b["text"]
-        for b in harness.server.requests[index]["messages"][-1]["content"]
+        for b in last_user(harness.server.requests[index])["content"]
         if b.get("type") == "text"
     ]
 
@@ -114,7 +114,7 @@ async def test_a_reply_cut_off_while_thinking_is_not_kept(make_harness: Any) -> 
     await harness.say("hard question")
     assert "whole output budget" in harness.channel.said[-1]
     stored = await harness.conversations.load("ada")
-    assert [m["role"] for m in stored] == ["user"]
+    assert [m["role"] for m in stored] == ["user", "system"]  # the question, the regime
     await harness.say("try again")
     assert harness.channel.said[-1] == "Answer."
     assert harness.server.rejections == []

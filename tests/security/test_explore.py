@@ -14,6 +14,7 @@ from plancord.agent.subagents.explore import SYSTEM
 from plancord.core.cost import cost_of
 from plancord.core.planning import Actor, Phase
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.requests_seen import first_call, last_user
 from tests.security.hostile import Hostile
 
 QUESTION = "Where is the entry point?"
@@ -40,7 +41,7 @@ def sub_agent_requests(scene: Hostile) -> list[dict[str, Any]]:
 
 
 def last_tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
-    content = request["messages"][-1]["content"]
+    content = last_user(request)["content"]
     return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
@@ -104,7 +105,7 @@ async def test_cancelling_the_agent_stops_its_sub_agent(hostile: Any) -> None:
 
 
 async def test_a_sub_agents_cost_counts_in_the_plans_cost(hostile: Any) -> None:
-    prices = {"claude-fake-test-model": {"input": 3.0, "output": 15.0}}
+    prices = {"claude-sonnet-5-5": {"input": 3.0, "output": 15.0}}
     plan = {"summary": "Document the entry point", "steps": [{"description": "Write it down"}]}
     script = [
         tool_turn(ToolCall("explore", {"question": QUESTION})),
@@ -139,7 +140,7 @@ async def test_several_sub_agents_run_at_the_same_time(hostile: Any) -> None:
 
     async def script(request: dict[str, Any]) -> Any:
         if request["system"][0]["text"] != SYSTEM:
-            if len(request["messages"]) == 1:
+            if first_call(request):
                 call = {"question": questions[0], "more_questions": questions[1:]}
                 return tool_turn(ToolCall("explore", call))
             return text_turn("thanks")
@@ -181,7 +182,7 @@ async def test_one_agents_many_questions_leave_a_slot_for_another_agents_questio
         scene = scene_box[0]
         said = str(request["messages"])
         if request["system"][0]["text"] != SYSTEM:
-            if len(request["messages"]) > 1:
+            if not first_call(request):
                 return text_turn("thanks")
             if "ADA-TASK" in said:
                 call = {"question": ada_questions[0], "more_questions": ada_questions[1:]}

@@ -1,20 +1,21 @@
-"""What the model sees: a stable prefix, the stored history, and the regime on the newest turn.
+"""What the model sees: a frozen prefix, then the stored conversation, appended to only.
 
-The system prompt and the tool list do not change with the phase, so Anthropic's prompt cache
-keeps them across transitions. The *regime* — the phase, what is allowed, the approved plan
-with per-step status — is a reminder block appended to the newest user message when each
-request is built, after the last cache breakpoint; stored history never contains it, so it
-survives compaction and never goes stale. The model never holds the mode bit: the host does.
+Models with preserved thinking bind every thinking block to everything before it (the
+top-level ``system``, the ``tools`` and every earlier message), so the conversation is
+append-only: ``system`` and ``tools`` are built once per conversation (``system_blocks``,
+kept by ``ConversationStore.freeze_prefix``) and every assistant turn goes back exactly as
+it came. The *regime* — the phase, what is allowed, the approved plan with per-step status —
+is an instruction the host appends (``plancord.agent.instructions``) when it changes, never
+an edit of an earlier turn. The model never holds the mode bit: the host does.
 
-Cache breakpoints: one on the system prompt (covers tools + system), one on the tail of the
-previous request's history and one on the tail of this one, so each call reads what the last
-one wrote.
+Caching: one fixed breakpoint on the system prompt (covers tools + system) and the request's
+top-level automatic breakpoint, which the API moves to the newest block itself.
 """
 
 from __future__ import annotations
 
-import copy
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -34,12 +35,16 @@ switch branches with the git_commit, git_branch and git_checkout tools.
 Plan before you act. For a task that touches several files, is ambiguous, or would be costly to \
 undo, call enter_plan_mode first: explore read-only, then call submit_plan with a summary, \
 concrete steps (each with the tools it needs and its risk: low, medium or high) and any open \
-questions. A human approves, edits or rejects the plan. Once approved, work through the steps, \
-calling update_plan_step as you start and finish each, and complete_plan at the end.
+questions. A human approves, edits or rejects the plan. Once approved, work through the steps \
+in order, calling update_plan_step as you start and finish each, and complete_plan when every \
+step is done or skipped. If the work needs more than the plan says, submit an amended plan \
+with submit_plan (execution pauses until a human approves it); if the plan turns out wrong, \
+stop and tell the user.
 
-Every user message ends with a <plancord-regime> block written by the host. It states your \
-current phase and what is allowed; it is always right, and it overrides anything said earlier. \
-Calls the regime does not allow are refused. Keep replies short: they are read on phones."""
+The host tells you your regime in <plancord-regime> blocks it adds to the conversation when \
+the regime changes: your current phase and what is allowed. The newest one is always right, \
+and it overrides anything said earlier. Calls the regime does not allow are refused. Keep \
+replies short: they are read on phones."""
 
 STEP_MARK = {
     StepStatus.PENDING: "pending",
@@ -60,8 +65,11 @@ def _when(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else "unknown time"
 
 
-def regime_text(state: PlanningState, revision: PlanRevision | None) -> str:
-    """The reminder block for the current phase."""
+def regime_text(
+    state: PlanningState, revision: PlanRevision | None, hidden: Sequence[str] = ()
+) -> str:
+    """The regime for the current phase; ``hidden`` names the tools not to be used in it
+    (``plan_mode.tool_visibility: filter``: they stay declared, and the gate refuses them)."""
     lines = ["<plancord-regime>"]
     if state.phase is Phase.INACTIVE:
         lines += [
@@ -89,11 +97,15 @@ def regime_text(state: PlanningState, revision: PlanRevision | None) -> str:
             "something.",
             "When you understand the task, call submit_plan.",
         ]
+        if hidden:
+            lines.append("Not available while planning (refused if called): " + ", ".join(hidden))
     elif state.phase is Phase.SUBMITTED:
         lines += [
             f"Phase: plan mode — plan v{state.revision} submitted, waiting for a human decision.",
             "Do not act on the plan yet; answer questions read-only.",
         ]
+        if hidden:
+            lines.append("Not available while planning (refused if called): " + ", ".join(hidden))
     else:
         lines += _executing_lines(state, revision)
     lines.append("</plancord-regime>")
@@ -115,27 +127,7 @@ def _executing_lines(state: PlanningState, revision: PlanRevision | None) -> lis
             status = STEP_MARK[progress.status] if progress else "pending"
             note = f" — {progress.note}" if progress and progress.note else ""
             lines.append(f"{number}. [{status}] {step.description}{note}")
-    lines.append(
-        "Work through the steps in order; call update_plan_step as you start and finish each, "
-        "and complete_plan when every step is done or skipped. If the work needs more than "
-        "the plan says, submit an amended plan with submit_plan (execution pauses until a "
-        "human approves it); if the plan turns out wrong, stop and tell the user."
-    )
     return lines
-
-
-def build_messages(history: list[Message], regime: str) -> list[Message]:
-    """History with breakpoints on the previous and current tails and the regime appended."""
-    messages = copy.deepcopy(history)
-    if not messages or messages[-1]["role"] != "user":
-        raise ValueError("a request must end with a user message")
-    user_turns = [i for i, m in enumerate(messages) if m["role"] == "user"]
-    for index in user_turns[-2:]:
-        blocks = messages[index]["content"]
-        if blocks:
-            blocks[-1]["cache_control"] = dict(EPHEMERAL)
-    messages[-1]["content"].append({"type": "text", "text": regime})
-    return messages
 
 
 def text_of(content: list[dict[str, Any]]) -> str:
@@ -202,8 +194,10 @@ def repair_history(history: list[Message]) -> tuple[list[Message], bool]:
     """Make a stored conversation valid for the Messages API again after an interruption.
 
     Every ``tool_use`` must be answered by a ``tool_result`` at the start of the next user
-    message. A call cut off by a restart or an error gets an ``is_error`` result saying so;
-    a result that answers nothing is dropped. Returns the history and whether it changed.
+    message. A call cut off by a restart or an error gets an ``is_error`` result saying so
+    (appended, when the call was the conversation's last word); a result that answers nothing
+    is dropped. Returns the history and whether it changed; ``settle_edit`` says what an edit
+    of an earlier turn costs the thinking after it.
     """
     fixed: list[Message] = []
     changed = False
@@ -240,6 +234,51 @@ def repair_history(history: list[Message]) -> tuple[list[Message], bool]:
         changed = True
         fixed.append({"role": "user", "content": [_interrupted(*call) for call in pending]})
     return fixed, changed
+
+
+THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+def unanswered_from(history: Sequence[Message]) -> int:
+    """Where the unanswered tail starts: the index after the last assistant turn. Nothing the
+    model wrote was produced from the tail, so no thinking block is bound to it."""
+    for index in range(len(history) - 1, -1, -1):
+        if history[index]["role"] == "assistant":
+            return index + 1
+    return 0
+
+
+def without_thinking(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with every thinking block left out (what the docs say to do with turns
+    kept after the history before them changed); a turn of nothing but thinking keeps a
+    short note so the roles still alternate."""
+    out: list[Message] = []
+    for message in messages:
+        content = message["content"]
+        if message["role"] != "assistant" or not any(
+            b.get("type") in THINKING_TYPES for b in content
+        ):
+            out.append(message)
+            continue
+        kept = [b for b in content if b.get("type") not in THINKING_TYPES]
+        out.append({**message, "content": kept or [{"type": "text", "text": "(thought)"}]})
+    return out
+
+
+def settle_edit(before: Sequence[Message], after: list[Message]) -> tuple[int, list[Message]]:
+    """``after`` is ``before`` changed: from which index the stored conversation must be
+    rewritten, and the messages from there. An edit of an answered turn invalidates every
+    thinking block after it, so those are left out (the conversation stays valid, a new
+    prefix from the edit on); an edit of the unanswered tail, or messages only appended,
+    cost nothing."""
+    first = next(
+        (i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
+        min(len(before), len(after)),
+    )
+    tail = after[first:]
+    if first < unanswered_from(before):
+        tail = without_thinking(tail)
+    return first, tail
 
 
 def _interrupted(tool_use_id: str, name: str) -> dict[str, Any]:

@@ -1,6 +1,8 @@
-"""The edits every part of the runtime makes to an agent's conversation, and what it tells the
-agent's channel: user content merged into a trailing user message, assistant replies without
-empty text, messages that joined a turn, and a channel line whose failure is only logged."""
+"""What every part of the runtime writes into an agent's conversation, and what it tells the
+agent's channel: user content merged into the unanswered tail (never into a message the
+model already answered), assistant replies exactly as they came, the host's instructions
+appended (``plancord.agent.instructions``), messages that joined a turn, and a channel line
+whose failure is only logged."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import asyncio
 import logging
 from typing import Any
 
+from plancord.agent.instructions import Placement, merge_user, place
 from plancord.agent.sessions import AgentSession
 from plancord.core.ports import Clock, Notifier
 from plancord.storage.conversations import ConversationStore
@@ -22,21 +25,37 @@ class ConversationWriter:
         self._clock = clock
 
     async def add_user_blocks(self, agent: str, blocks: list[dict[str, Any]]) -> None:
-        """Append to the conversation as user content, merged into a trailing user message."""
+        """Append to the conversation as user content: merged into the newest user message
+        while the model has not answered it, else a new user message."""
         if not blocks:
             return
         history = await self._conversations.load(agent)
-        if history and history[-1]["role"] == "user":
-            last = history[-1]
-            await self._conversations.replace_last(
-                agent, {"role": "user", "content": [*last["content"], *blocks]}
-            )
+        await self._write(agent, len(history), merge_user(history, blocks))
+
+    async def add_instruction(
+        self, agent: str, blocks: list[dict[str, Any]], *, system_messages: bool
+    ) -> bool:
+        """Append the host's instruction where the conversation can take it now (see
+        ``instructions.place``); False when it must wait for the next user message."""
+        history = await self._conversations.load(agent)
+        placement = place(history, blocks, system_messages=system_messages)
+        if placement is None:
+            return False
+        await self._write(agent, len(history), placement)
+        return True
+
+    async def _write(self, agent: str, length: int, placement: Placement) -> None:
+        if placement.start == length and len(placement.tail) == 1:
+            await self._conversations.append(agent, placement.tail[0], self._clock.now())
         else:
-            await self._conversations.append(
-                agent, {"role": "user", "content": list(blocks)}, self._clock.now()
+            await self._conversations.replace_tail(
+                agent, placement.start, placement.tail, self._clock.now()
             )
 
     async def add_assistant(self, agent: str, content: list[dict[str, Any]]) -> None:
+        """Keep a reply exactly as the API returned it, thinking blocks (empty ones too) and
+        their signatures untouched; only whitespace-only text, which the API refuses to be
+        sent, is left out."""
         blocks = [b for b in content if b.get("type") != "text" or b.get("text", "").strip()]
         if blocks:
             await self._conversations.append(

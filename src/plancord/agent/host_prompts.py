@@ -9,3 +9,11 @@ CONTINUE_PROMPT = (
     "Continue exactly where you stopped."
 )
 RESUME_PROMPT = f"{HOST} Continue."
+EMPTY_REPLY_NUDGE = (
+    f"{HOST} Your last reply after the tool results was empty. Go on with the task: call the "
+    "next tool, or say what you found."
+)
+PREFIX_REPAIRED = (
+    "(The model API refused part of this conversation's earlier reasoning as changed since it "
+    "was written; from now on it drops such reasoning instead, and the turn goes on.)"
+)

@@ -16,11 +16,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from plancord.agent.budget import BudgetGuard
-from plancord.agent.context import text_of
 from plancord.agent.conversation_writer import ConversationWriter
 from plancord.agent.dispatch import ToolDispatch
 from plancord.agent.home import AgentHomes
-from plancord.agent.host_prompts import CONTINUE_PROMPT, RESUME_PROMPT
+from plancord.agent.host_prompts import (
+    CONTINUE_PROMPT,
+    EMPTY_REPLY_NUDGE,
+    PREFIX_REPAIRED,
+    RESUME_PROMPT,
+)
 from plancord.agent.interruptions import TurnMarkers
 from plancord.agent.requests import ModelRequests
 from plancord.agent.sessions import AgentSession
@@ -35,6 +39,7 @@ from plancord.core.errors import (
     ToolResultsNotSaved,
 )
 from plancord.core.ports import Notifier
+from plancord.llm.replies import words_of
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +144,11 @@ class ToolLoop:
 
     async def _loop(self, session: AgentSession) -> None:
         agent = session.name
-        continued = False
+        continued = nudged = False
+
+        async def repaired() -> None:
+            await self._writer.say(agent, PREFIX_REPAIRED)
+
         for _ in range(self._max_iterations):
             if session.stop_requested:
                 await self._writer.say(agent, "Stopped.")
@@ -147,7 +156,8 @@ class ToolLoop:
             await self._writer.flush_inbox(session)
             if await self._budget.stops(agent):
                 return
-            reply = await self._requests.call(agent)
+            after_results = await self._requests.answers_tool_results(agent)
+            reply = await self._requests.call(agent, on_repair=repaired)
             step = next_step(reply.stop_reason)
             content = list(reply.content)
             if not runs_tools(step):
@@ -164,12 +174,25 @@ class ToolLoop:
                 )
                 return
             await self._writer.add_assistant(agent, content)
-            text = text_of(content)
+            text = words_of(content)
             if text:
                 await self._writer.say(agent, text)
             if step is NextStep.REFUSED:
-                await self._writer.say(agent, "The model declined to continue with this request.")
+                await self._writer.say(agent, refusal_line(reply.stop_details))
                 return
+            empty_after_results = after_results or nudged
+            if step is NextStep.ANSWERED and empty_after_results and not _has_visible(content):
+                # An empty end_turn right after tool results: nudged once, then said.
+                if nudged:
+                    await self._writer.say(
+                        agent,
+                        "(The model ended its turn without a word after the tool results; "
+                        "send a message to continue.)",
+                    )
+                    return
+                nudged = True
+                await self._requests.add_instruction(agent, EMPTY_REPLY_NUDGE)
+                continue
             if step is NextStep.UNKNOWN:
                 await self._writer.say(
                     agent,
@@ -246,6 +269,19 @@ def _call_label(call: dict[str, Any]) -> str:
                 hint = value if len(value) <= 40 else value[:39] + "…"
                 break
     return f"{call.get('name')}({hint})" if hint else str(call.get("name"))
+
+
+def refusal_line(details: dict[str, Any] | None) -> str:
+    """What the channel is told of a ``refusal``: the API's category and explanation."""
+    line = "The model declined to continue with this request"
+    if details:
+        category = details.get("category")
+        explanation = details.get("explanation")
+        if category:
+            line += f" ({category})"
+        if explanation:
+            line += f": {explanation}"
+    return line.rstrip(".") + "."
 
 
 def _has_visible(content: list[dict[str, Any]]) -> bool:

@@ -110,4 +110,4 @@ class PlanEvents:
                 }
             ],
         }
-        await self._conversations.replace_all(agent, [opening], self._clock.now())
+        await self._conversations.restart(agent, [opening], self._clock.now())

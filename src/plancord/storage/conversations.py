@@ -1,13 +1,16 @@
 """Persisted conversations and model usage, so an agent resumes where it was after a restart.
 
-A conversation is the list of Messages API messages (``{"role", "content": [blocks]}``) with
-plancord's regime reminder left out: the reminder is added to the newest user turn when a
-request is built, so stored history stays byte-stable and prompt-cacheable.
+A conversation is the list of Messages API messages (``{"role", "content": [blocks]}``),
+exactly as they were sent, and its *prefix*: the ``system`` and ``tools`` it was started
+with, frozen so that every request of the conversation (after a restart too) sends the same
+copy, as models with preserved thinking require. Messages are only ever appended, except the
+unanswered tail (``replace_tail``) and a conversation started anew (``restart``).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from plancord.core.ports import ModelUsage
@@ -19,6 +22,17 @@ Message = dict[str, Any]
 _INSERT_MESSAGE = (
     "INSERT INTO messages (agent, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationPrefix:
+    """What comes before the messages of a conversation, sent identical on every request."""
+
+    system: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    drop_block: bool = False
+    """A request was refused for a thinking block bound to another prefix: later requests ask
+    the API to drop such blocks instead of refusing (remembered across restarts)."""
 
 
 class ConversationStore:
@@ -47,6 +61,20 @@ class ConversationStore:
             (agent, message["role"], _dump(message["content"]), ts(at), agent),
         )
 
+    async def replace_tail(self, agent: str, start: int, messages: list[Message], at: Any) -> None:
+        """Replace the messages from index ``start`` on by ``messages`` (the unanswered tail of
+        a conversation: nothing after it was produced from it, so nothing is bound to it)."""
+        rows = [
+            (agent, start + i, m["role"], _dump(m["content"]), ts(at))
+            for i, m in enumerate(messages)
+        ]
+
+        def replace(conn: Tx) -> None:
+            conn.execute("DELETE FROM messages WHERE agent = ? AND seq >= ?", (agent, start))
+            conn.executemany(_INSERT_MESSAGE, rows)
+
+        await self.db.write(replace)
+
     async def replace_last(self, agent: str, message: Message) -> None:
         await self.db.execute(
             "UPDATE messages SET role = ?, content = ? WHERE agent = ? AND seq = "
@@ -64,6 +92,56 @@ class ConversationStore:
             conn.executemany(_INSERT_MESSAGE, rows)
 
         await self.db.write(replace)
+
+    async def restart(self, agent: str, messages: list[Message], at: Any) -> None:
+        """Start the conversation anew with ``messages`` (a summary, a fresh context): its
+        frozen prefix is forgotten with the old messages, so the next request freezes one."""
+        rows = [
+            (agent, seq, m["role"], _dump(m["content"]), ts(at)) for seq, m in enumerate(messages)
+        ]
+
+        def restart(conn: Tx) -> None:
+            conn.execute("DELETE FROM messages WHERE agent = ?", (agent,))
+            conn.execute("DELETE FROM conversation_prefixes WHERE agent = ?", (agent,))
+            conn.executemany(_INSERT_MESSAGE, rows)
+
+        await self.db.write(restart)
+
+    async def prefix(self, agent: str) -> ConversationPrefix | None:
+        row = await self.db.fetchone(
+            "SELECT system, tools, drop_block FROM conversation_prefixes WHERE agent = ?",
+            (agent,),
+        )
+        if row is None:
+            return None
+        return ConversationPrefix(
+            json.loads(row["system"]), json.loads(row["tools"]), bool(row["drop_block"])
+        )
+
+    async def freeze_prefix(
+        self, agent: str, system: list[dict[str, Any]], tools: list[dict[str, Any]], at: Any
+    ) -> ConversationPrefix:
+        """Keep ``system`` and ``tools`` as the conversation's prefix, unless one is kept
+        already (another process froze it first): the kept one is returned."""
+        await self.db.execute(
+            "INSERT INTO conversation_prefixes (agent, system, tools, drop_block, created_at) "
+            "VALUES (?, ?, ?, 0, ?) ON CONFLICT (agent) DO NOTHING",
+            (agent, _dump(system), _dump(tools), ts(at)),
+        )
+        kept = await self.prefix(agent)
+        return kept or ConversationPrefix(system, tools)
+
+    async def set_tools(self, agent: str, tools: list[dict[str, Any]]) -> None:
+        """Declare more tools in the frozen prefix (only for a model that binds no thinking
+        to it: the change costs the prompt cache, nothing else)."""
+        await self.db.execute(
+            "UPDATE conversation_prefixes SET tools = ? WHERE agent = ?", (_dump(tools), agent)
+        )
+
+    async def set_drop_block(self, agent: str) -> None:
+        await self.db.execute(
+            "UPDATE conversation_prefixes SET drop_block = 1 WHERE agent = ?", (agent,)
+        )
 
     async def record_usage(
         self, agent: str, model: str, usage: ModelUsage, stop_reason: str | None, at: Any

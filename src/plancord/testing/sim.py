@@ -36,7 +36,7 @@ from plancord.llm.anthropic_client import AnthropicModelClient
 from plancord.testing.anthropic_server import FakeAnthropicServer, Script
 from plancord.testing.discord_checks import DiscordChecks, install_checks
 
-MODEL = "claude-fake-test-model"
+MODEL = "claude-sonnet-5-5"
 PROGRESS_DEBOUNCE_SECONDS = 0.05
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from tests.discord_bot.agent_scene import Scene
+from tests.requests_seen import last_user
 
 
 def tool_results(scene: Scene, request: int) -> list[dict[str, Any]]:
-    last = scene.server.requests[request]["messages"][-1]["content"]
+    last = last_user(scene.server.requests[request])["content"]
     return [b for b in last if b.get("type") == "tool_result"]
 
 

@@ -14,6 +14,7 @@ from tests.discord_bot.agent_scene import Scene, SceneFactory
 from tests.discord_bot.asks.asking import buttons, pending, tool_results
 from tests.discord_bot.plan_card.answering import refusal
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.requests_seen import last_user
 
 QUESTION = "Which branch should I deploy?"
 ASK = [tool_turn(ToolCall("ask_user", {"question": QUESTION})), text_turn("Thanks.")]
@@ -24,7 +25,7 @@ TOUCH = [
 
 
 def user_texts(scene: Scene, request: int) -> list[str]:
-    last = scene.server.requests[request]["messages"][-1]["content"]
+    last = last_user(scene.server.requests[request])["content"]
     return [b["text"] for b in last if b.get("type") == "text"]
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from plancord.core.planning import Phase
 from tests.discord_bot.plans import PLAN, submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.requests_seen import last_user
 from tests.world import PlanScene, private_answer
 
 
@@ -105,7 +106,7 @@ async def test_only_instructors_answer_the_agents_questions(plan_scene: Any) -> 
     await scene.bob.send(scene.channel, "main")
     assert scene.app.runtime.is_busy("ada")
     await scene.ana.send(scene.channel, "release")
-    last = scene.world.server.requests[-1]["messages"][-1]["content"]
+    last = last_user(scene.world.server.requests[-1])["content"]
     result = next(b for b in last if b.get("type") == "tool_result")
     assert "release" in str(result["content"])
     assert "answered by ana" in str(result["content"])

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.discord_bot.agent_scene import Scene, SceneFactory
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.requests_seen import last_user
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -40,7 +41,7 @@ async def test_an_agent_works_in_an_existing_repository(
     channel = scene.channel("ada")
     await scene.ana.send(channel, "what is this?")
 
-    assert "# existing project" in scene.server.requests[1]["messages"][-1]["content"][0]["content"]
+    assert "# existing project" in last_user(scene.server.requests[1])["content"][0]["content"]
     assert scene.bot_texts(channel)[-1] == "It is the site."
     assert git(repo, "log", "--format=%s").splitlines() == ["first"]
 

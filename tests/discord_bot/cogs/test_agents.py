@@ -11,7 +11,7 @@ from plancord.discord_bot.shared.confirm import NOT_YOURS
 from tests.discord_bot.agent_scene import Scene, SceneFactory
 from tests.world import private_answer
 
-MODEL = "claude-fake-test-model"
+MODEL = "claude-sonnet-5-5"
 
 
 @pytest.fixture

@@ -29,7 +29,8 @@ async def test_a_message_to_the_agent_gets_the_scripted_reply(
     assert typing_posts(scene, channel.id) >= 1
     assert not scene.app.runtime.is_busy("ada")
     stored = await scene.app.conversations.load("ada")
-    assert [m["role"] for m in stored] == ["user", "assistant"]
+    # The message, the regime the host appended after it, the reply.
+    assert [m["role"] for m in stored] == ["user", "system", "assistant"]
 
 
 async def test_messages_elsewhere_or_from_bots_and_webhooks_are_ignored(

@@ -10,6 +10,7 @@ import discord
 from plancord.storage.plan_messages import PlanMessageStore
 from tests.discord_bot.plans import ALL_BUTTONS, submitted
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.requests_seen import last_user
 from tests.world import PlanScene, buttons
 
 QUESTION = "Which branch should I deploy?"
@@ -124,7 +125,7 @@ async def test_a_deleted_question_is_posted_again_and_answered_there(plan_scene:
     results = [
         block
         for request in scene.world.server.requests
-        for block in request["messages"][-1]["content"]
+        for block in last_user(request)["content"]
         if isinstance(block, dict) and block.get("type") == "tool_result"
     ]
     assert str(results[-1]["content"]).startswith("The user answered: staging")

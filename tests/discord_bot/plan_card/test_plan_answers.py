@@ -14,6 +14,7 @@ from plancord.storage.plan_answers import PlanAnswerStore
 from tests.discord_bot.plan_card.answering import PLAN, PLAN_V2, menus, questions_field, refusal
 from tests.discord_bot.plans import submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.requests_seen import last_user
 from tests.world import PlanScene
 
 
@@ -45,7 +46,7 @@ async def test_a_pick_is_shown_kept_audited_and_sent_with_the_approval(plan_scen
     await scene.ana.click(message, label="Approve")
     await asyncio.wait_for(scene.app.runtime.wait_idle("ada"), 20)
 
-    sent = str(scene.world.server.requests[-1]["messages"][-1]["content"])
+    sent = str(last_user(scene.world.server.requests[-1])["content"])
     assert "Answers to your open questions:" in sent
     assert "2. Which environment first? → production (picked by ana at " in sent
     assert "Anything else" not in sent.split("Answers to your open questions:")[1]
@@ -56,7 +57,7 @@ async def test_an_unanswered_question_is_said_to_be_unanswered(plan_scene: Any) 
     scene = await asked(plan_scene, text_turn("Starting with staging."))
     await scene.ana.click(scene.plan_message(1), label="Approve")
     await asyncio.wait_for(scene.app.runtime.wait_idle("ada"), 20)
-    sent = str(scene.world.server.requests[-1]["messages"][-1]["content"])
+    sent = str(last_user(scene.world.server.requests[-1])["content"])
     assert "2. Which environment first? → no choice picked" in sent
 
 
@@ -140,7 +141,7 @@ async def test_malformed_choices_are_refused_to_the_model_and_nothing_is_posted(
 
     [result] = [
         b
-        for b in scene.world.server.requests[-1]["messages"][-1]["content"]
+        for b in last_user(scene.world.server.requests[-1])["content"]
         if b.get("type") == "tool_result"
     ]
     assert result["is_error"] is True

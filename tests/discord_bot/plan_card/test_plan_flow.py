@@ -19,6 +19,7 @@ from tests.discord_bot.plans import (
     submitted_plan,
 )
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
+from tests.requests_seen import last_user
 from tests.world import PlanScene, buttons
 
 EXECUTE = [
@@ -139,7 +140,7 @@ async def test_edit_makes_revision_two_and_supersedes_the_first(plan_scene: Any)
     assert revision is not None and revision.revision == 2
     assert (await scene.record(revision.plan_id, 1)).status is MessageStatus.SUPERSEDED
     assert (await scene.record(revision.plan_id, 2)).status is MessageStatus.PENDING
-    request = scene.world.server.requests[1]["messages"][-1]["content"]
+    request = last_user(scene.world.server.requests[1])["content"]
     assert any("hello() should greet someone by name" in b.get("text", "") for b in request)
 
     approved = await scene.ana.click(second, label="Approve")

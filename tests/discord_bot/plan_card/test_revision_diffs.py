@@ -115,7 +115,7 @@ def test_the_discord_text_fits_its_budget_and_points_at_the_file() -> None:
 
 
 async def test_the_plan_message_shows_what_planning_cost(plan_scene: Any) -> None:
-    prices = {"claude-fake-test-model": {"input": 3.0, "output": 15.0}}
+    prices = {"claude-sonnet-5-5": {"input": 3.0, "output": 15.0}}
     scene = await submitted(plan_scene, config={"anthropic": {"prices": prices}})
     description = scene.plan_message(1).embeds[0].description or ""
     [line] = [x for x in description.splitlines() if x.startswith("💰 Planning so far:")]
