@@ -56,7 +56,9 @@ async def _refused(body: Body, headers: dict[str, str] | None = None) -> tuple[i
 
 
 async def _accepted(body: Body, headers: dict[str, str] | None = None) -> None:
-    async with FakeAnthropicServer([text_turn("fine")]) as server:
+    # A structured-output request is answered with JSON its schema takes, as the service does.
+    answer = '{"verdict": "fine"}' if "format" in body.get("output_config", {}) else "fine"
+    async with FakeAnthropicServer([text_turn(answer)]) as server:
         await post(server.client(default_headers=headers or {}), body)
     assert server.rejections == []
 

@@ -6,20 +6,20 @@ from __future__ import annotations
 from typing import Any
 
 from plancord.core.planning import Phase
-from plancord.testing.anthropic_server import finding, review_turn
-from plancord.testing.fake_api.review_turns import is_review_request
+from plancord.testing.anthropic_server import finding
+from plancord.testing.fake_api.review_turns import is_review_request, structured_review_turn
 from tests.discord_bot.result_card.completed import PLAN, WORK, result_card
 from tests.fakes.anthropic_server import ToolCall, tool_turn
 from tests.world import PlanScene
 
-PLAN_REVIEW = review_turn()
+PLAN_REVIEW = structured_review_turn()
 RESULT_FINDING = finding("blocker", 1, "greet.py defines hello() but nothing calls or tests it.")
 
 
 def reviewer_or_agent(agent_turns: list[Any]) -> Any:
     """The agent's turns in order; each reviewer call gets its own answer (the plan's first,
     then the result's), whenever it comes."""
-    reviews = [PLAN_REVIEW, review_turn(RESULT_FINDING)]
+    reviews = [PLAN_REVIEW, structured_review_turn(RESULT_FINDING)]
 
     def play(body: dict[str, Any]) -> Any:
         if is_review_request(body):
