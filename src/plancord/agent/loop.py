@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from plancord.agent.budget import BudgetGuard
+from plancord.agent.context import THINKING_TYPES
 from plancord.agent.conversation_writer import ConversationWriter
 from plancord.agent.dispatch import ToolDispatch
 from plancord.agent.home import AgentHomes
@@ -286,4 +287,4 @@ def refusal_line(details: dict[str, Any] | None) -> str:
 
 def _has_visible(content: list[dict[str, Any]]) -> bool:
     """Whether a reply holds anything but thinking: text or a tool call."""
-    return any(b.get("type") not in ("thinking", "redacted_thinking") for b in content)
+    return any(b.get("type") not in THINKING_TYPES for b in content)
