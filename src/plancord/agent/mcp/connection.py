@@ -21,12 +21,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-from mcp import Client
-from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED, CallToolResult, TextContent
-from mcp.types import Tool as RemoteTool
+from typing import TYPE_CHECKING, Any
 
 from plancord.agent.mcp.background import BackgroundLoop
 from plancord.agent.mcp.spawn import ServerSpawn
@@ -35,6 +30,14 @@ from plancord.agent.mcp.stdio import StdioFault, bounded_stdio
 from plancord.agent.tools.base import ToolResult
 from plancord.core.errors import PlancordError
 from plancord.core.output_bound import bounded_text
+
+if TYPE_CHECKING:
+    # The SDK is imported where a server is first started or called, not with this module:
+    # a process that starts no server (the operator's shell, an agent without servers) never
+    # pays its import, which costs longer than the rest of plancord's together.
+    from mcp import Client
+    from mcp.types import CallToolResult
+    from mcp.types import Tool as RemoteTool
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +144,8 @@ class McpConnection:
         spawn: ServerSpawn | None = None
         errlog = StderrTail() if self.endpoint.spawn is not None else None
         self._fault = fault = StdioFault()
+        from mcp import Client
+
         try:
             if self.endpoint.spawn is not None:
                 spawn = await asyncio.to_thread(self.endpoint.spawn)
@@ -182,6 +187,9 @@ class McpConnection:
         if isinstance(client, ToolResult):
             return McpAnswer(client)
         fault = self._fault
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import CONNECTION_CLOSED
+
         try:
             result = await asyncio.wait_for(
                 client.call_tool(tool, arguments), timeout=self._call_timeout
@@ -314,6 +322,8 @@ NARROWER_CALL = "call the tool again with narrower arguments to see the rest"
 
 
 def _as_result(result: CallToolResult, max_output: int) -> ToolResult:
+    from mcp.types import TextContent
+
     parts: list[str] = []
     for block in result.content:
         if isinstance(block, TextContent):

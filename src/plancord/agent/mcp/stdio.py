@@ -19,15 +19,17 @@ import os
 import signal
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.shared.message import SessionMessage
-from mcp.types import jsonrpc_message_adapter
 
 from plancord.agent.mcp.spawn import ServerSpawn
+
+if TYPE_CHECKING:
+    # Imported where a server starts, as in ``connection``: the SDK is slow to import.
+    from mcp.shared.message import SessionMessage
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,9 @@ class StdioFault:
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
+    from mcp.shared.message import SessionMessage
+    from mcp.types import jsonrpc_message_adapter
+
     try:
         return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as exc:
@@ -93,6 +98,8 @@ async def bounded_stdio(
 ]:
     """Start ``spawn`` and yield the session's (read, write) streams, as the SDK's
     ``stdio_client`` does, with each incoming line bounded by ``max_line`` bytes."""
+    from mcp.shared.message import SessionMessage
+
     process = await anyio.open_process(
         spawn.argv, env=spawn.env, stderr=errlog, cwd=spawn.cwd, start_new_session=True
     )
