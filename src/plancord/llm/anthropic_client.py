@@ -21,9 +21,12 @@ agent needs.
 from __future__ import annotations
 
 import asyncio
+import functools
+import ssl
 from typing import Any
 
 import anthropic
+import httpx2
 import pydantic
 
 from plancord.core.errors import (
@@ -52,6 +55,14 @@ bound to a different conversation. Remove the block, or set
 `thinking.block_binding.prefix_mismatch_behavior` to "drop_block"."."""
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The one TLS context every client of this process verifies the API with: the SDK's
+    default (the system's trust store), made once. Reading the trust store costs tens of
+    milliseconds of CPU, and a client made its own each time one was built."""
+    return httpx2.create_ssl_context()
+
+
 class AnthropicModelClient:
     def __init__(
         self,
@@ -70,7 +81,13 @@ class AnthropicModelClient:
         self._max_retries = max_retries
         self._max_retry_after = max_retry_after_seconds
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_seconds
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout_seconds,
+            http_client=anthropic.DefaultAsyncHttpxClient(
+                verify=tls_context(), timeout=timeout_seconds
+            ),
         )
         check_api_version(self._client.default_headers)
 

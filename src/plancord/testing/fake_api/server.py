@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
-from anthropic import AsyncAnthropic
+from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
+from plancord.llm.anthropic_client import tls_context
 from plancord.testing.fake_api.limits import check_model, model_rule
 from plancord.testing.fake_api.prompt_cache import (
     PromptCache,
@@ -156,6 +157,9 @@ class FakeAnthropicServer:
 
         Retries default to none so a failure shows at once; pass `max_retries` to test them.
         """
+        # The TLS context the bot's clients share: a client of its own would read the trust
+        # store again, tens of milliseconds each time.
+        options.setdefault("http_client", DefaultAsyncHttpxClient(verify=tls_context()))
         client = AsyncAnthropic(
             base_url=self.url, api_key=api_key, max_retries=max_retries, **options
         )
