@@ -7,11 +7,18 @@ every such test must leave true: SimCord saw no error in the bot's handlers, the
 refused no request (a test that means the fake to refuse something clears
 ``server.rejections`` after checking them), and the bot sent Discord nothing past its limits
 (``discord_checks.refusals``, cleared the same way by a test that means it).
+
+A world's SQLite file starts as a copy of one migrated for the worker: migrating a new file
+costs a few hundred milliseconds of synced writes, and the migrations have tests of their
+own (``tests/storage``). A world whose config names a database migrates that one itself.
 """
 
 from __future__ import annotations
 
+import atexit
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +27,7 @@ import discord
 
 from plancord.app import App
 from plancord.core.planning import Actor, PlanningState
+from plancord.storage.engines import migrate_database
 from plancord.storage.plan_messages import PlanMessageRecord, PlanMessageStore
 from plancord.testing.anthropic_server import Script
 from plancord.testing.sim import World, start_world
@@ -31,6 +39,20 @@ from plancord.testing.sim import World, start_world
 PATIENT_SETTLE_SECONDS = 60.0
 
 
+_migrated: list[Path] = []
+
+
+async def migrated_database() -> Path:
+    """A SQLite file at the newest schema, made once per worker process, to copy."""
+    if not _migrated:
+        folder = Path(tempfile.mkdtemp(prefix="plancord-migrated-"))
+        atexit.register(shutil.rmtree, folder, True)
+        path = folder / "plancord.db"
+        await migrate_database(path)
+        _migrated.append(path)
+    return _migrated[0]
+
+
 class Worlds:
     """The worlds of one test, all over one data directory (a restart keeps it), each with a
     patient settle."""
@@ -39,6 +61,14 @@ class Worlds:
         self.data_dir = data_dir
         self._started: list[World] = []
 
+    async def _place_database(self, config: dict[str, Any] | None) -> None:
+        database = self.data_dir / "plancord.db"
+        if database.exists() or (config or {}).get("database") is not None:
+            return
+        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        shutil.copyfile(await migrated_database(), database)
+        database.chmod(0o600)
+
     async def start(
         self,
         script: Script = (),
@@ -46,6 +76,7 @@ class Worlds:
         plan_mode: dict[str, Any] | None = None,
         config: dict[str, Any] | None = None,
     ) -> World:
+        await self._place_database(config)
         world = await start_world(self.data_dir, script, plan_mode=plan_mode, config=config)
         world.env.settle_timeout = PATIENT_SETTLE_SECONDS
         self._started.append(world)
