@@ -8,17 +8,16 @@ refused no request (a test that means the fake to refuse something clears
 ``server.rejections`` after checking them), and the bot sent Discord nothing past its limits
 (``discord_checks.refusals``, cleared the same way by a test that means it).
 
-A world's SQLite file starts as a copy of one migrated for the worker: migrating a new file
-costs a few hundred milliseconds of synced writes, and the migrations have tests of their
-own (``tests/storage``). A world whose config names a database migrates that one itself.
+A world's SQLite file starts as a copy of the worker's migrated one (``migrated_sqlite`` in
+the conftest): migrating a new file costs a few hundred milliseconds of synced writes, and
+the migrations have tests of their own (``tests/storage``). A world whose config names a
+database migrates that one itself.
 """
 
 from __future__ import annotations
 
-import atexit
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,6 @@ import discord
 
 from plancord.app import App
 from plancord.core.planning import Actor, PlanningState
-from plancord.storage.engines import migrate_database
 from plancord.storage.plan_messages import PlanMessageRecord, PlanMessageStore
 from plancord.testing.anthropic_server import Script
 from plancord.testing.sim import World, start_world
@@ -39,34 +37,21 @@ from plancord.testing.sim import World, start_world
 PATIENT_SETTLE_SECONDS = 60.0
 
 
-_migrated: list[Path] = []
-
-
-async def migrated_database() -> Path:
-    """A SQLite file at the newest schema, made once per worker process, to copy."""
-    if not _migrated:
-        folder = Path(tempfile.mkdtemp(prefix="plancord-migrated-"))
-        atexit.register(shutil.rmtree, folder, True)
-        path = folder / "plancord.db"
-        await migrate_database(path)
-        _migrated.append(path)
-    return _migrated[0]
-
-
 class Worlds:
     """The worlds of one test, all over one data directory (a restart keeps it), each with a
     patient settle."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, migrated: Path) -> None:
         self.data_dir = data_dir
+        self._migrated = migrated
         self._started: list[World] = []
 
-    async def _place_database(self, config: dict[str, Any] | None) -> None:
+    def _place_database(self, config: dict[str, Any] | None) -> None:
         database = self.data_dir / "plancord.db"
         if database.exists() or (config or {}).get("database") is not None:
             return
         self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        shutil.copyfile(await migrated_database(), database)
+        shutil.copyfile(self._migrated, database)
         database.chmod(0o600)
 
     async def start(
@@ -76,7 +61,7 @@ class Worlds:
         plan_mode: dict[str, Any] | None = None,
         config: dict[str, Any] | None = None,
     ) -> World:
-        await self._place_database(config)
+        self._place_database(config)
         world = await start_world(self.data_dir, script, plan_mode=plan_mode, config=config)
         world.env.settle_timeout = PATIENT_SETTLE_SECONDS
         self._started.append(world)
