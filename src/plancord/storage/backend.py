@@ -11,27 +11,20 @@ the PostgreSQL side translates them.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TypeVar
-
-import psycopg
 
 from plancord.config.database_url import is_postgres, redact
 
 T = TypeVar("T")
 
 __all__ = [
-    "INTEGRITY_ERRORS",
     "Backend",
     "Cursor",
     "Tx",
     "is_postgres",
     "redact",
 ]
-
-# A unique or foreign-key violation inside a write, whichever engine raised it.
-INTEGRITY_ERRORS: tuple[type[Exception], ...] = (sqlite3.IntegrityError, psycopg.IntegrityError)
 
 
 class Cursor(Protocol):
@@ -58,6 +51,8 @@ class Backend(Protocol):
 
     dialect: str
     where: str
+    #: What a unique or foreign-key violation inside a write raises on this engine.
+    integrity_errors: tuple[type[Exception], ...]
 
     async def write(self, work: Callable[[Tx], T]) -> T: ...
 

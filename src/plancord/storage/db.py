@@ -91,6 +91,7 @@ class Database:
         self.reader = reader
 
     dialect = "sqlite"
+    integrity_errors: tuple[type[Exception], ...] = (sqlite3.IntegrityError,)
 
     @classmethod
     async def open(

@@ -7,7 +7,6 @@ from pathlib import Path
 from plancord.storage.backend import Backend, is_postgres
 from plancord.storage.db import Database
 from plancord.storage.migrations import apply_migrations
-from plancord.storage.postgres import PgDatabase
 
 
 async def open_database(
@@ -15,6 +14,10 @@ async def open_database(
 ) -> Backend:
     """The database ``target`` names: a ``postgresql://`` URL, else a SQLite file path."""
     if is_postgres(target):
+        # The PostgreSQL driver is imported by a process that opens PostgreSQL: it costs more
+        # to import than the rest of the store, and most processes use SQLite.
+        from plancord.storage.postgres import PgDatabase
+
         return await PgDatabase.open(str(target), migrate=migrate, migrations_dir=migrations_dir)
     return await Database.open(Path(target), migrate=migrate, migrations_dir=migrations_dir)
 

@@ -229,6 +229,7 @@ class PgDatabase:
     """An open PostgreSQL plancord database (``backend.Backend``)."""
 
     dialect = "postgresql"
+    integrity_errors: tuple[type[Exception], ...] = (psycopg.IntegrityError,)
 
     def __init__(
         self, url: str, pool_size: int = POOL_SIZE, lock_timeout_ms: int = LOCK_TIMEOUT_MS

@@ -23,7 +23,7 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import Transition
 from plancord.storage.approval_votes import ApprovalVoteStore
-from plancord.storage.backend import INTEGRITY_ERRORS, Backend, Tx
+from plancord.storage.backend import Backend, Tx
 from plancord.storage.codec import (
     INSERT_AUDIT,
     UPDATE_STATE,
@@ -99,6 +99,7 @@ class SqlStore:
             agent.created_by,
         )
         audited = audit_values(audit) if audit is not None else None
+        integrity_errors = self.db.integrity_errors
 
         def insert(conn: Tx) -> None:
             try:
@@ -108,7 +109,7 @@ class SqlStore:
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     values,
                 )
-            except INTEGRITY_ERRORS as exc:
+            except integrity_errors as exc:
                 raise AgentExists(agent.name) from exc
             conn.execute("INSERT INTO planning_state (agent) VALUES (?)", (agent.name,))
             if audited is not None:
