@@ -94,6 +94,12 @@ class OpenGrants:
             still = await on_bot_loop(
                 self._bot_loop, self._recheck(agent, grants), RECHECK_BOUND_SECONDS
             )
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the proxy is closing
+            log.warning("agent %s: the recheck of open connections was cancelled", agent)
+            still = None  # the bot's loop cancelled it: ended, as any failure is
         except Exception:
             log.exception("agent %s: rechecking open connections failed; ending them", agent)
             still = None

@@ -24,7 +24,7 @@ from plancord.core.authority import Answer
 from plancord.core.execution import ExecutionRecord
 
 GATHER_SECONDS = 0.3
-MAX_HOSTS_PER_CARD = 10
+MAX_HOSTS_PER_CARD = 16
 MAX_ROUNDS_WAITING = 2
 
 
