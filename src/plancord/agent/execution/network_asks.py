@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from plancord.core.authority import Answer
 from plancord.core.execution import ExecutionRecord
 
-GATHER_SECONDS = 0.3
+GATHER_SECONDS = 1.0
 MAX_HOSTS_PER_CARD = 16
 MAX_ROUNDS_WAITING = 2
 
