@@ -14,7 +14,7 @@ import pytest
 from plancord.core.sandbox_policy import Layer, LayerChoice, Limits, SandboxPolicy
 from plancord.sandbox import SandboxUnavailable, layers, remote_view, run_sandboxed
 from plancord.sandbox.argv import HostLayout, bwrap_argv, landlock_argv
-from plancord.sandbox.runner import ProcessResult
+from plancord.sandbox.process_run import ProcessResult
 
 HOST = HostLayout(
     symlinks=(),

@@ -53,10 +53,13 @@ async def start_network_scene(
     allow: list[str],
     drift: str = "refuse",
     network: Any = None,
+    agent: dict[str, Any] | None = None,
 ) -> PlanScene:
     """ada's plan submitted, waiting for ana's Approve; the proxy resolves the test hosts
-    locally (on loopback, which only this map may name)."""
-    config = {"agents": {"ada": {"network": {"allow": allow} if network is None else network}}}
+    locally (on loopback, which only this map may name). ``agent``: more of ada's config
+    (her MCP servers)."""
+    ada = {"network": {"allow": allow} if network is None else network, **(agent or {})}
+    config = {"agents": {"ada": ada}}
     world = await worlds.start(
         [tool_turn(ToolCall("submit_plan", {"plan": plan})), *script, text_turn("done")],
         plan_mode=host_plan_mode(drift=drift),
@@ -174,6 +177,34 @@ def serve_files(root: Path) -> Path:
         f'<html><body><a href="/packages/{WHEEL}">{WHEEL}</a></body></html>\n'
     )
     return root
+
+
+class PingServer:
+    """A loopback TCP server on the host that answers each line it receives with one
+    line, counting them, and notes when its client closed the connection."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.lines = 0
+        self.connections = 0
+        self.closed = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        try:
+            connection, _ = self.sock.accept()
+        except OSError:
+            return
+        self.connections += 1
+        with connection:
+            while data := connection.recv(4096):
+                self.lines += data.count(b"\n")
+                connection.sendall(b"pong\n")
+        self.closed.set()
+
+    def close(self) -> None:
+        self.sock.close()
 
 
 class TcpListener:

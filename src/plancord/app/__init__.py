@@ -24,6 +24,7 @@ from pathlib import Path
 
 from plancord.agent.agent_settings import overrides_from
 from plancord.agent.execution.network import NetworkGate
+from plancord.agent.execution.network_asks import NetworkCalls
 from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.manager import AgentManager, StoredSettings
@@ -223,12 +224,12 @@ class App:
             pending_asks=PendingAskStore(db),
         )
         if config.sandbox_settings.plan_network:
-            await app._serve_network(notifier)
+            await app._serve_network(notifier, core.network_calls)
         if config.metrics.enabled:
             await app._serve_metrics()
         return app
 
-    async def _serve_network(self, notifier: Notifier) -> None:
+    async def _serve_network(self, notifier: Notifier, calls: NetworkCalls) -> None:
         """Start the proxy with one socket per agent whose network the plan grants."""
         sandbox = self.config.sandbox_settings
         gate = NetworkGate(
@@ -238,8 +239,9 @@ class App:
             notifier=notifier,
             clock=self.clock,
             ask_timeout_seconds=self.runtime.settings.ask_timeout_seconds,
+            calls=calls,
         )
-        proxy = NetworkProxy(gate.decide, asyncio.get_running_loop())
+        proxy = NetworkProxy(gate.decide, asyncio.get_running_loop(), recheck=gate.recheck)
         self.network, self.network_gate = proxy, gate
         for agent in sorted(sandbox.plan_network):
             path = sandbox.proxy_socket(agent)

@@ -107,6 +107,7 @@ def build_runtime(
         notifier=notifier,
         clock=clock,
         homes=homes,
+        network_calls=core.network_calls,
     )
     dispatcher = ToolDispatch(
         store=store,

@@ -8,8 +8,9 @@ read" (the same one).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from plancord.agent.execution.network_asks import NetworkCalls
 from plancord.agent.execution.start_intents import Say
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.home import AgentHomes
@@ -45,6 +46,9 @@ class CoreServices:
     """Starts approved plans' branches; ``recover`` undoes the starts a crash interrupted,
     and ``close`` ends its work at shutdown (None where plans execute where the workspace
     stands, as in tests of the planning alone)."""
+    network_calls: NetworkCalls = field(default_factory=NetworkCalls)
+    """The calls each execution has started: the execution host counts them, the network
+    gate asks about one command's hosts on one card."""
 
 
 def core_services(

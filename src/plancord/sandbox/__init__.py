@@ -11,8 +11,8 @@ the call.
 from plancord.core.sandbox_policy import Layer, LayerChoice, Limits, SandboxPolicy
 from plancord.sandbox.landlock import landlock_abi
 from plancord.sandbox.layers import SandboxUnavailable, choose_layer, layer_in_use
+from plancord.sandbox.process_run import ProcessResult
 from plancord.sandbox.runner import (
-    ProcessResult,
     run_attached,
     run_sandboxed,
     run_shell,

@@ -59,6 +59,8 @@ def _serve(listener: socket.socket, path: str) -> None:
             client, _ = listener.accept()
         except OSError:
             return
+        # Each write goes out at once (no wait for the client's delayed acknowledgement).
+        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         threading.Thread(target=_carry, args=(client, path), daemon=True).start()
 
 

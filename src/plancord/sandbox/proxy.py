@@ -13,14 +13,15 @@ may be reached now, resolves the name itself, refuses an address of this host
 connection made is recorded as reached) and splices bytes both ways. The value parsed once
 is what is matched, resolved, connected to and recorded: the client's text is never read
 again. Every connection is decided on its own, so when the step changes, the next
-connection sees the new step's hosts.
+connection sees the new step's hosts; and a connection already open lasts only while the
+grant it was let through under holds (``proxy_grants``: the decision's ``recheck``), so a
+tunnel of a long-lived process ends with its step or the execution.
 
 It runs in a thread of its own with its own event loop, so a slow or hostile client never
 holds up the loop that serves every agent and Discord: a request head is at most
 :data:`MAX_HEAD_BYTES` read within :data:`HEAD_SECONDS`, a connection to the server is made
-within :data:`CONNECT_SECONDS`, a tunnel idle for :data:`IDLE_SECONDS` is closed, at most
-:data:`MAX_CONNECTIONS` are open per agent, and data moves in bounded chunks with flow
-control (a reader waits while its writer's buffer is full).
+within :data:`CONNECT_SECONDS`, at most :data:`MAX_CONNECTIONS` are open per agent, and
+bytes move as ``proxy_streams`` bounds them (idle tunnels closed, chunks with flow control).
 
 No library is used: the proxies on PyPI (proxy.py, pproxy, mitmproxy) are frameworks
 with their own process model and plugin hooks (or TLS interception), and none lets an
@@ -36,29 +37,31 @@ import contextvars
 import ipaddress
 import logging
 import os
-import socket
 import threading
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Hashable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
-from plancord.core.host_names import Address, DnsName, Endpoint, IpLiteral
+from plancord.core.host_names import Address, Endpoint, IpLiteral
 from plancord.sandbox.host_addresses import HostAddresses
+from plancord.sandbox.proxy_grants import OpenGrants, Recheck, on_bot_loop
+from plancord.sandbox.proxy_streams import (
+    CHUNK_BYTES,
+    CONNECT_SECONDS,
+    answer,
+    splice,
+    system_addresses,
+)
 from plancord.sandbox.request_head import BadRequest, parse_head
 
 log = logging.getLogger(__name__)
-_T = TypeVar("_T")
 
 MAX_HEAD_BYTES = 16 * 1024
 HEAD_SECONDS = 30.0
-CONNECT_SECONDS = 15.0
-IDLE_SECONDS = 300.0
 DECIDE_SECONDS = 24 * 3600.0
 """A decision may wait for a human's answer; the card's own timeout ends it first."""
 MAX_CONNECTIONS = 64
-CHUNK_BYTES = 256 * 1024
 
 
 Settle = Callable[[str | None], Coroutine[object, object, None]]
@@ -74,6 +77,9 @@ class ProxyVerdict:
     allowed: bool
     reason: str = ""
     settle: Settle | None = None
+    grant: Hashable | None = None
+    """What the connection came under: it is ended once ``recheck`` no longer holds this
+    (``proxy_grants``); None holds it for as long as it lasts."""
 
 
 Decide = Callable[[str, Endpoint], Coroutine[object, object, ProxyVerdict]]
@@ -107,7 +113,11 @@ class NetworkProxy:
     _loop: asyncio.AbstractEventLoop | None = None
     _thread: threading.Thread | None = None
     _listeners: dict[str, _Listener] = field(default_factory=dict)
+    recheck: Recheck | None = None
+    """Which open connections' grants still hold (``proxy_grants``); None: every
+    connection lasts until it ends or idles out."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _open: OpenGrants | None = None
 
     def start(self) -> None:
         if self._thread is not None:
@@ -122,6 +132,7 @@ class NetworkProxy:
             loop.close()
 
         self._loop = loop
+        self._open = OpenGrants(self.recheck, self.decide_loop)
         self._thread = threading.Thread(target=serve, name="plancord-proxy", daemon=True)
         self._thread.start()
         ready.wait()
@@ -174,6 +185,8 @@ class NetworkProxy:
 
     async def _close_all(self) -> None:
         """Stop listening and end every open connection (each closes its sockets)."""
+        if self._open is not None:
+            self._open.stop()
         for listener in self._listeners.values():
             listener.server.close()
             with contextlib.suppress(FileNotFoundError):
@@ -195,7 +208,7 @@ class NetworkProxy:
         listener.open_connections += 1
         try:
             if listener.open_connections > MAX_CONNECTIONS:
-                await _answer(writer, 503, "too many connections at once")
+                await answer(writer, 503, "too many connections at once")
                 return
             await self._one(agent, reader, writer)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
@@ -219,7 +232,7 @@ class NetworkProxy:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_SECONDS)
         except asyncio.LimitOverrunError:
-            await _answer(writer, 431, "request head too large")
+            await answer(writer, 431, "request head too large")
             return
         except asyncio.IncompleteReadError:
             return
@@ -227,29 +240,32 @@ class NetworkProxy:
             request = parse_head(head)
         except BadRequest as exc:
             log.info("agent %s: a bad request head, answered 400: %s", agent, exc)
-            await _answer(writer, 400, str(exc))
+            await answer(writer, 400, str(exc))
             return
         endpoint = request.endpoint
         verdict = await self._decided(agent, endpoint)
         if not verdict.allowed:
-            await _answer(writer, 403, verdict.reason)
+            await answer(writer, 403, verdict.reason)
             return
         try:
             addresses = await self._resolve(endpoint)
         except (OSError, TimeoutError) as exc:
-            await _answer(writer, 502, f"could not resolve {endpoint.host.shown}: {exc}")
+            await answer(writer, 502, f"could not resolve {endpoint.host.shown}: {exc}")
             return
         allowed, refusal = self._judged(endpoint, addresses)
         if not allowed:
             await self._settle(agent, verdict, refusal)
-            await _answer(writer, 403, refusal)
+            await answer(writer, 403, refusal)
             return
         upstream = await self._connect(allowed, endpoint.port)
         if upstream is None:
-            await _answer(writer, 502, f"could not reach {endpoint.shown}")
+            await answer(writer, 502, f"could not reach {endpoint.shown}")
             return
         upstream_reader, upstream_writer = upstream
+        held = self._open if verdict.grant is not None else None
         try:
+            if held is not None:
+                held.hold(agent, verdict.grant)
             await self._settle(agent, verdict, None)
             if request.tunnel:
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -257,8 +273,10 @@ class NetworkProxy:
             else:
                 upstream_writer.write(request.head)
                 await upstream_writer.drain()
-            await _splice(reader, writer, upstream_reader, upstream_writer)
+            await splice(reader, writer, upstream_reader, upstream_writer)
         finally:
+            if held is not None:
+                held.drop(agent)
             upstream_writer.close()
             with contextlib.suppress(OSError, ConnectionError):
                 await upstream_writer.wait_closed()
@@ -266,7 +284,9 @@ class NetworkProxy:
     async def _decided(self, agent: str, endpoint: Endpoint) -> ProxyVerdict:
         """The decision, made on the bot's loop; an error or a lost answer refuses."""
         try:
-            verdict = await self._on_bot_loop(self.decide(agent, endpoint), DECIDE_SECONDS)
+            verdict = await on_bot_loop(
+                self.decide_loop, self.decide(agent, endpoint), DECIDE_SECONDS
+            )
         except Exception:
             log.exception("agent %s: deciding a connection to %s failed", agent, endpoint.shown)
             return ProxyVerdict(False, "the host could not decide; refused")
@@ -279,22 +299,9 @@ class NetworkProxy:
         if verdict.settle is None:
             return
         try:
-            await self._on_bot_loop(verdict.settle(refused), CONNECT_SECONDS)
+            await on_bot_loop(self.decide_loop, verdict.settle(refused), CONNECT_SECONDS)
         except Exception:
             log.exception("agent %s: recording a connection failed", agent)
-
-    async def _on_bot_loop(self, work: Coroutine[object, object, _T], seconds: float) -> _T | None:
-        """``work`` run on the bot's loop; None when that loop is closed (it is stopping)."""
-        try:
-            future: Future[_T] = asyncio.run_coroutine_threadsafe(work, self.decide_loop)
-        except RuntimeError:
-            work.close()
-            return None
-        try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), seconds)
-        except BaseException:
-            future.cancel()
-            raise
 
     async def _resolve(self, endpoint: Endpoint) -> list[tuple[Address, bool]]:
         """The addresses to try, each with whether the test map gave it: an address
@@ -306,7 +313,7 @@ class NetworkProxy:
         mapped = self.resolve_overrides.get(host.text)
         if mapped is not None:
             return [(ipaddress.ip_address(mapped), True)]
-        return [(address, False) for address in await _system_addresses(host, endpoint.port)]
+        return [(address, False) for address in await system_addresses(host, endpoint.port)]
 
     def _judged(
         self, endpoint: Endpoint, addresses: list[tuple[Address, bool]]
@@ -344,64 +351,3 @@ class NetworkProxy:
             except (OSError, TimeoutError):
                 continue
         return None
-
-
-async def _system_addresses(host: DnsName, port: int) -> list[Address]:
-    loop = asyncio.get_running_loop()
-    infos = await asyncio.wait_for(
-        loop.getaddrinfo(host.text, port, type=socket.SOCK_STREAM), CONNECT_SECONDS
-    )
-    found: list[Address] = []
-    for info in infos:
-        with contextlib.suppress(ValueError):
-            address = ipaddress.ip_address(str(info[4][0]))
-            if address not in found:
-                found.append(address)
-    if not found:
-        raise OSError(f"{host.text} has no address")
-    return found
-
-
-async def _answer(writer: asyncio.StreamWriter, status: int, reason: str) -> None:
-    """An error response; the reason goes in the status line (which pip and curl show)
-    and the body."""
-    phrase = " ".join(reason.replace("\r", " ").replace("\n", " ").split())[:300]
-    body = f"plancord: {phrase}\n".encode()
-    head = (
-        f"HTTP/1.1 {status} {phrase}\r\nContent-Type: text/plain\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-    )
-    with contextlib.suppress(OSError, ConnectionError):
-        writer.write(head.encode("latin-1", "replace") + body)
-        await writer.drain()
-
-
-async def _splice(
-    client_reader: asyncio.StreamReader,
-    client_writer: asyncio.StreamWriter,
-    server_reader: asyncio.StreamReader,
-    server_writer: asyncio.StreamWriter,
-) -> None:
-    """Copy both ways until either side ends or the tunnel is idle too long."""
-
-    async def pump(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-        while True:
-            data = await asyncio.wait_for(source.read(CHUNK_BYTES), IDLE_SECONDS)
-            if not data:
-                with contextlib.suppress(OSError, RuntimeError):
-                    if sink.can_write_eof():
-                        sink.write_eof()
-                return
-            sink.write(data)
-            await sink.drain()
-
-    tasks = [
-        asyncio.create_task(pump(client_reader, server_writer)),
-        asyncio.create_task(pump(server_reader, client_writer)),
-    ]
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)

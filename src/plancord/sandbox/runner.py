@@ -8,7 +8,9 @@ the :class:`~plancord.core.sandbox_policy.SandboxPolicy`, and runs the process's
 life in a worker thread of its own pool: the fork, the reads, the wait and the kill never
 happen on the event loop that every agent and the Discord connection share.
 
-Lifecycle of a run: stdin from ``/dev/null``; a new session; the environment from
+bubblewrap reads its options from a memory file (``hidden_argv``), so the sandbox's view
+of its own pid 1 shows no host path. Lifecycle of a run (``process_run``): stdin from
+``/dev/null``; a new session; the environment from
 ``environment.py`` only; output read as it comes, the first ``max_output`` bytes of each
 stream kept and the rest counted and dropped; at the deadline, or when the awaiting task is
 cancelled, the whole sandbox is killed (bubblewrap's pid namespace dies with it; the
@@ -22,19 +24,15 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-import selectors
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from plancord.core.output_bound import OutputBound
 from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy, proxy_environment
 from plancord.sandbox import (
     config_view,
@@ -46,91 +44,24 @@ from plancord.sandbox import (
 )
 from plancord.sandbox.argv import HostLayout, bwrap_argv, landlock_argv
 from plancord.sandbox.environment import sandbox_environment
+from plancord.sandbox.hidden_argv import hidden
 from plancord.sandbox.layers import (
     NO_LANDLOCK,
     SandboxUnavailable,
     choose_layer,
     host_layout,
 )
+from plancord.sandbox.process_run import (
+    STOP_GRACE_SECONDS,
+    ProcessResult,
+    Spawn,
+    exit_status,
+    run_blocking,
+)
 
 #: Sandboxed runs in flight at once; more wait for a thread (never the event loop).
 MAX_CONCURRENT_RUNS = 64
 _EXECUTOR = ThreadPoolExecutor(MAX_CONCURRENT_RUNS, thread_name_prefix="plancord-sandbox")
-_POLL_SECONDS = 0.05
-_READ_BLOCK = 64 * 1024
-_DRAIN_GRACE_SECONDS = 1.0
-_STOP_GRACE_SECONDS = 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessResult:
-    """What one sandboxed run produced.
-
-    ``exit_code`` is None when the timeout (``timed_out``) or a cancellation
-    (``cancelled``: the awaiting task was cancelled, a Stop) killed the command, 128+N
-    when signal N killed it. ``stdout`` holds stderr too when the run merged them. Each text
-    is decoded as UTF-8 (bad bytes replaced); a stream past ``max_output`` bytes keeps its
-    first bytes, ends with a note saying so, and sets ``truncated``.
-    """
-
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    timed_out: bool
-    truncated: bool
-    layer: Layer
-    read_only: bool
-    git_read_only: tuple[str, ...] = ()
-    """The git directories the run saw read-only (empty when the whole workspace was)."""
-    cancelled: bool = False
-    """The run was stopped because its caller was cancelled, not because time ran out."""
-
-    @property
-    def output(self) -> str:
-        return self.stdout
-
-
-@dataclass(slots=True)
-class _Sink:
-    """A stream copied into an open file of the host's (up to ``limit`` bytes) instead of
-    kept: the same ``add`` and ``text`` as :class:`OutputBound`, with no text to give."""
-
-    limit: int
-    fd: int
-    total: int = 0
-
-    def add(self, data: bytes) -> None:
-        view = memoryview(data)[: max(0, self.limit - self.total)]
-        while view:
-            view = view[os.write(self.fd, view) :]
-        self.total += len(data)
-
-    def text(self) -> tuple[str, bool]:
-        return "", self.total > self.limit
-
-
-# -- one run ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Spawn:
-    argv: list[str]
-    env: dict[str, str]
-    cwd: Path
-    layer: Layer
-    private_tmp: str | None
-    view_dir: str | None = None
-    git_read_only: tuple[str, ...] = ()
-    pass_fds: tuple[int, ...] = ()
-    """Descriptors the sandbox is built from (a Push's remote), closed with the run."""
-
-    def clean_up(self) -> None:
-        for directory in (self.private_tmp, self.view_dir):
-            if directory is not None:
-                shutil.rmtree(directory, ignore_errors=True)
-        for fd in self.pass_fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
 
 
 def _read_config(policy: SandboxPolicy, root: Path) -> ProcessResult:
@@ -147,7 +78,7 @@ def _read_git_dir_config(policy: SandboxPolicy, git_dir: Path) -> ProcessResult:
 def _read_config_by(policy: SandboxPolicy, where: list[str]) -> ProcessResult:
     command = ["git", *where, *git_config.READ_COMMAND[1:]]
     spawn = _prepare(command, policy, None, view=False)
-    return _run_blocking(
+    return run_blocking(
         spawn,
         timeout=config_view.READ_SECONDS,
         max_output=config_view.READ_BYTES,
@@ -229,7 +160,7 @@ def _prepare(
     extra_env: Mapping[str, str] | None,
     *,
     view: bool = True,
-) -> _Spawn:
+) -> Spawn:
     """The argv and environment of one run; raises SandboxUnavailable or OSError.
 
     ``view``: show git only the allow-listed view of the repository's config, and each git
@@ -258,9 +189,9 @@ def _prepare(
             )
         if policy.proxy is not None:
             env.update(proxy_environment())
-        argv = bubblewrap_argv(policy, host, command, shown)
-        fds = () if shown.remote_fd is None else (shown.remote_fd,)
-        return _Spawn(
+        argv, options = hidden(bubblewrap_argv(policy, host, command, shown))
+        fds = tuple(fd for fd in (shown.remote_fd, options) if fd is not None)
+        return Spawn(
             argv, env, policy.workspace, layer, None, shown.directory, shown.read_only, fds
         )
     private_tmp = tempfile.mkdtemp(prefix="plancord-sandbox-")
@@ -274,106 +205,7 @@ def _prepare(
         if policy.inner_wall:
             argv += host.inner_wall_argv()
         argv += list(command)
-    return _Spawn(argv, env, policy.workspace, layer, private_tmp)
-
-
-def _exit_status(returncode: int) -> int:
-    return 128 - returncode if returncode < 0 else returncode
-
-
-def _stop(process: subprocess.Popen[bytes], layer: Layer) -> None:
-    """Kill the run and everything it started; never raises."""
-    if layer is Layer.LANDLOCK and process.poll() is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            process.send_signal(signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(_STOP_GRACE_SECONDS)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-
-
-def _run_blocking(
-    spawn: _Spawn,
-    *,
-    timeout: float,
-    max_output: int,
-    merge_stderr: bool,
-    cancel: threading.Event,
-    read_only: bool,
-    stdout_to: int | None = None,
-) -> ProcessResult:
-    deadline = time.monotonic() + timeout
-    out: OutputBound | _Sink = (
-        OutputBound(max_output) if stdout_to is None else _Sink(max_output, stdout_to)
-    )
-    err = OutputBound(max_output)
-    process = subprocess.Popen(
-        spawn.argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-        cwd=spawn.cwd,
-        env=spawn.env,
-        start_new_session=True,
-        pass_fds=spawn.pass_fds,
-    )
-    timed_out = cancelled = False
-    with selectors.DefaultSelector() as selector:
-        for stream, capture in ((process.stdout, out), (process.stderr, err)):
-            if stream is not None:
-                os.set_blocking(stream.fileno(), False)
-                selector.register(stream, selectors.EVENT_READ, capture)
-        exited_at: float | None = None
-        try:
-            while True:
-                now = time.monotonic()
-                if exited_at is None:
-                    if process.poll() is not None:
-                        _stop(process, spawn.layer)
-                        exited_at = now
-                    elif cancel.is_set():
-                        cancelled = True
-                        break
-                    elif now >= deadline:
-                        timed_out = True
-                        break
-                if not selector.get_map():
-                    if exited_at is not None:
-                        break
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        process.wait(min(_POLL_SECONDS, max(deadline - now, 0.001)))
-                    continue
-                if exited_at is not None and now - exited_at > _DRAIN_GRACE_SECONDS:
-                    break
-                for key, _ in selector.select(_POLL_SECONDS):
-                    try:
-                        data = os.read(key.fd, _READ_BLOCK)
-                    except BlockingIOError:
-                        continue
-                    if data:
-                        key.data.add(data)
-                    else:
-                        selector.unregister(key.fileobj)
-        finally:
-            _stop(process, spawn.layer)
-            for stream in (process.stdout, process.stderr):
-                if stream is not None:
-                    stream.close()
-            process.wait()
-            spawn.clean_up()
-    stdout, cut_out = out.text()
-    stderr, cut_err = err.text()
-    return ProcessResult(
-        exit_code=None if timed_out or cancelled else _exit_status(process.returncode),
-        stdout=stdout,
-        stderr=stderr,
-        timed_out=timed_out,
-        cancelled=cancelled,
-        truncated=cut_out or cut_err,
-        layer=spawn.layer,
-        read_only=read_only,
-        git_read_only=spawn.git_read_only,
-    )
+    return Spawn(argv, env, policy.workspace, layer, private_tmp)
 
 
 def _run_in_thread(
@@ -389,7 +221,7 @@ def _run_in_thread(
 ) -> ProcessResult:
     spawn = _prepare(command, policy, extra_env)
     try:
-        return _run_blocking(
+        return run_blocking(
             spawn,
             timeout=timeout,
             max_output=max_output,
@@ -446,7 +278,7 @@ async def run_sandboxed(
     except asyncio.CancelledError:
         cancel.set()
         with contextlib.suppress(BaseException):
-            await asyncio.wait_for(asyncio.wrap_future(future), _STOP_GRACE_SECONDS * 3)
+            await asyncio.wait_for(asyncio.wrap_future(future), STOP_GRACE_SECONDS * 3)
         raise
 
 
@@ -480,4 +312,4 @@ def run_attached(argv: Sequence[str], policy: SandboxPolicy) -> int:
         )
     finally:
         spawn.clean_up()
-    return _exit_status(completed.returncode)
+    return exit_status(completed.returncode)

@@ -100,6 +100,37 @@ def connect(host: str, port: int) -> str:
         return f"unreachable: {type(exc).__name__}"
 
 
+_TUNNELS: list[socket.socket] = []
+
+
+def _ping(tunnel: socket.socket) -> None:
+    """A line every tenth of a second through the tunnel, for as long as it stays open."""
+    with contextlib.suppress(OSError):
+        while True:
+            tunnel.sendall(b"ping\n")
+            if not tunnel.recv(64):
+                return
+            time.sleep(0.1)
+
+
+@server.tool(annotations=READ_ONLY)
+def tunnel(host: str, port: int) -> str:
+    """Open a CONNECT tunnel to host:port through the sandbox's proxy and keep using it
+    from a thread of its own after this call returns."""
+    proxy = os.environ.get("HTTP_PROXY", "").removeprefix("http://").rstrip("/")
+    if not proxy:
+        return "no proxy"
+    address, _, number = proxy.rpartition(":")
+    connection = socket.create_connection((address, int(number)), timeout=10)
+    connection.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+    answer = connection.recv(4096).decode("latin-1")
+    if " 200 " not in answer.split("\r\n", 1)[0]:
+        return f"refused: {answer.splitlines()[0] if answer else '(closed)'}"
+    _TUNNELS.append(connection)
+    threading.Thread(target=_ping, args=(connection,), daemon=True).start()
+    return "tunnel open"
+
+
 @server.tool(annotations=READ_ONLY)
 def crash() -> str:
     """Ends the server's process."""

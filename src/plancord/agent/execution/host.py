@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from plancord.agent.execution.network import RefusedConnections
+from plancord.agent.execution.network_asks import NetworkCalls
 from plancord.agent.execution.observe import Effects, RestoreFailed, Unobserved, WorkspaceObserver
 from plancord.agent.execution.repository import RepositoryLook
 from plancord.agent.execution.starter import branch_record
@@ -119,6 +120,7 @@ class ExecutionHost:
         notifier: Notifier,
         clock: Clock,
         homes: AgentHomes,
+        network_calls: NetworkCalls | None = None,
     ) -> None:
         self._executions = executions
         self._audit = audit
@@ -128,7 +130,7 @@ class ExecutionHost:
         self._homes = homes
         self._observers: dict[str, tuple[str, WorkspaceObserver]] = {}
         self._repository = RepositoryLook(homes)
-        self._refused = RefusedConnections(executions)
+        self._refused = RefusedConnections(executions, network_calls)
 
     async def running(self, agent: str) -> ExecutionRecord | None:
         return await self._executions.running(agent)

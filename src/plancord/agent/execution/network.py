@@ -13,17 +13,26 @@ connection is recorded as reached only once the proxy has made it (the decision'
 ``settle``), up to :data:`RECORDED_PER_HOST` per step and host, so the card lists the hosts
 each step reached with their request counts, and nothing the proxy refused after the
 decision (an address of this host) among them: that is recorded as refused, with the
-reason. A host is matched, recorded and shown as the one value the proxy parsed
+reason; a drift let through under ``log`` is recorded as logged only once it is made.
+A host is matched, recorded and shown as the one value the proxy parsed
 (``core.host_names``): with its port when that is not 80 or 443.
+
+Every connection let through carries its :class:`Grant` (the plan, the step, the host),
+and the proxy ends it once :meth:`NetworkGate.recheck` no longer holds it: when its step
+is no longer current (unless a human allowed the host for the plan) and when the
+execution ends, whichever process of the agent's holds it (a command, an MCP server).
+Hosts asked about are gathered into one card per command (``network_asks``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass
 
+from plancord.agent.execution.network_asks import NetworkAsks, NetworkCalls, Refused
 from plancord.core.authority import Answer, Subject
 from plancord.core.drift import DriftPolicy
 from plancord.core.drift_findings import answered
@@ -33,6 +42,7 @@ from plancord.core.execution import (
     ExecutionEvent,
     ExecutionEventKind,
     ExecutionRecord,
+    StepIndex,
     StepNumber,
     step_number,
 )
@@ -61,6 +71,18 @@ def reached_action(host: str) -> str:
     return f"reach {host}"
 
 
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """What a connection let through came under: the plan, the step current then, the
+    host, and whether a human allowed it for the rest of the plan. The proxy ends the
+    connection once this no longer holds (:meth:`NetworkGate.recheck`)."""
+
+    plan_id: str
+    step: StepIndex
+    host: str
+    for_plan: bool = False
+
+
 class NetworkGate:
     """The decision behind every proxied connection, and the counts of what got through."""
 
@@ -73,6 +95,7 @@ class NetworkGate:
         notifier: Notifier,
         clock: Clock,
         ask_timeout_seconds: float = 600.0,
+        calls: NetworkCalls | None = None,
     ) -> None:
         self._executions = executions
         self._store = store
@@ -82,7 +105,7 @@ class NetworkGate:
         self._ask_timeout = ask_timeout_seconds
         self._allowed: dict[str, set[str]] = {}
         """Per plan id, the hosts a human allowed for the rest of that plan."""
-        self._asking: dict[tuple[str, str], asyncio.Future[bool]] = {}
+        self._asks = NetworkAsks(self._post, calls or NetworkCalls())
         self._reached: dict[str, Counter[tuple[StepNumber, str]]] = {}
         """Per plan id, connections let through per (step, host)."""
         self._plan_of: dict[str, str] = {}
@@ -102,8 +125,10 @@ class NetworkGate:
         step = plan.steps[record.current_step] if record.current_step < len(plan.steps) else None
         granted = step.network if step is not None else ()
         host = endpoint.shown
-        if matches_host(granted, endpoint) or host in self._allowed.get(record.plan_id, set()):
-            return self._through(record, number, host)
+        if matches_host(granted, endpoint):
+            return self._through(record, host)
+        if host in self._allowed.get(record.plan_id, set()):
+            return self._through(record, host, for_plan=True)
         why = f"step {number} wants {host} — not in the plan"
         if not matches_host(self._settings.network_bound_for(agent).allow, endpoint):
             reason = f"{host} is not among the hosts the operator allows this agent"
@@ -111,8 +136,7 @@ class NetworkGate:
             return ProxyVerdict(False, f"refused: {reason}")
         policy = (await self._settings.plan_mode_for(agent)).drift
         if policy is DriftPolicy.LOG:
-            await self._drift(record, host, why, DriftDecision.LOGGED, policy)
-            return self._through(record, number, host)
+            return self._through(record, host, logged=why)
         if policy is DriftPolicy.REFUSE:
             await self._drift(record, host, why, DriftDecision.REFUSED, policy)
             return ProxyVerdict(
@@ -120,11 +144,27 @@ class NetworkGate:
                 f"refused: {why} (step {number} names {_listed(granted)}); if the plan must "
                 "change, submit an amendment with submit_plan",
             )
-        allowed = await self._ask(record, host, why)
+        allowed = await self._asks.ask(record, host)
+        if isinstance(allowed, Refused):
+            return ProxyVerdict(False, f"refused: {why}; {allowed.reason}")
         if allowed:
-            self._allowed.setdefault(record.plan_id, set()).add(host)
-            return self._through(record, number, host)
+            return self._through(record, host, for_plan=True)
         return ProxyVerdict(False, f"denied: {why}; a human did not allow it")
+
+    async def recheck(self, agent: str, grants: frozenset[Hashable]) -> frozenset[Hashable]:
+        """The grants among ``grants`` that still hold: the agent's plan still executing,
+        and the step that granted each still current (or its host allowed for the plan)."""
+        record = await self._executions.running(agent)
+        if record is None:
+            return frozenset()
+        allowed = self._allowed.get(record.plan_id, set())
+        return frozenset(
+            grant
+            for grant in grants
+            if isinstance(grant, Grant)
+            and grant.plan_id == record.plan_id
+            and (grant.step == record.current_step or (grant.for_plan and grant.host in allowed))
+        )
 
     async def _follow(self, agent: str, plan_id: str) -> None:
         """Keep ``plan_id``'s hosts from now on, the previous plan's forgotten: the hosts a
@@ -134,6 +174,7 @@ class NetworkGate:
         if previous is not None:
             self._allowed.pop(previous, None)
             self._reached.pop(previous, None)
+            self._asks.forget(previous)
         allowed: set[str] = set()
         reached: Counter[tuple[StepNumber, str]] = Counter()
         for event in await self._executions.events(plan_id):
@@ -147,18 +188,27 @@ class NetworkGate:
         self._reached[plan_id] = reached
         self._plan_of[agent] = plan_id
 
-    def _through(self, record: ExecutionRecord, step: StepNumber, host: str) -> ProxyVerdict:
-        """Let the connection through; the proxy settles it once it knows its fate."""
-        return ProxyVerdict(True, settle=functools.partial(self._settled, record, step, host))
+    def _through(
+        self, record: ExecutionRecord, host: str, *, for_plan: bool = False, logged: str = ""
+    ) -> ProxyVerdict:
+        """Let the connection through; the proxy settles it once it knows its fate, and
+        ends it once its grant no longer holds. ``logged``: a drift let through under
+        ``log``, recorded as logged only if the connection is made."""
+        settle = functools.partial(self._settled, record, host, logged)
+        grant = Grant(record.plan_id, record.current_step, host, for_plan)
+        return ProxyVerdict(True, settle=settle, grant=grant)
 
     async def _settled(
-        self, record: ExecutionRecord, step: StepNumber, host: str, refused: str | None
+        self, record: ExecutionRecord, host: str, logged: str, refused: str | None
     ) -> None:
         """Record what became of a connection let through: reached (with the step's events,
         up to a bound), or refused by the proxy after the decision, with its reason."""
+        step = step_number(record.current_step)
         if refused is not None:
             await self._record_drift(record, step, host, refused, DriftDecision.REFUSED)
             return
+        if logged:
+            await self._drift(record, host, logged, DriftDecision.LOGGED, DriftPolicy.LOG)
         counts = self._reached.setdefault(record.plan_id, Counter())
         counts[(step, host)] += 1
         if counts[(step, host)] <= RECORDED_PER_HOST:
@@ -173,46 +223,37 @@ class NetworkGate:
                 )
             )
 
-    async def _ask(self, record: ExecutionRecord, host: str, why: str) -> bool:
-        """One card per host at a time: connections to a host already asked about wait for
-        that card's answer."""
-        key = (record.plan_id, host)
-        waiting = self._asking.get(key)
-        if waiting is not None:
-            return await asyncio.shield(waiting)
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self._asking[key] = future
+    async def _post(self, record: ExecutionRecord, hosts: tuple[str, ...]) -> Answer:
+        """One card asking about ``hosts`` (a round of ``network_asks``); each host's drift
+        recorded with the answer, and the hosts allowed for the rest of the plan when it
+        allows."""
+        number = step_number(record.current_step)
+        listed = ", ".join(hosts)
         try:
-            answer: Answer
-            try:
-                # The card is for whoever asked for the plan, as every execution card is.
-                state = await self._store.load_state(record.agent)
-                answer = await self._notifier.ask_permission(
-                    PermissionRequest(
-                        agent=record.agent,
-                        action=CONNECT_ACTION + host,
-                        tool_name=NETWORK_TOOL,
-                        summary=f"reach {host}",
-                        requested_by=state.requested_by,
-                        timeout_seconds=self._ask_timeout,
-                        outside_plan=why,
-                        labels=ALLOW_FOR_PLAN,
-                        subject=Subject.DRIFT,
-                    )
+            # The card is for whoever asked for the plan, as every execution card is.
+            state = await self._store.load_state(record.agent)
+            answer = await self._notifier.ask_permission(
+                PermissionRequest(
+                    agent=record.agent,
+                    action=CONNECT_ACTION + listed,
+                    tool_name=NETWORK_TOOL,
+                    summary=f"reach {listed}",
+                    requested_by=state.requested_by,
+                    timeout_seconds=self._ask_timeout,
+                    outside_plan=f"step {number} wants {listed} — not in the plan",
+                    labels=ALLOW_FOR_PLAN,
+                    subject=Subject.DRIFT,
                 )
-            except CardNotShown as exc:
-                log.warning("agent %s: the network card was not shown: %s", record.agent, exc)
-                answer = Answer.NOT_SHOWN
+            )
+        except CardNotShown as exc:
+            log.warning("agent %s: the network card was not shown: %s", record.agent, exc)
+            answer = Answer.NOT_SHOWN
+        if answer is Answer.ALLOWED:
+            self._allowed.setdefault(record.plan_id, set()).update(hosts)
+        for host in hosts:
+            why = f"step {number} wants {host} — not in the plan"
             await self._drift(record, host, why, answered(answer), DriftPolicy.ASK)
-            allowed = answer is Answer.ALLOWED
-            future.set_result(allowed)
-            return allowed
-        except BaseException:
-            if not future.done():
-                future.set_result(False)
-            raise
-        finally:
-            del self._asking[key]
+        return answer
 
     async def _drift(
         self,
@@ -278,12 +319,15 @@ class RefusedConnections:
     shows a refused HTTPS connection only as a 403 to its CONNECT, so the host adds the
     reasons (from the step's events) to the call's result."""
 
-    def __init__(self, executions: ExecutionStore) -> None:
+    def __init__(self, executions: ExecutionStore, calls: NetworkCalls | None = None) -> None:
         self._executions = executions
+        self._calls = calls or NetworkCalls()
         self._seen: dict[str, int] = {}
 
     async def mark(self, record: ExecutionRecord) -> None:
-        """Before a call: the refusals recorded so far."""
+        """Before a call: the refusals recorded so far; the call counted (a command's
+        connections are asked about together, ``network_asks``)."""
+        self._calls.started(record.plan_id)
         self._seen[record.plan_id] = len(await self._refusals(record.plan_id))
 
     async def since(self, record: ExecutionRecord) -> str | None:
