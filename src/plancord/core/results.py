@@ -213,6 +213,10 @@ class ResultSummary:
     head: str | None = None
     """The commit the result is pinned to (before it is pinned, the branch's newest step
     commit); None when there is none."""
+    before_plan: tuple[FileLines, ...] = ()
+    """The work already in the workspace before the plan (the reviewed state's uncommitted
+    and untracked changes): on the branch from its first commit, so Merge brings it with
+    the steps' work, and the card shows it apart."""
 
 
 @runtime_checkable

@@ -541,7 +541,7 @@ async def checked_git(
             output = await run_git(policy, *args, extra_env=env, max_output=max_output)
         blocked = sweep.left_text()
     if not output.ok:
-        what = next((a for a in args if not a.startswith("-") and "=" not in a), "git")
+        what = next((a for a in args if a[:1] not in "-/" and "=" not in a), "git")
         raise BranchError(f"git {what} failed: {output.message or output.code}{blocked}")
     if output.truncated:
         raise BranchError(f"git {args[0]} said more than the host reads")

@@ -37,6 +37,7 @@ from plancord.agent.home import AgentHomes
 from plancord.core.authority import Answer, Subject
 from plancord.core.drift import DriftPolicy
 from plancord.core.drift_findings import (
+    NESTED_GIT_REASON,
     DriftAction,
     DriftFinding,
     DriftPlace,
@@ -45,6 +46,7 @@ from plancord.core.drift_findings import (
     drift_action,
     drift_row,
     listed_paths,
+    nested_git_paths,
 )
 from plancord.core.errors import CardNotShown
 from plancord.core.execution import (
@@ -200,6 +202,20 @@ class ExecutionHost:
         effects = await observer.observe()
         if isinstance(effects, Unobserved):
             return await self._unobserved(call, effects)
+        nested = nested_git_paths(effects.paths)
+        if not nested:
+            return await self._held_effects(call, effects)
+        # A git directory is the host's: undone first, then the rest of the call is held.
+        finding = DriftFinding(FindingKind.GIT_DIRECTORY, NESTED_GIT_REASON, nested)
+        refused = await self._drift(call, finding, nested)
+        rest = Effects(tuple(c for c in effects.changes if c.path not in nested), effects.git_state)
+        later = Verdict() if refused.stop or rest.empty else await self._held_effects(call, rest)
+        if later.stop or refused.stop:
+            return later if later.stop else refused
+        return Verdict("\n".join(e for e in (refused.error, later.error) if e) or None)
+
+    async def _held_effects(self, call: HeldCall, effects: Effects) -> Verdict:
+        record = call.record
         changed, off_branch = await self._changed_paths(record, effects)
         allowed = call.allowed
         if allowed is not None and off_branch and allowed.leaves(record.branch):

@@ -6,8 +6,9 @@ commit on the branch, git's own count), the commands it ran, the hosts it reache
 the plan's proxy with their request counts, and the drift events with how each was decided
 (from the execution's events). Steps and commits are matched by the ids the host recorded
 when it committed each step, never by a commit's subject. The card also names the pinned
-commit and says when the branch moved past it since. This gathers them into
-``core.results.ResultSummary`` so the card only renders.
+commit and says when the branch moved past it since, and lists apart the work that was in
+the workspace before the plan (on the branch from its first commit, so Merge brings it).
+This gathers them into ``core.results.ResultSummary`` so the card only renders.
 """
 
 from __future__ import annotations
@@ -66,8 +67,13 @@ async def summarise(
     push_remote: str | None = None,
 ) -> ResultSummary:
     commits: list[StepCommit] = []
+    before: tuple[FileLines, ...] = ()
     moved_to: str | None = None
     try:
+        before = tuple(
+            FileLines(f.path, f.added, f.removed)
+            for f in await branch.before_plan(branch_record(record))
+        )
         commits = await branch.steps([(c.step, c.commit) for c in recorded])
         if record.waiting and record.result_commit is not None:
             tip = await branch.tip(branch_record(record))
@@ -95,6 +101,7 @@ async def summarise(
         push_remote=push_remote,
         branch_moved_to=moved_to,
         head=record.result_commit or (commits[-1].commit if commits else None),
+        before_plan=before,
     )
 
 
