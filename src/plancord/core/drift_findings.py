@@ -151,8 +151,7 @@ def drift_row(
 
 
 NESTED_GIT_REASON = (
-    "the call wrote a `.git` inside the workspace; git directories are the host's, so it "
-    "was undone"
+    "the call wrote a `.git` inside the workspace; git directories are the host's, so it was undone"
 )
 
 

@@ -19,7 +19,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from plancord.agent.execution.branch import BranchError, BranchRecord, checked_git
+from plancord.agent.execution.branch import BranchRecord
+from plancord.agent.execution.host_git import BranchError, checked_git
 from plancord.agent.tools.git import run_git
 from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy

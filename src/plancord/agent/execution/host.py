@@ -208,7 +208,9 @@ class ExecutionHost:
         # A git directory is the host's: undone first, then the rest of the call is held.
         finding = DriftFinding(FindingKind.GIT_DIRECTORY, NESTED_GIT_REASON, nested)
         refused = await self._drift(call, finding, nested)
-        rest = Effects(tuple(c for c in effects.changes if c.path not in nested), effects.git_state)
+        holding = {p.rsplit("/", i)[0] for p in nested for i in range(1, p.count("/") + 1)}
+        left = tuple(c for c in effects.changes if c.path not in nested and c.path not in holding)
+        rest = Effects(left, effects.git_state)
         later = Verdict() if refused.stop or rest.empty else await self._held_effects(call, rest)
         if later.stop or refused.stop:
             return later if later.stop else refused

@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from plancord.agent.execution.branch import BranchError
+from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.merge_votes import MergeVotes
 from plancord.agent.execution.remotes import PushRemotes
 from plancord.agent.execution.result_summary import summarise

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from plancord.agent.execution.branch import BranchError
 from plancord.agent.execution.branch_reading import BranchReading, StepCommit
+from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.network import NETWORK_TOOL, RECORDED_PER_HOST, reached_action
 from plancord.agent.execution.starter import branch_record
 from plancord.core.errors import PlancordError

@@ -32,8 +32,8 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-from plancord.agent.execution.branch import BranchError
 from plancord.agent.execution.decision_intents import DecisionIntents
+from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.merge_votes import MergeVotes
 from plancord.agent.execution.remotes import PushRemotes
 from plancord.agent.execution.result_news import ResultNews
