@@ -138,6 +138,9 @@ def result_text(summary: ResultSummary) -> str:
     if summary.before_plan:
         lines += ["", "already in the workspace before the plan (merge brings it too):"]
         lines += [f"   {f.path} {lines_changed(f.added, f.removed)}" for f in summary.before_plan]
+    if summary.unlisted:
+        lines += ["", "in the result, in no step (merge brings it too):"]
+        lines += [f"   {f.path} {lines_changed(f.added, f.removed)}" for f in summary.unlisted]
     for step in summary.steps:
         lines.append("")
         lines.extend(_step_lines(step))

@@ -92,6 +92,7 @@ async def test_a_mode_000_folder_does_not_stop_discard(plan_scene: Any) -> None:
         plan_scene,
         "mkdir -p docs/locked/deep && echo x > docs/locked/deep/f && chmod 000 docs/locked",
     )
+    assert (workspace / "docs" / "locked").stat().st_mode & 0o777 == 0
     try:
         answer = await scene.ana.click(result_card(scene), label="Discard")
     finally:
@@ -111,10 +112,12 @@ async def test_self_ignoring_crlf_attributes_cannot_change_what_discard_puts_bac
 ) -> None:
     scene, workspace, reviewed = await _executed(
         plan_scene,
-        "printf '* text eol=crlf\\n.gitattributes\\n' > docs/.gitattributes"
-        " && printf '.gitattributes\\n' > docs/.gitignore && git add docs/.gitignore"
-        " && printf 'line one\\r\\nline two\\r\\n' > docs/guide.md",
+        "printf 'line three\\n' >> docs/guide.md"
+        " && printf '* text eol=crlf\\n' > docs/.gitattributes"
+        " && printf '.gitattributes\\n.gitignore\\n' > docs/.gitignore",
     )
+    assert (workspace / "docs" / ".gitattributes").is_file()
+    assert (workspace / "docs" / "guide.md").read_text() == GUIDE + "line three\n"
 
     answer = await scene.ana.click(result_card(scene), label="Discard")
 

@@ -217,6 +217,10 @@ class ResultSummary:
     """The work already in the workspace before the plan (the reviewed state's uncommitted
     and untracked changes): on the branch from its first commit, so Merge brings it with
     the steps' work, and the card shows it apart."""
+    unlisted: tuple[FileLines, ...] = ()
+    """Files Merge would bring (from the base at approval to the pinned commit) that neither
+    a kept step nor the work before the plan lists: the card shows them too, so nothing
+    reaches the base unseen."""
 
 
 @runtime_checkable

@@ -19,8 +19,10 @@ keep them (``kept``, in the data directory), ``start`` keeps them (``ignored.Ign
 and ``discard`` puts them back, so Discard gives back the reviewed working tree exactly;
 Merge and Discard drop what was kept.
 
-Every git run goes through the agent's sandbox (``run_git``), with hooks off, signing off
-and a fixed identity, so what the host commits is the host's. The object keeps no state of
+Every git run goes through the agent's sandbox (``host_git``), with hooks off, signing off
+and a fixed identity, so what the host commits is the host's. Whether a workspace can take a
+branch is ``workspace_refusal``'s to say, and Discard is ``discarding``'s (checked byte for
+byte by ``workspace_bytes``). The object keeps no state of
 its own: :class:`BranchRecord` (returned by ``start``) holds everything the other
 operations need, and the caller stores it with the plan, so they work after a restart.
 """
@@ -30,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -46,8 +47,8 @@ from plancord.agent.execution.host_git import (
     tracked,
 )
 from plancord.agent.execution.ignored import IgnoredKeep, KeepLimits, KeepTooLarge
-from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.execution.workspace_bytes import open_folders
+from plancord.agent.execution.workspace_refusal import branch_refusal
 from plancord.agent.tools import remote_push
 from plancord.agent.tools.git import GitOutput, run_git
 from plancord.core.execution import StepNumber
@@ -55,14 +56,6 @@ from plancord.sandbox import SandboxPolicy
 
 log = logging.getLogger(__name__)
 
-_MID_OPERATION = {
-    "rebase-merge": "a rebase is in progress",
-    "rebase-apply": "a rebase or `git am` is in progress",
-    "MERGE_HEAD": "a merge is in progress",
-    "CHERRY_PICK_HEAD": "a cherry-pick is in progress",
-    "REVERT_HEAD": "a revert is in progress",
-    "BISECT_LOG": "a bisect is in progress",
-}
 REVIEWED_SUBJECT = "plancord: reviewed state"
 
 
@@ -116,24 +109,7 @@ class ExecutionBranch:
 
     async def refusal(self) -> str | None:
         """Why this workspace cannot take an execution branch, or None when it can."""
-        bare = await self._git("rev-parse", "--is-bare-repository")
-        if not bare.ok or bare.stdout.strip() == "true":
-            if await asyncio.to_thread(_looks_bare, self._policy.workspace):
-                return "the workspace is a bare repository"
-            return "the workspace is not a git repository"
-        if not (await self._git("rev-parse", "--verify", "--quiet", "HEAD^{commit}")).ok:
-            return "the repository has no commit yet"
-        if not (await self._git("symbolic-ref", "--quiet", "HEAD")).ok:
-            return "HEAD is detached: check out a branch first"
-        git_dir = (await self._git("rev-parse", "--absolute-git-dir")).stdout.strip()
-        if Path(git_dir) != self._policy.workspace / ".git":
-            return "the repository's git directory is not the workspace's own `.git`"
-        busy = await asyncio.to_thread(_operation_in_progress, self._policy.workspace)
-        if busy is not None:
-            return busy
-        if (await self._git("ls-files", "--unmerged")).stdout.strip():
-            return "the index has unresolved conflicts"
-        return None
+        return await branch_refusal(self._policy)
 
     async def start(self, plan_id: str, revision: int) -> BranchRecord:
         """Commit the reviewed tree on a new branch and switch to it; no file changes, and
@@ -433,23 +409,3 @@ def _pinned(record: BranchRecord) -> str:
     if record.result_commit is None:
         raise BranchError("The result is not pinned to a commit.")
     return record.result_commit
-
-
-def _looks_bare(root: Path) -> bool:
-    """A bare repository: git's own files at the top (git itself will not discover one,
-    ``safe.bareRepository`` being ``explicit`` in the sandbox)."""
-    tree = WorkspaceTree(root)
-    head, objects, refs = (tree.lstat(name) for name in ("HEAD", "objects", "refs"))
-    return (
-        head is not None
-        and stat.S_ISREG(head.st_mode)
-        and all(d is not None and stat.S_ISDIR(d.st_mode) for d in (objects, refs))
-    )
-
-
-def _operation_in_progress(root: Path) -> str | None:
-    tree = WorkspaceTree(root)
-    for marker, why in _MID_OPERATION.items():
-        if tree.lstat(f".git/{marker}") is not None:
-            return why
-    return None

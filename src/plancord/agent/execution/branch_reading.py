@@ -92,6 +92,11 @@ class BranchReading:
         Merge brings it with the steps' work, so the card shows it apart."""
         if record.reviewed_commit == record.base_commit:
             return ()
+        return await self.changes(record.base_commit, record.reviewed_commit)
+
+    async def changes(self, since: str, until: str) -> tuple[FileChange, ...]:
+        """Every file that differs from commit ``since`` to ``until``, with line counts (the
+        tree's own attributes not read)."""
         out = await self._bare_checked(
             "diff",
             "--no-renames",
@@ -99,8 +104,8 @@ class BranchReading:
             "-z",
             "--no-ext-diff",
             "--no-textconv",
-            record.base_commit,
-            record.reviewed_commit,
+            since,
+            until,
             max_output=50_000_000,
         )
         return tuple(_numstat(out))

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from plancord.agent.execution.branch_reading import BranchReading, StepCommit
+from plancord.agent.execution.branch_reading import BranchReading, FileChange, StepCommit
 from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.network import NETWORK_TOOL, RECORDED_PER_HOST, reached_action
 from plancord.agent.execution.starter import branch_record
@@ -68,6 +68,7 @@ async def summarise(
 ) -> ResultSummary:
     commits: list[StepCommit] = []
     before: tuple[FileLines, ...] = ()
+    whole: tuple[FileChange, ...] = ()
     moved_to: str | None = None
     try:
         before = tuple(
@@ -75,6 +76,8 @@ async def summarise(
             for f in await branch.before_plan(branch_record(record))
         )
         commits = await branch.steps([(c.step, c.commit) for c in recorded])
+        if record.result_commit is not None:
+            whole = await branch.changes(record.base_commit, record.result_commit)
         if record.waiting and record.result_commit is not None:
             tip = await branch.tip(branch_record(record))
             moved_to = tip if tip != record.result_commit else None
@@ -91,6 +94,9 @@ async def summarise(
         )
         for index, outcome in enumerate(record.steps)
     )
+    listed = {f.path for f in before} | {
+        f.path for step in steps if not step.rolled_back for f in step.files
+    }
     return ResultSummary(
         record=record,
         summary=plan.summary if plan is not None else record.branch,
@@ -102,6 +108,9 @@ async def summarise(
         branch_moved_to=moved_to,
         head=record.result_commit or (commits[-1].commit if commits else None),
         before_plan=before,
+        unlisted=tuple(
+            FileLines(f.path, f.added, f.removed) for f in whole if f.path not in listed
+        ),
     )
 
 

@@ -45,6 +45,13 @@ def details_markdown(summary: ResultSummary) -> str:
                 f"- `{f.path}` {lines_changed(f.added, f.removed)}" for f in summary.before_plan
             )
         )
+    if summary.unlisted:
+        parts.append(
+            "## In the result, in no step\nMerge brings these too, though no step listed them.\n"
+            + "\n".join(
+                f"- `{f.path}` {lines_changed(f.added, f.removed)}" for f in summary.unlisted
+            )
+        )
     parts += [_step_section(step) for step in summary.steps]
     return "\n\n".join(parts) + "\n"
 

@@ -20,6 +20,7 @@ import discord
 
 from plancord.core.execution import ResultState
 from plancord.core.results import (
+    FileLines,
     ResultSummary,
     StepResult,
     drift_decided,
@@ -43,6 +44,8 @@ BEFORE_NOTE = (
     "Uncommitted or untracked when the plan was approved: the branch starts from them, so "
     "Merge brings them too."
 )
+UNLISTED_FIELD = "⚠️ In the result, in no step"
+UNLISTED_NOTE = "Merge brings these too, though no step listed them."
 DESCRIPTION_BUDGET = 1800
 """Characters of the description at most, so the steps always have room."""
 STEP_NAME_BUDGET = 100
@@ -86,7 +89,9 @@ def render_result(
     description = clip(lines, DESCRIPTION_BUDGET - size(note) - 1)
     fixed: list[tuple[str, str]] = []
     if summary.before_plan:
-        fixed.append((BEFORE_FIELD, _before_text(summary)))
+        fixed.append((BEFORE_FIELD, _files_text(BEFORE_NOTE, summary.before_plan)))
+    if summary.unlisted:
+        fixed.append((UNLISTED_FIELD, _files_text(UNLISTED_NOTE, summary.unlisted)))
     if summary.review is not None:
         fixed.append((REVIEW_FIELD, summary.review.findings_field(FIELD_VALUE_LIMIT)))
     budget = EMBED_TOTAL_LIMIT - MARGIN - size(title) - size(footer) - size(description)
@@ -235,11 +240,9 @@ def _step_text(step: StepResult) -> tuple[str, bool]:
     return "\n".join(lines), cut
 
 
-def _before_text(summary: ResultSummary) -> str:
-    files = [
-        f"`{clip(f.path, 120)}` {lines_changed(f.added, f.removed)}" for f in summary.before_plan
-    ]
-    return clip("\n".join([BEFORE_NOTE, *_listed(files, 8, "file")]), FIELD_VALUE_LIMIT)
+def _files_text(note: str, changed: tuple[FileLines, ...]) -> str:
+    files = [f"`{clip(f.path, 120)}` {lines_changed(f.added, f.removed)}" for f in changed]
+    return clip("\n".join([note, *_listed(files, 8, "file")]), FIELD_VALUE_LIMIT)
 
 
 def _listed(items: list[str], most: int, noun: str) -> list[str]:
