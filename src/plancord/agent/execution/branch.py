@@ -44,13 +44,14 @@ from plancord.agent.execution.host_git import (
     BranchError,
     checked_git,
     clear_stale_locks,
+    host_git,
     tracked,
 )
 from plancord.agent.execution.ignored import IgnoredKeep, KeepLimits, KeepTooLarge
 from plancord.agent.execution.workspace_bytes import open_folders
 from plancord.agent.execution.workspace_refusal import branch_refusal
 from plancord.agent.tools import remote_push
-from plancord.agent.tools.git import GitOutput, run_git
+from plancord.agent.tools.git import GitOutput
 from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy
 
@@ -397,7 +398,7 @@ class ExecutionBranch:
     async def _git(
         self, *args: str, env: dict[str, str] | None = None, max_output: int = 1_000_000
     ) -> GitOutput:
-        return await run_git(self._policy, *args, extra_env=env, max_output=max_output)
+        return await host_git(self._policy, *args, env=env, max_output=max_output)
 
     async def _checked(
         self, *args: str, env: dict[str, str] | None = None, max_output: int = 1_000_000

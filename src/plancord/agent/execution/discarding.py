@@ -17,11 +17,16 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from plancord.agent.execution.host_git import HOST_CONFIG, BranchError, checked_git, tracked
+from plancord.agent.execution.host_git import (
+    HOST_CONFIG,
+    BranchError,
+    checked_git,
+    host_git,
+    tracked,
+)
 from plancord.agent.execution.ignored import WHOLE_KEEP, IgnoredKeep
 from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.execution.workspace_bytes import open_folders, restore_bytes
-from plancord.agent.tools.git import run_git
 from plancord.sandbox import SandboxPolicy
 
 
@@ -110,7 +115,7 @@ class Discarding:
 
     async def _run(self, base_commit: str, reviewed_commit: str, reviewed_index: str) -> Discarded:
         base_ref = f"refs/heads/{self._base}"
-        found = await run_git(self._policy, "rev-parse", "--verify", "--quiet", base_ref)
+        found = await host_git(self._policy, "rev-parse", "--verify", "--quiet", base_ref)
         now = found.stdout.strip()
         moved_to = now if now and now != base_commit else None
         target = moved_to or reviewed_commit
@@ -140,7 +145,7 @@ class Discarding:
         if self._keep is not None:
             missing = await asyncio.to_thread(self._keep.restore, self._policy.workspace, reviewed)
         differs = await restore_bytes(self._policy, shown)
-        await run_git(self._policy, "update-ref", "-d", f"refs/heads/{self._branch}")
+        await host_git(self._policy, "update-ref", "-d", f"refs/heads/{self._branch}")
         if self._keep is not None:
             await asyncio.to_thread(self._keep.forget)
         tree = WorkspaceTree(self._policy.workspace)
@@ -156,7 +161,7 @@ class Discarding:
         """Put the reviewed uncommitted changes back, uncommitted, on ``base`` (the base as
         a person moved it): no branch and the tree written when they merged cleanly, else
         the branch they are kept on (the working tree then stays at ``base``)."""
-        merged = await run_git(
+        merged = await host_git(
             self._policy, "merge-tree", "--write-tree", "--no-messages", base, reviewed
         )
         tree = merged.stdout.split("\n", 1)[0].strip()

@@ -13,7 +13,7 @@ import asyncio
 import logging
 
 from plancord.agent.execution.git_locks import LockSweep, refused_by_lock, sweep_stale_locks
-from plancord.agent.tools.git import run_git
+from plancord.agent.tools.git import GitOutput, run_git
 from plancord.sandbox import SandboxPolicy
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,17 @@ IDENTITY_ENV = {
 
 class BranchError(Exception):
     """A branch operation could not be done; the message says why, for a human."""
+
+
+async def host_git(
+    policy: SandboxPolicy,
+    *args: str,
+    env: dict[str, str] | None = None,
+    max_output: int = 1_000_000,
+) -> GitOutput:
+    """One git run of the host's in ``policy``'s sandbox, whatever its outcome (every run
+    of the branch's goes through here, so there is one place a run is made)."""
+    return await run_git(policy, *args, extra_env=env, max_output=max_output)
 
 
 async def checked_git(
