@@ -135,6 +135,12 @@ def result_text(summary: ResultSummary) -> str:
         lines.extend(f"  {line}" for line in summary.review.findings_field(1_000_000).splitlines())
     if summary.push_remote is not None and record.waiting:
         lines.append(f"push remote: {summary.push_remote}")
+    if summary.before_plan:
+        lines += ["", "already in the workspace before the plan (merge brings it too):"]
+        lines += [f"   {f.path} {lines_changed(f.added, f.removed)}" for f in summary.before_plan]
+    if summary.unlisted:
+        lines += ["", "in the result, in no step (merge brings it too):"]
+        lines += [f"   {f.path} {lines_changed(f.added, f.removed)}" for f in summary.unlisted]
     for step in summary.steps:
         lines.append("")
         lines.extend(_step_lines(step))

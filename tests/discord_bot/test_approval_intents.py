@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from plancord.agent.execution import branch as branch_module
+from plancord.agent.execution import host_git as branch_module
 from plancord.core.planning import Actor, ApprovalMode, AuditEntry, Phase, PlanRef
 from plancord.operator import open_services, plan_approve
 from plancord.storage.executions import ExecutionStore

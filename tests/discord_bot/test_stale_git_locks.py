@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from plancord.agent.execution import branch as branch_module
+from plancord.agent.execution import host_git as branch_module
 from tests.discord_bot.test_approval_intents import (
     Kill,
     _approve,

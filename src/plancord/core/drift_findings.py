@@ -37,12 +37,19 @@ class FindingKind(StrEnum):
     UNOBSERVED = "unobserved"
     """After the call: the host could not observe what it changed, so it cannot be held
     to the plan or undone."""
+    GIT_DIRECTORY = "git-directory"
+    """After the call: it wrote a ``.git`` (a file, a link or a directory, or inside one)
+    below the workspace's top. A git directory is the host's: such a ``.git`` would send
+    every later git run elsewhere (``gitdir:``, a link, a ``commondir``), wedging the
+    host's own, or hide what it holds from the result (git records a nested repository as
+    one commit id). It is undone whatever the policy, and no human can allow it."""
 
 
 _PREVENTABLE: Mapping[FindingKind, bool] = {
     FindingKind.TOOL: True,
     FindingKind.OBSERVED: True,
     FindingKind.UNOBSERVED: False,
+    FindingKind.GIT_DIRECTORY: True,
 }
 """Whether the host can still keep the drift from standing: not run it (before), or undo
 it (after). What it cannot prevent, it can only log or stop on."""
@@ -80,7 +87,10 @@ class DriftAction(StrEnum):
 
 
 def drift_action(finding: DriftFinding, policy: DriftPolicy) -> DriftAction:
-    """What ``policy`` (the plan-mode ``drift`` knob) does with ``finding``."""
+    """What ``policy`` (the plan-mode ``drift`` knob) does with ``finding``: a written
+    git directory is refused under every policy."""
+    if finding.kind is FindingKind.GIT_DIRECTORY:
+        return DriftAction.REFUSE
     if policy is DriftPolicy.LOG:
         return DriftAction.LOG
     if not finding.preventable:
@@ -138,6 +148,17 @@ def drift_row(
             "step": place.step,
         },
     )
+
+
+NESTED_GIT_REASON = (
+    "the call wrote a `.git` inside the workspace; git directories are the host's, so it was undone"
+)
+
+
+def nested_git_paths(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of ``paths`` that are a ``.git`` below the workspace's top, or inside one (the
+    workspace's own ``.git`` is the repository's state, judged apart)."""
+    return tuple(p for p in paths if ".git" in p.split("/")[1:])
 
 
 def listed_paths(paths: tuple[str, ...], most: int = 3) -> str:

@@ -213,6 +213,14 @@ class ResultSummary:
     head: str | None = None
     """The commit the result is pinned to (before it is pinned, the branch's newest step
     commit); None when there is none."""
+    before_plan: tuple[FileLines, ...] = ()
+    """The work already in the workspace before the plan (the reviewed state's uncommitted
+    and untracked changes): on the branch from its first commit, so Merge brings it with
+    the steps' work, and the card shows it apart."""
+    unlisted: tuple[FileLines, ...] = ()
+    """Files Merge would bring (from the base at approval to the pinned commit) that neither
+    a kept step nor the work before the plan lists: the card shows them too, so nothing
+    reaches the base unseen."""
 
 
 @runtime_checkable

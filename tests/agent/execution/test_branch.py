@@ -10,13 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from plancord.agent.execution.branch import (
-    BaseMoved,
-    BranchError,
-    BranchRecord,
-    ExecutionBranch,
-)
+from plancord.agent.execution.branch import BaseMoved, BranchRecord, ExecutionBranch
 from plancord.agent.execution.branch_reading import BranchReading, FileChange
+from plancord.agent.execution.host_git import BranchError
 from plancord.sandbox import SandboxPolicy
 
 from .test_observe import tree_state
@@ -197,8 +193,9 @@ async def test_the_full_diff_is_written_whatever_its_size(
         assert not diff.is_relative_to(workspace)
         assert diff.parent.stat().st_mode & 0o777 == 0o700
     assert not diff.exists()
-    assert text.startswith("diff --git a/big.txt b/big.txt")
-    assert text.rstrip().endswith("+line 599999")
+    # From the base: the fixture's uncommitted work comes first, then the step's.
+    assert "diff --git a/big.txt b/big.txt\n" in text
+    assert "\n+line 599999\n" in text
 
 
 async def test_merge_fast_forwards_to_the_pinned_commit(

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from plancord.agent.execution.branch import BranchError, BranchRecord, ExecutionBranch
+from plancord.agent.execution.branch import BranchRecord, ExecutionBranch
+from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.ignored import KeepLimits
 from plancord.sandbox import SandboxPolicy, run_sandboxed
 

@@ -182,7 +182,8 @@ async def test_ignored_files_a_step_wrote_are_listed_on_the_card(plan_scene: Any
     scene, workspace = await completed(plan_scene, work=IGNORED_WORK, prepare=prepare)
     found = await record(scene)
 
-    first, second = result_card(scene).embeds[0].fields
+    before, first, second = result_card(scene).embeds[0].fields
+    assert "`.gitignore` +1 −0" in (before.value or "")  # untracked before the plan
     assert "`big.txt` (ignored by git, in no commit)" in (first.value or "")
     assert "`greet.py` +2 −0" in (first.value or "")
     assert "ignored" not in (second.value or "")

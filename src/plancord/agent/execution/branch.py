@@ -19,8 +19,10 @@ keep them (``kept``, in the data directory), ``start`` keeps them (``ignored.Ign
 and ``discard`` puts them back, so Discard gives back the reviewed working tree exactly;
 Merge and Discard drop what was kept.
 
-Every git run goes through the agent's sandbox (``run_git``), with hooks off, signing off
-and a fixed identity, so what the host commits is the host's. The object keeps no state of
+Every git run goes through the agent's sandbox (``host_git``), with hooks off, signing off
+and a fixed identity, so what the host commits is the host's. Whether a workspace can take a
+branch is ``workspace_refusal``'s to say, and Discard is ``discarding``'s (checked byte for
+byte by ``workspace_bytes``). The object keeps no state of
 its own: :class:`BranchRecord` (returned by ``start``) holds everything the other
 operations need, and the caller stores it with the plan, so they work after a restart.
 """
@@ -30,52 +32,32 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from plancord.agent.execution.git_locks import (
-    STALE_SECONDS,
-    LockSweep,
-    refused_by_lock,
-    sweep_stale_locks,
+from plancord.agent.execution.discarding import Discarded, Discarding
+from plancord.agent.execution.git_locks import STALE_SECONDS, LockSweep
+from plancord.agent.execution.host_git import (
+    HOST_CONFIG,
+    IDENTITY_ENV,
+    BranchError,
+    checked_git,
+    clear_stale_locks,
+    host_git,
+    tracked,
 )
-from plancord.agent.execution.ignored import WHOLE_KEEP, IgnoredKeep, KeepLimits, KeepTooLarge
-from plancord.agent.execution.walk import WorkspaceTree
+from plancord.agent.execution.ignored import IgnoredKeep, KeepLimits, KeepTooLarge
+from plancord.agent.execution.workspace_bytes import open_folders
+from plancord.agent.execution.workspace_refusal import branch_refusal
 from plancord.agent.tools import remote_push
-from plancord.agent.tools.git import GitOutput, run_git
+from plancord.agent.tools.git import GitOutput
 from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy
 
 log = logging.getLogger(__name__)
 
-IDENTITY = ("plancord", "plancord@plancord.invalid")
-_HOST_CONFIG = (
-    "-c", "core.hooksPath=/dev/null",
-    "-c", "commit.gpgSign=false",
-    "-c", f"user.name={IDENTITY[0]}",
-    "-c", f"user.email={IDENTITY[1]}",
-)  # fmt: skip
-_IDENTITY_ENV = {
-    "GIT_AUTHOR_NAME": IDENTITY[0],
-    "GIT_AUTHOR_EMAIL": IDENTITY[1],
-    "GIT_COMMITTER_NAME": IDENTITY[0],
-    "GIT_COMMITTER_EMAIL": IDENTITY[1],
-}
-_MID_OPERATION = {
-    "rebase-merge": "a rebase is in progress",
-    "rebase-apply": "a rebase or `git am` is in progress",
-    "MERGE_HEAD": "a merge is in progress",
-    "CHERRY_PICK_HEAD": "a cherry-pick is in progress",
-    "REVERT_HEAD": "a revert is in progress",
-    "BISECT_LOG": "a bisect is in progress",
-}
 REVIEWED_SUBJECT = "plancord: reviewed state"
-
-
-class BranchError(Exception):
-    """A branch operation could not be done; the message says why, for a human."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,48 +76,6 @@ class BranchRecord:
     """The tree of the index as it was reviewed, so Discard gives back what was staged."""
     result_commit: str | None = None
     """The commit the result is pinned to (None while the plan runs)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Discarded:
-    """What Discard put back, when it is not exactly the reviewed state."""
-
-    moved_to: str | None = None
-    """The commit the base branch had moved to since the execution started (a person's
-    commit); the working tree now stands on it. None when the base had not moved."""
-    kept_branch: str | None = None
-    """When the base moved and the reviewed uncommitted changes conflict with it: the
-    branch they are kept on."""
-    not_restored: tuple[str, ...] = ()
-    """Ignored paths kept at the start that could not be put back (the host's kept copy is
-    damaged or missing); ``("*",)`` when the whole keep is gone."""
-
-    def notes(self, base: str) -> str:
-        """What differs from "back at the reviewed state", for people ("" when nothing)."""
-        parts = []
-        if self.moved_to is not None:
-            parts.append(
-                f"`{base}` had moved since the execution started (it is at "
-                f"{self.moved_to[:12]}); it stays there, and the workspace is on it"
-                + (
-                    f", with the reviewed uncommitted changes kept on `{self.kept_branch}` "
-                    "(they conflict with the new commits)"
-                    if self.kept_branch
-                    else ", with the reviewed uncommitted changes put back on top"
-                )
-            )
-        if self.not_restored == (WHOLE_KEEP,):
-            parts.append(
-                "the kept copy of the ignored files is missing, so no ignored file was put back"
-            )
-        elif self.not_restored:
-            shown = ", ".join(f"`{p}`" for p in self.not_restored[:10])
-            more = len(self.not_restored) - 10
-            parts.append(
-                f"these ignored files could not be put back (their kept copy is damaged): "
-                f"{shown}" + (f" and {more} more" if more > 0 else "")
-            )
-        return "; ".join(parts)
 
 
 class BaseMoved(BranchError):
@@ -170,24 +110,7 @@ class ExecutionBranch:
 
     async def refusal(self) -> str | None:
         """Why this workspace cannot take an execution branch, or None when it can."""
-        bare = await self._git("rev-parse", "--is-bare-repository")
-        if not bare.ok or bare.stdout.strip() == "true":
-            if await asyncio.to_thread(_looks_bare, self._policy.workspace):
-                return "the workspace is a bare repository"
-            return "the workspace is not a git repository"
-        if not (await self._git("rev-parse", "--verify", "--quiet", "HEAD^{commit}")).ok:
-            return "the repository has no commit yet"
-        if not (await self._git("symbolic-ref", "--quiet", "HEAD")).ok:
-            return "HEAD is detached: check out a branch first"
-        git_dir = (await self._git("rev-parse", "--absolute-git-dir")).stdout.strip()
-        if Path(git_dir) != self._policy.workspace / ".git":
-            return "the repository's git directory is not the workspace's own `.git`"
-        busy = await asyncio.to_thread(_operation_in_progress, self._policy.workspace)
-        if busy is not None:
-            return busy
-        if (await self._git("ls-files", "--unmerged")).stdout.strip():
-            return "the index has unresolved conflicts"
-        return None
+        return await branch_refusal(self._policy)
 
     async def start(self, plan_id: str, revision: int) -> BranchRecord:
         """Commit the reviewed tree on a new branch and switch to it; no file changes, and
@@ -219,7 +142,7 @@ class ExecutionBranch:
             message = f"{REVIEWED_SUBJECT} of plan {plan_id} v{revision}"
             reviewed = (
                 await self._checked(
-                    "commit-tree", tree, "-p", base_commit, "-m", message, env=_IDENTITY_ENV
+                    "commit-tree", tree, "-p", base_commit, "-m", message, env=IDENTITY_ENV
                 )
             ).strip()
         return BranchRecord(
@@ -292,7 +215,7 @@ class ExecutionBranch:
             return None
         text = message.strip()[:10_000] or "work"
         commit = (
-            await self._checked("commit-tree", tree, "-p", parent, "-m", text, env=_IDENTITY_ENV)
+            await self._checked("commit-tree", tree, "-p", parent, "-m", text, env=IDENTITY_ENV)
         ).strip()
         await self._checked("update-ref", f"refs/heads/{record.branch}", commit, tip)
         return commit
@@ -305,7 +228,7 @@ class ExecutionBranch:
         if head.stdout.strip() == f"refs/heads/{record.branch}":
             return False
         await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.branch}")
-        await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--mixed")
+        await self._checked(*HOST_CONFIG, "reset", "--quiet", "--mixed")
         return True
 
     async def merge(self, record: BranchRecord) -> str:
@@ -337,55 +260,18 @@ class ExecutionBranch:
     async def discard(self, record: BranchRecord) -> Discarded:
         """Back at the reviewed state: the base branch checked out, the working tree as
         reviewed (uncommitted, untracked and, when they were kept, ignored files and empty
-        directories included), the index as it was staged; the execution branch and what
-        was kept are deleted. It always succeeds once git runs: when the base moved since
-        the execution started (a person committed to it), the base stays where it is now
-        and the reviewed uncommitted changes are put back on it as uncommitted changes
-        (kept on a branch of their own when they conflict with the base's new commits);
-        kept ignored files that cannot be put back are named in the answer
-        (``Discarded``). Raises BranchError only when git itself fails."""
-        found = await self._git("rev-parse", "--verify", "--quiet", f"refs/heads/{record.base}")
-        now = found.stdout.strip()
-        moved_to = now if now and now != record.base_commit else None
-        await self._checked("checkout", "--quiet", "--detach")
-        target = moved_to or record.reviewed_commit
-        await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--hard", target)
-        await self._checked("clean", "--quiet", "--force", "-d")
-        if not now:
-            # The base was deleted: it comes back where the execution started.
-            await self._checked("update-ref", f"refs/heads/{record.base}", record.base_commit)
-        await self._checked("symbolic-ref", "HEAD", f"refs/heads/{record.base}")
-        kept_branch = None
-        if moved_to is None:
-            await self._checked("read-tree", record.reviewed_index)
-        elif record.reviewed_commit != record.base_commit:
-            kept_branch = await self._reviewed_onto(record, moved_to)
-        missing: tuple[str, ...] = ()
+        directories included), byte for byte, the index as it was staged; the execution
+        branch and what was kept are deleted. When the base moved since the execution
+        started (a person committed to it), the base stays where it is now and the
+        reviewed uncommitted changes are put back on it as uncommitted changes (kept on a
+        branch of their own when they conflict with the base's new commits); whatever is
+        not as reviewed is named in the answer (``Discarded``). Raises BranchError, saying
+        what was done so far, only when git itself fails (``discarding``)."""
         keep = self._keep_of(record.branch)
-        if keep is not None:
-            tracked = await self._tracked(record.reviewed_commit)
-            if moved_to is not None:  # what the base tracks now, and the reviewed changes
-                tracked |= await self._tracked(moved_to)
-            missing = await asyncio.to_thread(keep.restore, self._policy.workspace, tracked)
-        await self._git("update-ref", "-d", f"refs/heads/{record.branch}")
-        await self._forget_kept(record)
-        return Discarded(moved_to=moved_to, kept_branch=kept_branch, not_restored=missing)
-
-    async def _reviewed_onto(self, record: BranchRecord, base: str) -> str | None:
-        """Put the reviewed uncommitted changes back, uncommitted, on ``base`` (the base as a
-        person moved it); None when they merged cleanly, else the branch they are kept on
-        (the working tree then stays at ``base``)."""
-        merged = await self._git(
-            "merge-tree", "--write-tree", "--no-messages", base, record.reviewed_commit
+        discarding = Discarding(self._policy, record.branch, record.base, keep)
+        return await discarding.run(
+            record.base_commit, record.reviewed_commit, record.reviewed_index
         )
-        tree = merged.stdout.split("\n", 1)[0].strip()
-        if merged.ok and tree:
-            await self._checked(*_HOST_CONFIG, "read-tree", "--reset", "-u", tree)
-            await self._checked("read-tree", base)
-            return None
-        kept = f"{record.branch}-reviewed"
-        await self._checked("update-ref", f"refs/heads/{kept}", record.reviewed_commit)
-        return kept
 
     async def roll_back(
         self, record: BranchRecord, recorded: Sequence[tuple[StepNumber, str]], step: StepNumber
@@ -399,7 +285,8 @@ class ExecutionBranch:
         if index is None:
             raise BranchError(f"Step {step} has no commit on {record.branch}.")
         before = recorded[index - 1][1] if index > 0 else record.reviewed_commit
-        await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--hard", before)
+        await asyncio.to_thread(open_folders, self._policy.workspace)
+        await self._checked(*HOST_CONFIG, "reset", "--quiet", "--hard", before)
         await self._checked("clean", "--quiet", "--force", "-d")
         return index
 
@@ -434,7 +321,7 @@ class ExecutionBranch:
         base_ref = f"refs/heads/{record.base}"
         if await self.head_ref() != base_ref:
             await self._checked("symbolic-ref", "HEAD", base_ref)
-            await self._checked(*_HOST_CONFIG, "reset", "--quiet", "--hard", pinned)
+            await self._checked(*HOST_CONFIG, "reset", "--quiet", "--hard", pinned)
         await self._forget_kept(record)
 
     async def forget_kept(self, record: BranchRecord) -> None:
@@ -482,11 +369,7 @@ class ExecutionBranch:
             await asyncio.to_thread(keep.forget)
 
     async def _tracked(self, commit: str) -> frozenset[str]:
-        """The file paths (blobs, symlinks, submodules) of ``commit``'s tree."""
-        listing = await self._checked(
-            "ls-tree", "-r", "-z", "--full-tree", "--name-only", commit, max_output=200_000_000
-        )
-        return frozenset(path for path in listing.split("\x00") if path)
+        return await tracked(self._policy, commit)
 
     async def _base_in_place(self, record: BranchRecord) -> None:
         """Raise ``BaseMoved`` unless the base branch is at the commit the record says."""
@@ -515,7 +398,7 @@ class ExecutionBranch:
     async def _git(
         self, *args: str, env: dict[str, str] | None = None, max_output: int = 1_000_000
     ) -> GitOutput:
-        return await run_git(self._policy, *args, extra_env=env, max_output=max_output)
+        return await host_git(self._policy, *args, env=env, max_output=max_output)
 
     async def _checked(
         self, *args: str, env: dict[str, str] | None = None, max_output: int = 1_000_000
@@ -523,63 +406,7 @@ class ExecutionBranch:
         return await checked_git(self._policy, *args, env=env, max_output=max_output)
 
 
-async def checked_git(
-    policy: SandboxPolicy,
-    *args: str,
-    env: dict[str, str] | None = None,
-    max_output: int = 1_000_000,
-) -> str:
-    """Git's output for ``args`` in ``policy``'s sandbox; BranchError when git fails or
-    says more than ``max_output``."""
-    output = await run_git(policy, *args, extra_env=env, max_output=max_output)
-    blocked = ""
-    if not output.ok and refused_by_lock(output.message):
-        # A lock file in the way (a killed git's): git stopped at the lock it could not
-        # take; once a stale file is gone, the same run is made again (each run here can be).
-        sweep = await clear_stale_locks(policy)
-        if sweep.removed:
-            output = await run_git(policy, *args, extra_env=env, max_output=max_output)
-        blocked = sweep.left_text()
-    if not output.ok:
-        what = next((a for a in args if not a.startswith("-") and "=" not in a), "git")
-        raise BranchError(f"git {what} failed: {output.message or output.code}{blocked}")
-    if output.truncated:
-        raise BranchError(f"git {args[0]} said more than the host reads")
-    return output.stdout
-
-
-async def clear_stale_locks(policy: SandboxPolicy) -> LockSweep:
-    """The provably stale lock files of ``policy``'s workspace removed (``git_locks``),
-    each removal logged."""
-    sweep = await asyncio.to_thread(sweep_stale_locks, policy.workspace)
-    if sweep.removed:
-        log.warning(
-            "removed stale git lock files in %s: %s", policy.workspace, ", ".join(sweep.removed)
-        )
-    return sweep
-
-
 def _pinned(record: BranchRecord) -> str:
     if record.result_commit is None:
         raise BranchError("The result is not pinned to a commit.")
     return record.result_commit
-
-
-def _looks_bare(root: Path) -> bool:
-    """A bare repository: git's own files at the top (git itself will not discover one,
-    ``safe.bareRepository`` being ``explicit`` in the sandbox)."""
-    tree = WorkspaceTree(root)
-    head, objects, refs = (tree.lstat(name) for name in ("HEAD", "objects", "refs"))
-    return (
-        head is not None
-        and stat.S_ISREG(head.st_mode)
-        and all(d is not None and stat.S_ISDIR(d.st_mode) for d in (objects, refs))
-    )
-
-
-def _operation_in_progress(root: Path) -> str | None:
-    tree = WorkspaceTree(root)
-    for marker, why in _MID_OPERATION.items():
-        if tree.lstat(f".git/{marker}") is not None:
-            return why
-    return None

@@ -19,7 +19,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from plancord.agent.execution.branch import BranchError, BranchRecord, checked_git
+from plancord.agent.execution.branch import BranchRecord
+from plancord.agent.execution.host_git import BranchError, checked_git
 from plancord.agent.tools.git import run_git
 from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy
@@ -84,6 +85,31 @@ class BranchReading:
             files[commit.strip()] = tuple(_numstat(numstat))
         return [StepCommit(step, commit, files.get(commit, ())) for step, commit in recorded]
 
+    async def before_plan(self, record: BranchRecord) -> tuple[FileChange, ...]:
+        """The work that was in the workspace before the plan and is on the branch from its
+        first commit (the reviewed state's uncommitted and untracked changes, from the base
+        at approval to the reviewed state), with line counts; none when there was none.
+        Merge brings it with the steps' work, so the card shows it apart."""
+        if record.reviewed_commit == record.base_commit:
+            return ()
+        return await self.changes(record.base_commit, record.reviewed_commit)
+
+    async def changes(self, since: str, until: str) -> tuple[FileChange, ...]:
+        """Every file that differs from commit ``since`` to ``until``, with line counts (the
+        tree's own attributes not read)."""
+        out = await self._bare_checked(
+            "diff",
+            "--no-renames",
+            "--numstat",
+            "-z",
+            "--no-ext-diff",
+            "--no-textconv",
+            since,
+            until,
+            max_output=50_000_000,
+        )
+        return tuple(_numstat(out))
+
     async def ignored(self, paths: Sequence[str]) -> tuple[str, ...]:
         """Those of ``paths`` that are files git ignores (so no step commit holds them), in
         order."""
@@ -105,8 +131,9 @@ class BranchReading:
 
     @contextlib.asynccontextmanager
     async def diff_file(self, record: BranchRecord) -> AsyncIterator[Path]:
-        """The result's full diff since the reviewed state (to the pinned commit, or the
-        branch's tip while none is pinned), in a file of the host's own
+        """The result's full diff: everything Merge brings, from the base at approval (so
+        the work already in the workspace before the plan is in it too) to the pinned
+        commit (or the branch's tip while none is pinned), in a file of the host's own
         (0600, in a 0700 folder outside the workspace: ``results``, else the system's
         temporary directory), removed when the block ends. Git's output reaches it through
         a pipe: git is never told a file name, so no link the agent left can redirect it;
@@ -118,21 +145,15 @@ class BranchReading:
             target = folder / DIFF_FILE
             out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
-                # As a bare repository, from outside the tree: git then reads no
-                # ``.gitattributes`` of the tree's, a file a step may commit (``* -diff``
-                # would show every change as binary); the git directory's own still count.
                 output = await run_git(
                     self._policy,
-                    "-C",
-                    "/",
-                    f"--git-dir={self._policy.workspace / '.git'}",
-                    "--bare",
+                    *self._bare,
                     "diff",
                     "--binary",
                     "--no-color",
                     "--no-ext-diff",
                     "--no-textconv",
-                    record.reviewed_commit,
+                    record.base_commit,
                     record.result_commit or f"refs/heads/{record.branch}",
                     max_output=MAX_DIFF_BYTES,
                     stdout_to=out,
@@ -147,8 +168,18 @@ class BranchReading:
         finally:
             await asyncio.to_thread(shutil.rmtree, folder, True)
 
+    @property
+    def _bare(self) -> tuple[str, ...]:
+        """As a bare repository, from outside the tree: git then reads no ``.gitattributes``
+        of the tree's, a file a step may commit (``* -diff`` would show every change as
+        binary); the git directory's own still count."""
+        return ("-C", "/", f"--git-dir={self._policy.workspace / '.git'}", "--bare")
+
     async def _checked(self, *args: str, max_output: int = 1_000_000) -> str:
         return await checked_git(self._policy, *args, max_output=max_output)
+
+    async def _bare_checked(self, *args: str, max_output: int = 1_000_000) -> str:
+        return await checked_git(self._policy, *self._bare, *args, max_output=max_output)
 
 
 def _private_folder(parent: Path | None) -> Path:

@@ -38,6 +38,7 @@ from plancord.agent.home import AgentHomes
 from plancord.core.authority import Answer, Subject
 from plancord.core.drift import DriftPolicy
 from plancord.core.drift_findings import (
+    NESTED_GIT_REASON,
     DriftAction,
     DriftFinding,
     DriftPlace,
@@ -46,6 +47,7 @@ from plancord.core.drift_findings import (
     drift_action,
     drift_row,
     listed_paths,
+    nested_git_paths,
 )
 from plancord.core.errors import CardNotShown
 from plancord.core.execution import (
@@ -202,6 +204,22 @@ class ExecutionHost:
         effects = await observer.observe()
         if isinstance(effects, Unobserved):
             return await self._unobserved(call, effects)
+        nested = nested_git_paths(effects.paths)
+        if not nested:
+            return await self._held_effects(call, effects)
+        # A git directory is the host's: undone first, then the rest of the call is held.
+        finding = DriftFinding(FindingKind.GIT_DIRECTORY, NESTED_GIT_REASON, nested)
+        refused = await self._drift(call, finding, nested)
+        holding = {p.rsplit("/", i)[0] for p in nested for i in range(1, p.count("/") + 1)}
+        left = tuple(c for c in effects.changes if c.path not in nested and c.path not in holding)
+        rest = Effects(left, effects.git_state)
+        later = Verdict() if refused.stop or rest.empty else await self._held_effects(call, rest)
+        if later.stop or refused.stop:
+            return later if later.stop else refused
+        return Verdict("\n".join(e for e in (refused.error, later.error) if e) or None)
+
+    async def _held_effects(self, call: HeldCall, effects: Effects) -> Verdict:
+        record = call.record
         changed, off_branch = await self._changed_paths(record, effects)
         allowed = call.allowed
         if allowed is not None and off_branch and allowed.leaves(record.branch):

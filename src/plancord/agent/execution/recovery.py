@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from plancord.agent.execution.branch import BranchError, ExecutionBranch
+from plancord.agent.execution.branch import ExecutionBranch
 from plancord.agent.execution.git_locks import LockSweep
+from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
 from plancord.core.execution import ExecutionRecord, ResultState, StepNumber

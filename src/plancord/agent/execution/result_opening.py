@@ -67,7 +67,7 @@ class ResultOpening:
         record = await self._executions.get(plan_id)
         if record is None or record.running or record.result is not None:
             return None
-        pinned = await self._reading.tip(record)
+        pinned = await self._reading.pin_of(record)
         if not await self._executions.open_result(plan_id, requested_by, requested_by_name, pinned):
             return None
         await self._news.ready(record.agent, plan_id)

@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from plancord.agent.execution.branch import BranchError
+from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.merge_votes import MergeVotes
 from plancord.agent.execution.remotes import PushRemotes
 from plancord.agent.execution.result_summary import summarise
@@ -128,6 +128,30 @@ class ResultReading:
         """The remote Push sends a waiting result's branch to, as git says now
         (``remotes.push_remote``); the card shows it from then on."""
         return await self._remotes.read(record)
+
+    async def before_plan(self, plan_id: str) -> tuple[str, ...]:
+        """The paths of the work already in the workspace before ``plan_id``'s execution
+        (on its branch from the first commit); none when git cannot say."""
+        record = await self._executions.get(plan_id)
+        if record is None or record.reviewed_commit == record.base_commit:
+            return ()
+        try:
+            found = await self._homes.of(record.agent).reading.before_plan(branch_record(record))
+        except (BranchError, PlancordError) as exc:
+            log.warning("the reviewed state of %s cannot be read: %s", plan_id, exc)
+            return ()
+        return tuple(change.path for change in found)
+
+    async def pin_of(self, record: ExecutionRecord) -> str:
+        """The commit a result is pinned to: its branch's tip, or, when git cannot read it
+        (a workspace git refuses to run in), the host's own record of the last step commit
+        (the reviewed state when no step committed), so a result always has one to decide
+        on and a decision says what git refused, not that nothing is pinned."""
+        tip = await self.tip(record)
+        if tip is not None:
+            return tip
+        recorded = await self._commits.commits(record.plan_id)
+        return recorded[-1].commit if recorded else record.reviewed_commit
 
     async def tip(self, record: ExecutionRecord) -> str | None:
         """The commit the execution's branch points at (None when it cannot be read)."""

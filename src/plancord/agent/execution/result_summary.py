@@ -6,8 +6,9 @@ commit on the branch, git's own count), the commands it ran, the hosts it reache
 the plan's proxy with their request counts, and the drift events with how each was decided
 (from the execution's events). Steps and commits are matched by the ids the host recorded
 when it committed each step, never by a commit's subject. The card also names the pinned
-commit and says when the branch moved past it since. This gathers them into
-``core.results.ResultSummary`` so the card only renders.
+commit and says when the branch moved past it since, and lists apart the work that was in
+the workspace before the plan (on the branch from its first commit, so Merge brings it).
+This gathers them into ``core.results.ResultSummary`` so the card only renders.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from plancord.agent.execution.branch import BranchError
-from plancord.agent.execution.branch_reading import BranchReading, StepCommit
+from plancord.agent.execution.branch_reading import BranchReading, FileChange, StepCommit
+from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.network import NETWORK_TOOL, RECORDED_PER_HOST, reached_action
 from plancord.agent.execution.starter import branch_record
 from plancord.core.errors import PlancordError
@@ -66,9 +67,17 @@ async def summarise(
     push_remote: str | None = None,
 ) -> ResultSummary:
     commits: list[StepCommit] = []
+    before: tuple[FileLines, ...] = ()
+    whole: tuple[FileChange, ...] = ()
     moved_to: str | None = None
     try:
+        before = tuple(
+            FileLines(f.path, f.added, f.removed)
+            for f in await branch.before_plan(branch_record(record))
+        )
         commits = await branch.steps([(c.step, c.commit) for c in recorded])
+        if record.result_commit is not None:
+            whole = await branch.changes(record.base_commit, record.result_commit)
         if record.waiting and record.result_commit is not None:
             tip = await branch.tip(branch_record(record))
             moved_to = tip if tip != record.result_commit else None
@@ -85,6 +94,9 @@ async def summarise(
         )
         for index, outcome in enumerate(record.steps)
     )
+    listed = {f.path for f in before} | {
+        f.path for step in steps if not step.rolled_back for f in step.files
+    }
     return ResultSummary(
         record=record,
         summary=plan.summary if plan is not None else record.branch,
@@ -95,6 +107,10 @@ async def summarise(
         push_remote=push_remote,
         branch_moved_to=moved_to,
         head=record.result_commit or (commits[-1].commit if commits else None),
+        before_plan=before,
+        unlisted=tuple(
+            FileLines(f.path, f.added, f.removed) for f in whole if f.path not in listed
+        ),
     )
 
 

@@ -32,8 +32,8 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-from plancord.agent.execution.branch import BranchError
 from plancord.agent.execution.decision_intents import DecisionIntents
+from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.merge_votes import MergeVotes
 from plancord.agent.execution.remotes import PushRemotes
 from plancord.agent.execution.result_news import ResultNews
@@ -138,6 +138,9 @@ class ExecutionResults:
 
     async def push_remote(self, record: ExecutionRecord) -> str | None:
         return await self._reading.push_remote(record)
+
+    async def before_plan(self, plan_id: str) -> tuple[str, ...]:
+        return await self._reading.before_plan(plan_id)
 
     # -- an execution ended (``ResultOpening``) --------------------------------------------
 
@@ -329,10 +332,9 @@ class ExecutionResults:
         if record.result_commit is None:
             # Opened before results were pinned: pin what the branch holds now as a new
             # version, so nobody decides on a card that showed something else.
-            pinned = await self._reading.tip(record)
-            if pinned is not None:
-                await self._executions.result_moved(plan_id, record.result_version, pinned)
-                self._news.changed_soon(record.agent, plan_id)
+            pinned = await self._reading.pin_of(record)
+            await self._executions.result_moved(plan_id, record.result_version, pinned)
+            self._news.changed_soon(record.agent, plan_id)
             why = "the result was not pinned to a commit; its card now shows the one it is"
             await self._audit_refused(record, actor, action.verb, why)
             raise StaleResult(f"Nothing changed: {why}; use the newest completion card.")

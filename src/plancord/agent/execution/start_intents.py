@@ -31,7 +31,8 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 
-from plancord.agent.execution.branch import BranchError, BranchMoved, BranchRecord
+from plancord.agent.execution.branch import BranchMoved, BranchRecord
+from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.intent_owner import IntentCarrier
 from plancord.agent.home import AgentHomes
 from plancord.core.authority import Act, Subject

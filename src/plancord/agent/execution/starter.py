@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from plancord.agent.execution.branch import BranchError, BranchRecord
+from plancord.agent.execution.branch import BranchRecord
+from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.start_intents import Say, StartIntents
 from plancord.agent.home import AgentHomes
 from plancord.core.errors import ExecutionRefused

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from plancord.agent.execution.branch import BranchError
+from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
 from plancord.core.authority import Answer, Subject

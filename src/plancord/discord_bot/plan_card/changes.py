@@ -37,7 +37,7 @@ from plancord.discord_bot.plan_card.status import (
 )
 from plancord.discord_bot.shared.channel_io import tell_bound_channel
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.discord_bot.shared.embed_basics import MODE_WORDS
+from plancord.discord_bot.shared.embed_basics import MODE_WORDS, clip
 from plancord.storage.plan_messages import MessageStatus
 
 log = logging.getLogger(__name__)
@@ -126,6 +126,9 @@ class PlanMessages:
     async def _approved(self, change: PlanningChange) -> None:
         mode = change.after.approval_mode
         note = MODE_WORDS[mode] if mode is not None and mode is not ApprovalMode.NORMAL else None
+        before = await self._before_plan(change)
+        if before is not None:
+            note = f"{note}; {before}" if note else before
         record = await self.cards.record_outcome(change, note=note)
         revision = change.revision
         if record is None or revision is None:
@@ -143,6 +146,20 @@ class PlanMessages:
             log.warning("could not post the progress of %s", record.agent, exc_info=True)
             return
         await self.cards.store.put(record.model_copy(update={"progress_message_id": message.id}))
+
+    async def _before_plan(self, change: PlanningChange) -> str | None:
+        """What the approval put on the branch besides the plan: the work already in the
+        workspace (uncommitted or untracked), which Merge brings too; None when none."""
+        plan_id = change.after.plan_id
+        paths = await self.bot.app.results.before_plan(plan_id) if plan_id else ()
+        if not paths:
+            return None
+        shown = ", ".join(f"`{clip(p, 100)}`" for p in paths[:10])
+        more = f" and {len(paths) - 10} more" if len(paths) > 10 else ""
+        return (
+            f"⚠️ already in the workspace, uncommitted, and on the branch from its start "
+            f"(Merge brings it too; the completion card shows it): {shown}{more}"
+        )
 
     async def _changes_requested(self, change: PlanningChange) -> None:
         feedback = str(change.detail.get("feedback") or "")

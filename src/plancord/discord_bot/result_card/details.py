@@ -36,6 +36,22 @@ def details_markdown(summary: ResultSummary) -> str:
     ]
     if summary.review is not None:
         parts.append("## Result review\n" + summary.review.findings_field(1_000_000))
+    if summary.before_plan:
+        parts.append(
+            "## Already in the workspace before the plan\n"
+            "Uncommitted or untracked when the plan was approved: the branch starts from "
+            "them, so Merge brings them too.\n"
+            + "\n".join(
+                f"- `{f.path}` {lines_changed(f.added, f.removed)}" for f in summary.before_plan
+            )
+        )
+    if summary.unlisted:
+        parts.append(
+            "## In the result, in no step\nMerge brings these too, though no step listed them.\n"
+            + "\n".join(
+                f"- `{f.path}` {lines_changed(f.added, f.removed)}" for f in summary.unlisted
+            )
+        )
     parts += [_step_section(step) for step in summary.steps]
     return "\n\n".join(parts) + "\n"
 

@@ -20,6 +20,7 @@ import discord
 
 from plancord.core.execution import ResultState
 from plancord.core.results import (
+    FileLines,
     ResultSummary,
     StepResult,
     drift_decided,
@@ -38,6 +39,13 @@ from plancord.discord_bot.shared.embed_basics import (
 
 TITLE_PREFIX = "Result: "
 REVIEW_FIELD = "🔎 Result review"
+BEFORE_FIELD = "📥 Already in the workspace before the plan"
+BEFORE_NOTE = (
+    "Uncommitted or untracked when the plan was approved: the branch starts from them, so "
+    "Merge brings them too."
+)
+UNLISTED_FIELD = "⚠️ In the result, in no step"
+UNLISTED_NOTE = "Merge brings these too, though no step listed them."
 DESCRIPTION_BUDGET = 1800
 """Characters of the description at most, so the steps always have room."""
 STEP_NAME_BUDGET = 100
@@ -80,6 +88,10 @@ def render_result(
     note = f"📎 Every step in full is in the attached `{details_filename(summary)}`."
     description = clip(lines, DESCRIPTION_BUDGET - size(note) - 1)
     fixed: list[tuple[str, str]] = []
+    if summary.before_plan:
+        fixed.append((BEFORE_FIELD, _files_text(BEFORE_NOTE, summary.before_plan)))
+    if summary.unlisted:
+        fixed.append((UNLISTED_FIELD, _files_text(UNLISTED_NOTE, summary.unlisted)))
     if summary.review is not None:
         fixed.append((REVIEW_FIELD, summary.review.findings_field(FIELD_VALUE_LIMIT)))
     budget = EMBED_TOTAL_LIMIT - MARGIN - size(title) - size(footer) - size(description)
@@ -226,6 +238,11 @@ def _step_text(step: StepResult) -> tuple[str, bool]:
         lines += _listed(items, most, noun)
         cut = cut or len(items) > most
     return "\n".join(lines), cut
+
+
+def _files_text(note: str, changed: tuple[FileLines, ...]) -> str:
+    files = [f"`{clip(f.path, 120)}` {lines_changed(f.added, f.removed)}" for f in changed]
+    return clip("\n".join([note, *_listed(files, 8, "file")]), FIELD_VALUE_LIMIT)
 
 
 def _listed(items: list[str], most: int, noun: str) -> list[str]:
