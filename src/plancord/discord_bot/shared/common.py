@@ -1,7 +1,8 @@
-"""Small pieces every cog needs: who clicked (as a core ``Actor``), which agent a channel is
-bound to (threads inherit their parent's agent), the first answer to a click that changes its
-own card (``acknowledge``, ``update_clicked``), and ephemeral error replies, including after a
-public deferral and for a refusal the service raised (``explained_refusals``)."""
+"""Small pieces every cog needs: who acted and where (a core ``Actor`` with its place), which
+agent a channel is bound to (threads inherit their parent's agent), the first answer to a
+click that changes its own card (``acknowledge``, ``update_clicked``), and ephemeral error
+replies, including after a public deferral and for a refusal the service raised
+(``explained_refusals``)."""
 
 from __future__ import annotations
 
