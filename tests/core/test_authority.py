@@ -11,6 +11,7 @@ from plancord.core.agents import AgentRecord
 from plancord.core.authority import (
     ACTS,
     APPROVING,
+    MISPLACED,
     Act,
     Answer,
     AuditPlace,
@@ -35,6 +36,7 @@ from plancord.core.drift_findings import (
     drift_row,
 )
 from plancord.core.execution import DriftDecision, StepNumber, step_index, step_number
+from plancord.core.places import Place
 from plancord.core.planning import Actor, AuditAction, PlanningState
 from plancord.core.results import ResultAction
 from plancord.core.settings import Access, ApprovalPolicy, PlanModeSettings
@@ -60,7 +62,7 @@ DECIDERS = {"approver", "admin", "operator"}
 """Who may take any act on work someone else asked for, under either approval policy."""
 
 INSTRUCTORS = {"admin", "creator", "instructor", "operator"}
-"""Who may answer the agent's questions under the scene's access list."""
+"""Who may answer the agent's questions, or instruct it, under the scene's access list."""
 
 PAIRS = [(subject, act) for subject, acts in ACTS.items() for act in acts]
 
@@ -79,7 +81,7 @@ def standing(policy: ApprovalPolicy) -> Standing:
 
 
 def expected(subject: Subject, act: Act, role: str, policy: ApprovalPolicy) -> bool:
-    if subject is Subject.QUESTION:
+    if subject in (Subject.QUESTION, Subject.AGENT):
         return role in INSTRUCTORS
     if role == "requester":
         return not (policy is ApprovalPolicy.APPROVER and act in APPROVING)
@@ -276,3 +278,51 @@ def test_a_drift_row_has_one_shape_whenever_it_was_found() -> None:
 def test_step_numbers_and_indexes_are_each_others_inverse() -> None:
     assert step_number(0) == StepNumber(1)
     assert step_index(step_number(4)) == 4
+
+
+HOME = Place(guild="20", channel="10")
+ELSEWHERE = {
+    "another server": Place(guild="21", channel="10"),
+    "another channel": Place(guild="20", channel="11"),
+    "a thread of another channel": Place(guild="20", channel="12", parent="11"),
+    "a direct message": Place(guild=None, channel="10"),
+    "an unknown channel": Place(guild="20", channel=""),
+}
+
+
+@pytest.mark.parametrize("where", list(ELSEWHERE))
+@pytest.mark.parametrize(("subject", "act"), PAIRS)
+def test_an_act_from_anywhere_but_the_agents_home_is_refused_whoever_acts(
+    subject: Subject, act: Act, where: str
+) -> None:
+    admin = ROLES["admin"].model_copy(update={"place": ELSEWHERE[where]})
+    verdict = judge(admin, subject, act, standing(ApprovalPolicy.REQUESTER_OR_APPROVER))
+    assert isinstance(verdict, Refusal)
+    assert verdict.rule == MISPLACED
+    row = refused_row(verdict, AuditPlace("ada"), AT)
+    assert row.detail["why"] == MISPLACED
+    assert row.detail["place"]["channel"] == ELSEWHERE[where].channel
+
+
+@pytest.mark.parametrize(
+    "place", [HOME, Place(guild="20", channel="13", parent="10")], ids=["channel", "thread"]
+)
+@pytest.mark.parametrize(("subject", "act"), PAIRS)
+def test_the_agents_channel_and_its_threads_are_its_home(
+    subject: Subject, act: Act, place: Place
+) -> None:
+    admin = ROLES["admin"].model_copy(update={"place": place})
+    verdict = judge(admin, subject, act, standing(ApprovalPolicy.REQUESTER_OR_APPROVER))
+    assert verdict == Decision(subject, act, admin)
+
+
+def test_a_placed_act_without_the_agent_or_its_standing_is_refused() -> None:
+    admin = ROLES["admin"].model_copy(update={"place": HOME})
+    settings = standing(ApprovalPolicy.REQUESTER_OR_APPROVER)
+    homeless = Standing(settings.requester, settings.settings)
+    for given in (homeless, None):
+        verdict = judge(admin, Subject.PERMISSION, Act.ALLOW, given)
+        assert isinstance(verdict, Refusal)
+    assert judge(ROLES["operator"], Subject.PERMISSION, Act.ALLOW, homeless) == Decision(
+        Subject.PERMISSION, Act.ALLOW, ROLES["operator"]
+    )

@@ -293,7 +293,7 @@ async def test_approve_click_defers_before_reading(
     result = await scene.ana.click(message, label="Approve")
 
     events = seen.events()
-    assert events[:3] == ["defer ephemeral", "read get_revision", "read find_agent_by_channel"]
+    assert events[:2] == ["defer ephemeral", "read get_revision"]
     assert sent(events) == ["defer ephemeral", "followup ephemeral"]
     assert result.ephemeral
     assert result.response.content.startswith("Approved plan v1")
@@ -312,7 +312,7 @@ async def test_a_double_click_defers_each_time_and_approves_once(
     again = await scene.ana.click(message, label="Approve, fresh context")
 
     events = seen.events()
-    assert events[:3] == ["defer ephemeral", "read get_revision", "read find_agent_by_channel"]
+    assert events[:2] == ["defer ephemeral", "read get_revision"]
     assert sent(events) == ["defer ephemeral", "followup ephemeral"]
     assert again.ephemeral
     assert again.response.content == "Plan v1 was already approved by ana."
@@ -333,7 +333,7 @@ async def test_a_stale_approve_click_is_refused_after_deferring(
     refused = await scene.ana.click(first, label="Approve")
 
     events = seen.events()
-    assert events[:3] == ["defer ephemeral", "read get_revision", "read find_agent_by_channel"]
+    assert events[:2] == ["defer ephemeral", "read get_revision"]
     assert sent(events) == ["defer ephemeral", "followup ephemeral"]
     assert refused.ephemeral
     assert refused.response.content == (
@@ -368,12 +368,8 @@ async def test_forged_and_misplaced_approve_clicks_are_refused_after_deferring(
         ),
         (
             elsewhere,
-            [
-                "defer ephemeral",
-                "read get_revision",
-                "read find_agent_by_channel",
-                "followup ephemeral",
-            ],
+            # The card reads the revision; the service reads it again and judges the place.
+            ["defer ephemeral", "read get_revision", "read get_revision", "followup ephemeral"],
             "This plan belongs to another channel; decide on it there.",
         ),
     ):
@@ -383,7 +379,9 @@ async def test_forged_and_misplaced_approve_clicks_are_refused_after_deferring(
         assert refused.ephemeral
         assert refused.response.content == text
 
-    assert await scene.audit() == audit
+    # The misplaced click is refused by the authority, and audited like every refusal.
+    refused = ("decision-refused", f"user:{scene.ana.id}(ana)")
+    assert sorted(await scene.audit()) == sorted([*audit, refused])
     assert (await scene.state()).phase is Phase.SUBMITTED
 
 
@@ -406,7 +404,7 @@ async def test_edit_and_reject_open_their_form_before_reading_and_read_on_submit
     rejected = await scene.ana.submit_modal(shown, values)
 
     events = seen.events()
-    assert events[:3] == ["defer ephemeral", "read get_revision", "read find_agent_by_channel"]
+    assert events[:2] == ["defer ephemeral", "read get_revision"]
     assert sent(events) == ["defer ephemeral", "followup ephemeral"]
     assert rejected.response.content == "Rejected plan v1; nothing will be executed."
 

@@ -39,6 +39,8 @@ from plancord.app.services import CoreServices, core_services
 from plancord.config import Config
 from plancord.core.ask_authority import AskAuthority
 from plancord.core.errors import AgentNotFound, PlancordError
+from plancord.core.front_end_audit import FrontEndAudit
+from plancord.core.instructions import Instructions
 from plancord.core.planning import Phase
 from plancord.core.ports import Clock, MemberDirectory, ModelClient, Notifier, SystemClock
 from plancord.core.scheduler import DeadlineScheduler
@@ -113,6 +115,16 @@ class App:
         """The authority on clicks on asks (permission requests, drift, checkpoints,
         questions), reading this app's store and settings."""
         return AskAuthority(self.store, self.settings, self.clock)
+
+    @cached_property
+    def instructions(self) -> Instructions:
+        """Who may instruct an agent (a message, ``/plan start``): one judgement, audited."""
+        return Instructions(self.store, self.settings, self.clock)
+
+    @cached_property
+    def front_end_audit(self) -> FrontEndAudit:
+        """What a front end reports that the audit log keeps (a card posted again)."""
+        return FrontEndAudit(self.store, self.clock)
 
     @property
     def agents_dir(self) -> Path:

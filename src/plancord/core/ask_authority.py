@@ -105,7 +105,7 @@ class AskAuthority:
         try:
             state = await self._store.load_state(agent)
             settings = await self._settings.plan_mode_for(agent)
-            record = await self._store.get_agent(agent) if subject is Subject.QUESTION else None
+            record = await self._store.get_agent(agent)
         except PlancordError as exc:
             log.warning("who may decide for %s cannot be read: %s", agent, exc)
             return None

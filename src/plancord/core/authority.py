@@ -11,7 +11,12 @@ format, so the log reads the same for every subject.
 
 The rules:
 
-- a question is answered by anyone who may instruct the agent (``core.access``);
+- a member acts only from the agent's home (``core.places``): its channel or a thread of it,
+  in its own server, so the roles and the administrator flag a click carries are the agent's
+  server's; a click anywhere else is refused (and audited) before any other rule, whatever
+  the subject; an act with no place (the operator's shell) is not judged by place;
+- a question is answered, and the agent instructed, by anyone who may instruct it
+  (``core.access``);
 - everything else is the approver policy: the member who asked for the work, a configured
   approver role, a server administrator, or the operator; under the four-eyes rule
   (``plan_mode.approval: approver``) whoever asked may not take an approving act (approve,
@@ -27,10 +32,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
-from plancord.core.access import may_instruct
+from plancord.core.access import describe_access, may_instruct
 from plancord.core.agents import AgentRecord
+from plancord.core.errors import AgentNotFound
+from plancord.core.places import Home, Place
 from plancord.core.planning import (
     Actor,
     ActorKind,
@@ -57,6 +64,8 @@ class Subject(StrEnum):
     """A 🔴 step about to start."""
     QUESTION = "question"
     """``ask_user``: a question the agent put to the channel."""
+    AGENT = "agent"
+    """The agent itself: a message to it, ``/plan start``."""
 
 
 class Act(StrEnum):
@@ -76,6 +85,7 @@ class Act(StrEnum):
     CONTINUE = "continue"
     STOP = "stop"
     ANSWER = "answer"
+    INSTRUCT = "instruct"
 
 
 ACTS: Mapping[Subject, tuple[Act, ...]] = {
@@ -85,6 +95,7 @@ ACTS: Mapping[Subject, tuple[Act, ...]] = {
     Subject.DRIFT: (Act.ALLOW, Act.DENY),
     Subject.CHECKPOINT: (Act.CONTINUE, Act.STOP),
     Subject.QUESTION: (Act.ANSWER,),
+    Subject.AGENT: (Act.INSTRUCT,),
 }
 """The acts each subject offers; ``judge`` refuses any other pair as a programming error."""
 
@@ -148,41 +159,103 @@ class Refusal:
 @dataclass(frozen=True, slots=True)
 class Standing:
     """What the answer reads: who asked for the work (``requester``: its ``requested_by``
-    and name), the agent's plan-mode settings and, for a question, the agent itself."""
+    and name), the agent's plan-mode settings and the agent itself (its home, where a
+    member may act on it; for a question and an instruction its creator too). An agent
+    not given (None) has no home: a member's act with a place is refused."""
 
     requester: PlanningState
     settings: PlanModeSettings
     agent: AgentRecord | None = None
 
 
+class AgentRecords(Protocol):
+    """Where the agent a decision is about is read from."""
+
+    async def get_agent(self, name: str) -> AgentRecord: ...
+
+
+async def standing_of(
+    agents: AgentRecords, actor: Actor, requester: PlanningState, settings: PlanModeSettings
+) -> Standing:
+    """The standing ``judge`` reads for ``actor`` on ``requester.agent``'s work: with the
+    agent's record when the act has a place to judge (an agent gone has no home, so such an
+    act is refused)."""
+    agent = None
+    if actor.place is not None:
+        try:
+            agent = await agents.get_agent(requester.agent)
+        except AgentNotFound:
+            agent = None
+    return Standing(requester, settings, agent)
+
+
 def judge(
     actor: Actor, subject: Subject, act: Act, standing: Standing | None
 ) -> Decision | Refusal:
-    """May ``actor`` take ``act`` on ``subject``? ``standing`` None: what the answer reads
-    could not be loaded, and only administrators may decide."""
+    """May ``actor`` take ``act`` on ``subject``? An act with a place is judged by it first
+    (``core.places``). ``standing`` None: what the answer reads could not be loaded, and
+    only administrators may decide, from no place (the operator's shell)."""
     if act not in ACTS[subject]:
         raise ValueError(f"a {subject.value} offers no {act.value!r}")
     if standing is None:
+        if actor.kind is ActorKind.USER and actor.place is not None:
+            # Where the agent lives could not be read either: no place can be its home.
+            return _misplaced(subject, act, actor, None)
         if actor.is_admin or actor.kind is ActorKind.OPERATOR:
             return Decision(subject, act, actor)
         unread = "what decides who may could not be read, so only administrators may now"
         return Refusal(subject, act, actor, unread, _unreadable_text(subject))
-    if subject is Subject.QUESTION:
-        return _answering(actor, act, standing)
+    if actor.kind is ActorKind.USER and actor.place is not None:
+        home = Home.of(standing.agent)
+        if home is None or not home.holds(actor.place):
+            return _misplaced(subject, act, actor, home)
+    if subject in (Subject.QUESTION, Subject.AGENT):
+        return _answering(actor, subject, act, standing)
     rule = approver_rule(actor, standing.requester, standing.settings, approving=act in APPROVING)
     if rule is None:
         return Decision(subject, act, actor)
     return Refusal(subject, act, actor, rule, _refusal_text(actor, subject, act, rule, standing))
 
 
-def _answering(actor: Actor, act: Act, standing: Standing) -> Decision | Refusal:
+def _answering(actor: Actor, subject: Subject, act: Act, standing: Standing) -> Decision | Refusal:
     agent = standing.agent
     if agent is not None and may_instruct(actor, agent, standing.settings.access):
-        return Decision(Subject.QUESTION, act, actor)
+        return Decision(subject, act, actor)
     name = agent.name if agent is not None else "this agent"
+    if subject is Subject.AGENT and agent is not None:
+        who = describe_access(agent, standing.settings.access)
+        text = f"**{name}** takes instructions only from {who}"
+        return Refusal(subject, act, actor, "not in the access list", text)
     rule = "only members who may instruct the agent answer its questions"
     text = f"Only members who may instruct **{name}** can answer its questions."
-    return Refusal(Subject.QUESTION, act, actor, rule, text)
+    return Refusal(subject, act, actor, rule, text)
+
+
+_ELSEWHERE = {
+    Subject.PLAN: "This plan belongs to another channel; decide on it there.",
+    Subject.RESULT: "This completion card belongs to another channel.",
+    Subject.QUESTION: "This question belongs to another channel; answer it there.",
+    Subject.AGENT: "This agent takes instructions only in its own channel.",
+}
+_OUTSIDE_A_SERVER = {
+    Subject.PLAN: "Plan buttons work only in the agent's channel.",
+}
+MISPLACED = (
+    "a member acts on an agent only in its own channel (or a thread of it), in its own server"
+)
+"""The rule a click from anywhere but the agent's home is refused by (its audit row's why)."""
+
+
+def _misplaced(subject: Subject, act: Act, actor: Actor, home: Home | None) -> Refusal:
+    """The refusal of an act made outside the agent's home (``home`` None: it has none)."""
+    if home is None:
+        rule = "the agent is bound to no channel, so no member may act on it from one"
+        return Refusal(subject, act, actor, rule, "This agent has no channel to decide in.")
+    place = actor.place
+    if place is not None and place.guild is None and subject in _OUTSIDE_A_SERVER:
+        return Refusal(subject, act, actor, MISPLACED, _OUTSIDE_A_SERVER[subject])
+    text = _ELSEWHERE.get(subject, "This request belongs to another channel; decide on it there.")
+    return Refusal(subject, act, actor, MISPLACED, text)
 
 
 def approver_rule(
@@ -275,6 +348,7 @@ _REFUSED = {
     Subject.DRIFT: AuditAction.ASK_REFUSED,
     Subject.CHECKPOINT: AuditAction.ASK_REFUSED,
     Subject.QUESTION: AuditAction.ASK_REFUSED,
+    Subject.AGENT: AuditAction.INSTRUCT_REFUSED,
 }
 
 
@@ -297,17 +371,13 @@ def refusal_row(
     why: str | None,
     detail: Mapping[str, Any] | None = None,
 ) -> AuditEntry:
-    """The audit row of a refused act: who tried which act on what, and why not (the
-    policy's rule from a ``Refusal``, or what the subject's own state refused)."""
-    return _row(
-        _REFUSED[subject],
-        actor,
-        place,
-        at,
-        {"subject": subject.value, "act": act.value},
-        detail,
-        why=why,
-    )
+    """The audit row of a refused act: who tried which act on what, where (when the act
+    had a place), and why not (the policy's rule from a ``Refusal``, or what the subject's
+    own state refused)."""
+    head: dict[str, Any] = {"subject": subject.value, "act": act.value}
+    if actor.place is not None:
+        head["place"] = _place_detail(actor.place)
+    return _row(_REFUSED[subject], actor, place, at, head, detail, why=why)
 
 
 def refused_row(
@@ -357,3 +427,13 @@ def _row(
         revision=place.revision,
         detail=body,
     )
+
+
+def _place_detail(place: Place) -> dict[str, str]:
+    """Where an act was made, as its audit row says it."""
+    shown = {"channel": place.channel}
+    if place.guild is not None:
+        shown["guild"] = place.guild
+    if place.parent is not None:
+        shown["parent"] = place.parent
+    return shown

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from plancord.core.approval_votes import ApprovalVotes
-from plancord.core.authority import PLAN_ACTS, Refusal, Standing, Subject, judge
+from plancord.core.authority import PLAN_ACTS, Refusal, Subject, judge, standing_of
 from plancord.core.errors import (
     ExecutionRefused,
     InvalidTransition,
@@ -323,7 +323,8 @@ class Decisions:
         """Load and check that ``ref`` names the revision waiting for a decision, and that
         the authority lets ``actor`` decide it (a refusal is audited)."""
         state, revision, settings = await self._waiting(ref, event)
-        verdict = judge(actor, Subject.PLAN, PLAN_ACTS[event], Standing(state, settings))
+        standing = await standing_of(self._store, actor, state, settings)
+        verdict = judge(actor, Subject.PLAN, PLAN_ACTS[event], standing)
         if isinstance(verdict, Refusal):
             await self._runner.audit_refusal(ref, actor, event, verdict.rule)
             raise NotAuthorised(verdict.text)

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from plancord.core.errors import InvalidTransition
+from plancord.core.places import Place
 from plancord.core.plan import Plan
 
 
@@ -134,6 +135,10 @@ class Actor(BaseModel):
     name: str
     roles: frozenset[str] = frozenset()
     is_admin: bool = False
+    place: Place | None = None
+    """Where a member acted (``core.places``): the authority judges it against the agent's
+    home. None for an act with no place of its own (the operator's shell, a voter read
+    again from the agent's own server, the core's own callers)."""
 
     @classmethod
     def user(
@@ -143,8 +148,16 @@ class Actor(BaseModel):
         *,
         roles: frozenset[str] = frozenset(),
         is_admin: bool = False,
+        place: Place | None = None,
     ) -> Actor:
-        return cls(kind=ActorKind.USER, id=str(user_id), name=name, roles=roles, is_admin=is_admin)
+        return cls(
+            kind=ActorKind.USER,
+            id=str(user_id),
+            name=name,
+            roles=roles,
+            is_admin=is_admin,
+            place=place,
+        )
 
     @classmethod
     def agent(cls, name: str) -> Actor:

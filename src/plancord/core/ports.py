@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from plancord.core.agents import AgentRecord
 from plancord.core.authority import Answer, Subject
 from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.execution import ExecutionRecord
@@ -109,6 +110,10 @@ class PlanStore(Protocol):
 
     async def get_revision(self, plan_id: str, revision: int) -> PlanRevision | None: ...
 
+    async def get_agent(self, name: str) -> AgentRecord:
+        """The agent's record (``AgentNotFound`` when there is none)."""
+        ...
+
     async def list_revisions(self, plan_id: str) -> Sequence[PlanRevision]: ...
 
     async def find_decision(self, plan_id: str, revision: int) -> AuditEntry | None:
@@ -163,6 +168,12 @@ class Clock(Protocol):
 class SystemClock:
     def now(self) -> datetime:
         return datetime.now(UTC)
+
+
+class AuditLog(Protocol):
+    """Where audit rows are appended."""
+
+    async def append_audit(self, entry: AuditEntry) -> None: ...
 
 
 class SettingsProvider(Protocol):

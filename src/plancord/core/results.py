@@ -19,15 +19,18 @@ from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
 from plancord.core.authority import (
+    ACTS,
     Act,
+    AgentRecords,
     Answer,
     AuditPlace,
     Decision,
     Refusal,
-    Standing,
     Subject,
     decision_row,
     judge,
+    refusal_row,
+    standing_of,
 )
 from plancord.core.errors import PlancordError
 from plancord.core.execution import DriftDecision, ExecutionRecord, StepNumber, StepOutcome
@@ -250,11 +253,15 @@ def requester_state(record: ExecutionRecord) -> PlanningState:
     )
 
 
-def result_verdict(
-    actor: Actor, record: ExecutionRecord, settings: PlanModeSettings, action: ResultAction
+async def result_verdict(
+    agents: AgentRecords,
+    actor: Actor,
+    record: ExecutionRecord,
+    settings: PlanModeSettings,
+    action: ResultAction,
 ) -> Decision | Refusal:
     """May ``actor`` take ``action`` on ``record``'s result (``core.authority``)."""
-    standing = Standing(requester_state(record), settings)
+    standing = await standing_of(agents, actor, requester_state(record), settings)
     return judge(actor, Subject.RESULT, action.act, standing)
 
 
@@ -270,4 +277,11 @@ def result_row(
     (``what`` it was or tried, ``why`` it was refused), at the result's version."""
     place = AuditPlace(record.agent, record.plan_id, record.revision)
     detail = {"what": what, "version": record.result_version}
+    if action is AuditAction.RESULT_REFUSED and what in _BY_VERB:
+        # A refusal, in the format of every refusal (the act, and where it was tried).
+        return refusal_row(Subject.RESULT, _BY_VERB[what], actor, place, at, why or None, detail)
     return decision_row(action, actor, place, at, detail, subject=Subject.RESULT, why=why or None)
+
+
+_BY_VERB = {act.value: act for act in ACTS[Subject.RESULT]}
+"""The acts on a result, by the verb its audit rows name them with."""

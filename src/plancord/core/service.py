@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from plancord.core.approval_votes import ApprovalVotes
-from plancord.core.authority import Act, Refusal, Standing, Subject, judge
+from plancord.core.authority import Act, Refusal, Subject, judge, standing_of
 from plancord.core.deadlines import Deadlines
 from plancord.core.decisions import Decisions
 from plancord.core.errors import (
@@ -214,7 +214,8 @@ class PlanningService:
         settings = await self.settings.plan_mode_for(agent)
         state = await self.store.load_state(agent)
         next_phase(state.phase, PlanEvent.CANCEL)
-        verdict = judge(actor, Subject.PLAN, Act.CANCEL, Standing(state, settings))
+        standing = await standing_of(self.store, actor, state, settings)
+        verdict = judge(actor, Subject.PLAN, Act.CANCEL, standing)
         if isinstance(verdict, Refusal):
             ref = PlanRef(agent=agent, plan_id=state.plan_id or "", revision=state.revision)
             await self._runner.audit_refusal(ref, actor, PlanEvent.CANCEL, verdict.rule)
@@ -244,7 +245,8 @@ class PlanningService:
         is_own_agent = actor.kind is ActorKind.AGENT and actor.id == agent
         by_policy = actor.kind is ActorKind.POLICY  # only plancord's own code makes these
         if not (is_own_agent or by_policy):
-            verdict = judge(actor, Subject.PLAN, Act.COMPLETE, Standing(state, settings))
+            standing = await standing_of(self.store, actor, state, settings)
+            verdict = judge(actor, Subject.PLAN, Act.COMPLETE, standing)
             if isinstance(verdict, Refusal):
                 raise NotAuthorised(verdict.text)
         revision = await self._runner.revision_of(state)

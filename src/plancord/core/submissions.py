@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from plancord.core.authority import Act, Refusal, Standing, Subject, judge
+from plancord.core.authority import Act, Refusal, Subject, judge, standing_of
 from plancord.core.decisions import Decisions
 from plancord.core.errors import NotAuthorised, PlanValidationError
 from plancord.core.logs import log_plan_mode
@@ -83,7 +83,8 @@ class Submissions:
         state = await self._store.load_state(agent)
         target = next_phase(state.phase, PlanEvent.AMEND if amending else PlanEvent.SUBMIT)
         if author is RevisionAuthor.HUMAN_EDIT:
-            verdict = judge(actor, Subject.PLAN, Act.EDIT, Standing(state, settings))
+            standing = await standing_of(self._store, actor, state, settings)
+            verdict = judge(actor, Subject.PLAN, Act.EDIT, standing)
             if isinstance(verdict, Refusal):
                 raise NotAuthorised(verdict.text)
         valid = validate_plan(plan, max_plan_bytes=settings.max_plan_bytes)

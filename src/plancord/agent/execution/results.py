@@ -339,7 +339,7 @@ class ExecutionResults:
             await self._audit_refused(record, actor, action.verb, why)
             raise StaleResult(f"Nothing changed: {why}; use the newest completion card.")
         settings = await self._settings.plan_mode_for(record.agent)
-        verdict = result_verdict(actor, record, settings, action)
+        verdict = await result_verdict(self._store, actor, record, settings, action)
         if isinstance(verdict, Refusal):
             await self._audit_refused(record, actor, action.verb, verdict.rule)
             raise NotAuthorised(verdict.text)

@@ -20,7 +20,7 @@ import discord
 
 from plancord.core.authority import Act, Decision, Refusal, Subject
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.discord_bot.shared.common import actor_from
+from plancord.discord_bot.shared.common import actor_at, update_clicked
 from plancord.storage.pending_asks import AskKind, PendingAskStore, StoredAsk
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,8 @@ class LiveAsk:
     channel_id: int
     message_ids: list[int] = field(default_factory=list)
     payload: dict[str, Any] = field(default_factory=dict)
+    content: str = ""
+    """What the card (the last of its messages) says, to redraw it with its outcome."""
 
     @classmethod
     def posted(
@@ -66,6 +68,7 @@ class LiveAsk:
             channel_id=messages[-1].channel.id,
             message_ids=[m.id for m in messages],
             payload=stored.payload,
+            content=messages[-1].content,
         )
 
 
@@ -218,7 +221,7 @@ class LiveAsks:
         """The authority's decision on the clicker doing ``act`` to ``ask``; None when it
         refused, the click told why."""
         verdict = await self.bot.app.asks.judge(
-            actor_from(interaction.user), subject, act, ask.agent, ask.requested_by, detail
+            actor_at(interaction), subject, act, ask.agent, ask.requested_by, detail
         )
         if isinstance(verdict, Refusal):
             await refuse(interaction, verdict.text)
@@ -230,6 +233,25 @@ class LiveAsks:
         self._decided[ask_id] = outcome
         while len(self._decided) > REMEMBERED_DECISIONS:
             del self._decided[next(iter(self._decided))]
+
+
+async def redraw_card(
+    bot: PlancordClient,
+    interaction: discord.Interaction[discord.Client],
+    ask: LiveAsk,
+    **fields: Any,
+) -> None:
+    """Redraw ``ask``'s own card after a click decided it: through the click's response when
+    the click came from that card, else by editing the card itself. The clicked message is
+    never edited unless it is the card (a copy of the controls elsewhere stays as it is)."""
+    clicked = interaction.message
+    if clicked is not None and ask.message_ids[-1:] == [clicked.id]:
+        await update_clicked(interaction, **fields)
+        return
+    if not ask.message_ids:
+        return
+    card = bot.get_partial_messageable(ask.channel_id).get_partial_message(ask.message_ids[-1])
+    await edit_quietly(card, **fields)
 
 
 def current_message(
@@ -248,8 +270,9 @@ async def edit_quietly(
     content: str | None = None,
     embed: discord.Embed | None = None,
     view: discord.ui.View | None = None,
+    allowed_mentions: discord.AllowedMentions = NO_MENTIONS,
 ) -> None:
-    kwargs: dict[str, Any] = {"allowed_mentions": NO_MENTIONS}
+    kwargs: dict[str, Any] = {"allowed_mentions": allowed_mentions}
     if content is not None:
         kwargs["content"] = content
     if embed is not None:

@@ -27,6 +27,7 @@ from plancord.discord_bot.asks.live import (
     Unanswered,
     edit_quietly,
     new_ask_id,
+    redraw_card,
     refuse,
 )
 from plancord.discord_bot.asks.permission_card import (
@@ -38,7 +39,7 @@ from plancord.discord_bot.asks.permission_card import (
 from plancord.discord_bot.asks.posting import Card, card_name, plain_permission_text, post_card
 from plancord.discord_bot.shared.channel_io import ChannelIO
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.discord_bot.shared.common import acknowledge, update_clicked
+from plancord.discord_bot.shared.common import acknowledge
 from plancord.storage.pending_asks import StoredAsk
 
 log = logging.getLogger(__name__)
@@ -152,8 +153,10 @@ class Permissions:
             await refuse(interaction, CLICK_WORDS.taken(self.live.outcome(ask_id)))
             return
         colour = discord.Colour.green() if allow else discord.Colour.red()
-        await update_clicked(
+        await redraw_card(
+            self.bot,
             interaction,
+            ask,
             embed=permission_embed(ask.agent, ask.payload, outcome=outcome, colour=colour),
             view=permission_view(ask_id, disabled=True, labels=labels_of(ask.payload)),
             allowed_mentions=NO_MENTIONS,

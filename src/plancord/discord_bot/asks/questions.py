@@ -28,6 +28,7 @@ from plancord.discord_bot.asks.live import (
     Unanswered,
     edit_quietly,
     new_ask_id,
+    redraw_card,
     refuse,
 )
 from plancord.discord_bot.asks.permission_card import duration_text, user_id_of
@@ -40,7 +41,7 @@ from plancord.discord_bot.asks.question_card import (
 )
 from plancord.discord_bot.shared.channel_io import ChannelIO, send_chunks
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.discord_bot.shared.common import acknowledge, update_clicked
+from plancord.discord_bot.shared.common import acknowledge
 from plancord.storage.pending_asks import StoredAsk
 
 log = logging.getLogger(__name__)
@@ -198,10 +199,11 @@ class Questions:
         when = self.bot.app.clock.now()
         shown = f"**{answer}**" if index is not None else f"“{answer[:300]}”"
         note = f"-# ✅ {user.mention} {verb} {shown} · <t:{int(when.timestamp())}:t>"
-        message = interaction.message
-        content = with_note(message.content if message else "", note)
+        content = with_note(ask.content, note)
         view = question_view(ask.id, choices_of(ask.payload), disabled=True, chosen=index)
-        await update_clicked(interaction, content=content, view=view, allowed_mentions=NO_MENTIONS)
+        await redraw_card(
+            self.bot, interaction, ask, content=content, view=view, allowed_mentions=NO_MENTIONS
+        )
 
     async def expire(self, ask: StoredAsk, message: discord.PartialMessage) -> None:
         note = (

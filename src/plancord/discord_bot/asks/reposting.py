@@ -80,4 +80,5 @@ class AskReposts:
             log.warning("could not post the question %s of %s again", ask.id, ask.agent)
             return False
         ask.message_ids.extend(m.id for m in messages)
+        ask.content = messages[-1].content
         return True

@@ -25,7 +25,7 @@ from plancord.discord_bot.shared.channel_io import ChannelIO, split_message
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.common import (
     NO_AGENT,
-    actor_from,
+    actor_at,
     agent_for,
     reply_error,
     reply_privately,
@@ -164,7 +164,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
         try:
             record = await self.manager.create(
                 name,
-                actor=actor_from(interaction.user),
+                actor=actor_at(interaction),
                 model=model,
                 system_prompt=system_prompt or "",
                 profile=profile,
@@ -352,7 +352,7 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
     ) -> str:
         await self.app.runtime.stop(record.name)
         try:
-            workspace = await self.manager.remove(record.name, actor=actor_from(interaction.user))
+            workspace = await self.manager.remove(record.name, actor=actor_at(interaction))
         except PlancordError as exc:
             return f"Not removed: {exc}"
         self.io.forget(record.name)

@@ -8,20 +8,17 @@ task, so the handler returns at once and ``ChannelIO`` shows typing until the tu
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 
 import discord
 from discord.ext import commands
 
-from plancord.core.access import Access, describe_access, may_instruct
-from plancord.core.agents import AgentRecord
 from plancord.core.errors import PlancordError
-from plancord.core.planning import AuditAction, AuditEntry
+from plancord.core.instructions import Refused
 from plancord.discord_bot.asks.asks import Asks
 from plancord.discord_bot.shared.attachments import read_attachments
 from plancord.discord_bot.shared.channel_io import ChannelIO
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.discord_bot.shared.common import actor_from, agent_for
+from plancord.discord_bot.shared.common import actor_in, agent_for
 
 log = logging.getLogger(__name__)
 
@@ -39,16 +36,11 @@ def is_for_an_agent(message: discord.Message) -> bool:
     )
 
 
-TOLD_LIMIT = 10_000
-"""How many (agent, member) pairs the cog remembers having told they may not instruct."""
-
-
 class MessageCog(commands.Cog):
     def __init__(self, bot: PlancordClient, io: ChannelIO, asks: Asks) -> None:
         self.bot = bot
         self.io = io
         self.asks = asks
-        self._told: OrderedDict[tuple[str, int], None] = OrderedDict()
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
@@ -58,10 +50,15 @@ class MessageCog(commands.Cog):
         record = await agent_for(app, message.channel)
         if record is None:
             return
-        author = actor_from(message.author)
-        settings = await app.settings.plan_mode_for(record.name)
-        if not may_instruct(author, record, settings.access):
-            await self._refuse(message, record, settings.access)
+        author = actor_in(message)
+        verdict = await app.instructions.judge(record, author)
+        if isinstance(verdict, Refused):
+            if not verdict.again:
+                await _reply_quietly(
+                    message,
+                    f"🔒 {message.author.mention}, {verdict.refusal.text}. "
+                    "Your messages are not passed on (this note is shown once).",
+                )
             return
         if self.asks.take_answer(message):
             return
@@ -98,32 +95,6 @@ class MessageCog(commands.Cog):
                 log.warning("could not report an error to %s: %s", message.channel.id, send_exc)
             return
         self.io.watch_turn(record.name)
-
-    async def _refuse(self, message: discord.Message, record: AgentRecord, access: Access) -> None:
-        """Ignore a member who may not instruct the agent; tell them why once, quietly, and
-        audit it, so the channel does not fill with refusals."""
-        key = (record.name, message.author.id)
-        if key in self._told:
-            return
-        self._told[key] = None
-        while len(self._told) > TOLD_LIMIT:
-            self._told.popitem(last=False)
-        app = self.bot.app
-        await app.store.append_audit(
-            AuditEntry(
-                at=app.clock.now(),
-                agent=record.name,
-                actor=actor_from(message.author).label,
-                action=AuditAction.INSTRUCT_REFUSED,
-                detail={"channel_id": message.channel.id, "why": "not in the access list"},
-            )
-        )
-        who = describe_access(record, access)
-        await _reply_quietly(
-            message,
-            f"🔒 {message.author.mention}, **{record.name}** takes instructions only from {who}. "
-            "Your messages are not passed on (this note is shown once).",
-        )
 
 
 async def _reply_quietly(message: discord.Message, text: str) -> None:

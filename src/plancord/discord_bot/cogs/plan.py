@@ -18,9 +18,9 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from plancord.core.access import describe_access, may_instruct
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import InvalidTransition
+from plancord.core.instructions import Refused
 from plancord.core.plan_diff import revision_changes
 from plancord.core.planning import ApprovalMode, PlanEvent, PlanRevision, next_phase
 from plancord.discord_bot.plan_card import buttons
@@ -32,7 +32,7 @@ from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.common import (
     NO_AGENT,
     Reply,
-    actor_from,
+    actor_at,
     agent_for,
     explained_refusals,
     reply_error,
@@ -109,14 +109,10 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         if record is None:
             return
         async with explained_refusals(interaction, reply_privately):
-            actor = actor_from(interaction.user)
-            access = (await self.bot.app.settings.plan_mode_for(record.name)).access
-            if not may_instruct(actor, record, access):
-                await reply_privately(
-                    interaction,
-                    f"**{record.name}** takes instructions only from "
-                    f"{describe_access(record, access)}; nothing changed.",
-                )
+            actor = actor_at(interaction)
+            verdict = await self.bot.app.instructions.judge(record, actor)
+            if isinstance(verdict, Refused):
+                await reply_privately(interaction, f"{verdict.refusal.text}; nothing changed.")
                 return
             if not self.bot.app.runtime.is_busy(record.name) and isinstance(
                 interaction.channel, discord.abc.Messageable
@@ -196,7 +192,7 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         if record is None:
             return
         async with explained_refusals(interaction):
-            await self.bot.app.planning.cancel(record.name, actor_from(interaction.user))
+            await self.bot.app.planning.cancel(record.name, actor_at(interaction))
             await interaction.followup.send(
                 f"Cancelled plan mode for **{record.name}**.", ephemeral=True
             )

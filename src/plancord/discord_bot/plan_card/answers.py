@@ -17,7 +17,7 @@ from plancord.core.planning import Phase
 from plancord.discord_bot.plan_card.buttons import revision_for_click
 from plancord.discord_bot.plan_card.message import PlanCards
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.discord_bot.shared.common import acknowledge, actor_from, reply_error
+from plancord.discord_bot.shared.common import acknowledge, actor_at, reply_error
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class PlanAnswering:
         if revision is None:
             return
         app = self.bot.app
-        actor = actor_from(interaction.user)
+        actor = actor_at(interaction)
         detail = {"plan_id": plan_id, "revision": number, "question": question}
         verdict = await app.asks.judge(
             actor, Subject.QUESTION, Act.ANSWER, revision.agent, None, detail

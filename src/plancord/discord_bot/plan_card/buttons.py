@@ -23,8 +23,8 @@ import discord
 from plancord.core.planning import ApprovalMode, Phase, PlanEvent, PlanRef, PlanRevision
 from plancord.core.review_gate import ReviewHeld
 from plancord.discord_bot.shared.client import client_of
-from plancord.discord_bot.shared.common import actor_from, explained_refusals, reply_error
-from plancord.discord_bot.shared.dynamic_items import PLAN_ID, CustomId, clicked_in_channel_of
+from plancord.discord_bot.shared.common import actor_at, explained_refusals, reply_error
+from plancord.discord_bot.shared.dynamic_items import PLAN_ID, CustomId
 
 if TYPE_CHECKING:
     from plancord.app import App
@@ -70,17 +70,11 @@ def app_of(interaction: discord.Interaction) -> App:
 async def revision_for_click(
     interaction: discord.Interaction, plan_id: str, revision: int
 ) -> PlanRevision | None:
-    """The revision a button names, if the click came from that agent's channel; else refuse."""
-    app = app_of(interaction)
-    found = await app.store.get_revision(plan_id, revision)
+    """The revision a button names; else the click is told it no longer exists. Where the
+    click came from is the authority's to judge, with the decision (``core.places``)."""
+    found = await app_of(interaction).store.get_revision(plan_id, revision)
     if found is None:
         await reply_error(interaction, f"Plan v{revision} no longer exists.")
-        return None
-    if interaction.guild is None:
-        await reply_error(interaction, "Plan buttons work only in the agent's channel.")
-        return None
-    if not await clicked_in_channel_of(app, interaction, found.agent):
-        await reply_error(interaction, "This plan belongs to another channel; decide on it there.")
         return None
     return found
 
@@ -93,7 +87,7 @@ async def may_decide(
     service, which decides both again when the decision is made."""
     ref = PlanRef(agent=revision.agent, plan_id=revision.plan_id, revision=revision.revision)
     async with explained_refusals(interaction):
-        await app_of(interaction).planning.check_decision(ref, actor_from(interaction.user), event)
+        await app_of(interaction).planning.check_decision(ref, actor_at(interaction), event)
         return True
     return False
 
@@ -128,7 +122,7 @@ async def approve(
         try:
             state = await planning.approve(
                 ref,
-                actor_from(interaction.user),
+                actor_at(interaction),
                 mode,
                 acknowledged_blockers=acknowledged_blockers,
             )
@@ -163,7 +157,7 @@ async def request_changes(
     ref = PlanRef(agent=revision.agent, plan_id=revision.plan_id, revision=revision.revision)
     async with explained_refusals(interaction):
         await app_of(interaction).planning.request_changes(
-            ref, actor_from(interaction.user), feedback, step
+            ref, actor_at(interaction), feedback, step
         )
         await interaction.followup.send(confirmation("changes-requested", revision), ephemeral=True)
 
@@ -173,7 +167,7 @@ async def reject(
 ) -> None:
     ref = PlanRef(agent=revision.agent, plan_id=revision.plan_id, revision=revision.revision)
     async with explained_refusals(interaction):
-        await app_of(interaction).planning.reject(ref, actor_from(interaction.user), reason)
+        await app_of(interaction).planning.reject(ref, actor_at(interaction), reason)
         await interaction.followup.send(confirmation("rejected", revision), ephemeral=True)
 
 

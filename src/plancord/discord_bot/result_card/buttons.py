@@ -21,9 +21,9 @@ from plancord.core.execution import StepNumber
 from plancord.core.planning import Actor
 from plancord.core.results import ResultAction, StepResult
 from plancord.discord_bot.shared.client import client_of
-from plancord.discord_bot.shared.common import actor_from, explained_refusals, reply_error
+from plancord.discord_bot.shared.common import actor_at, explained_refusals, reply_error
 from plancord.discord_bot.shared.controls import picked_choice
-from plancord.discord_bot.shared.dynamic_items import PLAN_ID, CustomId, clicked_in_channel_of
+from plancord.discord_bot.shared.dynamic_items import PLAN_ID, CustomId
 
 VERSION = "[1-9][0-9]{0,8}"
 MENU_LIMIT = 25
@@ -66,16 +66,15 @@ ROLL_BACK_ID = CustomId("result:rollback:{plan_id}:{version}", plan_id=PLAN_ID, 
 
 
 async def _act(interaction: discord.Interaction, plan_id: str, decide: Decide) -> None:
-    """Check the click came from the result's own channel, then decide; the answer (or
-    the refusal) is ephemeral."""
+    """Decide (where the click came from is the authority's to judge, with the decision:
+    ``core.places``); the answer (or the refusal) is ephemeral."""
     app = client_of(interaction).app
-    record = await app.results.with_result(plan_id)
-    if record is None or not await clicked_in_channel_of(app, interaction, record.agent):
-        await reply_error(interaction, "This completion card belongs to another channel.")
+    if await app.results.with_result(plan_id) is None:
+        await reply_error(interaction, "This completion card names no result plancord knows.")
         return
     results = app.results
     async with explained_refusals(interaction):
-        text = await decide(results, actor_from(interaction.user))
+        text = await decide(results, actor_at(interaction))
         await interaction.followup.send(text, ephemeral=True)
 
 

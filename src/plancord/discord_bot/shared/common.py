@@ -1,7 +1,8 @@
-"""Small pieces every cog needs: who clicked (as a core ``Actor``), which agent a channel is
-bound to (threads inherit their parent's agent), the first answer to a click that changes its
-own card (``acknowledge``, ``update_clicked``), and ephemeral error replies, including after a
-public deferral and for a refusal the service raised (``explained_refusals``)."""
+"""Small pieces every cog needs: who acted and where (a core ``Actor`` with its place), which
+agent a channel is bound to (threads inherit their parent's agent), the first answer to a
+click that changes its own card (``acknowledge``, ``update_clicked``), and ephemeral error
+replies, including after a public deferral and for a refusal the service raised
+(``explained_refusals``)."""
 
 from __future__ import annotations
 
@@ -15,21 +16,50 @@ import discord
 from plancord.app import App
 from plancord.core.agents import AgentRecord
 from plancord.core.errors import PlancordError
+from plancord.core.places import Place
 from plancord.core.planning import Actor
 from plancord.discord_bot.shared.client import client_of
 
 log = logging.getLogger(__name__)
 
 
-def actor_from(user: discord.User | discord.Member) -> Actor:
+def member_actor(user: discord.User | discord.Member) -> Actor:
     """A Discord user as the approver policy sees them: role *ids* (never names, which anyone
-    allowed to rename a role could take on) and the admin flag."""
+    allowed to rename a role could take on) and the admin flag, with no place: only for a
+    member read from the agent's own server (a voter counted again). An act a member makes
+    is built with ``actor_at`` or ``actor_in``, which give it its place."""
     roles: frozenset[str] = frozenset()
     is_admin = False
     if isinstance(user, discord.Member):
         roles = frozenset(str(r.id) for r in user.roles)
         is_admin = user.guild_permissions.administrator
     return Actor.user(user.id, user.display_name, roles=roles, is_admin=is_admin)
+
+
+def place_of(channel: object, channel_id: int | None, guild_id: int | None) -> Place:
+    """Where an act in ``channel`` (``channel_id``) of server ``guild_id`` was made: a thread
+    names the channel it is under. An act whose channel is unknown gets a place that is no
+    agent's home (never no place, which the authority would not judge)."""
+    parent = channel.parent_id if isinstance(channel, discord.Thread) else None
+    return Place(
+        guild=str(guild_id) if guild_id is not None else None,
+        channel=str(channel_id) if channel_id is not None else "",
+        parent=str(parent) if parent is not None else None,
+    )
+
+
+def actor_at(interaction: discord.Interaction) -> Actor:
+    """Who clicked, submitted or ran a command, and where (``core.places``): the authority
+    accepts their roles and admin flag only from the agent's own channel and server."""
+    place = place_of(interaction.channel, interaction.channel_id, interaction.guild_id)
+    return member_actor(interaction.user).model_copy(update={"place": place})
+
+
+def actor_in(message: discord.Message) -> Actor:
+    """Who wrote ``message``, and where."""
+    guild_id = message.guild.id if message.guild is not None else None
+    place = place_of(message.channel, message.channel.id, guild_id)
+    return member_actor(message.author).model_copy(update={"place": place})
 
 
 def bound_channel_id(channel: object) -> int | None:

@@ -15,7 +15,7 @@ import discord
 from plancord.core.errors import PlancordError
 from plancord.core.planning import Actor
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.discord_bot.shared.common import actor_from
+from plancord.discord_bot.shared.common import member_actor
 
 log = logging.getLogger(__name__)
 
@@ -45,4 +45,4 @@ class DiscordMembers:
                     "cannot read member %s of %s to count their vote: %s", user_id, agent, exc
                 )
                 return None
-        return actor_from(member)
+        return member_actor(member)

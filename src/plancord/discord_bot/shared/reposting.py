@@ -7,7 +7,8 @@ its own cards (``KnownCards``); a deleted message (``on_raw_message_delete``, bu
 too) is offered to each kind, and the one that knows it as a card still waiting posts it
 again with the same buttons and state and records the new message. A card of something no
 longer waiting is not posted again. The channel is told what was posted again and, when
-the server's audit log says, who deleted it; the plancord audit log keeps a row too.
+the server's audit log says, who deleted it; the core keeps a row in the audit log
+(``core.front_end_audit``).
 
 The kinds live with their cards (``plan_card.reposting``, ``asks.reposting``); the notifier
 registers them, so a new kind of card joins with one ``register`` line.
@@ -24,7 +25,6 @@ from typing import Protocol
 import discord
 
 from plancord.core.errors import PlancordError
-from plancord.core.planning import Actor, AuditAction, AuditEntry
 from plancord.discord_bot.shared.client import PlancordClient
 
 log = logging.getLogger(__name__)
@@ -96,17 +96,9 @@ class CardReposting:
             await channel.send(text, allowed_mentions=NO_MENTIONS)
         except discord.HTTPException:
             log.warning("could not say that a card was posted again", exc_info=True)
-        entry = AuditEntry(
-            at=self.bot.app.clock.now(),
-            agent=reposted.agent,
-            actor=Actor.policy("discord").label,
-            action=AuditAction.CARD_REPOSTED,
-            detail={"card": kind, "what": reposted.what, "deleted_by": who, "url": reposted.url},
+        await self.bot.app.front_end_audit.card_reposted(
+            reposted.agent, kind, reposted.what, who, reposted.url
         )
-        try:
-            await self.bot.app.store.append_audit(entry)
-        except PlancordError:
-            log.warning("could not audit a card posted again", exc_info=True)
 
     async def _deleted_by(self, guild_id: int | None, channel_id: int, *, bulk: bool) -> str | None:
         """Who deleted the bot's message in ``channel_id``, as the server's audit log says;
