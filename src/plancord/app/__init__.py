@@ -23,6 +23,7 @@ from functools import cached_property
 from pathlib import Path
 
 from plancord.agent.agent_settings import overrides_from
+from plancord.agent.execution.lease import ProcessLease
 from plancord.agent.execution.network import NetworkGate
 from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.starter import BranchStarter
@@ -89,6 +90,8 @@ class App:
     mcp: McpHub
     branches: BranchStarter | None
     """The starts of approved plans' branches (``core_services``)."""
+    lease: ProcessLease | None
+    """This process's lease on the store, owning every intent it opens (``core_services``)."""
     executions: ExecutionStore
     """Each approved plan's execution, its result and where its completion card is."""
     results: ExecutionResults
@@ -215,6 +218,7 @@ class App:
             clock=clock,
             mcp=mcp,
             branches=core.branches,
+            lease=core.lease,
             executions=core.executions,
             results=runtime.results,
             plan_reviews=core.plan_reviews,
@@ -279,8 +283,8 @@ class App:
             self.network = None
         await self.scheduler.stop()
         await self.runtime.shutdown(notice=True)
-        if self.branches is not None:
-            self.branches.close()
+        if self.lease is not None:
+            await self.lease.close()
         await self.mcp.close()
         close = getattr(self.model, "close", None)
         if close is not None:

@@ -42,6 +42,7 @@ from plancord.agent.execution.git_locks import (
     sweep_stale_locks,
 )
 from plancord.agent.execution.ignored import WHOLE_KEEP, IgnoredKeep, KeepLimits, KeepTooLarge
+from plancord.agent.execution.lease import GitGuard
 from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.tools import remote_push
 from plancord.agent.tools.git import GitOutput, run_git
@@ -159,14 +160,23 @@ class ExecutionBranch:
         policy: SandboxPolicy,
         kept: Path | None = None,
         limits: KeepLimits | None = None,
+        guard: GitGuard | None = None,
     ) -> None:
         """``kept``: the directory (outside the workspace, in the data directory) under
         which each execution keeps the ignored paths of its reviewed tree; without it
-        Discard gives back only what git keeps. What a branch holds is read by
+        Discard gives back only what git keeps. ``guard``: a decision's lease, confirmed
+        before each git command (see ``guarded``). What a branch holds is read by
         :class:`~plancord.agent.execution.branch_reading.BranchReading`."""
         self._policy = policy
         self._kept = kept
         self._limits = limits
+        self._guard = guard
+
+    def guarded(self, guard: GitGuard) -> ExecutionBranch:
+        """This branch for one decision: each git command first confirms the decision's
+        lease (``LeaseLost`` when this process lost it), and a sweep of git's lock files
+        leaves them while another live process holds git in the workspace."""
+        return ExecutionBranch(self._policy, self._kept, self._limits, guard)
 
     async def refusal(self) -> str | None:
         """Why this workspace cannot take an execution branch, or None when it can."""
@@ -408,6 +418,8 @@ class ExecutionBranch:
         remote (``remote_push``). Raises BranchError."""
         if remote.startswith(("-", "+")) or not remote:
             raise BranchError(f"{remote!r} is not a remote name.")
+        if self._guard is not None:
+            await self._guard.check()
         pushed = await remote_push.push(self._policy, remote, _pinned(record), record.branch)
         if isinstance(pushed, remote_push.PushRefused):
             raise BranchError(f"{pushed.reason[:1].upper()}{pushed.reason[1:]}.")
@@ -446,7 +458,7 @@ class ExecutionBranch:
         provably stale (``git_locks``); what was removed and what was left. ``wait``: when
         the only locks left are too recent (a restart right after the kill), wait until
         they are old enough (at most ``STALE_SECONDS``) and sweep again."""
-        sweep = await clear_stale_locks(self._policy)
+        sweep = await clear_stale_locks(self._policy, self._guard)
         if not wait or sweep.stale_in is None:
             return sweep
         log.warning(
@@ -456,7 +468,7 @@ class ExecutionBranch:
             ", ".join(path for path, _ in sweep.left),
         )
         await asyncio.sleep(min(sweep.stale_in, STALE_SECONDS) + 0.5)
-        again = await clear_stale_locks(self._policy)
+        again = await clear_stale_locks(self._policy, self._guard)
         return replace(again, removed=sweep.removed + again.removed)
 
     # -- helpers ------------------------------------------------------------------------
@@ -515,12 +527,18 @@ class ExecutionBranch:
     async def _git(
         self, *args: str, env: dict[str, str] | None = None, max_output: int = 1_000_000
     ) -> GitOutput:
+        if self._guard is not None:
+            await self._guard.check()
         return await run_git(self._policy, *args, extra_env=env, max_output=max_output)
 
     async def _checked(
         self, *args: str, env: dict[str, str] | None = None, max_output: int = 1_000_000
     ) -> str:
-        return await checked_git(self._policy, *args, env=env, max_output=max_output)
+        if self._guard is not None:
+            await self._guard.check()
+        return await checked_git(
+            self._policy, *args, env=env, max_output=max_output, guard=self._guard
+        )
 
 
 async def checked_git(
@@ -528,15 +546,16 @@ async def checked_git(
     *args: str,
     env: dict[str, str] | None = None,
     max_output: int = 1_000_000,
+    guard: GitGuard | None = None,
 ) -> str:
     """Git's output for ``args`` in ``policy``'s sandbox; BranchError when git fails or
-    says more than ``max_output``."""
+    says more than ``max_output``. ``guard``: whose holds of git a lock sweep respects."""
     output = await run_git(policy, *args, extra_env=env, max_output=max_output)
     blocked = ""
     if not output.ok and refused_by_lock(output.message):
         # A lock file in the way (a killed git's): git stopped at the lock it could not
         # take; once a stale file is gone, the same run is made again (each run here can be).
-        sweep = await clear_stale_locks(policy)
+        sweep = await clear_stale_locks(policy, guard)
         if sweep.removed:
             output = await run_git(policy, *args, extra_env=env, max_output=max_output)
         blocked = sweep.left_text()
@@ -548,10 +567,12 @@ async def checked_git(
     return output.stdout
 
 
-async def clear_stale_locks(policy: SandboxPolicy) -> LockSweep:
+async def clear_stale_locks(policy: SandboxPolicy, guard: GitGuard | None = None) -> LockSweep:
     """The provably stale lock files of ``policy``'s workspace removed (``git_locks``),
-    each removal logged."""
-    sweep = await asyncio.to_thread(sweep_stale_locks, policy.workspace)
+    each removal logged; none while another process whose lease is live holds git there
+    (``guard``)."""
+    elsewhere = await guard.held_elsewhere() if guard is not None else ""
+    sweep = await asyncio.to_thread(sweep_stale_locks, policy.workspace, held_elsewhere=elsewhere)
     if sweep.removed:
         log.warning(
             "removed stale git lock files in %s: %s", policy.workspace, ", ".join(sweep.removed)
