@@ -18,6 +18,7 @@ from plancord.core.execution import ResultState
 from plancord.operator import open_services
 from plancord.operator_results import result_discard
 from tests.discord_bot.result_card.completed import completed, git, record, reply, result_card
+from tests.discord_bot.result_card.test_intents import Kill
 from tests.world import PlanScene
 
 
@@ -97,3 +98,34 @@ async def test_a_merge_stopped_past_its_lease_is_taken_over_and_runs_no_git_when
     assert not (workspace / "greet.py").exists()
     decided = [a for a, _ in await scene.audit() if a in ("result-merge", "result-discard")]
     assert decided == ["result-discard"]
+
+
+async def test_a_merge_killed_with_its_lease_live_is_recovered_once_the_lease_expired(
+    plan_scene: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGKILL gives no lease up: the restarted bot finds the Merge still owned, leaves
+    it, and takes it over once that lease has expired, telling the channel."""
+    monkeypatch.setattr(leases, "LEASE_SECONDS", 1.0)
+    scene, workspace = await completed(plan_scene)
+    found = await record(scene)
+    card = result_card(scene)
+    await Kill(monkeypatch, "merge", after_git=False).during(
+        lambda: scene.ana.click(card, label="Merge")
+    )
+
+    async def killed(lease: leases.ProcessLease) -> None:
+        lease.pause_heartbeat()  # dead: nothing renews it, nothing gives it up
+
+    with monkeypatch.context() as dead:
+        dead.setattr(leases.ProcessLease, "close", killed)
+        await scene.restart()
+    assert (await record(scene)).result is ResultState.WAITING
+    await asyncio.sleep(1.5)  # the killed bot's lease expires
+    await scene.env.advance_time(2)
+    await scene.app.runtime.results.settled()
+    await scene.env.settle()
+
+    assert [t for t in scene.bot_texts() if "was interrupted before git changed anything" in t]
+    assert git(workspace, "rev-parse", "main").strip() == found.base_commit
+    merged = reply(await scene.ana.click(result_card(scene), label="Merge"))
+    assert "as a fast-forward" in merged

@@ -175,6 +175,11 @@ class ExecutionResults:
                 done.append(recovered)
         return done
 
+    async def left_open(self) -> bool:
+        """Whether some decision is still open (this process's, or another's whose lease
+        was live when ``recover`` looked)."""
+        return bool(await self._intents.store.open_intents())
+
     async def _recover(self, intent: ResultIntent) -> Recovered | None:
         async with self._reading.lock(intent.plan_id):
             try:
