@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from plancord.agent.execution.lease import ProcessLease
 from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.starter import BranchStarter, branch_record
 from plancord.agent.home import AgentHome, AgentHomes
@@ -185,6 +186,7 @@ async def run(args: argparse.Namespace) -> int:
         clock = SystemClock()
         agents = data / "agents"
         homes = AgentHomes(agents, sandbox)
+        lease = ProcessLease(db, seconds=args.lease_seconds)
         results = ExecutionResults(
             executions=executions,
             store=store,
@@ -192,13 +194,13 @@ async def run(args: argparse.Namespace) -> int:
             members=None,
             clock=clock,
             homes=homes,
+            lease=lease,
         )
-        starter = BranchStarter(homes, executions, clock)
+        starter = BranchStarter(homes, executions, clock, lease)
         settings = StaticSettings(PlanModeSettings())
         planning = PlanningService(store, clock, settings, executions=starter)
         try:
-            await starter.recover()
-            await results.recover()
+            await recover_all(starter, results, executions, lease)
             say("READY")
             if args.recover_only:
                 return 0
@@ -232,9 +234,33 @@ async def run(args: argparse.Namespace) -> int:
             return 0
         finally:
             await results.close()
-            starter.close()
+            await lease.close()
     finally:
         await db.close()
+
+
+async def recover_all(
+    starter: BranchStarter,
+    results: ExecutionResults,
+    executions: ExecutionStore,
+    lease: ProcessLease,
+) -> None:
+    """Undo or finish what a killed child left open: its lease runs out first (a killed
+    process gives nothing up), so the passes repeat until no intent is open."""
+    while True:
+        await starter.recover()
+        await results.recover()
+        if not await open_intents(executions):
+            return
+        await asyncio.sleep(lease.seconds / 4)
+
+
+async def open_intents(executions: ExecutionStore) -> int:
+    row = await executions.db.fetchone(
+        "SELECT (SELECT count(*) FROM result_intents WHERE state = 'open') + "
+        "(SELECT count(*) FROM start_intents WHERE state = 'open')"
+    )
+    return int(row[0]) if row else 0
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -243,6 +269,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--cycles", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--recover-only", action="store_true")
+    parser.add_argument(
+        "--lease-seconds", type=float, default=2.0, help="how long a killed child's lease lasts"
+    )
     parser.add_argument("--approvals", action="store_true", help="soak approvals instead")
     return parser.parse_args(argv)
 

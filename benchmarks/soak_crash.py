@@ -31,6 +31,11 @@ its start), and then checks that the record, the branch, the base and the workin
 (``check_result_invariants``): no intent open, every decided result with its one completed
 intent, and the workspace where the newest result's state says it is.
 
+``--phase two-hosts`` runs two deciding children with different host identities over one
+database and workspace, SIGKILLing or SIGSTOPping the first past its lease inside decisions
+(``_soak_two_hosts.py``); the second takes over and the same invariants are checked, before
+and after the stopped one wakes.
+
 ``--phase start`` soaks approvals the same way: the child (``--approvals``) approves plan
 after plan through the real ``PlanningService``, each starting its branch under an intent
 the approval's transaction completes; kills land inside approvals, and after each restart
@@ -601,7 +606,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--time-limit", type=float, default=300.0)
     parser.add_argument(
         "--phase",
-        choices=("plan", "result", "start"),
+        choices=("plan", "result", "start", "two-hosts"),
         default="plan",
         help="plan cycles (the default), decisions on execution results or approvals "
         "starting executions (--cycles kills)",
@@ -614,8 +619,34 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def two_hosts_main(args: argparse.Namespace) -> int:
+    """``--phase two-hosts`` (``_soak_two_hosts``): events are kills and stops of host A."""
+    from _soak_two_hosts import two_host_phase
+
+    soak = ResultSoak()
+    with tempfile.TemporaryDirectory(prefix="plancord-soak-hosts-") as name:
+        data = Path(name)
+        make_result_workspace(data)
+        started = time.monotonic()
+        counts = asyncio.run(
+            two_host_phase(args, data, RESULT_CHILD, soak, lambda when: _check(soak, data, when))
+        )
+        elapsed = time.monotonic() - started
+    print(
+        f"two-hosts phase: events {counts['kills'] + counts['stops']} (kills {counts['kills']}, "
+        f"stops past the lease {counts['stops']}, of which the woken host was refused "
+        f"{counts['stopped-and-refused']})  decisions completed {counts['decided']}  "
+        f"invariant checks {soak.checks}  violations {len(soak.violations)}  ({elapsed:.1f} s)"
+    )
+    for violation in soak.violations[:50]:
+        print(f"VIOLATION {violation}")
+    return 1 if soak.violations else 0
+
+
 def main(argv: list[str]) -> int:
     args = parse(argv)
+    if args.phase == "two-hosts":
+        return two_hosts_main(args)
     if args.phase in ("result", "start"):
         return result_main(args)
     server = PostgresServer.start(durable=True) if args.postgres else None

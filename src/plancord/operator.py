@@ -129,6 +129,7 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
             members=None,
             clock=clock,
             homes=core.homes,
+            lease=core.lease,
         )
         # An execution ended here (a cancel, a rejected amendment) ends its record and opens
         # its result as in the bot; the bot posts the card it finds waiting without one.
@@ -138,8 +139,7 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
             yield OperatorServices(core.store, core.planning, results, core.executions, core.homes)
         finally:
             await results.close()
-            if core.branches is not None:
-                core.branches.close()
+            await core.lease.close()
     finally:
         await db.close()
 

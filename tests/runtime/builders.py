@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from plancord.agent.execution.lease import ProcessLease
 from plancord.agent.home import AgentHomes
 from plancord.agent.manager import StoredSettings
 from plancord.agent.runtime import AgentRuntime, RuntimeSettings
@@ -42,6 +43,7 @@ def plain_core(
         ExecutionStore(db),
         AgentHomes(agents_dir),
         PlanReviewStore(db),
+        ProcessLease(db),
     )
 
 

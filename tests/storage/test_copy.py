@@ -23,6 +23,7 @@ from plancord.storage.conversations import ConversationStore
 from plancord.storage.copy import CopyRefused, parents_first
 from plancord.storage.engines import open_database
 from plancord.storage.executions import ExecutionStore
+from plancord.storage.leases import LeaseStore
 from plancord.storage.migrations import discover
 from plancord.storage.pending_asks import PendingAskStore, StoredAsk
 from plancord.storage.plan_answers import PlanAnswerStore
@@ -176,6 +177,8 @@ async def a_sqlite_database_with_every_table_filled(data_dir: Path) -> Path:
             opened_at=clock.now(),
         )
         assert (await ResultIntentStore(db).open(merging)).opened
+        await LeaseStore(db).take("elsewhere:1:x", "elsewhere", 1, 30.0)
+        await LeaseStore(db).hold("ada", "elsewhere:1:x")
 
         await store.create_agent(agent_record("bea", channel_id=1002))
         service = PlanningService(store, clock, StaticSettings(PlanModeSettings()))

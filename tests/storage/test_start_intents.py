@@ -123,7 +123,7 @@ async def test_the_approval_records_the_execution_and_completes_its_start_in_one
     intent = _intent("ana")
     assert (await starts.open(intent)).opened
 
-    await _approve(store, ExecutionStart(intent.id, _record()))
+    await _approve(store, ExecutionStart(intent.id, _record(), intent.owner))
 
     assert (await store.load_state("ada")).phase is Phase.EXECUTING
     assert await ExecutionStore(db).get("p1") == _record()
@@ -139,7 +139,7 @@ async def test_an_approval_whose_start_was_undone_meanwhile_writes_nothing(db: B
     assert await starts.undone(intent, AT, "recovered", None)
 
     with pytest.raises(ExecutionRefused, match="undone meanwhile"):
-        await _approve(store, ExecutionStart(intent.id, _record()))
+        await _approve(store, ExecutionStart(intent.id, _record(), intent.owner))
 
     assert (await store.load_state("ada")).phase is Phase.SUBMITTED
     assert await ExecutionStore(db).get("p1") is None

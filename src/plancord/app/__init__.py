@@ -18,11 +18,14 @@ asks), never the database itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from plancord.agent.agent_settings import overrides_from
+from plancord.agent.execution.lease import ProcessLease
 from plancord.agent.execution.network import NetworkGate
 from plancord.agent.execution.network_asks import NetworkCalls
 from plancord.agent.execution.results import ExecutionResults
@@ -69,6 +72,9 @@ __all__ = [
 ]
 
 
+log = logging.getLogger(__name__)
+
+
 class MetricsUnavailable(PlancordError):
     """The metrics endpoint is on but its address cannot be bound."""
 
@@ -92,6 +98,8 @@ class App:
     mcp: McpHub
     branches: BranchStarter | None
     """The starts of approved plans' branches (``core_services``)."""
+    lease: ProcessLease | None
+    """This process's lease on the store, owning every intent it opens (``core_services``)."""
     executions: ExecutionStore
     """Each approved plan's execution, its result and where its completion card is."""
     results: ExecutionResults
@@ -109,6 +117,8 @@ class App:
     network: NetworkProxy | None = None
     """The network proxy, when some agent's network is granted by the plan."""
     network_gate: NetworkGate | None = None
+    recovering: asyncio.Task[None] | None = None
+    """The recovery tried again once the leases it found live can have expired."""
 
     @cached_property
     def asks(self) -> AskAuthority:
@@ -134,9 +144,30 @@ class App:
         """Undo or finish what a crash interrupted, before the cards are restored: the
         approvals whose branch was started but not recorded (the plan waits again), then
         the decisions on results; each channel is told what happened."""
+        await self._recover_once()
+        if self.lease is not None and await self._left_open():
+            # A process killed a moment ago gives no lease up: its intents wait for its
+            # lease to expire, then this process takes them (a click may take them first).
+            self.recovering = asyncio.create_task(self._recover_later(self.lease.seconds))
+
+    async def _recover_once(self) -> None:
         if self.branches is not None:
             await self.branches.recover(self.serves)
         await self.results.recover(self.serves)
+
+    async def _left_open(self) -> bool:
+        starts = self.branches is not None and await self.branches.intents.store.open_intents()
+        return bool(starts) or await self.results.left_open()
+
+    async def _recover_later(self, seconds: float) -> None:
+        for _ in range(3):
+            await asyncio.sleep(seconds)
+            try:
+                await self._recover_once()
+                if not await self._left_open():
+                    return
+            except PlancordError:
+                log.warning("the recovery after a lease expired failed", exc_info=True)
 
     async def serves(self, agent: str) -> bool:
         """Whether this process runs ``agent``: its guild is on one of our shards. An agent
@@ -228,6 +259,7 @@ class App:
             clock=clock,
             mcp=mcp,
             branches=core.branches,
+            lease=core.lease,
             executions=core.executions,
             results=runtime.results,
             plan_reviews=core.plan_reviews,
@@ -292,9 +324,13 @@ class App:
             await asyncio.to_thread(self.network.close)
             self.network = None
         await self.scheduler.stop()
+        if self.recovering is not None:
+            self.recovering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.recovering
         await self.runtime.shutdown(notice=True)
-        if self.branches is not None:
-            self.branches.close()
+        if self.lease is not None:
+            await self.lease.close()
         await self.mcp.close()
         close = getattr(self.model, "close", None)
         if close is not None:

@@ -153,6 +153,7 @@ def build_runtime(
         members=planning.members,
         clock=clock,
         homes=homes,
+        lease=core.lease,
         reviews=reviews,
     )
     if isinstance(notifier, ResultListener):

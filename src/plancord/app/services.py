@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from plancord.agent.execution.lease import ProcessLease
 from plancord.agent.execution.network_asks import NetworkCalls
 from plancord.agent.execution.start_intents import Say
 from plancord.agent.execution.starter import BranchStarter
@@ -42,6 +43,9 @@ class CoreServices:
     plan_reviews: PlanReviewStore
     """The kept reviews of plans and results: the planning service's holds, the reviews
     the runtime runs and the plan card read this one."""
+    lease: ProcessLease
+    """This process's lease on the store: the owner of every intent its services open
+    (``agent.execution.lease``); given up by ``lease.close()`` when the process ends."""
     branches: BranchStarter | None = None
     """Starts approved plans' branches; ``recover`` undoes the starts a crash interrupted,
     and ``close`` ends its work at shutdown (None where plans execute where the workspace
@@ -69,7 +73,8 @@ def core_services(
     homes = AgentHomes(config.agents_dir, config.sandbox_settings)
     executions = ExecutionStore(db)
     plan_reviews = PlanReviewStore(db)
-    branches = BranchStarter(homes, executions, clock, say)
+    lease = ProcessLease(db)
+    branches = BranchStarter(homes, executions, clock, lease, say)
     planning = PlanningService(
         store,
         clock,
@@ -80,5 +85,13 @@ def core_services(
         executions=branches,
     )
     return CoreServices(
-        store, ConversationStore(db), settings, planning, executions, homes, plan_reviews, branches
+        store,
+        ConversationStore(db),
+        settings,
+        planning,
+        executions,
+        homes,
+        plan_reviews,
+        lease,
+        branches,
     )

@@ -56,7 +56,7 @@ class ResultIntent(BaseModel):
     actor_name: str
     detail: dict[str, Any] = Field(default_factory=dict)
     owner: str
-    """The process carrying it out: ``host:pid:start``."""
+    """The lease of the process carrying it out (``agent.execution.lease``)."""
     state: IntentState = IntentState.OPEN
     opened_at: datetime
     closed_at: datetime | None = None
@@ -91,7 +91,7 @@ class StartIntent(BaseModel):
     actor_name: str
     detail: dict[str, Any] = Field(default_factory=dict)
     owner: str
-    """The process carrying it out: ``host:pid:start``."""
+    """The lease of the process carrying it out (``agent.execution.lease``)."""
     state: IntentState = IntentState.OPEN
     opened_at: datetime
     closed_at: datetime | None = None
@@ -120,3 +120,9 @@ def describe(intent: ResultIntent) -> str:
 class DecisionNotRecorded(PlancordError):
     """Git carried out the decision but its record could not be written: the message says
     what git did; the open intent is completed later (``recovery``)."""
+
+
+class LeaseLost(PlancordError):
+    """This process's lease lapsed (it was stopped or cut off past it): a decision it was
+    carrying out may be another's now, so it runs no more git; the intent stays open for
+    whoever takes it over."""

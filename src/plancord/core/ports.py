@@ -29,6 +29,9 @@ class ExecutionStart:
 
     intent: str
     record: ExecutionRecord
+    owner: str
+    """The lease the start intent is open under: a start another process took over (this
+    one lost its lease meanwhile) is not recorded."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,12 +16,13 @@ from datetime import datetime
 from typing import Any
 
 from plancord.core.execution import ResultState
-from plancord.core.intents import IntentState, ResultIntent
+from plancord.core.intents import IntentState, LeaseLost, ResultIntent
 from plancord.core.planning import AuditEntry
 from plancord.core.results import ResultAction
 from plancord.storage.backend import Backend, Tx
 from plancord.storage.codec import INSERT_AUDIT, audit_values, intent_fields, ts
 from plancord.storage.executions import DECIDE_RESULT, RESULT_MOVED
+from plancord.storage.leases import live_lease_sql
 from plancord.storage.step_commits import keep_before
 
 _OPEN = (
@@ -33,7 +34,7 @@ _OPEN = (
 )
 _CLOSE = (
     "UPDATE result_intents SET state = ?, closed_at = ?, outcome = ? "
-    "WHERE id = ? AND state = 'open'"
+    "WHERE id = ? AND owner = ? AND state = 'open'"
 )
 _OPEN_OF = "SELECT * FROM result_intents WHERE plan_id = ? AND state = 'open'"
 
@@ -115,7 +116,7 @@ class ResultIntentStore:
         """An action that records nothing on the result (Push) done, with its audit row."""
 
         def work(conn: Tx) -> None:
-            conn.execute(_CLOSE, (IntentState.DONE.value, ts(at), outcome[:1000], intent.id))
+            _close(conn, intent, IntentState.DONE, at, outcome)
             conn.execute(INSERT_AUDIT, audit_values(audit))
 
         await self.db.write(work)
@@ -127,7 +128,7 @@ class ResultIntentStore:
         its audit row when given; the result is as it was."""
 
         def work(conn: Tx) -> None:
-            conn.execute(_CLOSE, (IntentState.UNDONE.value, ts(at), outcome[:1000], intent.id))
+            _close(conn, intent, IntentState.UNDONE, at, outcome)
             if audit is not None:
                 conn.execute(INSERT_AUDIT, audit_values(audit))
 
@@ -135,10 +136,13 @@ class ResultIntentStore:
 
     async def take_over(self, intent: ResultIntent, owner: str) -> bool:
         """Make ``owner`` the process that finishes ``intent``; False when it is no longer
-        open under its old owner (another process took it, or it was closed)."""
+        open under its old owner (another process took it, or it was closed), or when that
+        owner's lease is still live (it is ``owner``'s own only if it is ``owner``)."""
+        live = live_lease_sql(self.db.dialect, "result_intents.owner")
         changed = await self.db.execute(
-            "UPDATE result_intents SET owner = ? WHERE id = ? AND owner = ? AND state = 'open'",
-            (owner, intent.id, intent.owner),
+            "UPDATE result_intents SET owner = ? WHERE id = ? AND owner = ? AND state = 'open' "  # noqa: S608 - the database's clock, a constant
+            f"AND (owner = ? OR NOT {live})",
+            (owner, intent.id, intent.owner, owner),
         )
         return changed == 1
 
@@ -172,9 +176,20 @@ def _complete(
 ) -> bool:
     """The record's compare-and-set on the intent's version, the intent done, the audit row."""
     recorded = conn.execute(record_sql, (*record_values, intent.version)).rowcount == 1
-    conn.execute(_CLOSE, (IntentState.DONE.value, ts(at), str(outcome)[:1000], intent.id))
+    _close(conn, intent, IntentState.DONE, at, str(outcome))
     conn.execute(INSERT_AUDIT, audit_values(audit))
     return recorded
+
+
+def _close(conn: Tx, intent: ResultIntent, state: IntentState, at: datetime, outcome: str) -> None:
+    """Close ``intent`` under its owner; ``LeaseLost`` (the transaction rolls back) when it
+    is no longer open under that owner: another process took it over."""
+    values = (state.value, ts(at), outcome[:1000], intent.id, intent.owner)
+    if conn.execute(_CLOSE, values).rowcount != 1:
+        raise LeaseLost(
+            f"Not recorded here: the {intent.action.label} was taken over by another "
+            "process (this one had lost its lease); that process records what git shows."
+        )
 
 
 def _intent(row: Any) -> ResultIntent:

@@ -24,6 +24,7 @@ from plancord.core.ports import ExecutionStart
 from plancord.storage.backend import Backend, Tx
 from plancord.storage.codec import INSERT_AUDIT, audit_values, intent_fields, ts
 from plancord.storage.executions import insert_execution
+from plancord.storage.leases import live_lease_sql
 
 _OPEN = (
     "INSERT INTO start_intents (id, agent, plan_id, revision, actor, actor_name, detail, "
@@ -35,7 +36,8 @@ _OPEN = (
     "ON CONFLICT (agent) WHERE state = 'open' DO NOTHING"
 )
 _CLOSE = (
-    "UPDATE start_intents SET state = ?, closed_at = ?, outcome = ? WHERE id = ? AND state = 'open'"
+    "UPDATE start_intents SET state = ?, closed_at = ?, outcome = ? "
+    "WHERE id = ? AND owner = ? AND state = 'open'"
 )
 _OPEN_OF = "SELECT * FROM start_intents WHERE agent = ? AND state = 'open'"
 
@@ -96,7 +98,7 @@ class StartIntentStore:
 
         def work(conn: Tx) -> bool:
             closed = conn.execute(
-                _CLOSE, (IntentState.UNDONE.value, ts(at), outcome[:1000], intent.id)
+                _CLOSE, (IntentState.UNDONE.value, ts(at), outcome[:1000], intent.id, intent.owner)
             ).rowcount
             if closed == 1 and audit is not None:
                 conn.execute(INSERT_AUDIT, audit_values(audit))
@@ -106,10 +108,13 @@ class StartIntentStore:
 
     async def take_over(self, intent: StartIntent, owner: str) -> bool:
         """Make ``owner`` the process that finishes ``intent``; False when it is no longer
-        open under its old owner (another process took it, or it was closed)."""
+        open under its old owner (another process took it, or it was closed), or when that
+        owner's lease is still live (it is ``owner``'s own only if it is ``owner``)."""
+        live = live_lease_sql(self.db.dialect, "start_intents.owner")
         changed = await self.db.execute(
-            "UPDATE start_intents SET owner = ? WHERE id = ? AND owner = ? AND state = 'open'",
-            (owner, intent.id, intent.owner),
+            "UPDATE start_intents SET owner = ? WHERE id = ? AND owner = ? AND state = 'open' "  # noqa: S608 - the database's clock, a constant
+            f"AND (owner = ? OR NOT {live})",
+            (owner, intent.id, intent.owner, owner),
         )
         return changed == 1
 
@@ -147,7 +152,13 @@ def record_start(conn: Tx, start: ExecutionStart, at: datetime) -> None:
     longer open: the branch was undone meanwhile, so the approval must not commit."""
     done = conn.execute(
         _CLOSE,
-        (IntentState.DONE.value, ts(at), f"started on `{start.record.branch}`", start.intent),
+        (
+            IntentState.DONE.value,
+            ts(at),
+            f"started on `{start.record.branch}`",
+            start.intent,
+            start.owner,
+        ),
     )
     if done.rowcount != 1:
         raise ExecutionRefused(

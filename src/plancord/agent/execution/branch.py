@@ -48,6 +48,7 @@ from plancord.agent.execution.host_git import (
     tracked,
 )
 from plancord.agent.execution.ignored import IgnoredKeep, KeepLimits, KeepTooLarge
+from plancord.agent.execution.lease import GitGuard
 from plancord.agent.execution.workspace_bytes import open_folders
 from plancord.agent.execution.workspace_refusal import branch_refusal
 from plancord.agent.tools import remote_push
@@ -99,14 +100,23 @@ class ExecutionBranch:
         policy: SandboxPolicy,
         kept: Path | None = None,
         limits: KeepLimits | None = None,
+        guard: GitGuard | None = None,
     ) -> None:
         """``kept``: the directory (outside the workspace, in the data directory) under
         which each execution keeps the ignored paths of its reviewed tree; without it
-        Discard gives back only what git keeps. What a branch holds is read by
+        Discard gives back only what git keeps. ``guard``: a decision's lease, confirmed
+        before each git command (see ``guarded``). What a branch holds is read by
         :class:`~plancord.agent.execution.branch_reading.BranchReading`."""
         self._policy = policy
         self._kept = kept
         self._limits = limits
+        self._guard = guard
+
+    def guarded(self, guard: GitGuard) -> ExecutionBranch:
+        """This branch for one decision: each git command first confirms the decision's
+        lease (``LeaseLost`` when this process lost it), and a sweep of git's lock files
+        leaves them while another live process holds git in the workspace."""
+        return ExecutionBranch(self._policy, self._kept, self._limits, guard)
 
     async def refusal(self) -> str | None:
         """Why this workspace cannot take an execution branch, or None when it can."""
@@ -268,7 +278,7 @@ class ExecutionBranch:
         not as reviewed is named in the answer (``Discarded``). Raises BranchError, saying
         what was done so far, only when git itself fails (``discarding``)."""
         keep = self._keep_of(record.branch)
-        discarding = Discarding(self._policy, record.branch, record.base, keep)
+        discarding = Discarding(self._policy, record.branch, record.base, keep, self._guard)
         return await discarding.run(
             record.base_commit, record.reviewed_commit, record.reviewed_index
         )
@@ -295,6 +305,8 @@ class ExecutionBranch:
         remote (``remote_push``). Raises BranchError."""
         if remote.startswith(("-", "+")) or not remote:
             raise BranchError(f"{remote!r} is not a remote name.")
+        if self._guard is not None:
+            await self._guard.check()
         pushed = await remote_push.push(self._policy, remote, _pinned(record), record.branch)
         if isinstance(pushed, remote_push.PushRefused):
             raise BranchError(f"{pushed.reason[:1].upper()}{pushed.reason[1:]}.")
@@ -333,7 +345,7 @@ class ExecutionBranch:
         provably stale (``git_locks``); what was removed and what was left. ``wait``: when
         the only locks left are too recent (a restart right after the kill), wait until
         they are old enough (at most ``STALE_SECONDS``) and sweep again."""
-        sweep = await clear_stale_locks(self._policy)
+        sweep = await clear_stale_locks(self._policy, self._guard)
         if not wait or sweep.stale_in is None:
             return sweep
         log.warning(
@@ -343,7 +355,7 @@ class ExecutionBranch:
             ", ".join(path for path, _ in sweep.left),
         )
         await asyncio.sleep(min(sweep.stale_in, STALE_SECONDS) + 0.5)
-        again = await clear_stale_locks(self._policy)
+        again = await clear_stale_locks(self._policy, self._guard)
         return replace(again, removed=sweep.removed + again.removed)
 
     # -- helpers ------------------------------------------------------------------------
@@ -398,12 +410,18 @@ class ExecutionBranch:
     async def _git(
         self, *args: str, env: dict[str, str] | None = None, max_output: int = 1_000_000
     ) -> GitOutput:
+        if self._guard is not None:
+            await self._guard.check()
         return await host_git(self._policy, *args, env=env, max_output=max_output)
 
     async def _checked(
         self, *args: str, env: dict[str, str] | None = None, max_output: int = 1_000_000
     ) -> str:
-        return await checked_git(self._policy, *args, env=env, max_output=max_output)
+        if self._guard is not None:
+            await self._guard.check()
+        return await checked_git(
+            self._policy, *args, env=env, max_output=max_output, guard=self._guard
+        )
 
 
 def _pinned(record: BranchRecord) -> str:

@@ -10,13 +10,16 @@ at once learns here who is deciding, and runs no git.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from plancord.agent.execution.branch import ExecutionBranch
 from plancord.agent.execution.intent_owner import IntentCarrier
+from plancord.agent.execution.lease import GitGuard, ProcessLease
 from plancord.agent.execution.recovery import IntentRecovery
 from plancord.agent.home import AgentHomes
 from plancord.core.errors import StorageError
@@ -55,22 +58,32 @@ class DecisionIntents:
         commits: StepCommitStore,
         homes: AgentHomes,
         clock: Clock,
+        lease: ProcessLease,
     ) -> None:
         self.store = ResultIntentStore(db)
         self._executions = executions
         self._clock = clock
-        self._carrier = IntentCarrier()
+        self._homes = homes
+        self._lease = lease
+        self._carrier = IntentCarrier(lease)
         self._recovery = IntentRecovery(
             intents=self.store,
             executions=executions,
             commits=commits,
             homes=homes,
             clock=clock,
+            lease=lease,
         )
 
-    def close(self) -> None:
-        """This service ends: what it left open is another's to recover."""
-        self._carrier.close()
+    def branch(self, intent: ResultIntent) -> ExecutionBranch:
+        """The agent's branch for carrying ``intent`` out: each git command first confirms
+        the intent's lease (``lease.GitGuard``)."""
+        guard = GitGuard(self._lease, intent.owner, intent.agent)
+        return self._homes.of(intent.agent).branch.guarded(guard)
+
+    def holding(self, agent: str) -> contextlib.AbstractAsyncContextManager[str]:
+        """Hold git in ``agent``'s workspace while a decision runs it."""
+        return self._lease.holding(agent)
 
     async def open(
         self, record: ExecutionRecord, actor: Actor, action: ResultAction, detail: dict[str, object]
@@ -88,7 +101,7 @@ class DecisionIntents:
             actor=actor.label,
             actor_name=actor.name,
             detail={"revision": record.revision, **detail},
-            owner=self._carrier.owner,
+            owner=await self._carrier.owner(),
             opened_at=self._clock.now(),
         )
         self._carrier.carrying(intent.id)
@@ -97,8 +110,8 @@ class DecisionIntents:
             return intent
         self._carrier.finished(intent.id)
         other = claim.in_the_way
-        if other is not None and self._orphan(other):
-            recovered = await self._recovery.recover(other, self._carrier.owner)
+        if other is not None and await self._orphan(other):
+            recovered = await self._recovery.recover(other, await self._carrier.owner())
             if recovered is not None:
                 return NotOpened(
                     why=f"an earlier decision was finished first: {recovered.text}",
@@ -157,14 +170,18 @@ class DecisionIntents:
 
     async def orphans(self) -> list[ResultIntent]:
         """The open intents no live process is carrying out, oldest first."""
-        return [i for i in await self.store.open_intents() if self._orphan(i)]
+        found = await self.store.open_intents()
+        live = await self._carrier.live_owners() if found else set()
+        return [i for i in found if self._carrier.is_orphan(i.id, i.owner, live)]
 
     async def recover(self, intent: ResultIntent) -> Recovered | None:
-        """Finish or undo an orphan (``recovery``); None when another process took it."""
-        return await self._recovery.recover(intent, self._carrier.owner)
+        """Finish or undo an orphan (``recovery``); None when another process took it (or
+        its owner's lease turned out live)."""
+        return await self._recovery.recover(intent, await self._carrier.owner())
 
-    def _orphan(self, intent: ResultIntent) -> bool:
-        return self._carrier.is_orphan(intent.id, intent.owner)
+    async def _orphan(self, intent: ResultIntent) -> bool:
+        live = await self._carrier.live_owners()
+        return self._carrier.is_orphan(intent.id, intent.owner, live)
 
     async def _completed(
         self, said: str, write: Callable[[datetime], Awaitable[bool | None]]

@@ -25,8 +25,10 @@ from plancord.agent.execution.host_git import (
     tracked,
 )
 from plancord.agent.execution.ignored import WHOLE_KEEP, IgnoredKeep
+from plancord.agent.execution.lease import GitGuard
 from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.execution.workspace_bytes import open_folders, restore_bytes
+from plancord.agent.tools.git import GitOutput
 from plancord.sandbox import SandboxPolicy
 
 
@@ -96,12 +98,19 @@ class Discarding:
     """One Discard of an execution branch (``ExecutionBranch.discard``)."""
 
     def __init__(
-        self, policy: SandboxPolicy, branch: str, base: str, keep: IgnoredKeep | None
+        self,
+        policy: SandboxPolicy,
+        branch: str,
+        base: str,
+        keep: IgnoredKeep | None,
+        guard: GitGuard | None = None,
     ) -> None:
         self._policy = policy
         self._branch = branch
         self._base = base
         self._keep = keep
+        # The decision's lease, confirmed before each git command (``ExecutionBranch``).
+        self._guard = guard
         self._done: list[str] = []
 
     async def run(self, base_commit: str, reviewed_commit: str, reviewed_index: str) -> Discarded:
@@ -115,7 +124,7 @@ class Discarding:
 
     async def _run(self, base_commit: str, reviewed_commit: str, reviewed_index: str) -> Discarded:
         base_ref = f"refs/heads/{self._base}"
-        found = await host_git(self._policy, "rev-parse", "--verify", "--quiet", base_ref)
+        found = await self._run_git("rev-parse", "--verify", "--quiet", base_ref)
         now = found.stdout.strip()
         moved_to = now if now and now != base_commit else None
         target = moved_to or reviewed_commit
@@ -145,7 +154,7 @@ class Discarding:
         if self._keep is not None:
             missing = await asyncio.to_thread(self._keep.restore, self._policy.workspace, reviewed)
         differs = await restore_bytes(self._policy, shown)
-        await host_git(self._policy, "update-ref", "-d", f"refs/heads/{self._branch}")
+        await self._run_git("update-ref", "-d", f"refs/heads/{self._branch}")
         if self._keep is not None:
             await asyncio.to_thread(self._keep.forget)
         tree = WorkspaceTree(self._policy.workspace)
@@ -161,9 +170,7 @@ class Discarding:
         """Put the reviewed uncommitted changes back, uncommitted, on ``base`` (the base as
         a person moved it): no branch and the tree written when they merged cleanly, else
         the branch they are kept on (the working tree then stays at ``base``)."""
-        merged = await host_git(
-            self._policy, "merge-tree", "--write-tree", "--no-messages", base, reviewed
-        )
+        merged = await self._run_git("merge-tree", "--write-tree", "--no-messages", base, reviewed)
         tree = merged.stdout.split("\n", 1)[0].strip()
         if merged.ok and tree:
             await self._git(*HOST_CONFIG, "read-tree", "--reset", "-u", tree)
@@ -174,4 +181,11 @@ class Discarding:
         return kept, base
 
     async def _git(self, *args: str) -> str:
-        return await checked_git(self._policy, *args)
+        if self._guard is not None:
+            await self._guard.check()
+        return await checked_git(self._policy, *args, guard=self._guard)
+
+    async def _run_git(self, *args: str) -> GitOutput:
+        if self._guard is not None:
+            await self._guard.check()
+        return await host_git(self._policy, *args)

@@ -7,14 +7,17 @@ went down) leaves the file behind, and every later git write in the repository t
 ("Unable to create '….lock': File exists"), the recovery's own undo included: the agent is
 wedged until a person deletes the file.
 
-A lock file is removed only when it is provably stale: a regular file whose name ends in
-``.lock``, that no process of this user holds open (each ``/proc/<pid>/fd`` is compared by
-device and inode, so a sandboxed git, which runs as the same user, counts wherever its mount
-shows the file), and that nobody touched for :data:`STALE_SECONDS` (a git that has just
-created it, or that closed it and is about to rename it, is not raced). A process whose open
-files cannot be read makes no lock provably stale. Anything else is left and named, so the
-refusal says which file blocks git; when the only locks left are too recent, the sweep says
-how long until they are old enough (a recovery right after a restart waits that long).
+A lock file is removed only when it is provably stale: no other plancord process whose lease
+is live holds git in the workspace (``lease.ProcessLease.holding``: a process in another
+container or on another host is invisible to this one's ``/proc``), a regular file whose
+name ends in ``.lock``, that no process of this user holds open (each ``/proc/<pid>/fd``
+is compared by device and inode, so a sandboxed git, which runs as the same user, counts
+wherever its mount shows the file), and that nobody touched for :data:`STALE_SECONDS` (a
+git that has just created it, or that closed it and is about to rename it, is not raced). A
+process whose open files cannot be read makes no lock provably stale. Anything else is left
+and named, so the refusal says which file blocks git; when the only locks left are too
+recent, the sweep says how long until they are old enough (a recovery right after a restart
+waits that long).
 
 Only the workspace's own git directory is looked at, reached through the workspace's one
 no-follow walk (``walk.WorkspaceTree``): a link anywhere in it, to a file or a directory, is
@@ -81,9 +84,13 @@ def refused_by_lock(message: str) -> bool:
     return _LOCK_REFUSED.search(message) is not None
 
 
-def sweep_stale_locks(workspace: Path, *, stale_seconds: float = STALE_SECONDS) -> LockSweep:
+def sweep_stale_locks(
+    workspace: Path, *, stale_seconds: float = STALE_SECONDS, held_elsewhere: str = ""
+) -> LockSweep:
     """Remove the provably stale lock files of ``workspace``'s own git directory (see the
-    module's docstring); what was removed and what was left. Blocking: run it in a thread."""
+    module's docstring); what was removed and what was left. ``held_elsewhere``: where
+    other live plancord processes hold git in it ("" when none; else nothing is removed).
+    Blocking: run it in a thread."""
     tree = WorkspaceTree(workspace)
     try:
         found = [
@@ -95,6 +102,9 @@ def sweep_stale_locks(workspace: Path, *, stale_seconds: float = STALE_SECONDS) 
         return LockSweep()  # no real git directory here: nothing of git's to clear
     if not found:
         return LockSweep()
+    if held_elsewhere:
+        why = f"plancord on {held_elsewhere} is running git here (its lease is live)"
+        return LockSweep(left=tuple((path, why) for path, _ in found))
     held = _open_files({(info.st_dev, info.st_ino) for _, info in found})
     removed: list[str] = []
     left: list[tuple[str, str]] = []

@@ -13,6 +13,7 @@ import asyncio
 import logging
 
 from plancord.agent.execution.git_locks import LockSweep, refused_by_lock, sweep_stale_locks
+from plancord.agent.execution.lease import GitGuard
 from plancord.agent.tools.git import GitOutput, run_git
 from plancord.sandbox import SandboxPolicy
 
@@ -53,15 +54,16 @@ async def checked_git(
     *args: str,
     env: dict[str, str] | None = None,
     max_output: int = 1_000_000,
+    guard: GitGuard | None = None,
 ) -> str:
     """Git's output for ``args`` in ``policy``'s sandbox; BranchError when git fails or
-    says more than ``max_output``."""
+    says more than ``max_output``. ``guard``: whose holds of git a lock sweep respects."""
     output = await run_git(policy, *args, extra_env=env, max_output=max_output)
     blocked = ""
     if not output.ok and refused_by_lock(output.message):
         # A lock file in the way (a killed git's): git stopped at the lock it could not
         # take; once a stale file is gone, the same run is made again (each run here can be).
-        sweep = await clear_stale_locks(policy)
+        sweep = await clear_stale_locks(policy, guard)
         if sweep.removed:
             output = await run_git(policy, *args, extra_env=env, max_output=max_output)
         blocked = sweep.left_text()
@@ -73,10 +75,12 @@ async def checked_git(
     return output.stdout
 
 
-async def clear_stale_locks(policy: SandboxPolicy) -> LockSweep:
+async def clear_stale_locks(policy: SandboxPolicy, guard: GitGuard | None = None) -> LockSweep:
     """The provably stale lock files of ``policy``'s workspace removed (``git_locks``),
-    each removal logged."""
-    sweep = await asyncio.to_thread(sweep_stale_locks, policy.workspace)
+    each removal logged; none while another process whose lease is live holds git there
+    (``guard``)."""
+    elsewhere = await guard.held_elsewhere() if guard is not None else ""
+    sweep = await asyncio.to_thread(sweep_stale_locks, policy.workspace, held_elsewhere=elsewhere)
     if sweep.removed:
         log.warning(
             "removed stale git lock files in %s: %s", policy.workspace, ", ".join(sweep.removed)

@@ -31,6 +31,7 @@ from typing import assert_never
 from plancord.agent.execution.branch import ExecutionBranch
 from plancord.agent.execution.git_locks import LockSweep
 from plancord.agent.execution.host_git import BranchError
+from plancord.agent.execution.lease import GitGuard, ProcessLease
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
 from plancord.core.execution import ExecutionRecord, ResultState, StepNumber
@@ -54,7 +55,9 @@ class IntentRecovery:
         commits: StepCommitStore,
         homes: AgentHomes,
         clock: Clock,
+        lease: ProcessLease,
     ) -> None:
+        self._lease = lease
         self._intents = intents
         self._executions = executions
         self._commits = commits
@@ -66,17 +69,23 @@ class IntentRecovery:
     async def recover(self, intent: ResultIntent, owner: str) -> Recovered | None:
         """Take ``intent`` over as ``owner`` and finish or undo it; None when another
         process took it first (or it was closed meanwhile). A git or database failure is
-        raised, the intent left open for the next try."""
+        raised, the intent left open for the next try. ``owner``'s lease is confirmed
+        before each git command, and git is held in the workspace meanwhile."""
         if not await self._intents.take_over(intent, owner):
             return None
         intent = intent.model_copy(update={"owner": owner})
+        async with self._lease.holding(intent.agent):
+            return await self._recover(intent)
+
+    async def _recover(self, intent: ResultIntent) -> Recovered | None:
         record = await self._executions.get(intent.plan_id)
         who = f"{describe(intent)} of the result of {intent.agent}'s plan"
         if record is None:
             await self._undo(intent, "the execution is gone")
             return None
         who += f" v{record.revision}"
-        branch = self._homes.of(record.agent).branch
+        guard = GitGuard(self._lease, intent.owner, intent.agent)
+        branch = self._homes.of(record.agent).branch.guarded(guard)
         swept = LockSweep()
         if intent.action is not ResultAction.PUSH:  # Push's recovery runs no git
             swept = await branch.clear_stale_locks(wait=True)

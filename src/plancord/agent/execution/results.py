@@ -34,6 +34,7 @@ from pathlib import Path
 
 from plancord.agent.execution.decision_intents import DecisionIntents
 from plancord.agent.execution.host_git import BranchError
+from plancord.agent.execution.lease import ProcessLease
 from plancord.agent.execution.merge_votes import MergeVotes
 from plancord.agent.execution.remotes import PushRemotes
 from plancord.agent.execution.result_news import ResultNews
@@ -81,6 +82,7 @@ class ExecutionResults:
         members: MemberDirectory | None,
         clock: Clock,
         homes: AgentHomes,
+        lease: ProcessLease,
         reviews: PlanReviewRuns | None = None,
     ) -> None:
         self._executions = executions
@@ -114,6 +116,7 @@ class ExecutionResults:
             commits=self._commits,
             homes=self._homes,
             clock=clock,
+            lease=lease,
         )
 
     def add_listener(self, listener: ResultListener) -> None:
@@ -158,7 +161,6 @@ class ExecutionResults:
 
     async def close(self) -> None:
         await self._news.close()
-        self._intents.close()
 
     # -- after a restart -------------------------------------------------------------------
 
@@ -175,6 +177,11 @@ class ExecutionResults:
             if recovered is not None:
                 done.append(recovered)
         return done
+
+    async def left_open(self) -> bool:
+        """Whether some decision is still open (this process's, or another's whose lease
+        was live when ``recover`` looked)."""
+        return bool(await self._intents.store.open_intents())
 
     async def _recover(self, intent: ResultIntent) -> Recovered | None:
         async with self._reading.lock(intent.plan_id):
@@ -217,7 +224,7 @@ class ExecutionResults:
                 record, actor, ResultAction.MERGE, commit=record.result_commit or ""
             ) as intent:
                 try:
-                    merged = await self._homes.of(record.agent).branch.merge(branch_record(record))
+                    merged = await self._intents.branch(intent).merge(branch_record(record))
                 except BranchError as exc:
                     await self._refused(intent, record, actor, "merge", str(exc))
                     raise ResultFailed(f"Not merged: {exc}") from exc
@@ -236,7 +243,7 @@ class ExecutionResults:
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.DISCARD)
             async with self._deciding(record, actor, ResultAction.DISCARD) as intent:
                 try:
-                    done = await self._homes.of(record.agent).branch.discard(branch_record(record))
+                    done = await self._intents.branch(intent).discard(branch_record(record))
                 except BranchError as exc:
                     await self._refused(intent, record, actor, "discard", str(exc))
                     raise ResultFailed(f"Not discarded: {exc}") from exc
@@ -258,7 +265,6 @@ class ExecutionResults:
         async with self._reading.lock(plan_id):
             record, _ = await self._decidable(plan_id, version, actor, ResultAction.ROLL_BACK)
             recorded = await self._commits.commits(plan_id)
-            branch = self._homes.of(record.agent).branch
             index = next((i for i, c in enumerate(recorded) if c.step == step), None)
             before = recorded[index - 1].commit if index else record.reviewed_commit
             async with self._deciding(
@@ -270,7 +276,7 @@ class ExecutionResults:
                 tip=await self._reading.tip(record) or "",
             ) as intent:
                 try:
-                    kept = await branch.roll_back(
+                    kept = await self._intents.branch(intent).roll_back(
                         branch_record(record), [(c.step, c.commit) for c in recorded], step
                     )
                 except BranchError as exc:
@@ -300,7 +306,7 @@ class ExecutionResults:
                 record, actor, ResultAction.PUSH, remote=remote, commit=pinned
             ) as intent:
                 try:
-                    await self._homes.of(record.agent).branch.push(branch_record(record), remote)
+                    await self._intents.branch(intent).push(branch_record(record), remote)
                 except BranchError as exc:
                     await self._refused(intent, record, actor, "push", str(exc))
                     raise ResultFailed(f"Not pushed: {exc}") from exc
@@ -354,7 +360,8 @@ class ExecutionResults:
         for ``recovery``."""
         intent = await self._claim(record, actor, action, **detail)
         try:
-            yield intent
+            async with self._intents.holding(record.agent):
+                yield intent
         finally:
             self._intents.finished(intent)
 

@@ -31,9 +31,10 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 
-from plancord.agent.execution.branch import BranchMoved, BranchRecord
+from plancord.agent.execution.branch import BranchMoved, BranchRecord, ExecutionBranch
 from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.intent_owner import IntentCarrier
+from plancord.agent.execution.lease import GitGuard, ProcessLease
 from plancord.agent.home import AgentHomes
 from plancord.core.authority import Act, Subject
 from plancord.core.errors import ExecutionRefused
@@ -53,17 +54,26 @@ class StartIntents:
     """Opens, notes, undoes and recovers the starts of one planning service."""
 
     def __init__(
-        self, *, db: Backend, homes: AgentHomes, clock: Clock, say: Say | None = None
+        self,
+        *,
+        db: Backend,
+        homes: AgentHomes,
+        clock: Clock,
+        lease: ProcessLease,
+        say: Say | None = None,
     ) -> None:
         self.store = StartIntentStore(db)
         self._homes = homes
         self._clock = clock
         self._say = say
-        self._carrier = IntentCarrier()
+        self.lease = lease
+        self._carrier = IntentCarrier(lease)
 
-    def close(self) -> None:
-        """This service ends: what it left open is another's to recover."""
-        self._carrier.close()
+    def branch(self, intent: StartIntent) -> ExecutionBranch:
+        """The agent's branch for carrying ``intent`` out: each git command first confirms
+        the intent's lease (``lease.GitGuard``)."""
+        guard = GitGuard(self.lease, intent.owner, intent.agent)
+        return self._homes.of(intent.agent).branch.guarded(guard)
 
     async def open(
         self, agent: str, plan_id: str, revision: int, approver: Actor, steps: int
@@ -83,7 +93,7 @@ class StartIntents:
                 actor=approver.label,
                 actor_name=approver.name,
                 detail={"steps": steps},
-                owner=self._carrier.owner,
+                owner=await self._carrier.owner(),
                 opened_at=self._clock.now(),
             )
             self._carrier.carrying(intent.id)
@@ -92,7 +102,7 @@ class StartIntents:
                 return intent
             self._carrier.finished(intent.id)
             other = claim.in_the_way
-            if other is None or not self._orphan(other):
+            if other is None or not await self._orphan(other):
                 break
             try:
                 await self.recover(other)
@@ -152,15 +162,21 @@ class StartIntents:
 
     async def orphans(self) -> list[StartIntent]:
         """The open starts no live process is carrying out, oldest first."""
-        return [i for i in await self.store.open_intents() if self._orphan(i)]
+        found = await self.store.open_intents()
+        live = await self._carrier.live_owners() if found else set()
+        return [i for i in found if self._carrier.is_orphan(i.id, i.owner, live)]
 
     async def recover(self, intent: StartIntent) -> Recovered | None:
         """Take an orphan over and undo it from what git shows, then tell its channel; None
         when another process took it first (or it was closed meanwhile). A git or database
         failure is raised, the intent left open for the next try."""
-        if not await self.store.take_over(intent, self._carrier.owner):
+        owner = await self._carrier.owner()
+        if not await self.store.take_over(intent, owner):
             return None
-        intent = intent.model_copy(update={"owner": self._carrier.owner})
+        async with self.lease.holding(intent.agent):
+            return await self._recover(intent.model_copy(update={"owner": owner}))
+
+    async def _recover(self, intent: StartIntent) -> Recovered | None:
         who = (
             f"{intent.actor_name}'s approval of {intent.agent}'s plan `{intent.plan_id}` "
             f"v{intent.revision}"
@@ -171,7 +187,7 @@ class StartIntents:
             why = "interrupted before git changed anything"
             text = f"{who} was interrupted before git changed anything."
         else:
-            branch = self._homes.of(intent.agent).branch
+            branch = self.branch(intent)
             swept = await branch.clear_stale_locks(wait=True)
             removed = swept.removed
             try:
@@ -217,8 +233,9 @@ class StartIntents:
             except Exception:
                 log.warning("could not tell %s's channel", agent, exc_info=True)
 
-    def _orphan(self, intent: StartIntent) -> bool:
-        return self._carrier.is_orphan(intent.id, intent.owner)
+    async def _orphan(self, intent: StartIntent) -> bool:
+        live = await self._carrier.live_owners()
+        return self._carrier.is_orphan(intent.id, intent.owner, live)
 
     def _recovered_row(
         self, intent: StartIntent, why: str, locks_removed: tuple[str, ...]

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 
 from plancord.agent.execution.branch import BranchRecord
 from plancord.agent.execution.host_git import BranchError
+from plancord.agent.execution.lease import ProcessLease
 from plancord.agent.execution.start_intents import Say, StartIntents
 from plancord.agent.home import AgentHomes
 from plancord.core.errors import ExecutionRefused
@@ -32,13 +33,19 @@ class BranchStarter:
     """``core.ports.ExecutionStarter`` over git in each agent's sandbox."""
 
     def __init__(
-        self, homes: AgentHomes, store: ExecutionStore, clock: Clock, say: Say | None = None
+        self,
+        homes: AgentHomes,
+        store: ExecutionStore,
+        clock: Clock,
+        lease: ProcessLease,
+        say: Say | None = None,
     ) -> None:
-        """``say`` tells an agent's channel how an interrupted approval was undone."""
+        """``say`` tells an agent's channel how an interrupted approval was undone; every
+        start is owned by ``lease``."""
         self._homes = homes
         self._store = store
         self._clock = clock
-        self.intents = StartIntents(db=store.db, homes=homes, clock=clock, say=say)
+        self.intents = StartIntents(db=store.db, homes=homes, clock=clock, lease=lease, say=say)
 
     async def refusal(self, agent: str) -> str | None:
         """Why ``agent`` cannot start a plan now: an execution of its has not ended (it
@@ -63,18 +70,8 @@ class BranchStarter:
     ) -> ExecutionStart:
         intent = await self.intents.open(agent, plan_id, revision, approver, steps)
         try:
-            branch = self._homes.of(agent).branch
-            try:
-                record = await branch.prepare(plan_id, revision)
-            except BranchError as exc:
-                await self.intents.undone(intent, str(exc))
-                raise ExecutionRefused(f"Not approved: {exc}") from exc
-            intent = await self.intents.note(intent, record)
-            try:
-                await branch.switch(record)
-            except BranchError as exc:
-                await self._undo(intent, record, str(exc))
-                raise ExecutionRefused(f"Not approved: {exc}") from exc
+            async with self.intents.lease.holding(agent):
+                record, intent = await self._branch_for(intent)
         except BaseException:
             # Refused, or failed or killed part-way: an intent left open is an orphan.
             self.intents.finished(intent.id)
@@ -84,7 +81,8 @@ class BranchStarter:
             outcomes[0] = StepOutcome.CURRENT
         return ExecutionStart(
             intent.id,
-            ExecutionRecord(
+            owner=intent.owner,
+            record=ExecutionRecord(
                 agent=agent,
                 plan_id=plan_id,
                 revision=revision,
@@ -98,6 +96,23 @@ class BranchStarter:
                 started_at=self._clock.now(),
             ),
         )
+
+    async def _branch_for(self, intent: StartIntent) -> tuple[BranchRecord, StartIntent]:
+        """Git makes the start's branch under its lease; refused (``ExecutionRefused``) with
+        the branch undone when it cannot."""
+        branch = self.intents.branch(intent)
+        try:
+            record = await branch.prepare(intent.plan_id, intent.revision)
+        except BranchError as exc:
+            await self.intents.undone(intent, str(exc))
+            raise ExecutionRefused(f"Not approved: {exc}") from exc
+        intent = await self.intents.note(intent, record)
+        try:
+            await branch.switch(record)
+        except BranchError as exc:
+            await self._undo(intent, record, str(exc))
+            raise ExecutionRefused(f"Not approved: {exc}") from exc
+        return record, intent
 
     async def amended(self, agent: str, plan_id: str, revision: int, steps: int) -> None:
         """The amendment's steps replace the old ones: the steps before the current one
@@ -146,15 +161,11 @@ class BranchStarter:
                 done.append(recovered)
         return done
 
-    def close(self) -> None:
-        """This process's starts end: what it left open is another's to recover."""
-        self.intents.close()
-
     async def _undo(self, intent: StartIntent, record: BranchRecord, why: str) -> None:
         """Take the branch back; the intent closed as undone once git is back as it was
         (left open when git fails: the recovery tries again)."""
         try:
-            await self._homes.of(intent.agent).branch.undo_start(record)
+            await self.intents.branch(intent).undo_start(record)
         except BranchError:
             log.warning("the start of %s could not be undone", intent.plan_id, exc_info=True)
             return
