@@ -105,7 +105,8 @@ async def test_a_merge_killed_with_its_lease_live_is_recovered_once_the_lease_ex
 ) -> None:
     """A SIGKILL gives no lease up: the restarted bot finds the Merge still owned, leaves
     it, and takes it over once that lease has expired, telling the channel."""
-    monkeypatch.setattr(leases, "LEASE_SECONDS", 1.0)
+    # Long enough that the restarted bot's own lease holds on a loaded machine.
+    monkeypatch.setattr(leases, "LEASE_SECONDS", 3.0)
     scene, workspace = await completed(plan_scene)
     found = await record(scene)
     card = result_card(scene)
@@ -120,8 +121,8 @@ async def test_a_merge_killed_with_its_lease_live_is_recovered_once_the_lease_ex
         dead.setattr(leases.ProcessLease, "close", killed)
         await scene.restart()
     assert (await record(scene)).result is ResultState.WAITING
-    await asyncio.sleep(1.5)  # the killed bot's lease expires
-    await scene.env.advance_time(2)
+    await asyncio.sleep(3.5)  # the killed bot's lease expires
+    await scene.env.advance_time(4)
     await scene.app.runtime.results.settled()
     await scene.env.settle()
 
