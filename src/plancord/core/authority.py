@@ -15,8 +15,8 @@ The rules:
 - everything else is the approver policy: the member who asked for the work, a configured
   approver role, a server administrator, or the operator; under the four-eyes rule
   (``plan_mode.approval: approver``) whoever asked may not take an approving act (approve,
-  merge, allow, continue) on their own request; agents, the scheduler and policies never
-  decide;
+  merge, allow, continue) on their own request, nor may whoever edited the plan directly
+  approve it (an editor is an author); agents, the scheduler and policies never decide;
 - when what the answer reads cannot be loaded (the store failed), only administrators
   may decide (fail closed).
 """
@@ -94,6 +94,7 @@ PLAN_ACTS: Mapping[PlanEvent, Act] = {
     PlanEvent.REJECT: Act.REJECT,
     PlanEvent.CANCEL: Act.CANCEL,
     PlanEvent.COMPLETE: Act.COMPLETE,
+    PlanEvent.REVISE: Act.EDIT,
 }
 """The planning events a person decides, as the act the authority judges."""
 
@@ -153,6 +154,8 @@ class Standing:
     requester: PlanningState
     settings: PlanModeSettings
     agent: AgentRecord | None = None
+    editors: frozenset[str] = frozenset()
+    """The ids of the members who edited the plan directly: its authors too."""
 
 
 def judge(
@@ -170,9 +173,23 @@ def judge(
     if subject is Subject.QUESTION:
         return _answering(actor, act, standing)
     rule = approver_rule(actor, standing.requester, standing.settings, approving=act in APPROVING)
+    if rule is None and act in APPROVING and _edited_it(actor, standing):
+        rule = (
+            "the four-eyes rule (plan_mode.approval: approver) means whoever edited this plan "
+            "cannot approve it; another approver must"
+        )
     if rule is None:
         return Decision(subject, act, actor)
     return Refusal(subject, act, actor, rule, _refusal_text(actor, subject, act, rule, standing))
+
+
+def _edited_it(actor: Actor, standing: Standing) -> bool:
+    """Under the four-eyes rule, whether ``actor`` is one of the plan's direct editors."""
+    return (
+        standing.settings.approval is ApprovalPolicy.APPROVER
+        and actor.kind is ActorKind.USER
+        and actor.id in standing.editors
+    )
 
 
 def _answering(actor: Actor, act: Act, standing: Standing) -> Decision | Refusal:

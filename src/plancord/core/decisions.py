@@ -323,11 +323,21 @@ class Decisions:
         """Load and check that ``ref`` names the revision waiting for a decision, and that
         the authority lets ``actor`` decide it (a refusal is audited)."""
         state, revision, settings = await self._waiting(ref, event)
-        verdict = judge(actor, Subject.PLAN, PLAN_ACTS[event], Standing(state, settings))
+        editors = await self._editors(ref) if event is PlanEvent.APPROVE else frozenset()
+        standing = Standing(state, settings, editors=editors)
+        verdict = judge(actor, Subject.PLAN, PLAN_ACTS[event], standing)
         if isinstance(verdict, Refusal):
             await self._runner.audit_refusal(ref, actor, event, verdict.rule)
             raise NotAuthorised(verdict.text)
         return state, revision, settings
+
+    async def _editors(self, ref: PlanRef) -> frozenset[str]:
+        """Who edited this plan directly, in any revision up to ``ref``'s: each is one of
+        its authors (their text may live on in a later revision the agent wrote)."""
+        revisions = await self._store.list_revisions(ref.plan_id)
+        return frozenset(
+            r.edited_by for r in revisions if r.revision <= ref.revision and r.edited_by
+        )
 
     async def _waiting(
         self, ref: PlanRef, event: PlanEvent

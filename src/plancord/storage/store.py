@@ -210,6 +210,8 @@ class SqlStore:
                 ts(rev.submitted_at),
                 rev.author.value,
                 rev.tree,
+                rev.edited_by,
+                rev.edited_by_name,
             )
             if rev is not None
             else None
@@ -227,7 +229,8 @@ class SqlStore:
             if revision_values is not None:
                 conn.execute(
                     "INSERT INTO plan_revisions (plan_id, revision, agent, plan_json, markdown, "
-                    "sha256, submitted_at, author, tree) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "sha256, submitted_at, author, tree, edited_by, edited_by_name) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     revision_values,
                 )
             conn.execute(INSERT_AUDIT, audit)

@@ -26,6 +26,7 @@ from plancord.core.planning import (
     PlanningState,
     PlanRef,
     PlanRevision,
+    RevisionAuthor,
 )
 from plancord.core.ports import PlanningChange
 from plancord.discord_bot.plan_card.answer_menu import plan_view
@@ -160,6 +161,9 @@ class PlanCards:
                 revision.revision,
                 f"<@{pinged}>" if pinged else None,
                 amends=state.amends,
+                edited_by=revision.edited_by_name
+                if revision.author is RevisionAuthor.HUMAN_EDIT
+                else None,
             )
         )
         allowed = (
