@@ -84,6 +84,7 @@ ALL_BUTTONS = {
     "Approve, fresh context": True,
     "Approve, confirm each edit": True,
     "Edit directly": True,
+    "Comment": True,
 }
 
 

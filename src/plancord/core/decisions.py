@@ -86,6 +86,7 @@ class Decisions:
         state, revision, settings = await self._decidable(ref, approver, PlanEvent.APPROVE)
         if approver.kind is not ActorKind.OPERATOR:
             await self._check_tree(ref, revision, approver)
+        await self._check_comments(ref, settings, approver)
         overridden = await self._check_review(
             ref, revision, settings, approver, acknowledged_blockers
         )
@@ -206,6 +207,24 @@ class Decisions:
             if progress.status is not StepStatus.PENDING
         }
         return tuple(kept.get(step.description, StepProgress()) for step in revision.plan.steps)
+
+    async def _check_comments(
+        self, ref: PlanRef, settings: PlanModeSettings, approver: Actor
+    ) -> None:
+        """Under ``require_resolved_comments``, refuse (audited) while a comment is open."""
+        if not settings.require_resolved_comments:
+            return
+        count = await self._store.open_comments(ref.plan_id)
+        if count == 0:
+            return
+        why = f"{count} comment{'s' if count != 1 else ''} on the plan still open"
+        await self._runner.audit_refusal(ref, approver, PlanEvent.APPROVE, why)
+        raise InvalidTransition(
+            "submitted",
+            "approve",
+            f"Not approved: {why} (plan_mode.require_resolved_comments). `/plan comments` "
+            "lists them; their authors or an approver resolve them.",
+        )
 
     async def _check_tree(self, ref: PlanRef, revision: PlanRevision, approver: Actor) -> None:
         """Refuse to execute a plan on a different tree from the one it was reviewed against:

@@ -36,6 +36,7 @@ from plancord.storage.codec import (
     state_values,
     ts,
 )
+from plancord.storage.plan_comments import PlanCommentStore
 from plancord.storage.plan_reviews import ReviewKind, mark_started
 from plancord.storage.start_intents import record_start
 
@@ -290,6 +291,9 @@ class SqlStore:
             "SELECT * FROM plan_revisions WHERE plan_id = ? ORDER BY revision", (plan_id,)
         )
         return [revision_from_row(r) for r in rows]
+
+    async def open_comments(self, plan_id: str) -> int:
+        return await PlanCommentStore(self.db).open_count(plan_id)
 
     async def find_decision(self, plan_id: str, revision: int) -> AuditEntry | None:
         marks = ", ".join("?" for _ in DECISION_ACTIONS)
