@@ -12,8 +12,14 @@ import discord
 import pytest
 
 from plancord.core.errors import StalePlan
+from plancord.core.plan import (
+    MAX_DESCRIPTION_CHARS,
+    MAX_FILES_PER_STEP,
+    MAX_STEPS,
+    MAX_SUMMARY_CHARS,
+)
 from plancord.core.planning import Actor, Phase, PlanRef, RevisionAuthor
-from tests.discord_bot.plans import ALL_BUTTONS, PLAN, submitted_plan
+from tests.discord_bot.plans import ALL_BUTTONS, PLAN, assert_within_limits, submitted_plan
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.requests_seen import last_user
 from tests.world import PlanScene, buttons
@@ -226,3 +232,61 @@ async def test_an_approve_before_the_edit_refuses_the_edit(plan_scene: Any) -> N
     assert "already approved by boss" in late.response.content
     state = await scene.state()
     assert (state.phase, state.revision) == (Phase.EXECUTING, 1)
+
+
+async def test_a_file_upload_edit_and_a_broken_file(plan_scene: Any) -> None:
+    scene = await submitted_plan(plan_scene, PLAN, text_turn("Fine."))
+    v1 = await scene.app.planning.current_revision("ada")
+    assert v1 is not None
+    edited = v1.markdown.replace("2. [medium] Commit it", "2. [high] Commit and push it")
+
+    sent = await scene.ana.slash(
+        scene.channel, "plan edit", file=("plan-v1.md", edited.encode("utf-8"))
+    )
+
+    assert sent.response.content.startswith("Edited plan v1 into v2 (")
+    v2 = await scene.app.planning.current_revision("ada")
+    assert v2 is not None and v2.plan.steps[1].description == "Commit and push it"
+    assert v2.markdown == edited
+    assert "step 2 high risk (was medium)" in (scene.plan_message(2).embeds[0].description or "")
+
+    broken = edited.replace("[high]", "[urgent]")
+    refused = await scene.ana.slash(scene.channel, "plan edit", file=("p.md", broken.encode()))
+    assert refused.response.content.startswith("❌ Step 2 risk: must be one of low, medium, high")
+    assert "\n" not in refused.response.content
+    assert (await scene.state()).revision == 2
+
+
+async def test_every_discord_limit_holds_for_a_plan_of_the_largest_size(plan_scene: Any) -> None:
+    steps = [
+        {
+            "description": f"{i}. " + "d" * (MAX_DESCRIPTION_CHARS - 4),
+            "files": [
+                f"src/{i:02d}/" + "f" * 188 + f"{n:02d}.py" for n in range(MAX_FILES_PER_STEP)
+            ],
+            "tools": ["str_replace"],
+            "risk": "high",
+        }
+        for i in range(1, MAX_STEPS + 1)
+    ]
+    big = {"summary": "s" * MAX_SUMMARY_CHARS, "steps": steps, "context_notes": "n" * 4000}
+    scene = await submitted_plan(
+        plan_scene, big, text_turn("Fine."), plan_mode={"max_plan_bytes": 1_048_576}
+    )
+    picked = await scene.ana.click(scene.plan_message(), label="Edit directly")
+    menus = [c for row in picked.response.message.components for c in row.children]
+    assert [len(m.options) for m in menus] == [25, 25, 3]
+    assert all(len(o.label) <= 100 for m in menus for o in m.options)
+    shown = await scene.ana.select(picked.response.message, ["50"], custom_id="plan:pick-step:25")
+    form = fields(shown.modal)
+    assert "files" not in form  # 20 long paths: more than one input holds, kept as they are
+    assert len(form["description"]) <= 4000
+    sent = await scene.ana.submit_modal(
+        shown, {"description": "50. shorter", "risk": ["low"], "tools": "view"}
+    )
+    assert sent.response.content.startswith("Edited plan v1 into v2")
+    v2 = await scene.app.planning.current_revision("ada")
+    assert v2 is not None and v2.plan.steps[49].files == tuple(steps[49]["files"])
+    assert_within_limits(scene.plan_message(2).embeds)
+    title = await pick_wide(scene, scene.ana, "title")
+    assert [len(v or "") for v in fields(title.modal).values()] == [MAX_SUMMARY_CHARS, 4000]
