@@ -198,7 +198,7 @@ async def a_sqlite_database_with_every_table_filled(data_dir: Path) -> Path:
         comments = PlanComments(
             PlanCommentStore(db), store, store, StaticSettings(PlanModeSettings()), clock
         )
-        assert (await comments.comment("bea", ANA, 1, "Which host?")).id == 1
+        assert (await comments.comment("bea", Actor.operator(), 1, "Which host?")).id == 1
         approval = vote.model_copy(
             update={"plan_id": plan_id, "revision": 1, "sha256": state.plan_sha}
         )
