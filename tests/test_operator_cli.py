@@ -537,3 +537,25 @@ def test_a_running_review_that_holds_refuses_the_cli_without_the_config_file(
     world.do(keep)
     ok(world.cli("plan", "approve", "--agent", "ada", config=False))
     assert world.audit("ada")[-1][:2] == ("operator", "approved")
+
+
+def test_plan_edit_from_a_file_and_plan_comment(world: World) -> None:
+    revision = world.submit("ada")
+    edited = revision.markdown.replace("Add /health", "Add /health and /ready")
+    path = world.root / "PLAN.md"
+    path.write_text(edited)
+    out = ok(world.cli("plan", "edit", "--agent", "ada", "--file", str(path)))
+    assert out.startswith("edited plan v1 of agent ada into v2 (")
+    state = world.state("ada")
+    assert (state.phase, state.revision) == (Phase.SUBMITTED, 2)
+    actor, action, number, detail = world.audit("ada")[-1]
+    assert (actor, action, number) == ("operator", "submitted", 2)
+    assert (detail["author"], detail["revises"]) == ("human-edit", 1)
+
+    path.write_text(edited.replace("## Steps", "## Steps\n   tools: `view`"))
+    message = refused(world.cli("plan", "edit", "--agent", "ada", "--file", str(path)))
+    assert "line 4: a step starts with" in message and "nothing changed" in message
+
+    out = ok(world.cli("plan", "comment", "--agent", "ada", "--step", "2", "check", "the", "DB"))
+    assert out == "comment #1 on step 2 of plan v2 of agent ada kept\n"
+    assert world.audit("ada")[-1][:2] == ("operator", "commented")

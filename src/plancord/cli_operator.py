@@ -117,6 +117,32 @@ def _cmd_plan_reject(args: argparse.Namespace) -> int:
     return _run_operator(args, action)
 
 
+def _cmd_plan_edit(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from plancord.operator import plan_edit
+
+    try:
+        text = Path(args.file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"plancord: cannot read {args.file}: {exc}", file=sys.stderr)
+        return 1
+
+    async def action(services: OperatorServices) -> str:
+        return await plan_edit(services, args.agent, args.file, text)
+
+    return _run_operator(args, action)
+
+
+def _cmd_plan_comment(args: argparse.Namespace) -> int:
+    from plancord.operator import plan_comment
+
+    async def action(services: OperatorServices) -> str:
+        return await plan_comment(services, args.agent, args.step, " ".join(args.text))
+
+    return _run_operator(args, action)
+
+
 def _cmd_plan_diff(args: argparse.Namespace) -> int:
     from plancord.operator import plan_diff
 
@@ -268,6 +294,26 @@ def add_operator_commands(
     )
     reject.add_argument("--revision", type=_revision, metavar="N", help="reject only revision N")
     reject.add_argument("--reason", help="why (audited)")
+
+    edit = command(
+        plan_sub,
+        "edit",
+        "edit the agent's waiting plan: PLAN.md (its file, edited) becomes the next revision, "
+        "authored by the operator",
+        _cmd_plan_edit,
+    )
+    edit.add_argument("--file", required=True, metavar="PLAN.md", help="the edited plan file")
+
+    comment = command(
+        plan_sub,
+        "comment",
+        "comment on a step of the agent's waiting plan (the agent reads it at its next turn)",
+        _cmd_plan_comment,
+    )
+    comment.add_argument(
+        "--step", type=int, default=0, metavar="N", help="the step (default: the whole plan)"
+    )
+    comment.add_argument("text", nargs="+", help="the comment")
 
     diff = command(
         plan_sub,

@@ -28,8 +28,11 @@ from plancord.agent.execution.steps import StepKeeper
 from plancord.agent.home import AgentHomes
 from plancord.app import PlanLifecycle, core_services
 from plancord.config import Config
-from plancord.core.errors import InvalidTransition, PlancordError
+from plancord.core.errors import InvalidTransition, PlancordError, PlanValidationError
+from plancord.core.plan_comments import PlanComments
 from plancord.core.plan_diff import revision_changes
+from plancord.core.plan_edits import form_problem
+from plancord.core.plan_text import parse_plan_text
 from plancord.core.planning import (
     Actor,
     ApprovalMode,
@@ -46,6 +49,7 @@ from plancord.core.service import PlanningService, PlanningStatus
 from plancord.storage.engines import open_database
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.migrations import discover, schema_version
+from plancord.storage.plan_comments import PlanCommentStore
 from plancord.storage.store import SqlStore
 
 __all__ = [
@@ -250,6 +254,37 @@ async def plan_reject(
     await services.planning.reject(ref, OPERATOR, reason)
     sha8 = revision_record.sha8 if revision_record is not None else "?"
     return f"rejected plan v{ref.revision} ({sha8}) of agent {agent}; planning ended"
+
+
+async def plan_edit(services: OperatorServices, agent: str, path: str, text: str) -> str:
+    """The edited plan file ``text`` (read from ``path``) as the next revision of the
+    waiting plan."""
+    status = await services.planning.status(agent)
+    if status.revision is None:
+        raise OperatorError(f"agent {agent} has no plan to edit")
+    try:
+        edited = await services.planning.edit(
+            status.revision.exact_ref, parse_plan_text(text), OPERATOR
+        )
+    except PlanValidationError as exc:
+        raise OperatorError(f"{path}: {form_problem(exc)}; nothing changed") from None
+    return (
+        f"edited plan v{status.revision.revision} of agent {agent} into v{edited.revision} "
+        f"({edited.sha8}); it waits for approval"
+    )
+
+
+async def plan_comment(services: OperatorServices, agent: str, step: int, text: str) -> str:
+    planning = services.planning
+    comments = PlanComments(
+        PlanCommentStore(services.store.db),
+        services.store,
+        services.store,
+        planning.settings,
+        planning.clock,
+    )
+    kept = await comments.comment(agent, OPERATOR, step, text)
+    return f"comment #{kept.id} on {kept.where} of plan v{kept.revision} of agent {agent} kept"
 
 
 async def plan_cancel(services: OperatorServices, agent: str, reason: str | None) -> str:

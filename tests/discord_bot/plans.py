@@ -83,6 +83,8 @@ ALL_BUTTONS = {
     "Reject": True,
     "Approve, fresh context": True,
     "Approve, confirm each edit": True,
+    "Edit directly": True,
+    "Comment": True,
 }
 
 

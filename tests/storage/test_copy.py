@@ -13,6 +13,7 @@ import pytest
 from plancord.core.ballot import ApprovalVote, VoteWrite
 from plancord.core.intents import ResultIntent
 from plancord.core.plan_answers import AnswerOutcome, PlanAnswer
+from plancord.core.plan_comments import PlanComments
 from plancord.core.planning import Actor, AuditEntry, EntrySource
 from plancord.core.ports import StaticSettings
 from plancord.core.results import ResultAction
@@ -27,6 +28,7 @@ from plancord.storage.leases import LeaseStore
 from plancord.storage.migrations import discover
 from plancord.storage.pending_asks import PendingAskStore, StoredAsk
 from plancord.storage.plan_answers import PlanAnswerStore
+from plancord.storage.plan_comments import PlanCommentStore
 from plancord.storage.plan_reviews import PlanReviewStore, ReviewKind
 from plancord.storage.result_intents import ResultIntentStore
 from plancord.storage.result_votes import ResultVoteStore
@@ -196,6 +198,10 @@ async def a_sqlite_database_with_every_table_filled(data_dir: Path) -> Path:
             at=clock.now(),
         )
         assert await PlanAnswerStore(db).record(answer, "bea", "Where?") is AnswerOutcome.KEPT
+        comments = PlanComments(
+            PlanCommentStore(db), store, store, StaticSettings(PlanModeSettings()), clock
+        )
+        assert (await comments.comment("bea", Actor.operator(), 1, "Which host?")).id == 1
         approval = vote.model_copy(
             update={"plan_id": plan_id, "revision": 1, "sha256": state.plan_sha}
         )

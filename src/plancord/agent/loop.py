@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from plancord.agent.budget import BudgetGuard
+from plancord.agent.comment_notes import CommentNotes
 from plancord.agent.context import THINKING_TYPES
 from plancord.agent.conversation_writer import ConversationWriter
 from plancord.agent.dispatch import ToolDispatch
@@ -57,7 +58,9 @@ class ToolLoop:
         markers: TurnMarkers,
         homes: AgentHomes,
         max_iterations: int,
+        notes: CommentNotes | None = None,
     ) -> None:
+        self._notes = notes
         self._writer = writer
         self._requests = requests
         self._budget = budget
@@ -106,6 +109,8 @@ class ToolLoop:
             await require_workspace(self._homes.of(agent).workspace)
             if prepare is not None:
                 await prepare()
+            if self._notes is not None:
+                blocks = [*blocks, *await self._notes.for_turn(agent)]
             await writer.add_user_blocks(agent, blocks)
             await self._loop(session)
         except WorkspaceMissing as exc:

@@ -10,7 +10,8 @@ from plancord.agent.host_prompts import HOST
 from plancord.agent.loop import ToolLoop
 from plancord.agent.sessions import AgentSession, Sessions
 from plancord.core.plan_answers import answers_text
-from plancord.core.planning import ApprovalMode, AuditAction
+from plancord.core.plan_diff import diff_plans
+from plancord.core.planning import ApprovalMode, AuditAction, RevisionAuthor
 from plancord.core.ports import Clock, PlanningChange
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.plan_answers import PlanAnswerStore
@@ -44,7 +45,11 @@ class PlanEvents:
         session = self._sessions.get(agent)
         rev = change.revision.revision if change.revision else change.before.revision
         who = change.actor.name
-        if change.action is AuditAction.APPROVED:
+        if change.action is AuditAction.SUBMITTED:
+            told = await self._edit_text(change)
+            if told:
+                await self._resume(session, told)
+        elif change.action is AuditAction.APPROVED:
             mode = change.after.approval_mode
             text = f"{HOST} Plan v{rev} approved by {who}: you may now modify files."
             if change.detail.get("amends") is not None:
@@ -85,6 +90,27 @@ class PlanEvents:
                     session.request_stop()
             else:
                 await self._writer.add_user_blocks(agent, [{"type": "text", "text": text}])
+
+    async def _edit_text(self, change: PlanningChange) -> str:
+        """What the agent is told of a member's direct edit: who, the diff, and that it may
+        accept it or answer with a revision of its own; empty for any other submission."""
+        revision = change.revision
+        if revision is None or revision.author is not RevisionAuthor.HUMAN_EDIT:
+            return ""
+        number = revision.revision
+        older = await self._store.get_revision(revision.plan_id, number - 1)
+        diff = (
+            diff_plans(older.plan, revision.plan, number - 1, number).to_markdown()
+            if older is not None
+            else revision.markdown
+        )
+        return (
+            f"{HOST} {revision.edited_by_name or 'A member'} edited your plan directly: "
+            f"v{number} (sha {revision.sha8}) now waits for approval instead of v{number - 1}. "
+            f"The changes:\n{diff}\nYou are still in plan mode (read-only). If the edit is "
+            "right, say so briefly and do not submit. If it is wrong or misses something, "
+            f"submit v{number + 1} with submit_plan and say why."
+        )
 
     async def _answers_text(self, change: PlanningChange) -> str:
         """The reviewers' picks for the approved revision's questions with choices."""

@@ -37,13 +37,14 @@ from plancord.agent.subagents import ExploreLimits, SubAgents
 from plancord.agent.tools import default_tools
 from plancord.agent.tools.base import ToolRegistry
 from plancord.app.lifecycle import PlanLifecycle
-from plancord.app.runtime_parts import build_runtime, plan_budget, runtime_settings
+from plancord.app.runtime_parts import build_runtime, plan_budget, plan_comments, runtime_settings
 from plancord.app.services import CoreServices, core_services
 from plancord.config import Config
 from plancord.core.ask_authority import AskAuthority
 from plancord.core.errors import AgentNotFound, PlancordError
 from plancord.core.front_end_audit import FrontEndAudit
 from plancord.core.instructions import Instructions
+from plancord.core.plan_comments import PlanComments
 from plancord.core.planning import Phase
 from plancord.core.ports import Clock, MemberDirectory, ModelClient, Notifier, SystemClock
 from plancord.core.scheduler import DeadlineScheduler
@@ -108,6 +109,8 @@ class App:
     """The kept reviews of plans and results."""
     plan_answers: PlanAnswerStore
     """The reviewers' picks for a plan's questions with choices."""
+    plan_comments: PlanComments
+    """The members' comments on plans and their steps."""
     plan_messages: PlanMessageStore
     """Where each plan's messages live and what they show."""
     pending_asks: PendingAskStore
@@ -264,6 +267,7 @@ class App:
             results=runtime.results,
             plan_reviews=core.plan_reviews,
             plan_answers=PlanAnswerStore(db),
+            plan_comments=plan_comments(store, settings, clock),
             plan_messages=PlanMessageStore(db),
             pending_asks=PendingAskStore(db),
         )

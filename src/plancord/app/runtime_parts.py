@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from plancord.agent.agent_settings import ThinkingSettings, overrides_from
 from plancord.agent.budget import BudgetGuard, PlanBudget
+from plancord.agent.comment_notes import CommentNotes
 from plancord.agent.conversation_writer import ConversationWriter
 from plancord.agent.dispatch import ToolDispatch
 from plancord.agent.execution.endings import ExecutionEndings
@@ -28,9 +29,12 @@ from plancord.agent.tools.base import ShellSettings, ToolRegistry
 from plancord.app.lifecycle import PlanLifecycle
 from plancord.app.services import CoreServices
 from plancord.config import Config
-from plancord.core.ports import Clock, ModelClient, Notifier
+from plancord.core.plan_comments import PlanComments
+from plancord.core.ports import Clock, ModelClient, Notifier, SettingsProvider
 from plancord.core.results import ResultListener
 from plancord.core.review_gate import ReviewListener
+from plancord.storage.plan_comments import PlanCommentStore
+from plancord.storage.store import SqlStore
 
 
 def runtime_settings(config: Config) -> RuntimeSettings:
@@ -67,6 +71,11 @@ def plan_budget(core: CoreServices, clock: Clock, settings: RuntimeSettings) -> 
         clock=clock,
         prices=settings.prices,
     )
+
+
+def plan_comments(store: SqlStore, settings: SettingsProvider, clock: Clock) -> PlanComments:
+    """The comments on plans, over ``store``'s database (``core.plan_comments``)."""
+    return PlanComments(PlanCommentStore(store.db), store, store, settings, clock)
 
 
 def build_runtime(
@@ -130,6 +139,7 @@ def build_runtime(
         markers=markers,
         homes=homes,
         max_iterations=settings.max_iterations,
+        notes=CommentNotes(plan_comments(store, plan_settings, clock)),
     )
 
     async def model_of(agent: str) -> str:

@@ -77,6 +77,7 @@ class PlanModeOverrides(BaseModel):
     approvals: int | None = Field(default=None, ge=1, le=10)
     access: Access | None = None
     confirm_high_risk_steps: bool | None = None
+    require_resolved_comments: bool | None = None
     budget_usd: float | None = Field(default=None, gt=0)
     budget_tokens: int | None = Field(default=None, ge=1)
     review: ReviewSettings | Literal[False] | None = None

@@ -20,8 +20,8 @@ The rules:
 - everything else is the approver policy: the member who asked for the work, a configured
   approver role, a server administrator, or the operator; under the four-eyes rule
   (``plan_mode.approval: approver``) whoever asked may not take an approving act (approve,
-  merge, allow, continue) on their own request; agents, the scheduler and policies never
-  decide;
+  merge, allow, continue) on their own request, nor may whoever edited the plan directly
+  approve it (an editor is an author); agents, the scheduler and policies never decide;
 - when what the answer reads cannot be loaded (the store failed), only administrators
   may decide (fail closed).
 """
@@ -105,6 +105,7 @@ PLAN_ACTS: Mapping[PlanEvent, Act] = {
     PlanEvent.REJECT: Act.REJECT,
     PlanEvent.CANCEL: Act.CANCEL,
     PlanEvent.COMPLETE: Act.COMPLETE,
+    PlanEvent.REVISE: Act.EDIT,
 }
 """The planning events a person decides, as the act the authority judges."""
 
@@ -166,6 +167,8 @@ class Standing:
     requester: PlanningState
     settings: PlanModeSettings
     agent: AgentRecord | None = None
+    editors: frozenset[str] = frozenset()
+    """The ids of the members who edited the plan directly: its authors too."""
 
 
 class AgentRecords(Protocol):
@@ -175,7 +178,12 @@ class AgentRecords(Protocol):
 
 
 async def standing_of(
-    agents: AgentRecords, actor: Actor, requester: PlanningState, settings: PlanModeSettings
+    agents: AgentRecords,
+    actor: Actor,
+    requester: PlanningState,
+    settings: PlanModeSettings,
+    *,
+    editors: frozenset[str] = frozenset(),
 ) -> Standing:
     """The standing ``judge`` reads for ``actor`` on ``requester.agent``'s work: with the
     agent's record when the act has a place to judge (an agent gone has no home, so such an
@@ -186,7 +194,7 @@ async def standing_of(
             agent = await agents.get_agent(requester.agent)
         except AgentNotFound:
             agent = None
-    return Standing(requester, settings, agent)
+    return Standing(requester, settings, agent, editors)
 
 
 def judge(
@@ -212,9 +220,23 @@ def judge(
     if subject in (Subject.QUESTION, Subject.AGENT):
         return _answering(actor, subject, act, standing)
     rule = approver_rule(actor, standing.requester, standing.settings, approving=act in APPROVING)
+    if rule is None and act in APPROVING and _edited_it(actor, standing):
+        rule = (
+            "the four-eyes rule (plan_mode.approval: approver) means whoever edited this plan "
+            "cannot approve it; another approver must"
+        )
     if rule is None:
         return Decision(subject, act, actor)
     return Refusal(subject, act, actor, rule, _refusal_text(actor, subject, act, rule, standing))
+
+
+def _edited_it(actor: Actor, standing: Standing) -> bool:
+    """Under the four-eyes rule, whether ``actor`` is one of the plan's direct editors."""
+    return (
+        standing.settings.approval is ApprovalPolicy.APPROVER
+        and actor.kind is ActorKind.USER
+        and actor.id in standing.editors
+    )
 
 
 def _answering(actor: Actor, subject: Subject, act: Act, standing: Standing) -> Decision | Refusal:

@@ -86,6 +86,7 @@ class Decisions:
         state, revision, settings = await self._decidable(ref, approver, PlanEvent.APPROVE)
         if approver.kind is not ActorKind.OPERATOR:
             await self._check_tree(ref, revision, approver)
+        await self._check_comments(ref, settings, approver)
         overridden = await self._check_review(
             ref, revision, settings, approver, acknowledged_blockers
         )
@@ -207,6 +208,24 @@ class Decisions:
         }
         return tuple(kept.get(step.description, StepProgress()) for step in revision.plan.steps)
 
+    async def _check_comments(
+        self, ref: PlanRef, settings: PlanModeSettings, approver: Actor
+    ) -> None:
+        """Under ``require_resolved_comments``, refuse (audited) while a comment is open."""
+        if not settings.require_resolved_comments:
+            return
+        count = await self._store.open_comments(ref.plan_id)
+        if count == 0:
+            return
+        why = f"{count} comment{'s' if count != 1 else ''} on the plan still open"
+        await self._runner.audit_refusal(ref, approver, PlanEvent.APPROVE, why)
+        raise InvalidTransition(
+            "submitted",
+            "approve",
+            f"Not approved: {why} (plan_mode.require_resolved_comments). `/plan comments` "
+            "lists them; their authors or an approver resolve them.",
+        )
+
     async def _check_tree(self, ref: PlanRef, revision: PlanRevision, approver: Actor) -> None:
         """Refuse to execute a plan on a different tree from the one it was reviewed against:
         someone pushed, or another tool wrote, between submission and approval."""
@@ -323,12 +342,21 @@ class Decisions:
         """Load and check that ``ref`` names the revision waiting for a decision, and that
         the authority lets ``actor`` decide it (a refusal is audited)."""
         state, revision, settings = await self._waiting(ref, event)
-        standing = await standing_of(self._store, actor, state, settings)
+        editors = await self._editors(ref) if event is PlanEvent.APPROVE else frozenset()
+        standing = await standing_of(self._store, actor, state, settings, editors=editors)
         verdict = judge(actor, Subject.PLAN, PLAN_ACTS[event], standing)
         if isinstance(verdict, Refusal):
             await self._runner.audit_refusal(ref, actor, event, verdict.rule)
             raise NotAuthorised(verdict.text)
         return state, revision, settings
+
+    async def _editors(self, ref: PlanRef) -> frozenset[str]:
+        """Who edited this plan directly, in any revision up to ``ref``'s: each is one of
+        its authors (their text may live on in a later revision the agent wrote)."""
+        revisions = await self._store.list_revisions(ref.plan_id)
+        return frozenset(
+            r.edited_by for r in revisions if r.revision <= ref.revision and r.edited_by
+        )
 
     async def _waiting(
         self, ref: PlanRef, event: PlanEvent

@@ -12,12 +12,12 @@ Discord's ~~strike~~ and **bold** for removed and added words.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Final
 
-from plancord.core.plan import Plan, PlanStep
-from plancord.core.planning import AuditAction
+from plancord.core.plan import Plan, PlanStep, Risk
+from plancord.core.planning import AuditAction, RevisionAuthor
 from plancord.core.ports import PlanStore
 
 _LINE_LIMIT: Final = 400
@@ -78,6 +78,11 @@ class PlanDiff:
     notes_changed: bool = False
     unchanged_steps: int = 0
     feedback: str | None = field(default=None)
+    authors: tuple[str, ...] = ()
+    """Who wrote each revision after ``from_revision`` (``v2 by ana (direct edit)``)."""
+    widens: tuple[str, ...] = ()
+    """What the newer plan may do that the older could not: new files, new hosts, a higher
+    risk (``widening``); shown first, so approvers see it before anything else."""
 
     @property
     def empty(self) -> bool:
@@ -107,8 +112,24 @@ class PlanDiff:
             parts.append("context notes changed")
         return ", ".join(parts) if parts else "no changes"
 
+    def by_line(self) -> str:
+        """``by ana (direct edit)``, or ``v2 by ana (direct edit), v3 by ada``."""
+        if not self.authors:
+            return ""
+        if len(self.authors) == 1:
+            return f"by {self.authors[0]}"
+        first = self.to_revision - len(self.authors) + 1
+        return ", ".join(f"v{first + i} by {who}" for i, who in enumerate(self.authors))
+
+    def widens_line(self) -> str:
+        return "⚠️ **Widens the plan:** " + "; ".join(self.widens) if self.widens else ""
+
     def to_markdown(self) -> str:
         lines = [f"# Changes from v{self.from_revision} to v{self.to_revision}", ""]
+        if self.authors:
+            lines += [f"Written {self.by_line()}.", ""]
+        if self.widens:
+            lines += [self.widens_line(), ""]
         if self.feedback:
             lines += [f"Feedback on v{self.from_revision}:", "", _quote_block(self.feedback), ""]
         lines += [f"**{self.headline()}**", ""]
@@ -131,7 +152,10 @@ class PlanDiff:
     def to_discord(self, budget: int) -> str:
         """The changes in at most ``budget`` characters: a line per change, the last ones
         left to the attached file when they do not fit."""
-        lines = [f"**Changes since v{self.from_revision}:** {self.headline()}"]
+        by = f" ({_one_line(self.by_line(), 200)})" if self.authors else ""
+        lines = [f"**Changes since v{self.from_revision}{by}:** {self.headline()}"]
+        if self.widens:
+            lines.append(_one_line(self.widens_line(), _LINE_LIMIT))
         if self.feedback:
             lines.append(f"> {_one_line(self.feedback, 200)}")
         body: list[str] = []
@@ -186,6 +210,34 @@ def diff_plans(
         unchanged_steps=unchanged,
         feedback=feedback or None,
     )
+
+
+_RISK_ORDER: Final = {Risk.LOW: 0, Risk.MEDIUM: 1, Risk.HIGH: 2}
+
+
+def widening(old: Plan, new: Plan) -> tuple[str, ...]:
+    """What ``new`` may do that ``old`` did not: files and hosts no step of ``old`` named,
+    and steps whose risk is higher than the step they replace (a new step: higher than any
+    of ``old``'s)."""
+    found: list[str] = []
+    old_files = {f for s in old.steps for f in s.files}
+    old_hosts = {h for s in old.steps for h in s.network}
+    files = [f for f in dict.fromkeys(f for s in new.steps for f in s.files) if f not in old_files]
+    named = dict.fromkeys(h for s in new.steps for h in s.network)
+    hosts = [h for h in named if h not in old_hosts]
+    if files:
+        found.append("new files " + _tools(tuple(files[:5])) + (" …" if len(files) > 5 else ""))
+    if hosts:
+        found.append("new hosts " + _tools(tuple(hosts[:5])) + (" …" if len(hosts) > 5 else ""))
+    highest = max(_RISK_ORDER[s.risk] for s in old.steps)
+    for change in diff_plans(old, new, 0, 0).steps:
+        if change.new is None:
+            continue
+        before = _RISK_ORDER[change.old.risk] if change.old is not None else highest
+        if _RISK_ORDER[change.new.risk] > before:
+            was = f" (was {change.old.risk.value})" if change.old is not None else ""
+            found.append(f"step {change.new_number} {change.new.risk.value} risk{was}")
+    return tuple(found)
 
 
 def _changed(old: PlanStep, new: PlanStep, old_number: int, new_number: int) -> StepChange | None:
@@ -324,7 +376,16 @@ async def revision_changes(
         if decision is not None and decision.action is AuditAction.CHANGES_REQUESTED:
             value = decision.detail.get("feedback")
             feedback = value if isinstance(value, str) else None
-    return diff_plans(old.plan, new.plan, first, second, feedback)
+    between = [await store.get_revision(plan_id, n) for n in range(first + 1, second)]
+    written = [r for r in (*between, new) if r is not None]
+    diff = diff_plans(old.plan, new.plan, first, second, feedback)
+    if not any(r.author is RevisionAuthor.HUMAN_EDIT for r in written):
+        return diff  # the agent wrote every revision: the diff reads as it always did
+    return replace(
+        diff,
+        authors=tuple(r.author_name for r in written),
+        widens=widening(old.plan, new.plan),
+    )
 
 
 def _questions(plan: Plan) -> list[str]:

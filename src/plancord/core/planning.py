@@ -42,6 +42,8 @@ class PlanEvent(StrEnum):
     TIMEOUT = "timeout"
     COMPLETE = "complete"
     AMEND = "amend"
+    REVISE = "revise"
+    """A new revision while one waits: a member's direct edit, or the agent's answer to one."""
 
 
 TRANSITIONS: Mapping[tuple[Phase, PlanEvent], Phase] = {
@@ -57,6 +59,7 @@ TRANSITIONS: Mapping[tuple[Phase, PlanEvent], Phase] = {
     (Phase.EXECUTING, PlanEvent.COMPLETE): Phase.INACTIVE,
     (Phase.EXECUTING, PlanEvent.CANCEL): Phase.INACTIVE,
     (Phase.EXECUTING, PlanEvent.AMEND): Phase.SUBMITTED,
+    (Phase.SUBMITTED, PlanEvent.REVISE): Phase.SUBMITTED,
 }
 
 _PHASE_SITUATION: Mapping[Phase, str] = {
@@ -76,6 +79,7 @@ _EVENT_ACTION: Mapping[PlanEvent, str] = {
     PlanEvent.TIMEOUT: "time out",
     PlanEvent.COMPLETE: "complete the plan",
     PlanEvent.AMEND: "amend the plan",
+    PlanEvent.REVISE: "edit the plan",
 }
 
 
@@ -266,6 +270,23 @@ class PlanRevision(BaseModel):
     author: RevisionAuthor = RevisionAuthor.AGENT
     tree: str | None = None
     """The workspace as it was when this revision was submitted (``WorkspaceProbe.tree``)."""
+    edited_by: str | None = None
+    """A direct edit (``author`` human-edit): the member's id (``Actor.id``), its author."""
+    edited_by_name: str | None = None
+
+    @property
+    def exact_ref(self) -> PlanRef:
+        """This revision with its sha: what a decision or an edit of exactly it names."""
+        return PlanRef(
+            agent=self.agent, plan_id=self.plan_id, revision=self.revision, sha256=self.sha256
+        )
+
+    @property
+    def author_name(self) -> str:
+        """Who wrote this revision, as the card and the diff name them."""
+        if self.author is RevisionAuthor.HUMAN_EDIT:
+            return f"{self.edited_by_name or 'a member'} (direct edit)"
+        return self.agent
 
     @property
     def sha8(self) -> str:
@@ -307,6 +328,9 @@ class AuditAction(StrEnum):
     RESULT_PUSH = "result-push"
     RESULT_REFUSED = "result-refused"
     """A click on a completion card the policy or the result's state refused."""
+    COMMENTED = "commented"
+    """A member's comment on a plan revision or one of its steps."""
+    COMMENT_RESOLVED = "comment-resolved"
 
 
 DECISION_ACTIONS: tuple[AuditAction, ...] = (

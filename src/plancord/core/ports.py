@@ -119,6 +119,10 @@ class PlanStore(Protocol):
 
     async def list_revisions(self, plan_id: str) -> Sequence[PlanRevision]: ...
 
+    async def open_comments(self, plan_id: str) -> int:
+        """How many comments on the plan are not resolved yet (``core.plan_comments``)."""
+        ...
+
     async def find_decision(self, plan_id: str, revision: int) -> AuditEntry | None:
         """The audit entry that ended this revision's wait (approved, rejected, timed out…)."""
         ...

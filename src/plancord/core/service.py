@@ -209,6 +209,13 @@ class PlanningService:
         approved one, with execution paused until a human approves it (Reject stops it)."""
         return await self._submissions.amend(agent, plan)
 
+    async def edit(
+        self, ref: PlanRef, plan: Plan | Mapping[str, Any] | str, actor: Actor
+    ) -> PlanRevision:
+        """A member's direct edit of exactly ``ref`` (with its sha): revision n+1, authored
+        by ``actor``, waiting for a decision like any other (``Submissions.edit``)."""
+        return await self._submissions.edit(ref, plan, actor)
+
     async def cancel(self, agent: str, actor: Actor, reason: str | None = None) -> PlanningState:
         """Leave plan mode from any planning phase; requester, approvers and the operator only."""
         settings = await self.settings.plan_mode_for(agent)

@@ -173,6 +173,8 @@ class PlanModeSettings(BaseModel):
     approvals: int = Field(default=1, ge=1, le=10)
     access: Access = Field(default_factory=Access)
     confirm_high_risk_steps: bool = False
+    require_resolved_comments: bool = False
+    """Approve waits until every comment on the plan is resolved."""
     budget_usd: float | None = Field(default=None, gt=0)
     """Per plan, planning and execution together: spent, execution stops with a notice."""
     budget_tokens: int | None = Field(default=None, ge=1)

@@ -80,6 +80,8 @@ class PlancordBot(PlancordClient):
         from plancord.discord_bot.cogs.plan import PlanCog
         from plancord.discord_bot.plan_card.answer_menu import ANSWER_CONTROLS
         from plancord.discord_bot.plan_card.buttons import PLAN_BUTTONS
+        from plancord.discord_bot.plan_card.comments import COMMENT_BUTTONS
+        from plancord.discord_bot.plan_card.direct_edit import DIRECT_EDIT_BUTTONS
         from plancord.discord_bot.plan_card.review import REVIEW_BUTTONS
         from plancord.discord_bot.result_card.buttons import RESULT_CONTROLS
 
@@ -99,6 +101,8 @@ class PlancordBot(PlancordClient):
         await self.add_cog(MessageCog(self, self.notifier.io, self.notifier.asks))
         self.add_dynamic_items(
             *PLAN_BUTTONS,
+            *DIRECT_EDIT_BUTTONS,
+            *COMMENT_BUTTONS,
             *REVIEW_BUTTONS,
             *ANSWER_CONTROLS,
             *ASK_BUTTONS,

@@ -145,6 +145,8 @@ def revision_from_row(row: Any) -> PlanRevision:
         submitted_at=datetime.fromisoformat(row["submitted_at"]),
         author=RevisionAuthor(row["author"]),
         tree=row["tree"],
+        edited_by=row["edited_by"],
+        edited_by_name=row["edited_by_name"],
     )
 
 

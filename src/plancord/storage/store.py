@@ -36,6 +36,7 @@ from plancord.storage.codec import (
     state_values,
     ts,
 )
+from plancord.storage.plan_comments import PlanCommentStore
 from plancord.storage.plan_reviews import ReviewKind, mark_started
 from plancord.storage.start_intents import record_start
 
@@ -211,6 +212,8 @@ class SqlStore:
                 ts(rev.submitted_at),
                 rev.author.value,
                 rev.tree,
+                rev.edited_by,
+                rev.edited_by_name,
             )
             if rev is not None
             else None
@@ -228,7 +231,8 @@ class SqlStore:
             if revision_values is not None:
                 conn.execute(
                     "INSERT INTO plan_revisions (plan_id, revision, agent, plan_json, markdown, "
-                    "sha256, submitted_at, author, tree) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "sha256, submitted_at, author, tree, edited_by, edited_by_name) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     revision_values,
                 )
             conn.execute(INSERT_AUDIT, audit)
@@ -288,6 +292,9 @@ class SqlStore:
             "SELECT * FROM plan_revisions WHERE plan_id = ? ORDER BY revision", (plan_id,)
         )
         return [revision_from_row(r) for r in rows]
+
+    async def open_comments(self, plan_id: str) -> int:
+        return await PlanCommentStore(self.db).open_count(plan_id)
 
     async def find_decision(self, plan_id: str, revision: int) -> AuditEntry | None:
         marks = ", ".join("?" for _ in DECISION_ACTIONS)

@@ -32,6 +32,7 @@ from plancord.core.plan import (
     MAX_TOOLS_PER_STEP,
 )
 from plancord.core.planning import Actor, EntrySource, Phase, PlanningState, StepStatus
+from plancord.storage.plan_comments import PlanCommentStore
 
 log = logging.getLogger(__name__)
 
@@ -214,6 +215,11 @@ class SubmitPlanInput(BaseModel):
             "operator set another limit."
         )
     )
+    addressed_comments: list[int] = Field(
+        default_factory=list,
+        max_length=100,
+        description="The ids of the reviewers' comments (#3) this revision addresses.",
+    )
 
 
 class SubmitPlanTool(Tool[SubmitPlanInput]):
@@ -247,6 +253,12 @@ class SubmitPlanTool(Tool[SubmitPlanInput]):
         except PlancordError as exc:
             return ToolResult.error(str(exc))
         submitted = f"Plan v{revision.revision} (sha {revision.sha8}) submitted"
+        if args.addressed_comments:
+            done = await PlanCommentStore(ctx.store.db).mark_addressed(
+                revision.plan_id, args.addressed_comments, revision.revision
+            )
+            if done:
+                submitted += ", addressing comments " + ", ".join(f"#{i}" for i in done)
         if status.state.phase is Phase.SUBMITTED and status.state.amends is not None:
             return ToolResult(
                 f"{submitted} as an amendment to the approved v{status.state.amends}. "

@@ -19,9 +19,12 @@ from discord import app_commands
 from discord.ext import commands
 
 from plancord.core.agents import AgentRecord
-from plancord.core.errors import InvalidTransition
+from plancord.core.errors import InvalidTransition, PlanValidationError
 from plancord.core.instructions import Refused
+from plancord.core.plan_comments import MAX_COMMENT_CHARS, PLAN_WIDE
 from plancord.core.plan_diff import revision_changes
+from plancord.core.plan_edits import form_problem
+from plancord.core.plan_text import MAX_PLAN_FILE_BYTES, parse_plan_text
 from plancord.core.planning import ApprovalMode, PlanEvent, PlanRevision, next_phase
 from plancord.discord_bot.plan_card import buttons
 from plancord.discord_bot.plan_card.buttons import FEEDBACK_LIMIT, REASON_LIMIT
@@ -209,18 +212,65 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
             ),
         )
 
-    @app_commands.command(name="edit", description="Send the plan back with what should change")
-    @app_commands.describe(feedback="What should change", step="Which step it is about")
+    @app_commands.command(
+        name="edit", description="Send the plan back with what should change, or edit its file"
+    )
+    @app_commands.describe(
+        feedback="What should change (the agent revises the plan)",
+        step="Which step it is about",
+        file="The plan's file, edited: it becomes the next revision as it is",
+    )
     async def edit(
         self,
         interaction: discord.Interaction,
-        feedback: app_commands.Range[str, 1, FEEDBACK_LIMIT],
+        feedback: app_commands.Range[str, 1, FEEDBACK_LIMIT] | None = None,
         step: app_commands.Range[int, 1, 50] | None = None,
+        file: discord.Attachment | None = None,
     ) -> None:
+        if file is not None:
+            await self._decide(
+                interaction,
+                PlanEvent.REVISE,
+                lambda revision: self._edit_file(interaction, revision, file),
+            )
+            return
+        if feedback is None:
+            await reply_error(
+                interaction, "Say what should change (feedback), or attach the plan's edited file."
+            )
+            return
         await self._decide(
             interaction,
             PlanEvent.REQUEST_CHANGES,
             lambda revision: buttons.request_changes(interaction, revision, feedback, step),
+        )
+
+    async def _edit_file(
+        self, interaction: discord.Interaction, revision: PlanRevision, file: discord.Attachment
+    ) -> None:
+        """The attached plan file as the next revision, authored by the member."""
+        if file.size > MAX_PLAN_FILE_BYTES:
+            await reply_error(interaction, f"The file is over {MAX_PLAN_FILE_BYTES:,} bytes.")
+            return
+        try:
+            text = (await file.read()).decode("utf-8")
+        except UnicodeDecodeError:
+            await reply_error(interaction, "The file is not UTF-8 text; send the plan's .md file.")
+            return
+        try:
+            edited = await self.bot.app.planning.edit(
+                revision.exact_ref, parse_plan_text(text), actor_at(interaction)
+            )
+        except PlanValidationError as exc:
+            await reply_error(
+                interaction,
+                f"❌ {form_problem(exc)}. Nothing changed; fix your file and send it again.",
+            )
+            return
+        await interaction.followup.send(
+            f"Edited plan v{revision.revision} into v{edited.revision} ({edited.sha8}) from "
+            "your file; it waits for approval again.",
+            ephemeral=True,
         )
 
     @app_commands.command(name="reject", description="Reject the plan; nothing is executed")
@@ -235,6 +285,62 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
             PlanEvent.REJECT,
             lambda revision: buttons.reject(interaction, revision, reason),
         )
+
+    @app_commands.command(name="comment", description="Comment on a step of the waiting plan")
+    @app_commands.describe(text="The comment", step="The step it is about (none: the whole plan)")
+    async def comment(
+        self,
+        interaction: discord.Interaction,
+        text: app_commands.Range[str, 1, MAX_COMMENT_CHARS],
+        step: app_commands.Range[int, 1, 50] | None = None,
+    ) -> None:
+        record = await self._agent_privately(interaction)
+        if record is None:
+            return
+        async with explained_refusals(interaction):
+            comments = self.bot.app.plan_comments
+            kept = await comments.comment(
+                record.name, actor_at(interaction), step or PLAN_WIDE, text
+            )
+            await self.bot.plan_questions.redraw(kept.plan_id, kept.revision)
+            await interaction.followup.send(
+                f"Comment #{kept.id} on {kept.where} of plan v{kept.revision} kept; "
+                f"**{record.name}** reads it at its next turn.",
+                ephemeral=True,
+            )
+
+    @app_commands.command(name="comments", description="Every comment on the current plan")
+    async def comments(self, interaction: discord.Interaction) -> None:
+        record = await self._agent_privately(interaction)
+        if record is None:
+            return
+        state = await self.bot.app.store.load_state(record.name)
+        found = await self.bot.app.plan_comments.for_plan(state.plan_id) if state.plan_id else []
+        if not found:
+            await interaction.followup.send(
+                f"No comments on the plan of **{record.name}**.", ephemeral=True
+            )
+            return
+        lines = [f"**Comments on the plan of {record.name}** ({len(found)})"]
+        lines += [f"• {c.line(300)}" for c in found]
+        text = clip("\n".join(lines), CONTENT_LIMIT)
+        await interaction.followup.send(text, ephemeral=True)
+
+    @app_commands.command(name="resolve", description="Resolve a comment on the plan")
+    @app_commands.describe(comment="The comment's number, such as 3")
+    async def resolve(
+        self, interaction: discord.Interaction, comment: app_commands.Range[int, 1, 10**9]
+    ) -> None:
+        record = await self._agent_privately(interaction)
+        if record is None:
+            return
+        async with explained_refusals(interaction):
+            done = await self.bot.app.plan_comments.resolve(
+                record.name, comment, actor_at(interaction)
+            )
+            current = await self.bot.app.store.load_state(record.name)
+            await self.bot.plan_questions.redraw(done.plan_id, current.revision or done.revision)
+            await interaction.followup.send(f"Resolved comment #{comment}.", ephemeral=True)
 
 
 def start_announcement(who: str, agent: str, task: str | None) -> str:

@@ -19,6 +19,8 @@ import discord
 from plancord.core.plan_answers import PlanAnswer
 from plancord.core.planning import PlanRevision
 from plancord.discord_bot.plan_card.buttons import REVISION, plan_buttons, revision_for_click
+from plancord.discord_bot.plan_card.comments import CommentButton
+from plancord.discord_bot.plan_card.direct_edit import DirectEditButton
 from plancord.discord_bot.shared.client import client_of
 from plancord.discord_bot.shared.common import explained_refusals
 from plancord.discord_bot.shared.controls import choice_menu, picked_choice
@@ -50,6 +52,8 @@ def plan_view(
     offer choices (showing the pick so far), and the button to the rest; all off once
     decided."""
     view = plan_buttons(revision.plan_id, revision.revision, disabled=disabled)
+    view.add_item(DirectEditButton(revision.plan_id, revision.revision, disabled=disabled))
+    view.add_item(CommentButton(revision.plan_id, revision.revision, disabled=disabled))
     menus = menu_questions(revision)
     for row, index in enumerate(menus, start=BUTTON_ROWS):
         view.add_item(_menu(revision, index, answers, disabled=disabled, row=row))

@@ -90,3 +90,9 @@ class PlanAnswering:
         message = await self.cards.store.get(plan_id, number)
         if message is not None and not await self.cards.redraw(message, revision=revision):
             log.warning("the answer to Q%s of plan v%s is kept but not shown", question, number)
+
+    async def redraw(self, plan_id: str, number: int) -> None:
+        """Draw the message of plan ``number`` again (a comment arrived, or was resolved)."""
+        message = await self.cards.store.get(plan_id, number)
+        if message is not None:
+            await self.cards.redraw(message)

@@ -111,12 +111,7 @@ async def approve(
 ) -> None:
     """Approve ``revision`` for the clicker; when its review holds the approval back and a
     second click may release it, answer with that click (``AcknowledgeBlockersButton``)."""
-    ref = PlanRef(
-        agent=revision.agent,
-        plan_id=revision.plan_id,
-        revision=revision.revision,
-        sha256=revision.sha256,
-    )
+    ref = revision.exact_ref
     async with explained_refusals(interaction):
         planning = app_of(interaction).planning
         try:

@@ -13,7 +13,9 @@ import discord
 
 from plancord.core.plan import PlanStep
 from plancord.core.plan_answers import PlanAnswer
+from plancord.core.plan_comments import CommentSummary
 from plancord.core.plan_diff import PlanDiff
+from plancord.core.plan_text import COMMENTS_MARK
 from plancord.core.planning import (
     PlanRevision,
 )
@@ -78,6 +80,8 @@ class RenderedPlan:
     changes: PlanDiff | None = None
     review_markdown: str = ""
     """The full review, attached after the plan (outside the markdown its sha covers)."""
+    comments_markdown: str = ""
+    """The plan's comments, attached after the plan below ``COMMENTS_MARK``."""
 
     def file(self) -> discord.File:
         """The canonical markdown as an attachment (a fresh one each time: Files are
@@ -86,6 +90,8 @@ class RenderedPlan:
         text = self.markdown
         if self.review_markdown:
             text = self.review_markdown.rstrip("\n") + "\n\n---\n\n" + text
+        if self.comments_markdown:
+            text += f"\n{COMMENTS_MARK}\n\n## Comments\n\n{self.comments_markdown}\n"
         return discord.File(io.BytesIO(text.encode("utf-8")), filename=self.filename)
 
     def changes_file(self) -> discord.File | None:
@@ -136,9 +142,14 @@ def _supersession_line(superseded: Supersession) -> str:
     return f"⏭ **Superseded by {target}**"
 
 
-def _step_field(number: int, step: PlanStep, network_anything: bool) -> tuple[str, str]:
+def _step_field(
+    number: int, step: PlanStep, network_anything: bool, comments: str | None = None
+) -> tuple[str, str]:
     name = f"{RISK_MARK[step.risk]} Step {number} · {step.risk.value} risk"
     value = step.description
+    if comments:
+        # The comments go first, so a step too long for its field keeps them in sight.
+        value = f"{comments}\n{value}"
     if step.tools:
         value += "\nTools: " + ", ".join(f"`{t}`" for t in step.tools)
     named = ", ".join(f"`{h}`" for h in step.network)
@@ -162,6 +173,7 @@ def render_plan(
     answers: Mapping[int, PlanAnswer] | None = None,
     review: ReviewPart | None = None,
     network_anything: bool = False,
+    comments: CommentSummary | None = None,
 ) -> RenderedPlan:
     """The plan message's embeds, inside every Discord limit, and whether the file must go too.
 
@@ -193,12 +205,18 @@ def render_plan(
         footer_parts.append(f"superseded by v{superseded.revision}")
     footer = clip(" · ".join(footer_parts), FOOTER_BUDGET)
 
-    steps = [_step_field(n, s, network_anything) for n, s in enumerate(plan.steps, start=1)]
+    by_step = comments.by_step if comments is not None else {}
+    steps = [
+        _step_field(n, s, network_anything, by_step.get(n))
+        for n, s in enumerate(plan.steps, start=1)
+    ]
     questions = question_lines(revision, answers or {})
     notes = plan.context_notes
 
     changed = changes.to_discord(CHANGES_LIMIT) if changes is not None and not changes.empty else ""
     cost_line = clip(cost or "", 200)
+    if comments is not None and comments.plan_line:
+        changed = "\n".join(p for p in (changed, clip(comments.plan_line, 200)) if p)
     fixed = (
         size(title) + size(footer) + size(status) + size(changed) + size(cost_line) + 6
     ) + _OVERFLOW_NOTE_LIMIT
@@ -291,6 +309,7 @@ def render_plan(
         revision.markdown,
         changes=changes,
         review_markdown=review.markdown() if review is not None else "",
+        comments_markdown=comments.markdown if comments is not None else "",
     )
 
 

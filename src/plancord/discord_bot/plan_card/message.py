@@ -18,6 +18,7 @@ import discord
 
 from plancord.core.cost import cost_of
 from plancord.core.plan_answers import PlanAnswer
+from plancord.core.plan_comments import CommentSummary, summarise
 from plancord.core.plan_diff import PlanDiff, revision_changes
 from plancord.core.planning import (
     Actor,
@@ -26,6 +27,7 @@ from plancord.core.planning import (
     PlanningState,
     PlanRef,
     PlanRevision,
+    RevisionAuthor,
 )
 from plancord.core.ports import PlanningChange
 from plancord.discord_bot.plan_card.answer_menu import plan_view
@@ -149,6 +151,7 @@ class PlanCards:
             answers=answers,
             review=review,
             network_anything=self.bot.app.config.network_bound(revision.agent).anything,
+            comments=await self.comments_of(revision),
         )
         user_id = state.requested_by if posting is _Posting.FOR_REVIEW else None
         pinged = int(user_id) if user_id is not None and user_id.isdigit() else None
@@ -160,6 +163,9 @@ class PlanCards:
                 revision.revision,
                 f"<@{pinged}>" if pinged else None,
                 amends=state.amends,
+                edited_by=revision.edited_by_name
+                if revision.author is RevisionAuthor.HUMAN_EDIT
+                else None,
             )
         )
         allowed = (
@@ -319,6 +325,7 @@ class PlanCards:
             await self._votes_line(record),
             answers,
             review,
+            await self.comments_of(revision),
         )
         waiting = record.status is MessageStatus.PENDING
         message = self.channel_of(record).get_partial_message(record.message_id)
@@ -374,6 +381,11 @@ class PlanCards:
             return {}
         return await self.bot.app.plan_answers.for_revision(revision.plan_id, revision.revision)
 
+    async def comments_of(self, revision: PlanRevision) -> CommentSummary:
+        """The comments on the plan, as the message of ``revision`` shows them."""
+        found = await self.bot.app.plan_comments.for_plan(revision.plan_id)
+        return summarise(found, revision.revision)
+
     async def changes_of(self, revision: PlanRevision) -> PlanDiff | None:
         """What changed since the previous revision, with the feedback that asked for it."""
         plan_id, number = revision.plan_id, revision.revision
@@ -388,6 +400,7 @@ class PlanCards:
         votes: str | None = None,
         answers: dict[int, PlanAnswer] | None = None,
         review: ReviewPart | None = None,
+        comments: CommentSummary | None = None,
     ) -> RenderedPlan:
         outcome = None
         if record.outcome is not None and record.outcome_at is not None:
@@ -409,6 +422,7 @@ class PlanCards:
             answers=answers,
             review=review,
             network_anything=self.bot.app.config.network_bound(revision.agent).anything,
+            comments=comments,
         )
 
     async def progress_of(

@@ -44,9 +44,19 @@ from plancord.discord_bot.shared.embed_basics import (
 
 
 def review_request_text(
-    agent: str, revision: int, mention: str | None, *, amends: int | None = None
+    agent: str,
+    revision: int,
+    mention: str | None,
+    *,
+    amends: int | None = None,
+    edited_by: str | None = None,
 ) -> str:
     who = f"{mention}, " if mention else ""
+    if edited_by is not None:
+        return (
+            f"{who}{edited_by} edited plan v{revision - 1} of **{agent}** directly: "
+            f"v{revision} is up for review."
+        )
     if amends is not None:
         return (
             f"{who}**{agent}** wants to amend the approved plan v{amends}: v{revision} is up "

@@ -52,6 +52,10 @@ class PlanQuestionControls(Protocol):
         choice: int,
     ) -> None: ...
 
+    async def redraw(self, plan_id: str, number: int) -> None:
+        """Draw the message of plan ``number`` again (a comment arrived, or was resolved)."""
+        ...
+
 
 class Explainer(Protocol):
     """Turns a refusal into the text a member reads (``plan_card.changes.PlanMessages``)."""
