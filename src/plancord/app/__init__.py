@@ -34,13 +34,17 @@ from plancord.agent.tools import default_tools
 from plancord.agent.tools.base import ToolRegistry
 from plancord.app.lifecycle import PlanLifecycle
 from plancord.app.runtime_parts import build_runtime, plan_budget, runtime_settings
+from plancord.app.scheduled_starts import AgentStarts, schedule_owner
 from plancord.app.services import CoreServices, core_services
 from plancord.config import Config
 from plancord.core.ask_authority import AskAuthority
 from plancord.core.errors import AgentNotFound, PlancordError
 from plancord.core.planning import Phase
 from plancord.core.ports import Clock, MemberDirectory, ModelClient, Notifier, SystemClock
+from plancord.core.schedule_loop import ScheduleLoop
+from plancord.core.schedule_runs import ScheduleRunner
 from plancord.core.scheduler import DeadlineScheduler
+from plancord.core.schedules import ScheduleBook
 from plancord.core.service import PlanningService
 from plancord.metrics import MetricsEndpoint, PlancordCollector
 from plancord.sandbox.proxy import NetworkProxy
@@ -52,6 +56,7 @@ from plancord.storage.pending_asks import PendingAskStore
 from plancord.storage.plan_answers import PlanAnswerStore
 from plancord.storage.plan_messages import PlanMessageStore
 from plancord.storage.plan_reviews import PlanReviewStore
+from plancord.storage.schedules import SqlScheduleStore
 from plancord.storage.store import SqlStore
 
 __all__ = [
@@ -101,6 +106,12 @@ class App:
     """Where each plan's messages live and what they show."""
     pending_asks: PendingAskStore
     """The questions and permission asks an agent waits on."""
+    schedules: ScheduleBook
+    """Scheduled plans: made, listed and changed as the authority allows."""
+    schedule_runs: ScheduleRunner
+    """Fires the schedules' runs, each once across processes."""
+    schedule_loop: ScheduleLoop
+    """Wakes at the next run; the bot starts it."""
     metrics: MetricsEndpoint | None = None
     """The Prometheus endpoint, when ``metrics.enabled``."""
     network: NetworkProxy | None = None
@@ -201,6 +212,28 @@ class App:
         )
         manager.on_removed(mcp.stop)
         scheduler = DeadlineScheduler(planning, max_sleep=scheduler_max_sleep)
+        schedule_store = SqlScheduleStore(db)
+        shards = runtime_options.shards
+
+        async def serves(agent: str) -> bool:
+            try:
+                return shards.owns(await store.get_agent(agent))
+            except AgentNotFound:
+                return False
+
+        schedule_runs = ScheduleRunner(
+            schedule_store,
+            clock,
+            AgentStarts(planning, runtime, core.executions, store),
+            notifier.say,
+            serves,
+            schedule_owner(),
+            config.schedules.run_settings(),
+        )
+        schedule_loop = ScheduleLoop(schedule_runs, clock, max_sleep=scheduler_max_sleep)
+        schedules = ScheduleBook(
+            schedule_store, clock, settings, store.get_agent, on_change=schedule_loop.wake
+        )
         app = cls(
             config=config,
             db=db,
@@ -221,6 +254,9 @@ class App:
             plan_answers=PlanAnswerStore(db),
             plan_messages=PlanMessageStore(db),
             pending_asks=PendingAskStore(db),
+            schedules=schedules,
+            schedule_runs=schedule_runs,
+            schedule_loop=schedule_loop,
         )
         if config.sandbox_settings.plan_network:
             await app._serve_network(notifier)
@@ -278,6 +314,7 @@ class App:
             await asyncio.to_thread(self.network.close)
             self.network = None
         await self.scheduler.stop()
+        await self.schedule_loop.stop()
         await self.runtime.shutdown(notice=True)
         if self.branches is not None:
             self.branches.close()

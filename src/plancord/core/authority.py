@@ -11,7 +11,8 @@ format, so the log reads the same for every subject.
 
 The rules:
 
-- a question is answered by anyone who may instruct the agent (``core.access``);
+- a question is answered, and a schedule made or changed, by anyone who may instruct the
+  agent (``core.access``);
 - everything else is the approver policy: the member who asked for the work, a configured
   approver role, a server administrator, or the operator; under the four-eyes rule
   (``plan_mode.approval: approver``) whoever asked may not take an approving act (approve,
@@ -57,6 +58,8 @@ class Subject(StrEnum):
     """A 🔴 step about to start."""
     QUESTION = "question"
     """``ask_user``: a question the agent put to the channel."""
+    SCHEDULE = "schedule"
+    """A schedule of the agent's plans (``core.schedules``): made or changed."""
 
 
 class Act(StrEnum):
@@ -76,6 +79,8 @@ class Act(StrEnum):
     CONTINUE = "continue"
     STOP = "stop"
     ANSWER = "answer"
+    CREATE = "create"
+    CHANGE = "change"
 
 
 ACTS: Mapping[Subject, tuple[Act, ...]] = {
@@ -85,6 +90,7 @@ ACTS: Mapping[Subject, tuple[Act, ...]] = {
     Subject.DRIFT: (Act.ALLOW, Act.DENY),
     Subject.CHECKPOINT: (Act.CONTINUE, Act.STOP),
     Subject.QUESTION: (Act.ANSWER,),
+    Subject.SCHEDULE: (Act.CREATE, Act.CHANGE),
 }
 """The acts each subject offers; ``judge`` refuses any other pair as a programming error."""
 
@@ -167,22 +173,36 @@ def judge(
             return Decision(subject, act, actor)
         unread = "what decides who may could not be read, so only administrators may now"
         return Refusal(subject, act, actor, unread, _unreadable_text(subject))
-    if subject is Subject.QUESTION:
-        return _answering(actor, act, standing)
+    if subject in _INSTRUCTING_TEXT:
+        return _instructing(actor, subject, act, standing)
     rule = approver_rule(actor, standing.requester, standing.settings, approving=act in APPROVING)
     if rule is None:
         return Decision(subject, act, actor)
     return Refusal(subject, act, actor, rule, _refusal_text(actor, subject, act, rule, standing))
 
 
-def _answering(actor: Actor, act: Act, standing: Standing) -> Decision | Refusal:
+_INSTRUCTING_TEXT: Mapping[Subject, tuple[str, str]] = {
+    Subject.QUESTION: (
+        "only members who may instruct the agent answer its questions",
+        "Only members who may instruct **{name}** can answer its questions.",
+    ),
+    Subject.SCHEDULE: (
+        "only members who may instruct the agent make or change its schedules",
+        "Only members who may instruct **{name}** can {act} its schedules.",
+    ),
+}
+"""The subjects whose acts are for whoever may instruct the agent: the rule and the text."""
+
+
+def _instructing(
+    actor: Actor, subject: Subject, act: Act, standing: Standing
+) -> Decision | Refusal:
     agent = standing.agent
     if agent is not None and may_instruct(actor, agent, standing.settings.access):
-        return Decision(Subject.QUESTION, act, actor)
+        return Decision(subject, act, actor)
     name = agent.name if agent is not None else "this agent"
-    rule = "only members who may instruct the agent answer its questions"
-    text = f"Only members who may instruct **{name}** can answer its questions."
-    return Refusal(Subject.QUESTION, act, actor, rule, text)
+    rule, text = _INSTRUCTING_TEXT[subject]
+    return Refusal(subject, act, actor, rule, text.format(name=name, act=act.value))
 
 
 def approver_rule(
@@ -275,6 +295,7 @@ _REFUSED = {
     Subject.DRIFT: AuditAction.ASK_REFUSED,
     Subject.CHECKPOINT: AuditAction.ASK_REFUSED,
     Subject.QUESTION: AuditAction.ASK_REFUSED,
+    Subject.SCHEDULE: AuditAction.INSTRUCT_REFUSED,
 }
 
 

@@ -294,6 +294,12 @@ class AuditAction(StrEnum):
     RESULT_PUSH = "result-push"
     RESULT_REFUSED = "result-refused"
     """A click on a completion card the policy or the result's state refused."""
+    SCHEDULE_CREATED = "schedule-created"
+    SCHEDULE_PAUSED = "schedule-paused"
+    SCHEDULE_RESUMED = "schedule-resumed"
+    SCHEDULE_DELETED = "schedule-deleted"
+    SCHEDULE_RUN = "schedule-run"
+    """A scheduled run fired: its outcome (started, queued, skipped and why)."""
 
 
 DECISION_ACTIONS: tuple[AuditAction, ...] = (
