@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
@@ -53,10 +53,15 @@ class Cron:
     tz: str
 
     def after(self, instant: datetime) -> datetime:
-        local = instant.astimezone(zone(self.tz)).replace(second=0, microsecond=0)
-        found: datetime = next(CronSim(self.expression, local))
-        while found <= instant:
-            found = next(CronSim(self.expression, found))
+        """The first run strictly after ``instant``, in UTC. (Aware datetimes of one zone
+        compare by wall clock, which the autumn change repeats, so every comparison here
+        is between UTC instants.)"""
+        moment = instant.astimezone(UTC)
+        local = moment.astimezone(zone(self.tz)).replace(second=0, microsecond=0)
+        found: datetime = next(CronSim(self.expression, local)).astimezone(UTC)
+        while found <= moment:
+            local = found.astimezone(zone(self.tz))
+            found = next(CronSim(self.expression, local)).astimezone(UTC)
         return found
 
     def words(self) -> str:
