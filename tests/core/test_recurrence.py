@@ -100,6 +100,8 @@ def test_missed_runs_are_counted_not_listed() -> None:
         ("61 * * * *", "UTC", "Bad minute"),
         ("0 0 30 2 *", "UTC", "Bad day-of-month"),
         ("* * * * * *", "UTC", "five fields"),
+        ("* * * * *", "UTC", "more often than every 15 minutes"),
+        ("0,5 9 * * 1", "UTC", "more often than every 15 minutes"),
         ("0 9 * * 1", "Mars/Olympus", "not a time zone"),
         ("0 9 * * 1", "../../etc/passwd", "not a time zone"),
     ],

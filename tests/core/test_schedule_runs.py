@@ -16,7 +16,13 @@ from plancord.core.errors import NotAuthorised
 from plancord.core.planning import Actor
 from plancord.core.ports import StaticSettings
 from plancord.core.schedule_runs import MissedRuns, RunSettings, ScheduleRunner
-from plancord.core.schedules import RunOutcome, ScheduleBook, ScheduleRun, WhenBusy
+from plancord.core.schedules import (
+    InvalidSchedule,
+    RunOutcome,
+    ScheduleBook,
+    ScheduleRun,
+    WhenBusy,
+)
 from plancord.core.settings import PlanModeSettings
 from plancord.storage.backend import Backend
 from plancord.storage.engines import open_database
@@ -240,3 +246,10 @@ async def test_two_processes_over_one_postgresql_fire_each_of_200_runs_once(
     finally:
         await first.close()
         await second.close()
+
+
+async def test_an_agent_has_at_most_25_schedules(scene: Scene) -> None:
+    for n in range(25):
+        await scene.book.create("ada", ANA, task=f"t{n}", every="1d")
+    with pytest.raises(InvalidSchedule, match="25 schedules"):
+        await scene.book.create("ada", ANA, task="one more", every="1d")

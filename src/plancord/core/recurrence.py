@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
@@ -21,8 +22,10 @@ from cronsim import CronSim, CronSimError
 from plancord.core.errors import PlancordError
 
 MIN_INTERVAL = timedelta(minutes=15)
-"""The shortest interval a schedule may have: each run is a plan someone must read."""
+"""The shortest time between two runs of a schedule: each run is a plan someone must read."""
 MAX_INTERVAL = timedelta(days=366)
+_GAP_CHECKED = 64
+"""How many consecutive runs of a cron expression are checked for a gap under the minimum."""
 _INTERVAL = re.compile(r"^\s*(\d{1,5})\s*(m|min|minutes?|h|hours?|d|days?|w|weeks?)\s*$", re.I)
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
@@ -107,6 +110,12 @@ def parse_cron(expression: str, tz: str) -> Cron:
         raise BadRecurrence(
             f"{expression!r} is not a cron expression cronsim reads: {exc}."
         ) from None
+    runs = next_runs(cron, datetime(2026, 1, 1, tzinfo=UTC), _GAP_CHECKED)
+    if any(later - earlier < MIN_INTERVAL for earlier, later in pairwise(runs)):
+        raise BadRecurrence(
+            f"{expression!r} runs more often than every 15 minutes; each run is a plan "
+            "someone must read."
+        )
     return cron
 
 

@@ -38,7 +38,8 @@ from plancord.core.schedules import (
 
 log = logging.getLogger(__name__)
 _TASK_SHOWN = 1200
-MISSED_COUNT_LIMIT = 10_000
+MISSED_COUNT_LIMIT = 1000
+"""Missed runs are counted up to this many (a bound on the pass, not on what runs: one)."""
 
 
 class MissedRuns(StrEnum):
@@ -250,6 +251,8 @@ class ScheduleRunner:
 
     def _missed_line(self, run: ScheduleRun, schedule: Schedule, what: str) -> str:
         many = "run" if run.missed == 1 else f"{run.missed} runs"
+        if run.missed >= MISSED_COUNT_LIMIT:
+            many = f"{MISSED_COUNT_LIMIT} runs or more"
         return (
             f"{many} fell due while plancord was down (from "
             f"{local_time(run.due_at, schedule.tz)}); {what} (`schedules.missed`)."

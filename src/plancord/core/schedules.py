@@ -45,6 +45,8 @@ from plancord.core.recurrence import (
 
 TASK_LIMIT = 2000
 NOTE_LIMIT = 500
+MAX_SCHEDULES = 25
+"""Schedules one agent may have: what ``/schedule list`` shows in one message."""
 
 
 class WhenBusy(StrEnum):
@@ -247,6 +249,11 @@ class ScheduleBook:
         ``NotAuthorised`` (audited) for a member who may not instruct the agent."""
         record = await self._agent_of(agent)
         await self.judge(actor, record, Act.CREATE, None)
+        if len(await self._store.list(agent)) >= MAX_SCHEDULES:
+            raise InvalidSchedule(
+                f"**{agent}** has {MAX_SCHEDULES} schedules, the most an agent may have; "
+                "delete one first."
+            )
         if (cron is None) == (every is None):
             raise InvalidSchedule("Give either a cron expression or an interval, not both.")
         now = self._clock.now()

@@ -226,3 +226,12 @@ async def test_pause_and_delete_from_the_shell(plan_scene: Any, tmp_path: Path) 
     assert deleted.returncode == 0, deleted.stderr
     assert await scene.app.schedules.list("ada") == []
     assert ("schedule-deleted", "operator") in await scene.audit()
+
+
+async def test_a_task_that_reads_like_a_schedule_does_not_make_a_plan_a_schedules(
+    plan_scene: Any,
+) -> None:
+    scene: PlanScene = await plan_scene([SUBMIT])
+    await scene.ana.slash(scene.channel, "plan start", task="schedule 3fa9c1")
+    footer = scene.plan_message(1).embeds[-1].footer.text or ""
+    assert footer.endswith("requested by ana")
