@@ -26,6 +26,7 @@ from plancord.config import (
     parse_config_text,
 )
 from plancord.config.metrics import MetricsConfig
+from plancord.config.schedules import SchedulesConfig
 from plancord.core.settings import DefaultPhase, PlanModeSettings, ShellSandbox, ToolVisibility
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "config.example.yaml"
@@ -163,6 +164,7 @@ def test_example_file_shows_and_explains_every_key() -> None:
         "agents.reviewer": AgentConfig,
         "channels": None,
         "metrics": MetricsConfig,
+        "schedules": SchedulesConfig,
     }
     for dotted, model in expected.items():
         if model is None:

@@ -200,6 +200,27 @@ def _cmd_agents_list(args: argparse.Namespace) -> int:
     return _run_operator(args, action)
 
 
+def _cmd_schedules_list(args: argparse.Namespace) -> int:
+    from plancord.operator import schedules_json, schedules_text
+
+    async def action(services: OperatorServices) -> str:
+        found = await services.schedules.list(args.agent)
+        if args.json:
+            return json.dumps(schedules_json(found), ensure_ascii=False)
+        return schedules_text(found)
+
+    return _run_operator(args, action)
+
+
+def _cmd_schedule_change(args: argparse.Namespace) -> int:
+    from plancord.operator import schedule_change
+
+    async def action(services: OperatorServices) -> str:
+        return await schedule_change(services, args.schedules_cmd, args.schedule)
+
+    return _run_operator(args, action)
+
+
 def _blockers(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of blockers (1 or more)")
@@ -359,13 +380,15 @@ def add_operator_commands(
         _cmd_plan_discard,
     )
 
-    agents = sub.add_parser(
-        "agents",
-        help="operator commands for agents",
-        description=OPERATOR_NOTE,
-        formatter_class=formatter,
-    )
-    agents_sub = agents.add_subparsers(dest="agents_cmd", required=True, metavar="ACTION")
+    def commands_of(
+        name: str, help_text: str
+    ) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+        parser = sub.add_parser(
+            name, help=help_text, description=OPERATOR_NOTE, formatter_class=formatter
+        )
+        return parser.add_subparsers(dest=f"{name}_cmd", required=True, metavar="ACTION")
+
+    agents_sub = commands_of("agents", "operator commands for agents")
     listing = command(
         agents_sub,
         "list",
@@ -374,3 +397,21 @@ def add_operator_commands(
         agent=False,
     )
     listing.add_argument("--json", action="store_true", help="print one JSON array")
+
+    schedules_sub = commands_of("schedules", "operator commands for scheduled plans")
+    every = command(
+        schedules_sub,
+        "list",
+        "list schedules: id, agent, state, next run, when, task",
+        _cmd_schedules_list,
+        agent=False,
+    )
+    every.add_argument("--agent", metavar="NAME", help="only this agent's schedules")
+    every.add_argument("--json", action="store_true", help="print one JSON array")
+    for name, text in (
+        ("pause", "pause a schedule: no runs until it is resumed"),
+        ("resume", "resume a paused schedule from now on"),
+        ("delete", "delete a schedule (its runs stay in the audit log)"),
+    ):
+        change = command(schedules_sub, name, text, _cmd_schedule_change, agent=False)
+        change.add_argument("schedule", metavar="ID", help="the schedule's id")

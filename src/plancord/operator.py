@@ -45,11 +45,13 @@ from plancord.core.planning import (
 )
 from plancord.core.ports import SystemClock
 from plancord.core.review_gate import ReviewHeld
+from plancord.core.schedules import Schedule, ScheduleBook, ScheduleState
 from plancord.core.service import PlanningService, PlanningStatus
 from plancord.storage.engines import open_database
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.migrations import discover, schema_version
 from plancord.storage.plan_comments import PlanCommentStore
+from plancord.storage.schedules import SqlScheduleStore
 from plancord.storage.store import SqlStore
 
 __all__ = [
@@ -64,6 +66,9 @@ __all__ = [
     "plan_cancel",
     "plan_enter",
     "plan_reject",
+    "schedule_change",
+    "schedules_json",
+    "schedules_text",
     "status_json",
     "status_text",
 ]
@@ -88,6 +93,8 @@ class OperatorServices:
     """The results of executed plans, decided through the completion card's own code."""
     executions: ExecutionStore
     homes: AgentHomes
+    schedules: ScheduleBook
+    """The agents' schedules, changed as the operator (who may instruct every agent)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +147,12 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
         steps = StepKeeper(executions=core.executions, notifier=None, clock=clock, homes=core.homes)
         PlanLifecycle(steps=steps, results=results).listen(core.planning)
         try:
-            yield OperatorServices(core.store, core.planning, results, core.executions, core.homes)
+            schedules = ScheduleBook(
+                SqlScheduleStore(db), clock, core.settings, core.store.get_agent
+            )
+            yield OperatorServices(
+                core.store, core.planning, results, core.executions, core.homes, schedules
+            )
         finally:
             await results.close()
             await core.lease.close()
@@ -390,3 +402,31 @@ def agents_json(rows: Sequence[AgentRow]) -> list[dict[str, Any]]:
         }
         for row in rows
     ]
+
+
+# -- schedules ------------------------------------------------------------------------------
+
+
+async def schedule_change(services: OperatorServices, action: str, schedule_id: str) -> str:
+    """``pause``, ``resume`` or ``delete`` a schedule as the operator (audited as such); a
+    running bot sees it at its next pass over the schedules (within a minute)."""
+    book = services.schedules
+    changes = {"pause": book.pause, "resume": book.resume, "delete": book.delete}
+    changed = await changes[action](schedule_id, OPERATOR)
+    done = {"pause": "paused", "resume": "resumed", "delete": "deleted"}[action]
+    return f"{done} schedule {changed.id} of {changed.agent} ({changed.words})"
+
+
+def schedules_text(schedules: Sequence[Schedule]) -> str:
+    if not schedules:
+        return "no schedules"
+    return "\n".join(
+        f"{s.id}  {s.agent}  {s.state.value}  "
+        f"{'-' if s.state is ScheduleState.PAUSED else _when(s.next_run_at)}  "
+        f"{s.words}  {' '.join(s.task.split())[:80]}"
+        for s in schedules
+    )
+
+
+def schedules_json(schedules: Sequence[Schedule]) -> list[dict[str, Any]]:
+    return [{**s.model_dump(mode="json"), "words": s.words} for s in schedules]

@@ -81,7 +81,7 @@ def standing(policy: ApprovalPolicy) -> Standing:
 
 
 def expected(subject: Subject, act: Act, role: str, policy: ApprovalPolicy) -> bool:
-    if subject in (Subject.QUESTION, Subject.AGENT):
+    if subject in (Subject.QUESTION, Subject.AGENT, Subject.SCHEDULE):
         return role in INSTRUCTORS
     if role == "requester":
         return not (policy is ApprovalPolicy.APPROVER and act in APPROVING)

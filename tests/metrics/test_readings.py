@@ -62,3 +62,26 @@ async def test_usage_by_agent_and_model_with_its_cost(db: Backend, clock: Manual
     assert by_key[("ada", "claude-other")].dollars is None  # no price: no money
     assert by_key[("bob", "claude-test")].usage == ModelUsage(1, 2, 3, 4)
     assert found.phases["inactive"] == 0  # usage of agents that no longer exist still counts
+
+
+async def test_scheduled_runs_by_outcome_and_each_schedules_next_run(
+    db: Backend, clock: ManualClock
+) -> None:
+    from tests.core.test_schedule_runs import ANA, Scene, ada
+
+    await SqlStore(db).create_agent(ada())
+    scene = Scene(db, clock)
+    hourly = await scene.book.create("ada", ANA, task="t", every="1h")
+    paused = await scene.book.create("ada", ANA, task="t", every="2h")
+    await scene.book.pause(paused.id, ANA)
+    clock.advance(hours=1, seconds=1)
+    await scene.runner.fire_due()
+    scene.agents.busy_reason = "busy"
+    clock.advance(hours=1)
+    await scene.runner.fire_due()
+
+    found = await read_store(db, clock.now(), {})
+
+    assert found.schedule_runs == {"started": 1, "skipped-busy": 1}
+    moved = await scene.book.get(hourly.id)
+    assert found.next_schedule_runs == {("ada", hourly.id): moved.next_run_at.timestamp()}

@@ -165,10 +165,25 @@ class AgentRuntime:
         if not session.busy:
             self._loop.start_elsewhere(session)
 
-    async def start_planning(self, agent: str, task: str | None, author: Actor) -> bool:
-        """``/plan start``: enter plan mode and set the agent to work; False if already planning."""
+    async def start_planning(
+        self,
+        agent: str,
+        task: str | None,
+        author: Actor,
+        *,
+        actor: Actor | None = None,
+        reason: str | None = None,
+    ) -> bool:
+        """``/plan start``: enter plan mode and set the agent to work; False if already planning.
+        A scheduled run passes the scheduler as ``actor`` and its schedule as ``reason``:
+        ``author``, the schedule's creator, is then the requester as if they had typed it."""
         outcome = await self.planning.enter(
-            agent, source=EntrySource.USER, actor=author, task=task, reason=task
+            agent,
+            source=EntrySource.USER,
+            actor=actor or author,
+            task=task,
+            reason=reason or task,
+            requested_by=author,
         )
         if not outcome.entered:
             return False

@@ -38,6 +38,7 @@ from plancord.agent.tools import default_tools
 from plancord.agent.tools.base import ToolRegistry
 from plancord.app.lifecycle import PlanLifecycle
 from plancord.app.runtime_parts import build_runtime, plan_budget, plan_comments, runtime_settings
+from plancord.app.scheduled_starts import AgentStarts, schedule_owner
 from plancord.app.services import CoreServices, core_services
 from plancord.config import Config
 from plancord.core.ask_authority import AskAuthority
@@ -47,7 +48,10 @@ from plancord.core.instructions import Instructions
 from plancord.core.plan_comments import PlanComments
 from plancord.core.planning import Phase
 from plancord.core.ports import Clock, MemberDirectory, ModelClient, Notifier, SystemClock
+from plancord.core.schedule_loop import ScheduleLoop
+from plancord.core.schedule_runs import ScheduleRunner
 from plancord.core.scheduler import DeadlineScheduler
+from plancord.core.schedules import ScheduleBook
 from plancord.core.service import PlanningService
 from plancord.metrics import MetricsEndpoint, PlancordCollector
 from plancord.sandbox.proxy import NetworkProxy
@@ -59,6 +63,7 @@ from plancord.storage.pending_asks import PendingAskStore
 from plancord.storage.plan_answers import PlanAnswerStore
 from plancord.storage.plan_messages import PlanMessageStore
 from plancord.storage.plan_reviews import PlanReviewStore
+from plancord.storage.schedules import SqlScheduleStore
 from plancord.storage.store import SqlStore
 
 __all__ = [
@@ -115,6 +120,12 @@ class App:
     """Where each plan's messages live and what they show."""
     pending_asks: PendingAskStore
     """The questions and permission asks an agent waits on."""
+    schedules: ScheduleBook
+    """Scheduled plans: made, listed and changed as the authority allows."""
+    schedule_runs: ScheduleRunner
+    """Fires the schedules' runs, each once across processes."""
+    schedule_loop: ScheduleLoop
+    """Wakes at the next run; the bot starts it."""
     metrics: MetricsEndpoint | None = None
     """The Prometheus endpoint, when ``metrics.enabled``."""
     network: NetworkProxy | None = None
@@ -248,6 +259,28 @@ class App:
         )
         manager.on_removed(mcp.stop)
         scheduler = DeadlineScheduler(planning, max_sleep=scheduler_max_sleep)
+        schedule_store = SqlScheduleStore(db)
+        shards = runtime_options.shards
+
+        async def serves(agent: str) -> bool:
+            try:
+                return shards.owns(await store.get_agent(agent))
+            except AgentNotFound:
+                return False
+
+        schedule_runs = ScheduleRunner(
+            schedule_store,
+            clock,
+            AgentStarts(planning, runtime, core.executions, store),
+            notifier.say,
+            serves,
+            schedule_owner(),
+            config.schedules.run_settings(),
+        )
+        schedule_loop = ScheduleLoop(schedule_runs, clock, max_sleep=scheduler_max_sleep)
+        schedules = ScheduleBook(
+            schedule_store, clock, settings, store.get_agent, on_change=schedule_loop.wake
+        )
         app = cls(
             config=config,
             db=db,
@@ -270,6 +303,9 @@ class App:
             plan_comments=plan_comments(store, settings, clock),
             plan_messages=PlanMessageStore(db),
             pending_asks=PendingAskStore(db),
+            schedules=schedules,
+            schedule_runs=schedule_runs,
+            schedule_loop=schedule_loop,
         )
         if config.sandbox_settings.plan_network:
             await app._serve_network(notifier, core.network_calls)
@@ -332,6 +368,7 @@ class App:
             self.recovering.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.recovering
+        await self.schedule_loop.stop()
         await self.runtime.shutdown(notice=True)
         if self.lease is not None:
             await self.lease.close()

@@ -34,6 +34,7 @@ from plancord.config.fields import (
 )
 from plancord.config.mcp import McpServerConfig, McpServers
 from plancord.config.metrics import MetricsConfig
+from plancord.config.schedules import SchedulesConfig
 from plancord.config.sections import (
     AgentConfig,
     AnthropicConfig,
@@ -72,6 +73,7 @@ class Config(BaseModel):
     mcp_servers: McpServers = {}
     explore: ExploreConfig = Field(default_factory=ExploreConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    schedules: SchedulesConfig = Field(default_factory=SchedulesConfig)
 
     @field_validator(
         "discord",

@@ -15,8 +15,8 @@ The rules:
   in its own server, so the roles and the administrator flag a click carries are the agent's
   server's; a click anywhere else is refused (and audited) before any other rule, whatever
   the subject; an act with no place (the operator's shell) is not judged by place;
-- a question is answered, and the agent instructed, by anyone who may instruct it
-  (``core.access``);
+- a question is answered, a schedule made or changed, and the agent instructed, by anyone
+  who may instruct it (``core.access``);
 - everything else is the approver policy: the member who asked for the work, a configured
   approver role, a server administrator, or the operator; under the four-eyes rule
   (``plan_mode.approval: approver``) whoever asked may not take an approving act (approve,
@@ -66,6 +66,8 @@ class Subject(StrEnum):
     """``ask_user``: a question the agent put to the channel."""
     AGENT = "agent"
     """The agent itself: a message to it, ``/plan start``."""
+    SCHEDULE = "schedule"
+    """A schedule of the agent's plans (``core.schedules``): made or changed."""
 
 
 class Act(StrEnum):
@@ -86,6 +88,8 @@ class Act(StrEnum):
     STOP = "stop"
     ANSWER = "answer"
     INSTRUCT = "instruct"
+    CREATE = "create"
+    CHANGE = "change"
 
 
 ACTS: Mapping[Subject, tuple[Act, ...]] = {
@@ -96,6 +100,7 @@ ACTS: Mapping[Subject, tuple[Act, ...]] = {
     Subject.CHECKPOINT: (Act.CONTINUE, Act.STOP),
     Subject.QUESTION: (Act.ANSWER,),
     Subject.AGENT: (Act.INSTRUCT,),
+    Subject.SCHEDULE: (Act.CREATE, Act.CHANGE),
 }
 """The acts each subject offers; ``judge`` refuses any other pair as a programming error."""
 
@@ -217,8 +222,8 @@ def judge(
         home = Home.of(standing.agent)
         if home is None or not home.holds(actor.place):
             return _misplaced(subject, act, actor, home)
-    if subject in (Subject.QUESTION, Subject.AGENT):
-        return _answering(actor, subject, act, standing)
+    if subject in _INSTRUCTING_TEXT:
+        return _instructing(actor, subject, act, standing)
     rule = approver_rule(actor, standing.requester, standing.settings, approving=act in APPROVING)
     if rule is None and act in APPROVING and _edited_it(actor, standing):
         rule = (
@@ -239,7 +244,26 @@ def _edited_it(actor: Actor, standing: Standing) -> bool:
     )
 
 
-def _answering(actor: Actor, subject: Subject, act: Act, standing: Standing) -> Decision | Refusal:
+_INSTRUCTING_TEXT: Mapping[Subject, tuple[str, str]] = {
+    Subject.QUESTION: (
+        "only members who may instruct the agent answer its questions",
+        "Only members who may instruct **{name}** can answer its questions.",
+    ),
+    Subject.SCHEDULE: (
+        "only members who may instruct the agent make or change its schedules",
+        "Only members who may instruct **{name}** can {act} its schedules.",
+    ),
+    Subject.AGENT: (
+        "only members who may instruct the agent answer its questions",
+        "Only members who may instruct **{name}** can answer its questions.",
+    ),
+}
+"""The subjects whose acts are for whoever may instruct the agent: the rule and the text."""
+
+
+def _instructing(
+    actor: Actor, subject: Subject, act: Act, standing: Standing
+) -> Decision | Refusal:
     agent = standing.agent
     if agent is not None and may_instruct(actor, agent, standing.settings.access):
         return Decision(subject, act, actor)
@@ -248,9 +272,8 @@ def _answering(actor: Actor, subject: Subject, act: Act, standing: Standing) -> 
         who = describe_access(agent, standing.settings.access)
         text = f"**{name}** takes instructions only from {who}"
         return Refusal(subject, act, actor, "not in the access list", text)
-    rule = "only members who may instruct the agent answer its questions"
-    text = f"Only members who may instruct **{name}** can answer its questions."
-    return Refusal(subject, act, actor, rule, text)
+    rule, text = _INSTRUCTING_TEXT[subject]
+    return Refusal(subject, act, actor, rule, text.format(name=name, act=act.value))
 
 
 _ELSEWHERE = {
@@ -258,6 +281,7 @@ _ELSEWHERE = {
     Subject.RESULT: "This completion card belongs to another channel.",
     Subject.QUESTION: "This question belongs to another channel; answer it there.",
     Subject.AGENT: "This agent takes instructions only in its own channel.",
+    Subject.SCHEDULE: "This agent's schedules are made and changed only in its own channel.",
 }
 _OUTSIDE_A_SERVER = {
     Subject.PLAN: "Plan buttons work only in the agent's channel.",
@@ -371,6 +395,7 @@ _REFUSED = {
     Subject.CHECKPOINT: AuditAction.ASK_REFUSED,
     Subject.QUESTION: AuditAction.ASK_REFUSED,
     Subject.AGENT: AuditAction.INSTRUCT_REFUSED,
+    Subject.SCHEDULE: AuditAction.INSTRUCT_REFUSED,
 }
 
 

@@ -331,6 +331,12 @@ class AuditAction(StrEnum):
     COMMENTED = "commented"
     """A member's comment on a plan revision or one of its steps."""
     COMMENT_RESOLVED = "comment-resolved"
+    SCHEDULE_CREATED = "schedule-created"
+    SCHEDULE_PAUSED = "schedule-paused"
+    SCHEDULE_RESUMED = "schedule-resumed"
+    SCHEDULE_DELETED = "schedule-deleted"
+    SCHEDULE_RUN = "schedule-run"
+    """A scheduled run fired: its outcome (started, queued, skipped and why)."""
 
 
 DECISION_ACTIONS: tuple[AuditAction, ...] = (

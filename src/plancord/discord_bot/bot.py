@@ -78,6 +78,7 @@ class PlancordBot(PlancordClient):
         from plancord.discord_bot.cogs.agents import AgentCog
         from plancord.discord_bot.cogs.messages import MessageCog
         from plancord.discord_bot.cogs.plan import PlanCog
+        from plancord.discord_bot.cogs.schedules import ScheduleCog
         from plancord.discord_bot.plan_card.answer_menu import ANSWER_CONTROLS
         from plancord.discord_bot.plan_card.buttons import PLAN_BUTTONS
         from plancord.discord_bot.plan_card.comments import COMMENT_BUTTONS
@@ -99,6 +100,7 @@ class PlancordBot(PlancordClient):
         await self.add_cog(PlanCog(self, self.notifier.io))
         await self.add_cog(AgentCog(self, self.notifier.io))
         await self.add_cog(MessageCog(self, self.notifier.io, self.notifier.asks))
+        await self.add_cog(ScheduleCog(self))
         self.add_dynamic_items(
             *PLAN_BUTTONS,
             *DIRECT_EDIT_BUTTONS,
@@ -111,6 +113,7 @@ class PlancordBot(PlancordClient):
         )
         await self.sync_commands()
         self.start_deadlines()
+        self.start_schedules()
         # Approvals and decisions on results a crash interrupted first, so the cards
         # restored show them.
         await self.app.recover_interrupted()
@@ -197,6 +200,10 @@ class PlancordBot(PlancordClient):
     def start_deadlines(self) -> None:
         """Start the deadline scheduler, whose first pass fires what fell due while down."""
         self.app.scheduler.start()
+
+    def start_schedules(self) -> None:
+        """Start the schedules' loop, whose first pass finds the runs missed while down."""
+        self.app.schedule_loop.start()
 
     async def sync_commands(self) -> None:
         """Sync to ``discord.dev_guild_id`` when set (instant), otherwise globally."""

@@ -170,6 +170,20 @@ def families(readings: Readings, *, stale: bool = False) -> Iterator[Metric]:
         ["method", "route", "status"],
         readings.discord_failures,
     )
+    yield _counter(
+        "plancord_schedule_runs",
+        "Scheduled plan runs by outcome (started, queued, skipped-busy, skipped-missed, …).",
+        ["outcome"],
+        {(outcome,): n for outcome, n in readings.schedule_runs.items()},
+    )
+    upcoming = GaugeMetricFamily(
+        "plancord_schedule_next_run_timestamp_seconds",
+        "When each active schedule runs next, as a Unix time.",
+        labels=["agent", "schedule"],
+    )
+    for (agent, schedule), at in sorted(readings.next_schedule_runs.items()):
+        upcoming.add_metric([agent, schedule], at)
+    yield upcoming
     yield GaugeMetricFamily(
         "plancord_event_loop_lag_seconds",
         "How long the event loop took to start the metrics' read at the last scrape.",

@@ -43,6 +43,10 @@ class Readings:
     refusals: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     discord_failures: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     loop_lag_seconds: float = 0.0
+    schedule_runs: Mapping[str, int] = field(default_factory=dict)
+    """Scheduled runs by outcome (started, queued, skipped-busy, …)."""
+    next_schedule_runs: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    """Each active schedule's next run, by ``(agent, schedule)``, as a Unix time."""
 
 
 _PHASES = """
@@ -60,6 +64,8 @@ SELECT agent, model, SUM(input_tokens), SUM(output_tokens), SUM(cache_read_token
        SUM(cache_write_tokens)
 FROM model_usage GROUP BY agent, model ORDER BY agent, model
 """
+_SCHEDULE_RUNS = "SELECT outcome, COUNT(*) FROM schedule_runs GROUP BY outcome"
+_NEXT_RUNS = "SELECT agent, id, next_run_at FROM schedules WHERE state = 'active'"
 _DRIFT = """
 SELECT kind, COALESCE(decision, 'undecided'), COUNT(*) FROM execution_events
 WHERE kind <> 'command' GROUP BY kind, COALESCE(decision, 'undecided')
@@ -68,7 +74,8 @@ WHERE kind <> 'command' GROUP BY kind, COALESCE(decision, 'undecided')
 
 async def read_store(db: Backend, now: datetime, prices: Mapping[str, Price]) -> Readings:
     """Agents by phase, plans waiting and the oldest's age, results waiting, usage by agent
-    and model with its cost, and drift events: a handful of aggregate queries (the parts
+    and model with its cost, drift events, scheduled runs by outcome and each schedule's
+    next run: a handful of aggregate queries (the parts
     kept in memory are left empty)."""
     phases = {phase.value: 0 for phase in Phase}
     for phase, count in await db.fetchall(_PHASES):
@@ -83,6 +90,12 @@ async def read_store(db: Backend, now: datetime, prices: Mapping[str, Price]) ->
         cost = cost_of([(str(model), used)], prices)
         usage.append(Usage(str(agent), str(model), used, cost.dollars if cost else None))
     drift = {(str(k), str(d)): int(n) for k, d, n in await db.fetchall(_DRIFT)}
+    runs = {str(outcome): int(n) for outcome, n in await db.fetchall(_SCHEDULE_RUNS)}
+    upcoming = {}
+    for agent, schedule, at in await db.fetchall(_NEXT_RUNS):
+        when = parse_ts(at)
+        if when is not None:
+            upcoming[(str(agent), str(schedule))] = when.timestamp()
     return Readings(
         phases=phases,
         plans_waiting=int(count or 0),
@@ -90,4 +103,6 @@ async def read_store(db: Backend, now: datetime, prices: Mapping[str, Price]) ->
         results_waiting=int(results or 0),
         usage=tuple(usage),
         drift=drift,
+        schedule_runs=runs,
+        next_schedule_runs=upcoming,
     )

@@ -127,6 +127,15 @@ class SimPlancordBot(PlancordBot):
         self.deadlines = SimDeadlines(self.app.scheduler, self._env_of())
         self.deadlines.start()
 
+    def start_schedules(self) -> None:
+        env = self._env_of()
+
+        async def virtual_sleep(delay: float) -> None:
+            await env.external_wait(asyncio.sleep(delay), reason="plancord schedules")
+
+        self.app.schedule_loop.sleep = virtual_sleep
+        super().start_schedules()
+
     async def close(self) -> None:
         if self.deadlines is not None:
             await self.deadlines.stop()

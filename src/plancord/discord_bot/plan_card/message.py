@@ -30,6 +30,7 @@ from plancord.core.planning import (
     RevisionAuthor,
 )
 from plancord.core.ports import PlanningChange
+from plancord.core.schedule_runs import requester_label
 from plancord.discord_bot.plan_card.answer_menu import plan_view
 from plancord.discord_bot.plan_card.embed import Outcome, RenderedPlan, Supersession, render_plan
 from plancord.discord_bot.plan_card.review import ReviewPart, add_review_buttons, review_part
@@ -137,7 +138,7 @@ class PlanCards:
         channel = self.bot.get_partial_messageable(
             agent.channel_id, guild_id=agent.guild_id or self._guild_of(agent.channel_id)
         )
-        requester = state.requested_by_name
+        requester = requester_label(state)
         needed = (await self.bot.app.settings.plan_mode_for(revision.agent)).approvals
         cost = await self._cost_line(revision, state)
         answers = await self.answers_of(revision)
