@@ -21,12 +21,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-from mcp import Client
-from mcp.shared.exceptions import MCPError
-from mcp.types import CONNECTION_CLOSED, CallToolResult, TextContent
-from mcp.types import Tool as RemoteTool
+from typing import TYPE_CHECKING, Any
 
 from plancord.agent.mcp.background import BackgroundLoop
 from plancord.agent.mcp.spawn import ServerSpawn
@@ -35,6 +30,13 @@ from plancord.agent.mcp.stdio import StdioFault, bounded_stdio
 from plancord.agent.tools.base import ToolResult
 from plancord.core.errors import PlancordError
 from plancord.core.output_bound import bounded_text
+
+if TYPE_CHECKING:
+    # The SDK is imported when a server starts, not with this module: its models take
+    # seconds to build, and ``plancord run`` is up (database, metrics) before that.
+    from mcp import Client
+    from mcp.types import CallToolResult
+    from mcp.types import Tool as RemoteTool
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +140,8 @@ class McpConnection:
             raise
 
     async def _serve(self, ready: asyncio.Future[list[RemoteTool]], closing: asyncio.Event) -> None:
+        from mcp import Client
+
         spawn: ServerSpawn | None = None
         errlog = StderrTail() if self.endpoint.spawn is not None else None
         self._fault = fault = StdioFault()
@@ -178,6 +182,9 @@ class McpConnection:
         return bounded_stdio(spawn, errlog.writer, fault)
 
     async def _call(self, tool: str, arguments: dict[str, Any], max_output: int) -> McpAnswer:
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import CONNECTION_CLOSED
+
         client = await self._client_for_call()
         if isinstance(client, ToolResult):
             return McpAnswer(client)
@@ -314,6 +321,8 @@ NARROWER_CALL = "call the tool again with narrower arguments to see the rest"
 
 
 def _as_result(result: CallToolResult, max_output: int) -> ToolResult:
+    from mcp.types import TextContent
+
     parts: list[str] = []
     for block in result.content:
         if isinstance(block, TextContent):

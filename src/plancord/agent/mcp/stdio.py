@@ -19,15 +19,16 @@ import os
 import signal
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.shared.message import SessionMessage
-from mcp.types import jsonrpc_message_adapter
 
 from plancord.agent.mcp.spawn import ServerSpawn
+
+if TYPE_CHECKING:  # the SDK loads when a server starts (``connection``)
+    from mcp.shared.message import SessionMessage
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,9 @@ class StdioFault:
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
+    from mcp.shared.message import SessionMessage
+    from mcp.types import jsonrpc_message_adapter
+
     try:
         return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as exc:
@@ -96,8 +100,12 @@ async def bounded_stdio(
     process = await anyio.open_process(
         spawn.argv, env=spawn.env, stderr=errlog, cwd=spawn.cwd, start_new_session=True
     )
-    incoming_writer, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    outgoing, outgoing_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    incoming_writer: MemoryObjectSendStream[SessionMessage | Exception]
+    incoming: MemoryObjectReceiveStream[SessionMessage | Exception]
+    incoming_writer, incoming = anyio.create_memory_object_stream(0)
+    outgoing: MemoryObjectSendStream[SessionMessage]
+    outgoing_reader: MemoryObjectReceiveStream[SessionMessage]
+    outgoing, outgoing_reader = anyio.create_memory_object_stream(0)
 
     async def read_stdout() -> None:
         stdout = process.stdout
