@@ -184,6 +184,12 @@ def _copy_into(target: Path | str, where: str, source: str) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from plancord.init import run_as_init
+
+    return run_as_init(lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
     from plancord.discord_bot.serving import stop_before_the_loop
 
     stop_before_the_loop()
