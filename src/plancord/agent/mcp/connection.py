@@ -70,6 +70,19 @@ class Endpoint:
     url: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class PhaseEndpoints:
+    """A server whose workspace follows the phase (``writable_workspace: executing``):
+    read-only while planning, writable while executing. The tool switches its connection
+    at each call, by the phase of that call."""
+
+    planning: Endpoint
+    executing: Endpoint
+
+    def of(self, planning: bool) -> Endpoint:
+        return self.planning if planning else self.executing
+
+
 class McpConnection:
     def __init__(
         self,
@@ -117,6 +130,14 @@ class McpConnection:
         """Call ``tool``; a dead server is an error result, restarted on a later call. The
         result keeps its first ``max_output`` bytes, with a note of the rest."""
         return await self._background.run(self._call(tool, arguments, max_output))
+
+    async def switch_to(self, endpoint: Endpoint) -> None:
+        """Serve from ``endpoint`` from now on: a server running elsewhere is stopped, and
+        the next call starts it there."""
+        if self.endpoint is endpoint:
+            return
+        await self.close()
+        self.endpoint = endpoint
 
     async def close(self) -> None:
         await self._background.run(self._close())
