@@ -129,7 +129,9 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
 
     where = config.database_label
     if args.source is not None:
-        return _copy_into(config.database_target, where, args.source)
+        # A relative sqlite:PATH resolves as data_dir does: against the config's folder.
+        base = Path(args.config).parent if args.config is not None else Path.cwd()
+        return _copy_into(config.database_target, where, args.source, base)
     problem = data_dir_problem(config)
     if problem is not None:
         print(
@@ -158,7 +160,7 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _copy_into(target: Path | str, where: str, source: str) -> int:
+def _copy_into(target: Path | str, where: str, source: str, base: Path) -> int:
     """``migrate --from sqlite:PATH``: the SQLite file's rows into the configured PostgreSQL."""
     from plancord.core.errors import PlancordError
     from plancord.storage.copy import copy_sqlite_to_postgres
@@ -172,13 +174,13 @@ def _copy_into(target: Path | str, where: str, source: str) -> int:
             file=sys.stderr,
         )
         return 2
-    path = Path(source.removeprefix("sqlite:")).expanduser()
+    path = base / Path(source.removeprefix("sqlite:")).expanduser()
     try:
         copied = asyncio.run(copy_sqlite_to_postgres(path, target))
     except PlancordError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
-    counts = ", ".join(f"{c.rows} {c.table}" for c in copied)
+    counts = ", ".join(f"{c.table}: {c.rows}" for c in copied)
     print(f"copied {path} into {where}: {counts}")
     return 0
 
