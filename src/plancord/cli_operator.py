@@ -208,7 +208,8 @@ def add_operator_commands(
         parser = group.add_parser(
             name,
             help=help_text,
-            description=f"{help_text}.\n\n{OPERATOR_NOTE}",
+            # The note is said once, on the group's help (plancord plan -h), not on each.
+            description=f"{help_text}.",
             formatter_class=formatter,
         )
         parser.add_argument("--config", **config_option)
@@ -223,6 +224,7 @@ def add_operator_commands(
         description=OPERATOR_NOTE,
         formatter_class=formatter,
     )
+    plan.add_argument("--config", **config_option)  # plancord plan --config X status
     plan_sub = plan.add_subparsers(dest="plan_cmd", required=True, metavar="ACTION")
 
     status = command(
@@ -319,6 +321,7 @@ def add_operator_commands(
         description=OPERATOR_NOTE,
         formatter_class=formatter,
     )
+    agents.add_argument("--config", **config_option)
     agents_sub = agents.add_subparsers(dest="agents_cmd", required=True, metavar="ACTION")
     listing = command(
         agents_sub,
