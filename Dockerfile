@@ -18,7 +18,8 @@
 # Landlock fallback is used (Linux 5.13 or later). plancord doctor reports the layer, and the
 # health check fails when neither works unless the config sets sandbox.layer: off.
 
-FROM python:3.11-slim
+# Pinned to Debian 12: the plain python:3.11-slim tag moved to Debian 13 in August 2025.
+FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -39,11 +40,15 @@ COPY src ./src
 RUN pip install --no-cache-dir .
 # The plan-mode Landlock wall as a native program (landlock-exec), beside the package, so a
 # planning command does not start a Python interpreter for it (docs/security.md).
-RUN python -m plancord.sandbox.wall_helper
+# The compiler is needed only for that: removed in the same layer.
+RUN python -m plancord.sandbox \
+    && apt-get purge -y --auto-remove gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
 
 RUN mkdir -p /etc/plancord /data \
     && printf 'data_dir: /data\n' > /etc/plancord/config.yaml \
-    && chown plancord:plancord /data
+    && chown plancord:plancord /data \
+    && chmod 700 /data
 
 VOLUME ["/data"]
 WORKDIR /etc/plancord

@@ -472,7 +472,8 @@ BAD_FILES = [
     pytest.param(
         "log_level: verbose\nshell:\n  timeout_seconds: 0\n",
         "config.yaml:1: log_level: 'verbose' is not a log level; use 'DEBUG', 'INFO', 'WARNING'"
-        " or 'ERROR' (and 1 more problem)",
+        " or 'ERROR'; config.yaml:3: shell.timeout_seconds: input should be greater than 0"
+        " (got 0)",
         id="several-problems-first-by-line",
     ),
 ]

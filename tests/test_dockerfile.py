@@ -142,7 +142,8 @@ def context_files(source: str) -> Iterator[tuple[Path, PurePosixPath]]:
 
 def test_base_image_is_slim_python_the_project_supports() -> None:
     froms = all_of("FROM")
-    assert [f.args for f in froms] == ["python:3.11-slim"]
+    # An exact Debian release: the bare python:3.11-slim tag moved to Debian 13 in 2025.
+    assert [f.args for f in froms] == ["python:3.11-slim-bookworm"]
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
     assert pyproject["project"]["requires-python"] == ">=3.11"
 
@@ -173,6 +174,15 @@ def test_the_data_volume_is_where_the_config_points() -> None:
     assert config.database_path == Path("/data/plancord.db")
     user = last("USER").args
     assert any(f"chown {user}:{user} /data" in i.args for i in all_of("RUN"))
+    # Private to the bot's user, as plancord makes a data directory itself (doctor warns
+    # on anything wider).
+    assert any("chmod 700 /data" in i.args for i in all_of("RUN"))
+
+
+def test_the_compiler_leaves_the_image_once_the_helpers_are_built() -> None:
+    builds = [i.args for i in all_of("RUN") if "python -m plancord.sandbox" in i.args]
+    assert len(builds) == 1
+    assert "apt-get purge -y --auto-remove gcc libc6-dev" in builds[0]
 
 
 def test_a_mounted_example_config_keeps_its_data_in_the_volume(

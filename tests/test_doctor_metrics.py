@@ -28,21 +28,21 @@ def free_port() -> int:
 
 
 def test_off_is_not_checked() -> None:
-    assert check_metrics(config(9464, enabled=False)) is None
+    assert check_metrics(config(9464, enabled=False)) == []
 
 
 def test_a_free_port() -> None:
     port = free_port()
-    found = check_metrics(config(port))
-    assert found is not None and found.status is Status.OK
+    (found,) = check_metrics(config(port))
+    assert found.status is Status.OK
     assert f"127.0.0.1:{port} is free" in found.line()
 
 
 def test_a_port_another_program_holds() -> None:
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        found = check_metrics(config(port))
-    assert found is not None and found.status is Status.FAIL
+        (found,) = check_metrics(config(port))
+    assert found.status is Status.FAIL
     assert f"127.0.0.1:{port} is taken by another program" in found.line()
     assert "metrics.port" in found.line()
 
@@ -54,8 +54,16 @@ async def test_a_running_plancord_serving_it(tmp_path: Path) -> None:
         endpoint = MetricsEndpoint(collector)
         endpoint.start("127.0.0.1", 0)
         try:
-            found = await asyncio.to_thread(check_metrics, config(endpoint.port))
+            (found,) = await asyncio.to_thread(check_metrics, config(endpoint.port))
         finally:
             await endpoint.stop()
-    assert found is not None and found.status is Status.OK
+    assert found.status is Status.OK
     assert "a running plancord serves" in found.line()
+
+
+def test_every_interface_is_warned() -> None:
+    settings = {"enabled": True, "host": "0.0.0.0", "port": free_port()}
+    found = check_metrics(Config.model_validate({"metrics": settings}))
+    assert [check.status for check in found] == [Status.OK, Status.WARN]
+    assert "listens on every interface" in found[1].line()
+    assert "metrics.host: 127.0.0.1" in found[1].line()

@@ -129,7 +129,9 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
 
     where = config.database_label
     if args.source is not None:
-        return _copy_into(config.database_target, where, args.source)
+        # A relative sqlite:PATH resolves as data_dir does: against the config's folder.
+        base = Path(args.config).parent if args.config is not None else Path.cwd()
+        return _copy_into(config.database_target, where, args.source, base)
     problem = data_dir_problem(config)
     if problem is not None:
         print(
@@ -158,7 +160,7 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _copy_into(target: Path | str, where: str, source: str) -> int:
+def _copy_into(target: Path | str, where: str, source: str, base: Path) -> int:
     """``migrate --from sqlite:PATH``: the SQLite file's rows into the configured PostgreSQL."""
     from plancord.core.errors import PlancordError
     from plancord.storage.copy import copy_sqlite_to_postgres
@@ -172,18 +174,27 @@ def _copy_into(target: Path | str, where: str, source: str) -> int:
             file=sys.stderr,
         )
         return 2
-    path = Path(source.removeprefix("sqlite:")).expanduser()
+    path = base / Path(source.removeprefix("sqlite:")).expanduser()
     try:
         copied = asyncio.run(copy_sqlite_to_postgres(path, target))
     except PlancordError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
-    counts = ", ".join(f"{c.rows} {c.table}" for c in copied)
+    counts = ", ".join(f"{c.table}: {c.rows}" for c in copied)
     print(f"copied {path} into {where}: {counts}")
     return 0
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from plancord.init import run_as_init
+
+    return run_as_init(lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
+    from plancord.discord_bot.serving import stop_before_the_loop
+
+    stop_before_the_loop()
     from plancord.config import ConfigError, Secrets, load_config
     from plancord.hardening import harden
 
@@ -194,7 +205,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
-    from plancord.core.errors import PlancordError
     from plancord.startup import data_dir_fix, data_dir_problem, make_private_dir
 
     problem = data_dir_problem(config)
@@ -223,6 +233,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import discord
 
     from plancord.discord_bot.bot import make_bot
+    from plancord.discord_bot.serving import Serving
     from plancord.llm.anthropic_client import AnthropicModelClient
 
     # The bot never joins a voice channel: no warning about voice libraries it does not use.
@@ -240,31 +251,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             timeout_seconds=config.anthropic.timeout_seconds,
             max_concurrent_requests=config.anthropic.max_concurrent_requests,
         ),
-        handle_signals=True,
     )
-    try:
-        bot.run(token, log_handler=None)
-    except discord.LoginFailure:
-        print("plancord: Discord refused DISCORD_TOKEN; check the token", file=sys.stderr)
-        return 2
-    except discord.PrivilegedIntentsRequired:
-        print(
-            "plancord: enable the Message Content intent for this bot in the Discord "
-            "developer portal",
-            file=sys.stderr,
-        )
-        return 2
-    except (OSError, discord.GatewayNotFound, discord.ConnectionClosed) as exc:
-        print(
-            f"plancord: cannot reach Discord ({type(exc).__name__}: {exc}); check the "
-            "network, a proxy or firewall, and https://discordstatus.com",
-            file=sys.stderr,
-        )
-        return 1
-    except PlancordError as exc:
-        print(f"plancord: could not start: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    return asyncio.run(Serving(bot, token).run())
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -358,7 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Run the Discord bot. DISCORD_TOKEN and ANTHROPIC_API_KEY come from the "
             "environment (or files named by DISCORD_TOKEN_FILE and ANTHROPIC_API_KEY_FILE), "
-            "never from the config file. The database is created or migrated at start."
+            "never from the config file. The database is created or migrated at start, "
+            "and the metrics endpoint started, before the login; a Discord that does not "
+            "answer is tried again (said once a minute). SIGINT or SIGTERM stops it, exit 0."
         ),
     )
     run.add_argument("--config", **config_after)

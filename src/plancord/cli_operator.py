@@ -255,7 +255,8 @@ def add_operator_commands(
         parser = group.add_parser(
             name,
             help=help_text,
-            description=f"{help_text}.\n\n{OPERATOR_NOTE}",
+            # The note is said once, on the group's help (plancord plan -h), not on each.
+            description=f"{help_text}.",
             formatter_class=formatter,
         )
         parser.add_argument("--config", **config_option)
@@ -270,6 +271,7 @@ def add_operator_commands(
         description=OPERATOR_NOTE,
         formatter_class=formatter,
     )
+    plan.add_argument("--config", **config_option)  # plancord plan --config X status
     plan_sub = plan.add_subparsers(dest="plan_cmd", required=True, metavar="ACTION")
 
     status = command(
@@ -386,6 +388,7 @@ def add_operator_commands(
         parser = sub.add_parser(
             name, help=help_text, description=OPERATOR_NOTE, formatter_class=formatter
         )
+        parser.add_argument("--config", **config_option)  # plancord agents --config X list
         return parser.add_subparsers(dest=f"{name}_cmd", required=True, metavar="ACTION")
 
     agents_sub = commands_of("agents", "operator commands for agents")

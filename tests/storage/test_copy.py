@@ -86,9 +86,16 @@ async def test_migrate_from_sqlite_copies_every_row_and_keeps_the_history(
     url = postgres_server.url(postgres_server.create_database())
     config = config_for(tmp_path, url)
 
-    done = run_cli("migrate", "--config", str(config), "--from", f"sqlite:{source}", cwd=tmp_path)
+    # A relative sqlite:PATH resolves as data_dir does, against the config's folder, from
+    # wherever the command runs.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    relative = source.relative_to(config.parent)
+    done = run_cli(
+        "migrate", "--config", str(config), "--from", f"sqlite:{relative}", cwd=elsewhere
+    )
     assert done.returncode == 0, done.stderr
-    assert "1 agents" in done.stdout and "1 plan_revisions" in done.stdout
+    assert "agents: 1" in done.stdout and "plan_revisions: 1" in done.stdout
 
     async with await open_database(source) as lite, await open_database(url) as pg:
         old, new = SqlStore(lite), SqlStore(pg)

@@ -44,12 +44,21 @@ _ENV_FIELDS: dict[str, str] = {
 
 
 class ConfigError(Exception):
-    """A configuration that cannot be used; ``str(exc)`` is one line naming file, line and key."""
+    """A configuration that cannot be used; ``str(exc)`` is one line naming file, line and key
+    (of each problem, when there are several: ``problems`` holds them one by one)."""
 
-    def __init__(self, message: str, *, line: int | None = None, key: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        key: str | None = None,
+        problems: tuple[str, ...] = (),
+    ) -> None:
         super().__init__(message)
         self.line = line
         self.key = key
+        self.problems = problems or (message,)
 
 
 def _suggestion(word: str, candidates: Sequence[str]) -> str:

@@ -248,11 +248,12 @@ def _validation_message(
             detail = f"this key is not valid: {detail}"
         problems.append((line or 0, _dotted(path), line, detail))
     problems.sort(key=lambda problem: problem[0] if problem[2] is not None else math.inf)
-    _, key, line, detail = problems[0]
-    where = f"{source}:{line}" if line is not None else source
-    more = len(problems) - 1
-    tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-    return ConfigError(" ".join(f"{where}: {key}: {detail}{tail}".split()), line=line, key=key)
+    said = tuple(
+        " ".join(f"{source if at is None else f'{source}:{at}'}: {key}: {detail}".split())
+        for _, key, at, detail in problems
+    )
+    _, key, line, _ = problems[0]
+    return ConfigError("; ".join(said), line=line, key=key, problems=said)
 
 
 def parse_config_text(

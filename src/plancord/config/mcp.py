@@ -35,8 +35,11 @@ class McpServerConfig(BaseModel):
     """``NAME_FILE: /path``: the server gets ``NAME`` set to the file's content."""
     mounts: list[ConfigPath] = []
     """Directories the server's own code lives in, shown to it read-only."""
-    writable_workspace: bool = False
-    """Whether the server sees the agent's workspace writable; read-only unless set."""
+    writable_workspace: bool | Literal["executing"] = False
+    """Whether the server sees the agent's workspace writable; read-only unless set.
+    ``true``: writable, so the server runs only outside plan mode. ``executing``: one entry
+    for both phases, the workspace read-only while planning (the server's read-only tools
+    work then) and writable once a plan executes."""
     network_in_plan_mode: bool = False
     """No longer honoured: while planning no server reaches the network. ``true`` is a
     configuration error, so a config that relied on it does not run a server unexpectedly
@@ -67,11 +70,21 @@ class McpServerConfig(BaseModel):
                 raise ValueError(f"mount {str(path)!r} is not an absolute path")
         return value
 
-    @field_validator("trust_hints", "writable_workspace", "network_in_plan_mode", mode="before")
+    @field_validator("trust_hints", "network_in_plan_mode", mode="before")
     @classmethod
     def _bool(cls, value: Any) -> Any:
         if not isinstance(value, bool):
             raise ValueError("must be true or false")
+        return value
+
+    @field_validator("writable_workspace", mode="before")
+    @classmethod
+    def _writable(cls, value: Any) -> Any:
+        if not isinstance(value, bool) and value != "executing":
+            raise ValueError(
+                "must be true, false or executing (read-only while planning, writable "
+                "while executing)"
+            )
         return value
 
     @field_validator("network_in_plan_mode")

@@ -1,4 +1,5 @@
-"""The Discord bot: a ``commands.Bot`` whose ``setup_hook`` opens the app, loads the cogs,
+"""The Discord bot: a ``commands.Bot`` that opens the app before it logs in (``open_app``,
+which ``plancord run`` calls first: ``serving``), and whose ``setup_hook`` loads the cogs,
 registers the persistent buttons, starts the deadline scheduler, re-attaches whatever was
 waiting for a human when the bot last stopped, and then freezes what startup built out of
 the garbage collector's way (``GcTuning``)."""
@@ -7,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -55,7 +55,6 @@ class PlancordBot(PlancordClient):
         clock: Clock | None = None,
         scheduler_max_sleep: float = 60.0,
         tune_gc: bool = True,
-        handle_signals: bool = False,
     ) -> None:
         super().__init__(config)
         self.model_factory = model_factory
@@ -69,8 +68,31 @@ class PlancordBot(PlancordClient):
         )
         self.tune_gc = tune_gc
         self.gc_tuning: GcTuning | None = None
-        self.handle_signals = handle_signals
-        self._closing: asyncio.Task[None] | None = None
+        self.setup_begun = False
+        """Whether Discord accepted the login and the setup after it has started."""
+        self.discord_connected = False
+        """Whether the gateway is connected now (the ``plancord_discord_connected`` gauge)."""
+
+    async def open_app(self) -> App:
+        """Open (and migrate) the database and start what needs no Discord (the metrics
+        endpoint); once, whether ``plancord run`` calls it before the login or the setup
+        after it does."""
+        if self._app is None:
+            app = await App.open(
+                self.config,
+                notifier=self.notifier,
+                members=DiscordMembers(self),
+                model=self.model_factory(),
+                clock=self.clock,
+                scheduler_max_sleep=self.scheduler_max_sleep,
+            )
+            app.runtime.turn_origin = self._turn_origin
+            if app.metrics is not None:
+                collector = app.metrics.collector
+                count_failed_requests(self.http, collector.discord_failed)
+                collector.discord_connected = lambda: self.discord_connected
+            self._app = app
+        return self._app
 
     async def setup_hook(self) -> None:
         from plancord.discord_bot.asks.permission_card import ASK_BUTTONS
@@ -86,17 +108,8 @@ class PlancordBot(PlancordClient):
         from plancord.discord_bot.plan_card.review import REVIEW_BUTTONS
         from plancord.discord_bot.result_card.buttons import RESULT_CONTROLS
 
-        self._app = await App.open(
-            self.config,
-            notifier=self.notifier,
-            members=DiscordMembers(self),
-            model=self.model_factory(),
-            clock=self.clock,
-            scheduler_max_sleep=self.scheduler_max_sleep,
-        )
-        self._app.runtime.turn_origin = self._turn_origin
-        if self._app.metrics is not None:
-            count_failed_requests(self.http, self._app.metrics.collector.discord_failed)
+        self.setup_begun = True
+        await self.open_app()
         await self.add_cog(PlanCog(self, self.notifier.io))
         await self.add_cog(AgentCog(self, self.notifier.io))
         await self.add_cog(MessageCog(self, self.notifier.io, self.notifier.asks))
@@ -121,8 +134,6 @@ class PlancordBot(PlancordClient):
         self.notifier.results.owed.start(self.owed_cards_sleep)
         for agent in await self.app.runtime.resume_interrupted():
             self.notifier.io.watch_turn(agent)
-        if self.handle_signals:
-            self.install_signal_handlers()
         if self.tune_gc:
             self.gc_tuning = self.make_gc_tuning()
             self.gc_tuning.after_startup()
@@ -133,7 +144,17 @@ class PlancordBot(PlancordClient):
             self.notifier.io.note_origin(agent, origin)
 
     async def on_ready(self) -> None:
+        self.discord_connected = True
         await self.resolve_role_names()
+
+    async def on_connect(self) -> None:
+        self.discord_connected = True
+
+    async def on_resumed(self) -> None:
+        self.discord_connected = True
+
+    async def on_disconnect(self) -> None:
+        self.discord_connected = False
 
     # A card the store knows (a plan waiting for a decision, an ask) that someone deletes is
     # posted again at once (``shared.reposting``).
@@ -175,21 +196,6 @@ class PlancordBot(PlancordClient):
             log.info("%s", change)
         self.app.settings.resolve_roles(resolved)
 
-    def install_signal_handlers(self) -> None:
-        """SIGTERM (docker stop, systemd) and SIGINT close the bot cleanly: running turns are
-        stopped, their channels told, and the next start resumes them."""
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            try:
-                loop.add_signal_handler(signum, self.request_close, signum)
-            except (NotImplementedError, RuntimeError, ValueError) as exc:
-                log.warning("cannot handle signal %s: %s", signum, exc)
-
-    def request_close(self, signum: int) -> None:
-        log.info("received signal %s; shutting down", signum)
-        if self._closing is None:
-            self._closing = asyncio.get_running_loop().create_task(self.close())
-
     def make_gc_tuning(self, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> GcTuning:
         return GcTuning(idle=lambda: not self.app.runtime.any_busy(), sleep=sleep)
 
@@ -226,6 +232,7 @@ class PlancordBot(PlancordClient):
                 # The sub-agents the shutdown ended have said so on their lines: show it.
                 await self.notifier.lines.settle(LINES_SETTLE_SECONDS)
         finally:
+            self.discord_connected = False
             await super().close()
 
 
@@ -234,9 +241,7 @@ class ShardedPlancordBot(PlancordBot, commands.AutoShardedBot):
     ``discord.shard_ids``): discord.py's sharded client with the same setup."""
 
 
-def make_bot(
-    config: Config, *, model_factory: Callable[[], ModelClient], handle_signals: bool = False
-) -> PlancordBot:
+def make_bot(config: Config, *, model_factory: Callable[[], ModelClient]) -> PlancordBot:
     """The bot the config asks for: sharded when it names shards."""
     kind = ShardedPlancordBot if config.discord.sharded else PlancordBot
-    return kind(config, model_factory=model_factory, handle_signals=handle_signals)
+    return kind(config, model_factory=model_factory)

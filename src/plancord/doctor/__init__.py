@@ -34,6 +34,7 @@ from plancord.doctor.walls import (
     check_shell_sandbox,
     check_user,
 )
+from plancord.doctor.workspaces import check_workspace_roots
 from plancord.sandbox import landlock_abi, native_wall
 from plancord.startup import data_dir_fix, data_dir_problem, exposed_to_others
 from plancord.storage.backend import redact
@@ -50,7 +51,11 @@ def check_config(path: Path | None) -> tuple[Check, Config | None]:
     try:
         config = load_config(path)
     except ConfigError as exc:
-        return failed("config", str(exc), "fix the file and run plancord doctor again"), None
+        fix = "fix the file and run plancord doctor again"
+        if len(exc.problems) > 1:
+            listed = "; ".join(f"({n}) {p}" for n, p in enumerate(exc.problems, 1))
+            return failed("config", f"{len(exc.problems)} problems: {listed}", fix), None
+        return failed("config", str(exc), fix), None
     if path is None and not Path("config.yaml").is_file():
         return passed("config: no ./config.yaml, using the built-in defaults"), config
     return passed(f"config {path or 'config.yaml'} is valid"), config
@@ -262,24 +267,24 @@ def check_budget_prices(config: Config) -> Check | None:
 
 
 def check_tokens(environ: Mapping[str, str]) -> list[Check]:
+    """Each secret on its own line: an unreadable token file does not hide the other."""
+    return [_check_token(name, environ) for name in ("DISCORD_TOKEN", "ANTHROPIC_API_KEY")]
+
+
+def _check_token(name: str, environ: Mapping[str, str]) -> Check:
+    own = {key: value for key, value in environ.items() if key in (name, f"{name}_FILE")}
     try:
-        secrets = Secrets.from_env(environ)
+        secrets = Secrets.from_env(own)
     except ConfigError as exc:
-        what = exc.key or "secrets"
+        what = exc.key or name
         problem = str(exc).removeprefix(f"{what}: ")
-        return [failed(what, problem, "fix the variable or the file it names")]
-    found = {
-        "DISCORD_TOKEN": secrets.discord_token is not None,
-        "ANTHROPIC_API_KEY": secrets.anthropic_api_key is not None,
-    }
-    return [
-        passed(f"{name}: set")
-        if present
-        else failed(
-            name, "not set", f"export {name} in the bot's environment; plancord run needs it"
-        )
-        for name, present in found.items()
-    ]
+        return failed(what, problem, "fix the variable or the file it names")
+    present = (
+        secrets.discord_token if name == "DISCORD_TOKEN" else secrets.anthropic_api_key
+    ) is not None
+    if present:
+        return passed(f"{name}: set")
+    return failed(name, "not set", f"export {name} in the bot's environment; plancord run needs it")
 
 
 def diagnose(
@@ -292,14 +297,21 @@ def diagnose(
     """Every check, in order; checks that need the config are left out when it fails to load."""
     config_check, config = check_config(config_path)
     yield config_check
+    data_dir_usable = True
     if config is not None:
-        yield check_data_dir(config)
+        data_check = check_data_dir(config)
+        data_dir_usable = data_check.status is not Status.FAIL
+        yield data_check
+        yield from check_workspace_roots(config, euid)
     migrations_check, latest = check_migrations()
     yield migrations_check
     if config is not None:
         file = config.database_path
         if file is not None:
-            yield check_database(file, latest)
+            # A database inside an unusable data directory has nothing more to say: the
+            # fix above comes first (not "run plancord migrate").
+            if data_dir_usable or config.data_dir not in file.parents:
+                yield check_database(file, latest)
         else:
             yield check_database_server(str(config.database_target), latest)
         budget = check_budget_prices(config)
@@ -322,9 +334,7 @@ def diagnose(
         if shell is not None:
             yield shell
         yield from check_mcp_servers(config)
-        endpoint = check_metrics(config)
-        if endpoint is not None:
-            yield endpoint
+        yield from check_metrics(config)
     user = check_user(os.geteuid() if euid is None else euid)
     if user is not None:
         yield user

@@ -8,16 +8,36 @@ import socket
 import urllib.request
 
 from plancord.config import Config
-from plancord.doctor.findings import Check, failed, passed
+from plancord.doctor.findings import Check, failed, passed, warned
 
 PROBE_TIMEOUT_SECONDS = 2.0
 
+#: Hosts that bind every interface.
+EVERY_INTERFACE = ("0.0.0.0", "::", "")  # noqa: S104 - what is warned of
 
-def check_metrics(config: Config) -> Check | None:
-    """None when the endpoint is off."""
+
+def check_metrics(config: Config) -> list[Check]:
+    """Nothing when the endpoint is off; a warning when it listens on every interface."""
     settings = config.metrics
     if not settings.enabled:
-        return None
+        return []
+    found = [_check_bind(config)]
+    if settings.host in EVERY_INTERFACE:
+        found.append(
+            warned(
+                "metrics",
+                f"metrics.host {settings.host or '(empty)'} listens on every interface: "
+                "anyone who reaches the port reads agent names, costs and activity (no "
+                "authentication)",
+                "set metrics.host: 127.0.0.1 (or the address your Prometheus scrapes) and "
+                "firewall the port",
+            )
+        )
+    return found
+
+
+def _check_bind(config: Config) -> Check:
+    settings = config.metrics
     where = f"{settings.host}:{settings.port}"
     url = f"http://{where}/metrics"
     fix = "change metrics.port or metrics.host, or set metrics.enabled: false"

@@ -1,5 +1,5 @@
-"""The doctor's look at each agent's MCP servers: started once in a scratch workspace, with
-how each of their tools is classified."""
+"""The doctor's look at each agent's MCP servers: each started once, alone, in the agent's
+workspace (or a scratch repository), with how each of its tools is classified."""
 
 from __future__ import annotations
 
@@ -16,7 +16,11 @@ def check_mcp_servers(config: Config) -> list[Check]:
     agents = {name: servers for name, servers in agents.items() if servers}
     if not agents and not config.mcp_servers:
         return []
-    found = asyncio.run(probe_servers(config.mcp_servers, agents, config.sandbox_settings))
+    found = asyncio.run(
+        probe_servers(
+            config.mcp_servers, agents, config.sandbox_settings, agents_dir=config.agents_dir
+        )
+    )
     fix = "fix the server's mcp_servers entry; the agent does not start until then"
     return [
         passed(f"MCP server {p.server} ({p.agent}): {p.detail}")

@@ -96,7 +96,8 @@ def check_agent_sandbox(config: Config | None) -> Check:
     try:
         layer = choose_layer(choice)
     except SandboxUnavailable as exc:
-        return failed("agent sandbox", str(exc), "install bubblewrap (apt-get install bubblewrap)")
+        # The problem names its own fix (the package, the sysctl, the seccomp profile).
+        return failed("agent sandbox", str(exc), "then run plancord doctor again")
     if layer.value == "bubblewrap":
         return passed("agent sandbox: bubblewrap (namespaces; only the workspace is visible)")
     return warned(
@@ -107,8 +108,7 @@ def check_agent_sandbox(config: Config | None) -> Check:
         "(an agent allowed the network gets the host's), git refuses a repository whose "
         "config holds keys outside the allow-list, and shell commands that could write are "
         "refused in a repository (its git directory cannot be kept read-only)",
-        "install bubblewrap and allow unprivileged user namespaces; in Docker, run with "
-        "seccomp-bubblewrap.json (docs/docker-sandbox.md)",
+        "for bubblewrap, follow the fix in the parentheses (docs/docker-sandbox.md)",
     )
 
 

@@ -61,6 +61,8 @@ class PlancordCollector(Collector):
         self._refusals = refusals
         self.discord_failures: Counter[tuple[str, str, str]] = Counter()
         """Failed Discord requests by ``(method, route, status)``; counted on the loop."""
+        self.discord_connected: Callable[[], bool] = lambda: False
+        """Whether the gateway is connected (the bot sets it once it exists)."""
         self._last = Readings()
 
     def discord_failed(self, method: str, route: str, status: str) -> None:
@@ -75,6 +77,7 @@ class PlancordCollector(Collector):
             stored,
             refusals=dict(self._refusals()),
             discord_failures=dict(self.discord_failures),
+            discord_connected=self.discord_connected(),
             loop_lag_seconds=lag,
         )
 
@@ -184,6 +187,12 @@ def families(readings: Readings, *, stale: bool = False) -> Iterator[Metric]:
     for (agent, schedule), at in sorted(readings.next_schedule_runs.items()):
         upcoming.add_metric([agent, schedule], at)
     yield upcoming
+    yield GaugeMetricFamily(
+        "plancord_discord_connected",
+        "1 while the bot's gateway connection to Discord is up, 0 before the login and "
+        "during an outage.",
+        value=1 if readings.discord_connected else 0,
+    )
     yield GaugeMetricFamily(
         "plancord_event_loop_lag_seconds",
         "How long the event loop took to start the metrics' read at the last scrape.",

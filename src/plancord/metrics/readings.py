@@ -42,6 +42,7 @@ class Readings:
     """Drift events and checkpoint answers by ``(kind, decision)``."""
     refusals: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     discord_failures: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    discord_connected: bool = False
     loop_lag_seconds: float = 0.0
     schedule_runs: Mapping[str, int] = field(default_factory=dict)
     """Scheduled runs by outcome (started, queued, skipped-busy, …)."""

@@ -27,6 +27,7 @@ from plancord.core.sandbox_policy import (
 from plancord.sandbox import landlock, net_bridge, wall_helper
 from plancord.sandbox.argv import HostLayout, bwrap_argv
 from plancord.sandbox.environment import sandbox_environment
+from plancord.sandbox.userns import namespaces_blocked_by
 
 NO_LANDLOCK = (
     "needs the Landlock kernel sandbox (Linux 5.13 or later built with "
@@ -86,7 +87,8 @@ def bubblewrap_problem() -> str | None:
     if done.returncode != 0:
         said = done.stderr.decode(errors="replace").strip().splitlines()
         reason = said[-1] if said else f"exit status {done.returncode}"
-        return f"bubblewrap cannot create a sandbox here ({reason}); user namespaces are off?"
+        cause, fix = namespaces_blocked_by(reason)
+        return f"bubblewrap cannot create a sandbox here ({reason}): {cause}; {fix}"
     return None
 
 

@@ -214,6 +214,16 @@ if "--mystery" in sys.argv:
 
 
 if __name__ == "__main__":
+    if "--repository" in sys.argv:  # as mcp-server-git does: a git repository or nothing
+        repository = sys.argv[sys.argv.index("--repository") + 1]
+        if not os.path.isdir(os.path.join(repository, ".git")):
+            print(f"{os.path.abspath(repository)} is not a valid Git repository", file=sys.stderr)
+            sys.exit(1)
+    if "--needs" in sys.argv:  # a file of the workspace it is started in
+        needed = sys.argv[sys.argv.index("--needs") + 1]
+        if not os.path.exists(needed):
+            print(f"{needed} not found in {os.getcwd()}", file=sys.stderr)
+            sys.exit(1)
     if "--flood" in sys.argv:
         _flood(float(sys.argv[sys.argv.index("--flood") + 1]), "flooded at start")
     if "--die-loudly" in sys.argv:

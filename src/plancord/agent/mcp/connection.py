@@ -71,6 +71,19 @@ class Endpoint:
     url: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class PhaseEndpoints:
+    """A server whose workspace follows the phase (``writable_workspace: executing``):
+    read-only while planning, writable while executing. The tool switches its connection
+    at each call, by the phase of that call."""
+
+    planning: Endpoint
+    executing: Endpoint
+
+    def of(self, planning: bool) -> Endpoint:
+        return self.planning if planning else self.executing
+
+
 class McpConnection:
     def __init__(
         self,
@@ -119,6 +132,14 @@ class McpConnection:
         result keeps its first ``max_output`` bytes, with a note of the rest."""
         return await self._background.run(self._call(tool, arguments, max_output))
 
+    async def switch_to(self, endpoint: Endpoint) -> None:
+        """Serve from ``endpoint`` from now on: a server running elsewhere is stopped, and
+        the next call starts it there."""
+        if self.endpoint is endpoint:
+            return
+        await self.close()
+        self.endpoint = endpoint
+
     async def close(self) -> None:
         await self._background.run(self._close())
 
@@ -141,10 +162,11 @@ class McpConnection:
             raise
 
     async def _serve(self, ready: asyncio.Future[list[RemoteTool]], closing: asyncio.Event) -> None:
+        from mcp import Client
+
         spawn: ServerSpawn | None = None
         errlog = StderrTail() if self.endpoint.spawn is not None else None
         self._fault = fault = StdioFault()
-        from mcp import Client
 
         try:
             if self.endpoint.spawn is not None:
@@ -183,12 +205,13 @@ class McpConnection:
         return bounded_stdio(spawn, errlog.writer, fault)
 
     async def _call(self, tool: str, arguments: dict[str, Any], max_output: int) -> McpAnswer:
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import CONNECTION_CLOSED
+
         client = await self._client_for_call()
         if isinstance(client, ToolResult):
             return McpAnswer(client)
         fault = self._fault
-        from mcp.shared.exceptions import MCPError
-        from mcp.types import CONNECTION_CLOSED
 
         try:
             result = await asyncio.wait_for(

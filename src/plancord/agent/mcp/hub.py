@@ -8,7 +8,9 @@ start: a tool a server adds later is unknown to the agent (refused) until the ne
 
 While planning, nothing an MCP server runs may write or reach the network, whatever the
 config says. A server that needs neither (a stdio server without ``writable_workspace``, of
-an agent without ``network``) runs read-only and offline in every phase. A server that needs
+an agent without ``network``) runs read-only and offline in every phase. One with
+``writable_workspace: executing`` runs in both: read-only while planning, writable while
+executing, its connection switched at each call by the phase of that call. A server that needs
 either (``writable_workspace: true``, an agent with ``network: true``, a URL) runs only
 outside plan mode: when the agent's first turn is in plan mode it is started read-only and
 offline just long enough to list its tools, then stopped; whenever the hub finds the agent
@@ -28,7 +30,7 @@ from typing import Any
 from plancord.agent.home import AgentHomes
 from plancord.agent.mcp.background import BackgroundLoop
 from plancord.agent.mcp.classify import Classified, Hints, classify_all
-from plancord.agent.mcp.connection import Endpoint, McpConnection, McpServerDown
+from plancord.agent.mcp.connection import Endpoint, McpConnection, McpServerDown, PhaseEndpoints
 from plancord.agent.mcp.spawn import ServerSpawn, secret_environment, server_spawn
 from plancord.agent.mcp.tool import McpTool, mcp_tool, qualified_name
 from plancord.agent.tools.base import TOOL_NAME, Tool
@@ -72,7 +74,7 @@ def _needs(agent: str, config: McpServerConfig, sandbox: SandboxSettings) -> str
     needs: list[str] = []
     if config.url is not None or agent in sandbox.network_agents:
         needs.append("reaches the network")
-    if config.writable_workspace:
+    if config.writable_workspace is True:
         needs.append("writes the workspace (`writable_workspace: true`)")
     return " and ".join(needs) or None
 
@@ -141,8 +143,14 @@ class McpHub:
         try:
             for name, config in self._servers_for(agent).items():
                 needs = _needs(agent, config, self._sandbox)
+                phases = None
+                if needs is None and config.writable_workspace == "executing":
+                    phases = PhaseEndpoints(
+                        self._endpoint(agent, name, config, read_only=True),
+                        self._endpoint(agent, name, config, read_only=False),
+                    )
                 working = self._endpoint(agent, name, config, read_only=needs is None)
-                listing = working
+                listing = working if phases is None else phases.of(planning)
                 if needs is not None and planning and config.url is None:
                     listing = self._endpoint(agent, name, config, read_only=True)
                 connection = McpConnection(
@@ -188,6 +196,7 @@ class McpHub:
                             description=item.description,
                             input_schema=item.input_schema,
                             refused_while_planning=refusal,
+                            phases=phases,
                         )
                     )
         except BaseException:

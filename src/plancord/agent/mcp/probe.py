@@ -3,13 +3,17 @@
 Why this exists: an unclassified tool stops an agent's start, and a server that cannot start
 in the sandbox shows only when the agent is first used; the operator should see both before
 that. Each agent the config names (and, for the global servers, an agent with no network)
-gets its servers started once in a scratch workspace, then closed.
+gets each of its servers started once, alone (one that fails says nothing of the others),
+then closed: in the agent's own workspace when it has one (read-only, as while planning),
+else in a scratch git repository, so a server started as its README says
+(``mcp-server-git --repository .``) finds what it would find in a real workspace.
 """
 
 from __future__ import annotations
 
+import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -60,23 +64,50 @@ async def probe_servers(
     global_servers: Mapping[str, McpServerConfig],
     agents: Mapping[str, Mapping[str, McpServerConfig]],
     sandbox: SandboxSettings,
+    agents_dir: Path | None = None,
 ) -> list[ServerProbe]:
-    """Start every configured server once per agent that uses it and report on each."""
+    """Start every configured server once per agent that uses it, each alone, and report
+    on each; ``agents_dir`` is where the agents' own workspaces are."""
     plan: dict[str, Mapping[str, McpServerConfig]] = dict(agents)
     if global_servers:
         plan[ANY_AGENT] = global_servers
     probes: list[ServerProbe] = []
+    probe_sandbox = replace(sandbox, network_agents=sandbox.network_agents - {ANY_AGENT})
     with tempfile.TemporaryDirectory(prefix="plancord-doctor-") as scratch:
-        agents_dir = Path(scratch)
-        probe_sandbox = replace(sandbox, network_agents=sandbox.network_agents - {ANY_AGENT})
-        hub = McpHub(lambda agent: plan.get(agent, {}), agents_dir, probe_sandbox)
-        try:
-            for agent in plan:
-                AgentHomes(agents_dir).of(agent).workspace.mkdir(parents=True)
-                for status in await hub.status(agent):
-                    probes.append(
-                        ServerProbe(agent, status.server, status.started, _describe(status))
-                    )
-        finally:
-            await hub.close()
+        for agent, servers in plan.items():
+            home = _workspace_home(agent, agents_dir, Path(scratch))
+            for name, server in servers.items():
+                hub = McpHub(_only(name, server), home, probe_sandbox)
+                try:
+                    for status in await hub.status(agent):
+                        probes.append(
+                            ServerProbe(agent, status.server, status.started, _describe(status))
+                        )
+                finally:
+                    await hub.close()
     return probes
+
+
+def _only(name: str, server: McpServerConfig) -> Callable[[str], Mapping[str, McpServerConfig]]:
+    def servers_for(agent: str) -> Mapping[str, McpServerConfig]:
+        return {name: server}
+
+    return servers_for
+
+
+def _workspace_home(agent: str, agents_dir: Path | None, scratch: Path) -> Path:
+    """The agents folder to probe ``agent`` in: its own when it has a workspace there, else
+    the scratch folder with a fresh git repository as its workspace."""
+    if agents_dir is not None and AgentHomes(agents_dir).of(agent).workspace.is_dir():
+        return agents_dir
+    workspace = AgentHomes(scratch).of(agent).workspace
+    if not workspace.is_dir():
+        workspace.mkdir(parents=True)
+        subprocess.run(
+            ["git", "init", "-q", str(workspace)],
+            capture_output=True,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            timeout=30,
+        )
+    return scratch

@@ -98,13 +98,16 @@ async def bounded_stdio(
 ]:
     """Start ``spawn`` and yield the session's (read, write) streams, as the SDK's
     ``stdio_client`` does, with each incoming line bounded by ``max_line`` bytes."""
-    from mcp.shared.message import SessionMessage
 
     process = await anyio.open_process(
         spawn.argv, env=spawn.env, stderr=errlog, cwd=spawn.cwd, start_new_session=True
     )
-    incoming_writer, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    outgoing, outgoing_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    incoming_writer: MemoryObjectSendStream[SessionMessage | Exception]
+    incoming: MemoryObjectReceiveStream[SessionMessage | Exception]
+    incoming_writer, incoming = anyio.create_memory_object_stream(0)
+    outgoing: MemoryObjectSendStream[SessionMessage]
+    outgoing_reader: MemoryObjectReceiveStream[SessionMessage]
+    outgoing, outgoing_reader = anyio.create_memory_object_stream(0)
 
     async def read_stdout() -> None:
         stdout = process.stdout

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from plancord.agent.mcp.connection import McpConnection
+from plancord.agent.mcp.connection import McpConnection, PhaseEndpoints
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
 from plancord.core.gate import ToolKind
 
@@ -41,8 +41,11 @@ class McpTool(Tool[McpArguments]):
         input_schema: dict[str, Any],
         *,
         refused_while_planning: str | None = None,
+        phases: PhaseEndpoints | None = None,
     ) -> None:
         self.connection = connection
+        self.phases = phases
+        """For a server whose workspace follows the phase: where it runs in each."""
         self.remote = remote
         self.input_schema = input_schema
         self.refused_while_planning = refused_while_planning
@@ -59,6 +62,8 @@ class McpTool(Tool[McpArguments]):
     async def run(self, args: McpArguments, ctx: ToolContext) -> ToolResult:
         if ctx.phase.is_planning and self.refused_while_planning is not None:
             return ToolResult.error(self.refused_while_planning)
+        if self.phases is not None:
+            await self.connection.switch_to(self.phases.of(ctx.phase.is_planning))
         answer = await self.connection.call(
             self.remote, args.model_dump(mode="json"), max_output=ctx.shell.max_output_bytes
         )
@@ -79,6 +84,7 @@ def mcp_tool(
     description: str | None,
     input_schema: dict[str, Any],
     refused_while_planning: str | None = None,
+    phases: PhaseEndpoints | None = None,
 ) -> McpTool:
     """The tool ``remote`` of ``connection``'s server, classified as ``kind``."""
     schema = dict(input_schema) if input_schema else {}
@@ -95,5 +101,7 @@ def mcp_tool(
             "description": f"[MCP {connection.server}, {label}] {text}"[:4000],
         },
     )
-    tool: McpTool = bound(connection, remote, schema, refused_while_planning=refused_while_planning)
+    tool: McpTool = bound(
+        connection, remote, schema, refused_while_planning=refused_while_planning, phases=phases
+    )
     return tool

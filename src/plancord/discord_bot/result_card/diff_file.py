@@ -60,7 +60,8 @@ def _prepare(path: Path, name: str, limit: int) -> DiffAttachment:
     cut = head.rfind(b"\n") + 1 or len(head)
     note = (
         f"The diff ({_mb(size)}) is past Discord's upload limit even gzipped, so the "
-        f"attached file is **cut** after {_mb(cut)}; `plancord result-diff` prints all of it."
+        f"attached file is **cut** after {_mb(cut)}; "
+        "`plancord plan result-diff --agent NAME` prints all of it."
     )
     marker = b"\n# plancord: the diff is cut here; see the card.\n"
     return DiffAttachment(head[:cut] + marker, f"{name}-cut.diff", note)
