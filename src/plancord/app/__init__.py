@@ -23,11 +23,13 @@ from functools import cached_property
 from pathlib import Path
 
 from plancord.agent.agent_settings import overrides_from
+from plancord.agent.call_log import CallLog
 from plancord.agent.execution.network import NetworkGate
 from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.mcp import McpHub
+from plancord.agent.remembered_rules import RememberedRules
 from plancord.agent.runtime import AgentRuntime
 from plancord.agent.subagents import ExploreLimits, SubAgents
 from plancord.agent.tools import default_tools
@@ -106,6 +108,10 @@ class App:
     network: NetworkProxy | None = None
     """The network proxy, when some agent's network is granted by the plan."""
     network_gate: NetworkGate | None = None
+    call_rules: RememberedRules | None = None
+    """Remembered rules for tool calls (``core_services``)."""
+    call_log: CallLog | None = None
+    """Every tool call's decision record (``core_services``)."""
 
     @cached_property
     def asks(self) -> AskAuthority:
@@ -221,6 +227,8 @@ class App:
             plan_answers=PlanAnswerStore(db),
             plan_messages=PlanMessageStore(db),
             pending_asks=PendingAskStore(db),
+            call_rules=core.call_rules,
+            call_log=core.call_log,
         )
         if config.sandbox_settings.plan_network:
             await app._serve_network(notifier)
@@ -282,6 +290,8 @@ class App:
         if self.branches is not None:
             self.branches.close()
         await self.mcp.close()
+        if self.call_log is not None:
+            await self.call_log.close()
         close = getattr(self.model, "close", None)
         if close is not None:
             await close()

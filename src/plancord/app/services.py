@@ -10,15 +10,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from plancord.agent.call_log import CallLog
 from plancord.agent.execution.start_intents import Say
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.home import AgentHomes
 from plancord.agent.manager import StoredSettings
+from plancord.agent.remembered_rules import RememberedRules
 from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.config import Config
+from plancord.core.call_records import RecordBounds
 from plancord.core.ports import Clock, MemberDirectory
 from plancord.core.service import PlanningService
 from plancord.storage.backend import Backend
+from plancord.storage.call_records import CallRecordStore
+from plancord.storage.call_rules import CallRuleStore
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.plan_reviews import PlanReviewStore
@@ -45,6 +50,11 @@ class CoreServices:
     """Starts approved plans' branches; ``recover`` undoes the starts a crash interrupted,
     and ``close`` ends its work at shutdown (None where plans execute where the workspace
     stands, as in tests of the planning alone)."""
+    call_rules: RememberedRules | None = None
+    """The operator's and members' remembered rules for tool calls, members' read from
+    the store at each call (the dispatch, the permission card, ``/agent rules``, the CLI)."""
+    call_log: CallLog | None = None
+    """Every tool call's decision record, written in batches."""
 
 
 def core_services(
@@ -75,6 +85,20 @@ def core_services(
         reviews=plan_reviews,
         executions=branches,
     )
+    bounds = config.rules.records
     return CoreServices(
-        store, ConversationStore(db), settings, planning, executions, homes, plan_reviews, branches
+        store,
+        ConversationStore(db),
+        settings,
+        planning,
+        executions,
+        homes,
+        plan_reviews,
+        branches,
+        call_rules=RememberedRules(CallRuleStore(db), clock, config.rules.operator_rules),
+        call_log=CallLog(
+            CallRecordStore(db),
+            clock,
+            RecordBounds(bounds.keep_per_plan, bounds.retention_days),
+        ),
     )

@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from plancord.config.call_rules import RulesConfig
 from plancord.config.database_url import POSTGRES_SCHEMES, redact
 from plancord.config.explore import ExploreConfig
 from plancord.config.fields import (
@@ -72,6 +73,7 @@ class Config(BaseModel):
     mcp_servers: McpServers = {}
     explore: ExploreConfig = Field(default_factory=ExploreConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    rules: RulesConfig = Field(default_factory=RulesConfig)
 
     @field_validator(
         "discord",
@@ -83,6 +85,7 @@ class Config(BaseModel):
         "channels",
         "mcp_servers",
         "explore",
+        "rules",
         mode="before",
     )
     @classmethod

@@ -75,6 +75,7 @@ class PlancordBot(PlancordClient):
     async def setup_hook(self) -> None:
         from plancord.discord_bot.asks.permission_card import ASK_BUTTONS
         from plancord.discord_bot.asks.question_card import QUESTION_CONTROLS
+        from plancord.discord_bot.asks.remember import REMEMBER_BUTTONS
         from plancord.discord_bot.cogs.agents import AgentCog
         from plancord.discord_bot.cogs.messages import MessageCog
         from plancord.discord_bot.cogs.plan import PlanCog
@@ -102,6 +103,7 @@ class PlancordBot(PlancordClient):
             *REVIEW_BUTTONS,
             *ANSWER_CONTROLS,
             *ASK_BUTTONS,
+            *REMEMBER_BUTTONS,
             *QUESTION_CONTROLS,
             *RESULT_CONTROLS,
         )
