@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from plancord.agent.call_log import CallLog
 from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.steps import StepKeeper
 from plancord.agent.home import AgentHomes
+from plancord.agent.remembered_rules import RememberedRules
 from plancord.app import PlanLifecycle, core_services
 from plancord.config import Config
 from plancord.core.errors import InvalidTransition, PlancordError
@@ -84,6 +86,10 @@ class OperatorServices:
     """The results of executed plans, decided through the completion card's own code."""
     executions: ExecutionStore
     homes: AgentHomes
+    call_rules: RememberedRules | None = None
+    """The operator's and members' remembered rules for tool calls."""
+    call_log: CallLog | None = None
+    """Every tool call's decision record."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +141,15 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
         steps = StepKeeper(executions=core.executions, notifier=None, clock=clock, homes=core.homes)
         PlanLifecycle(steps=steps, results=results).listen(core.planning)
         try:
-            yield OperatorServices(core.store, core.planning, results, core.executions, core.homes)
+            yield OperatorServices(
+                core.store,
+                core.planning,
+                results,
+                core.executions,
+                core.homes,
+                core.call_rules,
+                core.call_log,
+            )
         finally:
             await results.close()
             if core.branches is not None:

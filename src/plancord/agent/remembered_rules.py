@@ -122,3 +122,21 @@ def applies_text(decision: GateDecision) -> str:
     if decision.decider is Decider.GATE:
         return "the approval: every edit is confirmed"
     return "no remembered rule covers this call; the agent's permission profile asks"
+
+
+async def rules_lines(rules: RememberedRules, agent: str | None) -> list[str]:
+    """The rules for ``agent`` (every agent's when None), one line each: the operator's
+    first (they rank over members'), then members' with who made them and their status."""
+    lines = [
+        f"{rule.id} · operator · {rule.describe()}"
+        for rule in rules.operator_rules
+        if agent is None or rule.agent in (None, agent)
+    ]
+    for stored in await rules.listed(agent):
+        rule = stored.rule
+        made = f"{rule.created_at:%Y-%m-%d %H:%M} UTC" if rule.created_at else "?"
+        lines.append(
+            f"{rule.id} · member · {rule.describe()} · made by {rule.created_by} at {made} · "
+            f"{rules.now_status(stored)}"
+        )
+    return lines

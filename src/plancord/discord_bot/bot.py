@@ -83,6 +83,7 @@ class PlancordBot(PlancordClient):
         from plancord.discord_bot.plan_card.buttons import PLAN_BUTTONS
         from plancord.discord_bot.plan_card.review import REVIEW_BUTTONS
         from plancord.discord_bot.result_card.buttons import RESULT_CONTROLS
+        from plancord.discord_bot.shared.why import WHY_CONTROLS
 
         self._app = await App.open(
             self.config,
@@ -106,6 +107,7 @@ class PlancordBot(PlancordClient):
             *REMEMBER_BUTTONS,
             *QUESTION_CONTROLS,
             *RESULT_CONTROLS,
+            *WHY_CONTROLS,
         )
         await self.sync_commands()
         self.start_deadlines()

@@ -9,6 +9,7 @@ from typing import Any
 import discord
 
 from tests.discord_bot.agent_scene import Scene, SceneFactory
+from tests.discord_bot.asks.asking import tool_results
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 
 
@@ -51,3 +52,11 @@ async def remember(member: Any, card: Any, choice: str = "Allow", lasts: str = "
     label = f"{choice} always" if lasts == "always" else f"{choice} for 1 day"
     await member.click(offer.response, label=label)
     return offer
+
+
+def result_texts(scene: Scene) -> list[str]:
+    """Every tool result the model was sent, in order."""
+    texts = []
+    for index in range(1, len(scene.server.requests)):
+        texts += [str(r["content"]) for r in tool_results(scene, index)]
+    return texts

@@ -5,25 +5,16 @@ call; a click by anyone the approver policy does not accept remembers nothing.""
 
 from __future__ import annotations
 
-from typing import Any
-
 from plancord.config.call_rules import OperatorCallRule
 from tests.discord_bot.agent_scene import SceneFactory
-from tests.discord_bot.asks.asking import tool_results
 from tests.discord_bot.asks.remembering import (
     approver_scene,
     cards,
     fields_of,
     remember,
+    result_texts,
     shell_script,
 )
-
-
-def result_texts(scene: Any) -> list[str]:
-    texts = []
-    for index in range(1, len(scene.server.requests)):
-        texts += [str(r["content"]) for r in tool_results(scene, index)]
-    return texts
 
 
 async def test_allow_always_for_npm_test_covers_its_argv_and_nothing_that_only_starts_alike(
