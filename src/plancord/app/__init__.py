@@ -265,6 +265,7 @@ class App:
             self.clock,
             self.config.anthropic.prices,
             lambda: dispatcher.refusals,
+            lambda: dispatcher.decided,
         )
         endpoint = MetricsEndpoint(collector)
         try:
