@@ -32,7 +32,7 @@ from plancord.agent.tools.base import (
 )
 from plancord.agent.tools.git_write import GitCommitInput
 from plancord.core.authority import Answer, Subject
-from plancord.core.call_records import CallOutcome, input_digest
+from plancord.core.call_records import CallOutcome, actor_name, input_digest
 from plancord.core.call_rules import CallRule
 from plancord.core.decider import Decider
 from plancord.core.drift_findings import DriftAction, answered
@@ -317,7 +317,7 @@ class ToolDispatch:
         asked = decision.rule.label() if decision.rule is not None else decision.decider.value
         if answer in (Answer.ALLOWED, Answer.DENIED) and self.calls is not None:
             trace.actor = await self.calls.store.answered_by(trace.agent, action)
-        who = trace.actor or "nobody"
+        who = actor_name(trace.actor) or "nobody"
         outcome = {
             Answer.ALLOWED: None,
             Answer.DENIED: CallOutcome.DENIED,
