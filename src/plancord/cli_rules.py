@@ -79,12 +79,22 @@ def add_rules_commands(
         formatter_class=formatter,
     )
     rules_sub = rules.add_subparsers(dest="rules_cmd", required=True, metavar="ACTION")
-    listing = rules_sub.add_parser("list", help="list the rules, operator's first")
+    listing = rules_sub.add_parser(
+        "list",
+        help="list the rules, operator's first",
+        description="List the rules for tool calls, the operator's first (they rank over "
+        "members'), with who made each, when, and whether it is in force.\n\n" + OPERATOR_NOTE,
+        formatter_class=formatter,
+    )
     listing.add_argument("--config", **config_option)
     listing.add_argument("--agent", metavar="NAME", help="only this agent's rules")
     listing.set_defaults(func=_cmd_rules_list)
     revoke = rules_sub.add_parser(
-        "revoke", help="revoke a member's rule; the next call in every process sees it"
+        "revoke",
+        help="revoke a member's rule; the next call in every process sees it",
+        description="Revoke a member's rule by its id; every process reads rules at each "
+        "call, so the agent's next call is decided without it.\n\n" + OPERATOR_NOTE,
+        formatter_class=formatter,
     )
     revoke.add_argument("--config", **config_option)
     revoke.add_argument("rule", help="the rule's id (rules list shows it)")
