@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from _common import ANA, Bench, median_ms, open_bench, timed
+from plancord.agent.call_log import CallLog
 from plancord.agent.runtime import AgentSession
 from plancord.agent.tools.base import ToolContext, ToolResult
+from plancord.core.call_records import RecordBounds
 from plancord.core.errors import ModelCallFailed
 from plancord.core.execution import StepIndex
 from plancord.core.gate import GateRequest, ToolKind, decide
@@ -38,6 +40,7 @@ from plancord.core.ports import ModelReply, ModelRequest
 from plancord.core.settings import ShellSandbox
 from plancord.core.shell.readonly import classify
 from plancord.sandbox import landlock_abi
+from plancord.storage.call_records import CallRecordStore
 
 PLAN = {"summary": "Read the app", "steps": [{"description": "Read src/app.py"}]}
 DRIFT_PLAN = {
@@ -104,6 +107,28 @@ async def compare(
         via_dispatch.append(await timed(dispatch))
         direct.append(await timed(run))
     return median_ms(via_dispatch), median_ms(direct)
+
+
+async def with_records(
+    bench: Bench, session: AgentSession, call: dict[str, Any], runs: int
+) -> tuple[float, float]:
+    """Median milliseconds of ``dispatch`` without a decision record and with one (noted,
+    written in the background in batches), measured alternately."""
+    dispatcher = bench.runtime.dispatcher
+    log = CallLog(CallRecordStore(bench.store.db), bench.clock, RecordBounds())
+    without, with_log = [], []
+
+    async def dispatch() -> ToolResult:
+        return await bench.runtime.dispatch(session, call)
+
+    for _ in range(runs):
+        dispatcher.calls = None
+        without.append(await timed(dispatch))
+        dispatcher.calls = log
+        with_log.append(await timed(dispatch))
+    await log.flush()
+    dispatcher.calls = None
+    return median_ms(without), median_ms(with_log)
 
 
 async def parts(bench: Bench, runs: int) -> dict[str, float]:
@@ -212,6 +237,10 @@ async def main(runs: int) -> int:
             )
             label = "bash ls, executing (no sandbox)"
             rows.append((label, *await compare(bench, session, ls, Phase.EXECUTING, runs // 2)))
+            records = [
+                ("view, executing", *await with_records(bench, session, view, runs)),
+                ("bash ls, executing", *await with_records(bench, session, ls, runs // 2)),
+            ]
             pieces = await parts(bench, runs)
         finally:
             await bench.close()
@@ -222,6 +251,10 @@ async def main(runs: int) -> int:
         print(f"{label:<34}{ran:>7.2f}ms{dispatched:>8.2f}ms{gate:>7.2f}ms{gate / ran:>10.2f}")
     if landlock_abi() == 0:
         print("(no Landlock on this kernel: the sandboxed case was not measured)")
+    print("The decision record per call: dispatch without it and with it (goal: <= 1.05x)")
+    for label, without, with_log in records:
+        ratio = with_log / without
+        print(f"  {label:<32}{without:>7.2f}ms{with_log:>8.2f}ms{ratio:>8.3f}x")
     print("The gate's parts on their own (median)")
     for name, value in pieces.items():
         print(f"  {name:<42}{value * 1000:9.1f} us")

@@ -22,6 +22,7 @@ PAGE = ROOT / "docs" / "architecture.md"
 
 ROOMS = {
     "plancord.cli": "`plancord run`, `migrate`, `doctor`, `demo`, `sandbox-run`: the entry point",
+    "plancord.cli_rules": "`plancord rules list|revoke`, `plancord calls`: rules, reasons",
     "plancord.cli_operator": "the operator's commands (`plancord agent`, `plan`, `audit`, …)",
     "plancord.cli_result": "`plancord result`: an executed plan's result from a shell",
     "plancord.demo": "the offline demo's story and its narration",

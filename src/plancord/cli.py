@@ -16,6 +16,7 @@ from typing import Any
 
 import plancord
 from plancord.cli_operator import add_operator_commands
+from plancord.cli_rules import add_rules_commands
 
 
 def _cmd_check_bash(args: argparse.Namespace) -> int:
@@ -374,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.set_defaults(func=_cmd_migrate)
 
     add_operator_commands(sub, config_after)
+    add_rules_commands(sub, config_after)
 
     check = sub.add_parser(
         "check-bash",

@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from plancord.agent.call_log import CallLog
 from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.steps import StepKeeper
 from plancord.agent.home import AgentHomes
+from plancord.agent.remembered_rules import RememberedRules
 from plancord.app import PlanLifecycle, core_services
 from plancord.config import Config
 from plancord.core.errors import InvalidTransition, PlancordError, PlanValidationError
@@ -95,6 +97,10 @@ class OperatorServices:
     homes: AgentHomes
     schedules: ScheduleBook
     """The agents' schedules, changed as the operator (who may instruct every agent)."""
+    call_rules: RememberedRules | None = None
+    """The operator's and members' remembered rules for tool calls."""
+    call_log: CallLog | None = None
+    """Every tool call's decision record."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +157,14 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
                 SqlScheduleStore(db), clock, core.settings, core.store.get_agent
             )
             yield OperatorServices(
-                core.store, core.planning, results, core.executions, core.homes, schedules
+                core.store,
+                core.planning,
+                results,
+                core.executions,
+                core.homes,
+                schedules,
+                core.call_rules,
+                core.call_log,
             )
         finally:
             await results.close()

@@ -270,3 +270,24 @@ async def test_asked_on_the_loop_itself_the_last_readings_are_marked_stale(
 
     assert families["plancord_metrics_stale"].samples[0].value == 1
     assert families["plancord_agents"].samples  # the previous readings, not nothing
+
+
+async def test_calls_are_counted_by_what_decided_them(scene_with_metrics: Any) -> None:
+    scene: PlanScene = await scene_with_metrics(
+        [
+            tool_turn(ToolCall("bash_execute", {"command": "ls"})),
+            tool_turn(ToolCall("create_file", {"path": "x.py", "content": "x = 1\n"})),
+            text_turn("done"),
+        ]
+    )
+    record = await scene.app.store.get_agent("ada")
+    profile = {"preset": "open", "deny": ["tool:create_file:.*"]}
+    await scene.app.store.update_agent(record.model_copy(update={"permission_profile": profile}))
+
+    await scene.ana.send(scene.channel, "look, then make a file")
+
+    decided = {
+        (labels["decider"], labels["outcome"]): n
+        for labels, n in series(await scrape(scene), "plancord_tool_calls_decided_total")
+    }
+    assert decided == {("filter", "ran"): 1.0, ("profile", "refused"): 1.0}

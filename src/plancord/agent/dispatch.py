@@ -16,8 +16,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from plancord.agent.call_log import CallLog, CallTrace, gate_reason
 from plancord.agent.execution.host import ExecutionHost, HeldCall
 from plancord.agent.home import AgentHomes
+from plancord.agent.remembered_rules import RememberedRules, applies_text, remember_scope
 from plancord.agent.runtime_settings import RuntimeSettings
 from plancord.agent.sessions import AgentSession
 from plancord.agent.tools.base import (
@@ -30,6 +32,9 @@ from plancord.agent.tools.base import (
 )
 from plancord.agent.tools.git_write import GitCommitInput
 from plancord.core.authority import Answer, Subject
+from plancord.core.call_records import CallOutcome, actor_name, input_digest
+from plancord.core.call_rules import CallRule
+from plancord.core.decider import Decider
 from plancord.core.drift_findings import DriftAction, answered
 from plancord.core.errors import PlancordError
 from plancord.core.execution import DriftDecision, ExecutionRecord
@@ -72,8 +77,12 @@ class ToolDispatch:
         clock: Clock,
         settings: RuntimeSettings,
         host: ExecutionHost | None = None,
+        rules: RememberedRules | None = None,
+        calls: CallLog | None = None,
     ) -> None:
         self._host = host
+        self.rules = rules
+        self.calls = calls
         self._store = store
         self._planning = planning
         self._plan_settings = plan_settings
@@ -87,6 +96,9 @@ class ToolDispatch:
         mutating call while planning, a shell command the read-only filter denied),
         ``policy`` (the permission profile) or ``drift`` (the host held an executing call
         to its step and refused or undid it). Read by the metrics."""
+        self.decided: Counter[tuple[str, str, str]] = Counter()
+        """Calls by ``(agent, decider, outcome)`` (``core.decider``, ``core.call_records``):
+        how often each part decided, a human among them. Read by the metrics."""
 
     async def dispatch(self, session: AgentSession, call: dict[str, Any]) -> ToolResult:
         """The single choke point: validate input, ask the gate, then (maybe) run the tool.
@@ -95,29 +107,57 @@ class ToolDispatch:
         becomes an ``is_error`` result for the model; nothing escapes into the loop.
         """
         name = str(call.get("name"))
+        trace = CallTrace(session.name, name, input_digest(call.get("input")))
         try:
-            return await self._dispatch(session, name, call)
+            result = await self._dispatch(session, name, call, trace)
         except asyncio.CancelledError:
+            trace.decided(trace.decider, "the call was cancelled", outcome=CallOutcome.NOT_RUN)
+            self._record(trace, True)
             raise
         except PlancordError as exc:
-            return ToolResult.error(str(exc))
+            result = ToolResult.error(str(exc))
         except Exception as exc:
             log.exception("agent %s: tool %s failed", session.name, name)
-            return ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}")
+            result = ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}")
+        self._record(trace, result.is_error)
+        return result
 
-    async def _dispatch(self, session: AgentSession, name: str, call: dict[str, Any]) -> ToolResult:
+    def stopped(self, session: AgentSession, call: dict[str, Any]) -> None:
+        """A call of a reply the turn was stopped before (by a member or the budget)."""
+        name = str(call.get("name"))
+        trace = CallTrace(session.name, name, input_digest(call.get("input")))
+        trace.decided(Decider.STOP, "the turn was stopped first", outcome=CallOutcome.NOT_RUN)
+        self._record(trace, True)
+
+    def _record(self, trace: CallTrace, is_error: bool) -> None:
+        """The call's decision record, kept in the background; counted for the metrics."""
+        outcome = trace.outcome or (CallOutcome.FAILED if is_error else CallOutcome.RAN)
+        self.decided[(trace.agent, trace.decider.value, outcome.value)] += 1
+        if self.calls is not None:
+            self.calls.note(trace.record(self.calls, is_error, self._clock.now()))
+
+    async def _dispatch(
+        self, session: AgentSession, name: str, call: dict[str, Any], trace: CallTrace
+    ) -> ToolResult:
         agent = session.name
         registry = await self._registry.for_agent(agent)
         tool = registry.get(name)
         if tool is None:
             names = ", ".join(t.name for t in registry)
+            trace.decided(Decider.GATE, "no such tool", outcome=CallOutcome.NOT_RUN)
             return ToolResult.error(f"Unknown tool {name!r}. Available tools: {names}.")
         try:
             args = tool.Input.model_validate(call.get("input") or {})
         except ValidationError as exc:
+            trace.decided(Decider.GATE, "its input was invalid", outcome=CallOutcome.NOT_RUN)
             return ToolResult.error(_input_problems(name, exc))
         record = await self._store.get_agent(agent)
         state = await self._store.load_state(agent)
+        trace.phase, trace.plan_id, trace.revision = (
+            state.phase.value,
+            state.plan_id,
+            state.revision,
+        )
         plan_settings = await self._plan_settings.plan_mode_for(agent)
         home = self._homes.of(agent)
         workspace = home.workspace
@@ -138,6 +178,13 @@ class ToolDispatch:
         held = await self._held(state, tool, verdict)
         writes = await asyncio.to_thread(tool.writes, args, workspace) if held else None
         drift = ExecutionHost.tool_drift(held[1], held[0], name, writes) if held else None
+        trace.step = await self._step_of(state, held)
+        shell = is_shell(tool)
+        facts = None
+        rule: CallRule | None = None
+        if self.rules is not None and not state.phase.is_planning:
+            facts = self.rules.facts(agent, guard or name, detail, shell=shell)
+            rule = await self.rules.applicable(facts)
         request = GateRequest(
             tool_name=name,
             tool_kind=tool.kind,
@@ -153,8 +200,15 @@ class ToolDispatch:
             ),
             drift=drift,
             drift_policy=plan_settings.drift,
+            rule=rule,
         )
         decision = decide(request, PermissionProfile.from_stored(record.permission_profile))
+        trace.decided(
+            decision.decider,
+            gate_reason(decision, verdict),
+            rule_id=decision.rule.id if decision.rule is not None else None,
+            outcome=CallOutcome.REFUSED if decision.outcome is GateOutcome.REFUSE else None,
+        )
         if decision.outcome is GateOutcome.REFUSE:
             await self._drift_decided(held, request, decision, DriftDecision.REFUSED)
             if decision.refusal is not None:
@@ -174,8 +228,11 @@ class ToolDispatch:
                     timeout_seconds=self._settings.permission_timeout_seconds,
                     outside_plan=decision.drift.reason if decision.drift is not None else None,
                     subject=Subject.PERMISSION if decision.drift is None else Subject.DRIFT,
+                    remember=remember_scope(self.rules, facts, decision, shell),
+                    applies=applies_text(decision),
                 )
             )
+            await self._answered(trace, answer, request.action, decision)
             await self._drift_decided(held, request, decision, answered(answer))
             if answer is Answer.TIMED_OUT:
                 return ToolResult.error(
@@ -204,9 +261,11 @@ class ToolDispatch:
             )
             moved, before = await self._host.before(call_held)
             if before.error is not None:
+                trace.decided(Decider.DRIFT, before.error, outcome=CallOutcome.REFUSED)
                 self.refusals[(agent, tool.kind.value, "drift")] += 1
                 return await self._refused(session, state, before.error, before.stop)
             if before.answer is not None:
+                trace.decided(Decider.DRIFT, before.answer, outcome=CallOutcome.NOT_RUN)
                 return ToolResult(before.answer)
             call_held = replace(call_held, record=moved)
         context = ToolContext(
@@ -237,7 +296,33 @@ class ToolDispatch:
                 return result
             return ToolResult(f"{result.content}\n\n{after.note}", result.is_error)
         self.refusals[(agent, tool.kind.value, "drift")] += 1
+        trace.decided(Decider.DRIFT, after.error, outcome=CallOutcome.REFUSED)
         return await self._refused(session, state, after.error, after.stop, result)
+
+    async def _step_of(
+        self, state: PlanningState, held: tuple[ExecutionRecord, Plan] | None
+    ) -> int | None:
+        """The plan's current step while it executes (None otherwise)."""
+        if held is not None:
+            return held[0].current_step
+        if state.phase is not Phase.EXECUTING or self._host is None:
+            return None
+        running = await self._host.running(state.agent)
+        return running.current_step if running is not None else None
+
+    async def _answered(
+        self, trace: CallTrace, answer: Answer, action: str, decision: GateDecision
+    ) -> None:
+        """A human's answer on the call's card, with who gave it, on its record."""
+        asked = decision.rule.label() if decision.rule is not None else decision.decider.value
+        if answer in (Answer.ALLOWED, Answer.DENIED) and self.calls is not None:
+            trace.actor = await self.calls.store.answered_by(trace.agent, action)
+        who = actor_name(trace.actor) or "nobody"
+        outcome = {
+            Answer.ALLOWED: None,
+            Answer.DENIED: CallOutcome.DENIED,
+        }.get(answer, CallOutcome.UNANSWERED)
+        trace.decided(Decider.HUMAN, f"{answer.value} by {who} (asked by {asked})", outcome=outcome)
 
     def _shared_writable(
         self, state: PlanningState, held: HeldCall | None

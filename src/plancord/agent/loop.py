@@ -241,6 +241,7 @@ class ToolLoop:
         for call in calls:
             if session.stop_requested:
                 result = ToolResult.error("Not run: the user stopped the agent.")
+                self._dispatcher.stopped(session, call)
             else:
                 result = await self._dispatcher.dispatch(session, call)
             results.append(

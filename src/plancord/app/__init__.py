@@ -25,6 +25,7 @@ from functools import cached_property
 from pathlib import Path
 
 from plancord.agent.agent_settings import overrides_from
+from plancord.agent.call_log import CallLog
 from plancord.agent.execution.lease import ProcessLease
 from plancord.agent.execution.network import NetworkGate
 from plancord.agent.execution.network_asks import NetworkCalls
@@ -32,6 +33,7 @@ from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.mcp import McpHub
+from plancord.agent.remembered_rules import RememberedRules
 from plancord.agent.runtime import AgentRuntime
 from plancord.agent.subagents import ExploreLimits, SubAgents
 from plancord.agent.tools import default_tools
@@ -133,6 +135,10 @@ class App:
     network_gate: NetworkGate | None = None
     recovering: asyncio.Task[None] | None = None
     """The recovery tried again once the leases it found live can have expired."""
+    call_rules: RememberedRules | None = None
+    """Remembered rules for tool calls (``core_services``)."""
+    call_log: CallLog | None = None
+    """Every tool call's decision record (``core_services``)."""
 
     @cached_property
     def asks(self) -> AskAuthority:
@@ -306,6 +312,8 @@ class App:
             schedules=schedules,
             schedule_runs=schedule_runs,
             schedule_loop=schedule_loop,
+            call_rules=core.call_rules,
+            call_log=core.call_log,
         )
         if config.sandbox_settings.plan_network:
             await app._serve_network(notifier, core.network_calls)
@@ -343,6 +351,7 @@ class App:
             self.clock,
             self.config.anthropic.prices,
             lambda: dispatcher.refusals,
+            lambda: dispatcher.decided,
         )
         endpoint = MetricsEndpoint(collector)
         try:
@@ -373,6 +382,8 @@ class App:
         if self.lease is not None:
             await self.lease.close()
         await self.mcp.close()
+        if self.call_log is not None:
+            await self.call_log.close()
         close = getattr(self.model, "close", None)
         if close is not None:
             await close()

@@ -128,6 +128,8 @@ def build_runtime(
         clock=clock,
         settings=settings,
         host=host,
+        rules=core.call_rules,
+        calls=core.call_log,
     )
     guard = BudgetGuard(budget=budget, planning=planning, writer=writer)
     loop = ToolLoop(

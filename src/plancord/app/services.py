@@ -10,17 +10,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from plancord.agent.call_log import CallLog
 from plancord.agent.execution.lease import ProcessLease
 from plancord.agent.execution.network_asks import NetworkCalls
 from plancord.agent.execution.start_intents import Say
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.home import AgentHomes
 from plancord.agent.manager import StoredSettings
+from plancord.agent.remembered_rules import RememberedRules
 from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.config import Config
+from plancord.core.call_records import RecordBounds
 from plancord.core.ports import Clock, MemberDirectory
 from plancord.core.service import PlanningService
 from plancord.storage.backend import Backend
+from plancord.storage.call_records import CallRecordStore
+from plancord.storage.call_rules import CallRuleStore
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.plan_reviews import PlanReviewStore
@@ -53,6 +58,11 @@ class CoreServices:
     network_calls: NetworkCalls = field(default_factory=NetworkCalls)
     """The calls each execution has started: the execution host counts them, the network
     gate asks about one command's hosts on one card."""
+    call_rules: RememberedRules | None = None
+    """The operator's and members' remembered rules for tool calls, members' read from
+    the store at each call (the dispatch, the permission card, ``/agent rules``, the CLI)."""
+    call_log: CallLog | None = None
+    """Every tool call's decision record, written in batches."""
 
 
 def core_services(
@@ -84,6 +94,7 @@ def core_services(
         reviews=plan_reviews,
         executions=branches,
     )
+    bounds = config.rules.records
     return CoreServices(
         store,
         ConversationStore(db),
@@ -94,4 +105,10 @@ def core_services(
         plan_reviews,
         lease,
         branches,
+        call_rules=RememberedRules(CallRuleStore(db), clock, config.rules.operator_rules),
+        call_log=CallLog(
+            CallRecordStore(db),
+            clock,
+            RecordBounds(bounds.keep_per_plan, bounds.retention_days),
+        ),
     )

@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from plancord.config.call_rules import RulesConfig
 from plancord.config.database_url import POSTGRES_SCHEMES, redact
 from plancord.config.explore import ExploreConfig
 from plancord.config.fields import (
@@ -74,6 +75,7 @@ class Config(BaseModel):
     explore: ExploreConfig = Field(default_factory=ExploreConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     schedules: SchedulesConfig = Field(default_factory=SchedulesConfig)
+    rules: RulesConfig = Field(default_factory=RulesConfig)
 
     @field_validator(
         "discord",
@@ -85,6 +87,7 @@ class Config(BaseModel):
         "channels",
         "mcp_servers",
         "explore",
+        "rules",
         mode="before",
     )
     @classmethod

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from plancord.core.call_rules import CallRule, RuleTier
+from plancord.core.decider import Decider
 from plancord.core.drift import DriftPolicy
 from plancord.core.drift_findings import DriftAction, DriftFinding, drift_action
 from plancord.core.kinds import Permission, ToolKind
@@ -71,6 +73,11 @@ class GateDecision:
     """Set when the call is outside the approved plan (whatever the outcome), to be audited."""
     drift_action: DriftAction | None = None
     """What the drift policy did with ``drift`` (``core.drift_findings.drift_action``)."""
+    decider: Decider = Decider.PROFILE
+    """What decided the outcome, for the call's decision record."""
+    rule: CallRule | None = None
+    """The remembered rule that decided (or, when a human is asked, would have been
+    overridden by nothing: the card says which rule applies)."""
 
     @property
     def allowed(self) -> bool:
@@ -93,6 +100,9 @@ class GateRequest:
     drift: DriftFinding | None = None
     """While executing: the call is outside the approved plan, known before it runs."""
     drift_policy: DriftPolicy = DriftPolicy.ASK
+    rule: CallRule | None = None
+    """The remembered rule (``core.call_rules.applicable``) for this call, operator's or a
+    member's; never asked while planning."""
 
 
 PLAN_HINT = (
@@ -102,18 +112,35 @@ PLAN_HINT = (
 
 
 def decide(request: GateRequest, profile: PermissionProfile) -> GateDecision:
-    """Allow, refuse or ask for one tool call. Pure: no I/O, no clock."""
+    """Allow, refuse or ask for one tool call. Pure: no I/O, no clock.
+
+    Outside plan mode the permission comes from, in order: an operator rule; the profile's
+    deny; a member's rule; the profile. A rule's allow never passes the drift policy or
+    "confirm each edit": those still ask or refuse."""
     if request.phase.is_planning:
         return _decide_planning(request)
     if request.tool_kind in (ToolKind.PLANNING, ToolKind.INTERACTIVE):
-        return GateDecision(GateOutcome.ALLOW, f"{request.tool_kind.value} tools always run")
+        return GateDecision(
+            GateOutcome.ALLOW, f"{request.tool_kind.value} tools always run", decider=Decider.GATE
+        )
     read_only_shell = request.shell_verdict_allowed is True
-    permission = profile.evaluate(
+    by_profile = profile.evaluate(
         request.action, request.tool_kind, read_only_shell=read_only_shell
     )
+    rule = request.rule
+    if rule is not None and (rule.tier is RuleTier.OPERATOR or by_profile is not Permission.DENY):
+        permission, decider, why = rule.decision, Decider.RULE, rule.label()
+    else:
+        rule = None
+        decider = (
+            Decider.FILTER
+            if read_only_shell and by_profile is Permission.ALLOW
+            else (Decider.PROFILE)
+        )
+        permission, why = by_profile, "the agent's permission profile"
     if permission is Permission.DENY:
         return GateDecision(
-            GateOutcome.REFUSE, f"the agent's permission profile denies {request.action}"
+            GateOutcome.REFUSE, f"{why} denies {request.action}", decider=decider, rule=rule
         )
     is_mutation = request.tool_kind is ToolKind.MUTATING and not read_only_shell
     drift = request.drift if is_mutation and request.phase is Phase.EXECUTING else None
@@ -127,27 +154,46 @@ def decide(request: GateRequest, profile: PermissionProfile) -> GateDecision:
                 "so and finish with complete_plan so a human can plan the rest",
                 drift=drift,
                 drift_action=action,
+                decider=Decider.DRIFT,
             )
         if action is DriftAction.ASK:
-            return GateDecision(GateOutcome.ASK, outside, drift=drift, drift_action=action)
+            return GateDecision(
+                GateOutcome.ASK, outside, drift=drift, drift_action=action, decider=Decider.DRIFT
+            )
     if permission is Permission.ASK or (request.confirm_each_edit and is_mutation):
+        by_rule = f" ({why} asks)" if rule is not None and permission is Permission.ASK else ""
         return GateDecision(
             GateOutcome.ASK,
-            f"{request.action} needs a human's permission",
+            f"{request.action} needs a human's permission{by_rule}",
             drift=drift,
             drift_action=action,
+            decider=decider if permission is Permission.ASK else Decider.GATE,
+            rule=rule,
         )
+    allowed = f"allowed by {why}" if rule is not None else "allowed by the permission profile"
     return GateDecision(
-        GateOutcome.ALLOW, "allowed by the permission profile", drift=drift, drift_action=action
+        GateOutcome.ALLOW,
+        allowed,
+        drift=drift,
+        drift_action=action,
+        decider=decider,
+        rule=rule,
     )
 
 
 def _decide_planning(request: GateRequest) -> GateDecision:
     if request.tool_kind is not ToolKind.MUTATING:
-        return GateDecision(GateOutcome.ALLOW, f"{request.tool_kind.value} tools run in plan mode")
+        return GateDecision(
+            GateOutcome.ALLOW,
+            f"{request.tool_kind.value} tools run in plan mode",
+            decider=Decider.GATE,
+        )
     if request.shell_verdict_allowed is True:
         return GateDecision(
-            GateOutcome.ALLOW, request.shell_verdict_reason or "read-only command", sandbox=True
+            GateOutcome.ALLOW,
+            request.shell_verdict_reason or "read-only command",
+            sandbox=True,
+            decider=Decider.FILTER,
         )
     if request.shell_verdict_allowed is False:
         hint = (
@@ -165,4 +211,5 @@ def _decide_planning(request: GateRequest) -> GateDecision:
         entered_at=request.entered_at,
         entered_reason=request.entered_reason,
     )
-    return GateDecision(GateOutcome.REFUSE, hint, refusal=refusal)
+    decider = Decider.GATE if request.shell_verdict_allowed is None else Decider.FILTER
+    return GateDecision(GateOutcome.REFUSE, hint, refusal=refusal, decider=decider)

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from plancord.core.agents import AgentRecord
 from plancord.core.authority import Answer, Subject
 from plancord.core.ballot import ApprovalVote, VoteWrite
+from plancord.core.call_rules import RuleScope
 from plancord.core.execution import ExecutionRecord
 from plancord.core.network import NetworkBound
 from plancord.core.planning import Actor, AuditAction, AuditEntry, PlanningState, PlanRevision
@@ -283,6 +284,11 @@ class PermissionRequest:
     """The two buttons' words: ``("Continue", "Stop")`` for a high-risk step's checkpoint."""
     subject: Subject = Subject.PERMISSION
     """What is asked: a call the profile holds, a drift, or a 🔴 step's checkpoint."""
+    remember: RuleScope | None = None
+    """What "Allow always" / "Deny always" on the card would remember (None: the card
+    offers neither: a drift, a checkpoint, a call no rule can name)."""
+    applies: str | None = None
+    """Which rule applies to the call now, in words, so the card says it before a click."""
 
 
 @dataclass(frozen=True, slots=True)

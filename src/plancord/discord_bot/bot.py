@@ -97,6 +97,7 @@ class PlancordBot(PlancordClient):
     async def setup_hook(self) -> None:
         from plancord.discord_bot.asks.permission_card import ASK_BUTTONS
         from plancord.discord_bot.asks.question_card import QUESTION_CONTROLS
+        from plancord.discord_bot.asks.remember import REMEMBER_BUTTONS
         from plancord.discord_bot.cogs.agents import AgentCog
         from plancord.discord_bot.cogs.messages import MessageCog
         from plancord.discord_bot.cogs.plan import PlanCog
@@ -107,6 +108,7 @@ class PlancordBot(PlancordClient):
         from plancord.discord_bot.plan_card.direct_edit import DIRECT_EDIT_BUTTONS
         from plancord.discord_bot.plan_card.review import REVIEW_BUTTONS
         from plancord.discord_bot.result_card.buttons import RESULT_CONTROLS
+        from plancord.discord_bot.shared.why import WHY_CONTROLS
 
         self.setup_begun = True
         await self.open_app()
@@ -121,8 +123,10 @@ class PlancordBot(PlancordClient):
             *REVIEW_BUTTONS,
             *ANSWER_CONTROLS,
             *ASK_BUTTONS,
+            *REMEMBER_BUTTONS,
             *QUESTION_CONTROLS,
             *RESULT_CONTROLS,
+            *WHY_CONTROLS,
         )
         await self.sync_commands()
         self.start_deadlines()

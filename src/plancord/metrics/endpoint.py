@@ -53,12 +53,14 @@ class PlancordCollector(Collector):
         clock: Clock,
         prices: Mapping[str, Price],
         refusals: Refusals,
+        decided: Refusals = dict,
     ) -> None:
         self._loop = loop
         self._db = db
         self._clock = clock
         self._prices = prices
         self._refusals = refusals
+        self._decided = decided
         self.discord_failures: Counter[tuple[str, str, str]] = Counter()
         """Failed Discord requests by ``(method, route, status)``; counted on the loop."""
         self.discord_connected: Callable[[], bool] = lambda: False
@@ -76,6 +78,7 @@ class PlancordCollector(Collector):
         return replace(
             stored,
             refusals=dict(self._refusals()),
+            decided=dict(self._decided()),
             discord_failures=dict(self.discord_failures),
             discord_connected=self.discord_connected(),
             loop_lag_seconds=lag,
@@ -160,6 +163,13 @@ def families(readings: Readings, *, stale: bool = False) -> Iterator[Metric]:
         "Tool calls refused, by agent, tool kind and rule (plan_mode, policy or drift).",
         ["agent", "tool_kind", "rule"],
         readings.refusals,
+    )
+    yield _counter(
+        "plancord_tool_calls_decided",
+        "Tool calls by agent, what decided them (gate, filter, rule, profile, human, drift, "
+        "stop) and their outcome; human counts how often people are asked.",
+        ["agent", "decider", "outcome"],
+        readings.decided,
     )
     yield _counter(
         "plancord_drift_events",

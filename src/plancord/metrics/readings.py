@@ -41,6 +41,8 @@ class Readings:
     drift: Mapping[tuple[str, str], int] = field(default_factory=dict)
     """Drift events and checkpoint answers by ``(kind, decision)``."""
     refusals: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    decided: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    """Tool calls by ``(agent, decider, outcome)``: what decided each (``core.decider``)."""
     discord_failures: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     discord_connected: bool = False
     loop_lag_seconds: float = 0.0

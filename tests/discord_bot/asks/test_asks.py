@@ -121,7 +121,8 @@ async def test_permission_request_shows_the_action_and_allow_runs_it(
     embed = request.embeds[0]
     assert "```\ntool:bash_execute:touch made.txt\n```" in (embed.description or "")
     assert request.content == f"<@{scene.ana.id}>"
-    assert [b["label"] for b in buttons(scene, request)] == ["Allow", "Deny"]
+    labels = [b["label"] for b in buttons(scene, request)]
+    assert labels == ["Allow", "Deny", "Allow always…", "Deny always…"]
     [row] = await pending(scene)
     assert buttons(scene, request)[0]["custom_id"] == f"ask:allow:{row['id']}"
     assert not (workspace / "made.txt").exists()

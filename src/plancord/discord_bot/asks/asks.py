@@ -9,6 +9,8 @@ row: its message is edited (controls disabled) and the row deleted.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import discord
 
 from plancord.core.authority import Answer
@@ -16,6 +18,7 @@ from plancord.core.ports import PermissionRequest, Question
 from plancord.discord_bot.asks.live import LiveAsks
 from plancord.discord_bot.asks.permissions import Permissions
 from plancord.discord_bot.asks.questions import Questions
+from plancord.discord_bot.asks.remember import Remembering
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.storage.pending_asks import StoredAsk
 
@@ -32,6 +35,7 @@ class Asks:
         self.live = live
         self.questions = questions
         self.permissions = permissions
+        self.remembering = Remembering(bot, live)
 
     def waiting(self, agent: str) -> bool:
         """True while the agent waits for a human's answer or decision."""
@@ -61,6 +65,21 @@ class Asks:
         self, interaction: discord.Interaction[discord.Client], ask_id: str, allow: bool
     ) -> None:
         await self.permissions.decide(interaction, ask_id, allow)
+
+    async def remember(
+        self,
+        interaction: discord.Interaction[discord.Client],
+        ask_id: str,
+        allow: bool,
+        lasts: timedelta | None,
+        *,
+        confirmed: bool,
+    ) -> None:
+        """ "Allow always…" / "Deny always…": the scope shown, then (``confirmed``) kept."""
+        if confirmed:
+            await self.remembering.confirm(interaction, ask_id, allow, lasts)
+        else:
+            await self.remembering.offer(interaction, ask_id, allow)
 
     async def restore(self) -> None:
         """Mark every ask left over from an earlier process expired; its waiter is gone. Asks

@@ -58,6 +58,9 @@ def permission_embed(
     embed.add_field(
         name="Requested by", value=f"<@{requester}>" if requester else "unknown", inline=True
     )
+    applies = payload.get("applies")
+    if outcome is None and applies:
+        embed.add_field(name="Rule that applies", value=clip_field(str(applies)), inline=False)
     if outcome is None:
         timeout = duration_text(float(payload.get("timeout_seconds", 0)))
         deciders = str(payload.get("deciders") or describe_ask_deciders(None))

@@ -37,6 +37,7 @@ from plancord.discord_bot.asks.permission_card import (
     user_id_of,
 )
 from plancord.discord_bot.asks.posting import Card, card_name, plain_permission_text, post_card
+from plancord.discord_bot.asks.remember import add_remember_buttons
 from plancord.discord_bot.shared.channel_io import ChannelIO
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.common import acknowledge
@@ -74,6 +75,8 @@ class Permissions:
             "labels": list(request.labels),
             "subject": request.subject.value,
             "deciders": await self.bot.app.asks.deciders(request.agent),
+            "remember": request.remember.to_json() if request.remember else None,
+            "applies": request.applies,
         }
         stored = await self.live.record(
             ask_id, "permission", request.agent, payload, request.timeout_seconds
@@ -112,11 +115,13 @@ class Permissions:
         """The request's card as posted (and posted again when it is deleted)."""
         labels = labels_of(payload)
         user_id = user_id_of(payload.get("requested_by"))
+        view = permission_view(ask_id, labels=labels)
+        add_remember_buttons(view, ask_id, payload)
         return Card(
             name=card_name(labels),
             content=f"<@{user_id}>" if user_id else None,
             embed=permission_embed(agent, payload),
-            view=permission_view(ask_id, labels=labels),
+            view=view,
             allowed_mentions=discord.AllowedMentions(
                 everyone=False,
                 roles=False,

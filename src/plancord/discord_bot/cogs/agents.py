@@ -21,6 +21,7 @@ from plancord.core.access import describe_access
 from plancord.core.agents import AgentRecord, check_agent_name
 from plancord.core.errors import AgentNotFound, PlancordError
 from plancord.core.permissions import PermissionProfile
+from plancord.discord_bot.cogs.rules import agent_rules
 from plancord.discord_bot.shared.channel_io import ChannelIO, split_message
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.common import (
@@ -299,6 +300,13 @@ class AgentCog(commands.GroupCog, group_name="agent", group_description="Manage 
         return await agent_choices(self.manager, current, interaction.guild_id)
 
     # -- remove ----------------------------------------------------------------------------
+
+    @app_commands.command(name="rules", description="List or revoke this agent's remembered rules")
+    @app_commands.describe(revoke="A rule's id to revoke (leave empty to list them)")
+    async def rules(
+        self, interaction: discord.Interaction[discord.Client], revoke: str | None = None
+    ) -> None:
+        await agent_rules(self.bot, interaction, revoke)
 
     @app_commands.command(name="remove", description="Remove an agent (its workspace is kept)")
     @app_commands.describe(name="The agent to remove")

@@ -42,6 +42,7 @@ from plancord.discord_bot.shared.common import (
     reply_privately,
 )
 from plancord.discord_bot.shared.embed_basics import CONTENT_LIMIT, clip, size
+from plancord.discord_bot.shared.why import why_text
 
 NO_MENTIONS = discord.AllowedMentions.none()
 DIFF_MESSAGE_LIMIT = 1900
@@ -188,6 +189,13 @@ class PlanCog(commands.GroupCog, group_name="plan", group_description="Plan firs
         name = f"changes-v{older}-v{newer}.md"
         attachment = discord.File(io.BytesIO(changes.to_markdown().encode("utf-8")), filename=name)
         await interaction.followup.send(text, file=attachment, ephemeral=True)
+
+    @app_commands.command(name="why", description="Why this agent's last tool calls ran or not")
+    async def why(self, interaction: discord.Interaction) -> None:
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        record = await agent_for(self.bot.app, interaction.channel)
+        text = NO_AGENT if record is None else await why_text(self.bot.app, record.name)
+        await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_MENTIONS)
 
     @app_commands.command(name="cancel", description="Leave plan mode; nothing is executed")
     async def cancel(self, interaction: discord.Interaction) -> None:

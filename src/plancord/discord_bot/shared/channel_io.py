@@ -21,6 +21,7 @@ from discord.ext import tasks
 
 from plancord.core.errors import PlancordError
 from plancord.discord_bot.shared.client import PlancordClient
+from plancord.discord_bot.shared.why import why_view
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +164,7 @@ class _Status:
     """The tool-activity message of one turn and what it should show next."""
 
     destination: Destination
+    agent: str = ""
     lines: list[str] = field(default_factory=list)
     steps: int = 0
     done: bool = False
@@ -240,7 +242,7 @@ class ChannelIO:
             destination = await self.destination(agent)
             if destination is None:
                 return
-            status = self._statuses[agent] = _Status(destination)
+            status = self._statuses[agent] = _Status(destination, agent)
         text = " ".join(line.split())
         if len(text) > STATUS_LINE_CHARS:
             text = text[: STATUS_LINE_CHARS - 1] + "…"
@@ -259,7 +261,7 @@ class ChannelIO:
             try:
                 if status.message is None:
                     status.message = await status.destination.send(
-                        text, allowed_mentions=NO_MENTIONS
+                        text, allowed_mentions=NO_MENTIONS, view=why_view(status.agent)
                     )
                 else:
                     await status.message.edit(content=text, allowed_mentions=NO_MENTIONS)

@@ -9,6 +9,7 @@ the edge has no import circle: bot → notifier → cogs → plan card | asks �
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, Protocol
 
 import discord
@@ -33,6 +34,16 @@ class AskControls(Protocol):
 
     async def answer(
         self, interaction: discord.Interaction[discord.Client], ask_id: str, index: int | None
+    ) -> None: ...
+
+    async def remember(
+        self,
+        interaction: discord.Interaction[discord.Client],
+        ask_id: str,
+        allow: bool,
+        lasts: timedelta | None,
+        *,
+        confirmed: bool,
     ) -> None: ...
 
     async def answer_text(

@@ -103,7 +103,6 @@ FAMILIES: dict[str, list[tuple[str, str]]] = {
         ("jq -n env", "secret"),
         ("jq -n '$ENV.CORPUS_TOKEN'", "secret"),
         ("grep -a SECRET /proc/self/environ", "secret"),
-        ("printenv CORPUS_TOKEN", "secret"),
     ],
     "never-ending reads": [
         ("seq inf", "never-ends"),

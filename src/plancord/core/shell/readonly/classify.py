@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
+from plancord.core.sandbox_policy import SANDBOX_PATH
 from plancord.core.shell.readonly.commands import Call, Rule, describe
 from plancord.core.shell.readonly.conditional import judge_conditional
 from plancord.core.shell.readonly.expansion import GlobBudget, check_braces, expand, is_glob
@@ -259,6 +261,28 @@ class _Judging:
         return Command(tuple(argv), tuple(redirects))
 
 
+SYSTEM_PROGRAM_DIRS: Final = frozenset(SANDBOX_PATH.split(":"))
+"""Where a program named by its absolute path is the system's own (read-only in every
+sandbox), judged as its name is: the directories of the sandbox's ``PATH``."""
+
+PATH_SPECIAL: Final = frozenset({"cd"})
+"""Names the filter judges as the shell does them, never as a program by its path."""
+
+
+def system_program(path: str) -> str:
+    """The name a program given by ``path`` is judged as: ``/usr/bin/ls`` is ``ls``. Only a
+    normal absolute path into a system program directory; anything else (``./ls``,
+    ``/tmp/ls``, ``/usr/bin/../../tmp/ls``, a folder of the workspace) is refused."""
+    folder, _, base = path.rpartition("/")
+    if folder not in SYSTEM_PROGRAM_DIRS or not base or base in PATH_SPECIAL:
+        raise Denied(
+            f"`{shown(path)}` runs a program by its path outside the system's program "
+            "folders; plan mode runs only known commands",
+            f"{shown(path)}: a program named by its path",
+        )
+    return base
+
+
 def _check_command(
     call: Call, argv: list[str], rules: Sequence[OperatorRule]
 ) -> tuple[str, OperatorRule | None]:
@@ -270,10 +294,8 @@ def _check_command(
         _judge(operator.judge, call, f"{name}: {operator.label}")
         return f"{name}: {operator.label}", operator
     if "/" in name:
-        raise Denied(
-            f"`{shown(name)}` runs a program by its path; plan mode runs only known commands",
-            f"{shown(name)}: a program named by its path",
-        )
+        name = system_program(name)
+        call = replace(call, program=name)
     rule = RULES.get(name)
     if rule is None:
         reason = REFUSED.get(name)

@@ -21,7 +21,7 @@ _REFUSED: Final[Mapping[str, str]] = {
     ),
     **_each(
         "`{}` runs another command, which plan mode cannot check",
-        "env nice nohup timeout sudo doas su stdbuf script flock chroot setsid unshare "
+        "nice nohup timeout sudo doas su stdbuf script flock chroot setsid unshare "
         "nsenter ionice taskset watch parallel strace ltrace gdb chrt runuser systemd-run "
         "fakeroot faketime time pkexec",
     ),
@@ -96,7 +96,6 @@ _REFUSED: Final[Mapping[str, str]] = {
 REFUSED_TOO: Final[Mapping[str, str]] = {
     "yes": "`yes` prints forever",
     "sleep": "`sleep` only waits",
-    "printenv": "`printenv` prints the environment, which can hold secrets",
     "tee": "`tee` writes files",
 }
 

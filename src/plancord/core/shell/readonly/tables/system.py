@@ -1,8 +1,13 @@
-"""Commands that print facts about the system: date, uname, id, ps.
+"""Commands that print facts about the system: date, uname, id, ps, and the environment
+(env and printenv without a command to run).
 
 Tables read from the ``--help`` pages of GNU coreutils 9.1 (date, uname, id) and procps-ng
 4.0.2 (ps), Debian 12. They run inside the sandbox, so ``ps`` sees the sandbox's own
-processes (its own pid namespace) and ``id`` the sandbox's user.
+processes (its own pid namespace) and ``id`` the sandbox's user. ``env`` and ``printenv``
+print the environment every agent process starts with, which is an allow-list the host
+writes (``sandbox.environment``: ``PATH``, a private ``HOME`` and ``TMPDIR``, the locale, git's
+settings) and holds no secret by construction; ``env`` with a command, an assignment or
+``-i``/``-u`` runs or changes something and is refused.
 """
 
 from __future__ import annotations
@@ -69,7 +74,18 @@ def _check_ps(call: Call) -> None:
             )
 
 
+ENV: Final = OptionTable(
+    source="env(1), GNU coreutils 9.1 (printing only: no command, no assignment)",
+    flags="0",
+    long_flags="null help version",
+)
+PRINTENV: Final = OptionTable(
+    source="printenv(1), GNU coreutils 9.1", flags="0", long_flags="null help version"
+)
+
 RULES: Final[dict[str, Rule]] = {
+    "env": table_rule(ENV, "none"),
+    "printenv": table_rule(PRINTENV, "text"),
     "date": table_rule(
         DATE, "text", path_options=("-f", "--file", "-r", "--reference"), check=_check_date
     ),

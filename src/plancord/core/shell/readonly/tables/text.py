@@ -333,7 +333,26 @@ def _check_printf(call: Call) -> None:
         raise Denied(f"`printf {shown(call.args[0])}` is not an option bash's printf knows")
 
 
+BASE64: Final = OptionTable(
+    source="base64(1) and base32(1), GNU coreutils 9.1",
+    flags="di",
+    values="w",
+    long_flags="decode ignore-garbage help version",
+    long_values="wrap",
+)
+BASENC: Final = OptionTable(
+    source="basenc(1), GNU coreutils 9.1",
+    flags="di",
+    values="w",
+    long_flags="decode ignore-garbage base64 base64url base32 base32hex base16 base2msbf "
+    "base2lsbf z85 help version",
+    long_values="wrap",
+)
+
 RULES: Final[dict[str, Rule]] = {
+    "base64": table_rule(BASE64, max_operands=1),
+    "base32": table_rule(BASE64, max_operands=1),
+    "basenc": table_rule(BASENC, max_operands=1),
     "cat": table_rule(CAT),
     "head": table_rule(HEAD),
     "tail": _check_tail,
