@@ -1,10 +1,14 @@
-"""Draw docs/plan-card.png: the plan message of ``plancord demo``, as Discord shows it.
+"""Draw docs/plan-card.png and docs/plan-card-edited.png: plan messages of ``plancord demo``,
+as Discord shows them.
 
 The picture in the README is the demo's real plan embed: this script runs the demo's first
 half (``/plan start``, the scripted agent exploring and submitting its plan) through the real
-bot under SimCord, takes the embed the bot posted and draws it with Pillow, which is not a
-dependency of plancord: ``.venv/bin/pip install pillow`` first, then run
-``.venv/bin/python docs/render_plan_card.py`` from the repository root.
+bot under SimCord and takes the embed the bot posted. Then ana taps **Edit directly**, picks
+step 1 and submits its form with new text and a file, and comments on step 2: the
+second picture is the card of that revision 2, what changed and the comment included. Both
+are drawn with Pillow, which is not a dependency of plancord: ``.venv/bin/pip install
+pillow`` first, then run ``.venv/bin/python docs/render_plan_card.py`` from the repository
+root.
 """
 
 from __future__ import annotations
@@ -18,19 +22,43 @@ from PIL import Image, ImageDraw, ImageFont
 
 from plancord.core.planning import Actor
 from plancord.demo import AGENT, TASK, exploring_turns, host_plan_mode, quiet, seed_workspace
+from plancord.testing.anthropic_server import text_turn
 from plancord.testing.sim import start_world
 
 OUT = Path(__file__).with_name("plan-card.png")
+OUT_EDITED = Path(__file__).with_name("plan-card-edited.png")
+#: ana's direct edit of step 1 (it now names its file, which widens the plan) and her comment.
+EDITED_STEP = {
+    "description": "Create greet.py with hello(name) and a docstring",
+    "files": "greet.py",
+    "risk": ["low"],
+    "tools": "create_file",
+}
+COMMENT = {"step": "2", "comment": "Please say which commit message you will use."}
 FONTS = Path("/usr/share/fonts/truetype/dejavu")
 BACKGROUND, CARD, TEXT, MUTED = "#313338", "#2b2d31", "#dbdee1", "#949ba4"
 RISK_COLOURS = {"🟢": "#3ba55d", "🟡": "#faa81a", "🔴": "#ed4245"}
 WIDTH, MARGIN, WRAP = 760, 24, 78
 
 
-async def plan_message() -> tuple[dict[str, Any], list[str]]:
-    """The embed (as Discord's JSON) and the button labels of the demo's plan message."""
+Card = tuple[dict[str, Any], list[list[str]]]
+"""A plan message's embed (as Discord's JSON) and its button labels, row by row."""
+
+
+def card(message: Any) -> Card:
+    rows = [
+        [child.label for child in getattr(row, "children", []) if getattr(child, "label", None)]
+        for row in message.components
+    ]
+    return message.embeds[0].to_dict(), [row for row in rows if row]
+
+
+async def plan_messages() -> tuple[Card, Card]:
+    """The demo's plan message, and the message of revision 2 after ana's direct edit of
+    step 1 and her comment on step 2."""
     with tempfile.TemporaryDirectory() as temp:
-        world = await start_world(Path(temp), exploring_turns(), plan_mode=host_plan_mode())
+        script = [*exploring_turns(), text_turn("The edit is right; I will wait for approval.")]
+        world = await start_world(Path(temp), script, plan_mode=host_plan_mode())
         try:
             env = world.env
             guild = env.create_guild("plancord demo")
@@ -44,20 +72,25 @@ async def plan_message() -> tuple[dict[str, Any], list[str]]:
                 profile="open",
             )
             await seed_workspace(world.bot.app.manager.workspace_of(AGENT))
+
+            def newest() -> Any:
+                return next(
+                    m
+                    for m in reversed(list(channel.history()))
+                    if m.embeds and (m.embeds[0].title or "").startswith("Plan:")
+                )
+
             await ana.slash(channel, "plan start", task=TASK)
             await env.settle()
-            message = next(
-                m
-                for m in reversed(list(channel.history()))
-                if m.embeds and (m.embeds[0].title or "").startswith("Plan:")
-            )
-            labels = [
-                child.label
-                for row in message.components
-                for child in getattr(row, "children", [])
-                if getattr(child, "label", None)
-            ]
-            return message.embeds[0].to_dict(), labels
+            first = card(newest())
+            picked = await ana.click(newest(), label="Edit directly")
+            shown = await ana.select(picked.response.message, ["1"], custom_id="plan:pick-step:0")
+            await ana.submit_modal(shown, EDITED_STEP)
+            await env.settle()
+            commenting = await ana.click(newest(), label="Comment")
+            await ana.submit_modal(commenting, COMMENT)
+            await env.settle()
+            return first, card(newest())
         finally:
             await world.close()
 
@@ -82,7 +115,7 @@ def plain(line: str) -> str:
     return "".join(c for c in text if ord(c) <= 0xFFFF).strip()
 
 
-def draw(embed: dict[str, Any], labels: list[str]) -> Image.Image:
+def draw(embed: dict[str, Any], buttons: list[list[str]]) -> Image.Image:
     regular = ImageFont.truetype(str(FONTS / "DejaVuSans.ttf"), 15)
     bold = ImageFont.truetype(str(FONTS / "DejaVuSans-Bold.ttf"), 15)
     title_font = ImageFont.truetype(str(FONTS / "DejaVuSans-Bold.ttf"), 17)
@@ -101,7 +134,7 @@ def draw(embed: dict[str, Any], labels: list[str]) -> Image.Image:
     rows.append(("gap", regular, "", None))
     for line in wrap(embed.get("footer", {}).get("text", ""), 96):
         rows.append(("footer", small, line, None))
-    height = 2 * MARGIN + 22 * len(rows) + 70
+    height = 2 * MARGIN + 22 * len(rows) + 30 + 40 * len(buttons)
     image = Image.new("RGB", (WIDTH, height), BACKGROUND)
     pen = ImageDraw.Draw(image)
     colour = f"#{embed.get('color', 0x5865F2):06x}"
@@ -116,21 +149,23 @@ def draw(embed: dict[str, Any], labels: list[str]) -> Image.Image:
             x += 18
         pen.text((x, y), text, font=font, fill=MUTED if kind == "footer" else TEXT)
         y += 22
-    x, y = MARGIN, card_bottom + 12
     styles = {"Approve": "#248046", "Reject": "#da373c"}
-    for label in labels:
-        w = int(pen.textlength(label, font=regular)) + 28
-        pen.rounded_rectangle((x, y, x + w, y + 32), 4, fill=styles.get(label, "#4e5058"))
-        pen.text((x + 14, y + 7), label, font=regular, fill="#ffffff")
-        x += w + 8
+    for number, labels in enumerate(buttons):
+        x, y = MARGIN, card_bottom + 12 + 40 * number
+        for label in labels:
+            w = int(pen.textlength(label, font=regular)) + 28
+            pen.rounded_rectangle((x, y, x + w, y + 32), 4, fill=styles.get(label, "#4e5058"))
+            pen.text((x + 14, y + 7), label, font=regular, fill="#ffffff")
+            x += w + 8
     return image
 
 
 def main() -> None:
     with quiet():
-        embed, labels = asyncio.run(plan_message())
-    draw(embed, labels).save(OUT, optimize=True)
-    print(f"wrote {OUT}")
+        first, edited = asyncio.run(plan_messages())
+    for (embed, buttons), out in ((first, OUT), (edited, OUT_EDITED)):
+        draw(embed, buttons).save(out, optimize=True)
+        print(f"wrote {out}")
 
 
 if __name__ == "__main__":
