@@ -23,7 +23,7 @@ from plancord.testing.anthropic_server import Turn
 from plancord.testing.fake_api.wire import JsonObject
 
 #: The model request that follows ana's Approve: the first of the execution.
-FIRST_EXECUTING_REQUEST = 5
+FIRST_EXECUTING_REQUEST = 6
 
 
 def slowed(turns: Sequence[Turn], request: int, seconds: float) -> object:
@@ -75,7 +75,11 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
         "🔒 only ana sees: Sent plan v1 back to ada with your feedback.",
         "Changes since v1: 1 step reworded",
         "└─ v2 ·",
-        "🔒 only ana sees: Approved plan v2",
+        "ana taps Edit directly and rewords step 1",
+        "🔒 only ana sees: Edited plan v2 into v3",
+        "Changes since v2 (by ana (direct edit)): 1 step reworded",
+        "└─ v3 ·",
+        "🔒 only ana sees: Approved plan v3",
         "✅ step 1 done",
         "✅ 2. Commit it",
         "greet.py | 2 ++",
@@ -140,10 +144,14 @@ def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: 
     status = plancord("plan", "status", "--agent", "ada", PLANCORD_DATA_DIR=str(kept))
     assert status.returncode == 0, status.stderr
     assert status.stdout.startswith("agent ada: inactive")
-    diff = plancord("plan", "diff", "--agent", "ada", PLANCORD_DATA_DIR=str(kept))
+    diff = plancord("plan", "diff", "--agent", "ada", "1", "2", PLANCORD_DATA_DIR=str(kept))
     assert diff.returncode == 0, diff.stderr
     assert diff.stdout.startswith("# Changes from v1 to v2")
     assert "say which commit message you will use" in diff.stdout
+    edit = plancord("plan", "diff", "--agent", "ada", PLANCORD_DATA_DIR=str(kept))
+    assert edit.returncode == 0, edit.stderr
+    assert edit.stdout.startswith("# Changes from v2 to v3\n\nWritten by ana (direct edit).")
+    assert "hello(name) **returning the greeting**" in edit.stdout
 
 
 def test_a_step_that_takes_more_than_ten_seconds_still_ends_the_story(tmp_path: Path) -> None:

@@ -64,6 +64,12 @@ PLAN_V2: dict[str, Any] = {
         },
     ],
 }
+#: ana's direct edit of v2's first step, from the card's Edit directly, before she approves.
+EDITED_STEP = {
+    "description": "Create greet.py with hello(name) returning the greeting",
+    "risk": ["low"],
+    "tools": "create_file",
+}
 #: How long (real time) one step of the story may take before SimCord gives up waiting for
 #: the bot: SimCord's 5 s default is one slow sandbox start away on a loaded machine.
 SETTLE_SECONDS = 120.0
@@ -117,9 +123,10 @@ def demo_script() -> list[Turn]:
 
 def story_script() -> list[Turn]:
     """Every model turn of ``plancord demo``: v1, the revision v2 that answers ana's Edit,
-    and its execution."""
+    the agent's answer to her direct edit v3, and its execution."""
     revise = tool_turn(ToolCall("submit_plan", {"plan": PLAN_V2}), text="Revised.")
-    return [*exploring_turns(), revise, *executing_turns(2)]
+    accept = text_turn("Your edit is right; I will wait for approval.")
+    return [*exploring_turns(), revise, accept, *executing_turns(3)]
 
 
 def host_plan_mode(**overrides: Any) -> dict[str, Any]:
@@ -157,6 +164,13 @@ async def _git(workspace: Path, *args: str) -> str:
 
     policy = SandboxPolicy.read_only(workspace)
     return (await run_git(policy, *args)).stdout.rstrip()
+
+
+def plan_messages(channel: Any) -> list[Any]:
+    """The plan messages in ``channel`` (a SimCord channel), oldest first."""
+    return [
+        m for m in channel.history() if m.embeds and (m.embeds[0].title or "").startswith("Plan:")
+    ]
 
 
 async def tell_story(
@@ -216,15 +230,10 @@ async def tell_story(
         beat(f"#{AGENT}")
         narrator.channel_news()
 
-        plan_messages = [
-            m
-            for m in channel.history()
-            if m.embeds and (m.embeds[0].title or "").startswith("Plan:")
-        ]
-        if not plan_messages:
+        if not plan_messages(channel):
             say("❌ the agent did not submit a plan")
             return 1
-        plan_message = plan_messages[-1]
+        plan_message = plan_messages(channel)[-1]
 
         beat("bob clicks Approve")
         refused = await bob.click(plan_message, label="Approve")
@@ -239,13 +248,19 @@ async def tell_story(
         narrator.agent_work()
         beat(f"#{AGENT}")
         narrator.channel_news()
-        plan_message = [
-            m
-            for m in channel.history()
-            if m.embeds and (m.embeds[0].title or "").startswith("Plan:")
-        ][-1]
+        plan_message = plan_messages(channel)[-1]
 
-        beat("ana clicks Approve on v2")
+        beat(f"ana taps Edit directly and rewords step 1: {EDITED_STEP['description']}")
+        picked = await ana.click(plan_message, label="Edit directly")
+        shown = await ana.select(picked.response.message, ["1"], custom_id="plan:pick-step:0")
+        edited = await ana.submit_modal(shown, EDITED_STEP)
+        narrator.interaction("ana", edited)
+        narrator.agent_work()
+        beat(f"#{AGENT}")
+        narrator.channel_news()
+        plan_message = plan_messages(channel)[-1]
+
+        beat("ana clicks Approve on v3")
         approved = await ana.click(plan_message, label="Approve")
         narrator.interaction("ana", approved)
         beat(f"{AGENT} executes the approved plan")
@@ -280,7 +295,7 @@ async def tell_story(
             say(f"❌ the demo did not finish as expected ({len(errors)} bot error(s))")
             return 1
         say()
-        say("🎉 complete: planned, revised, approved by the requester, executed and committed.")
+        say("🎉 complete: planned, revised, edited directly, approved, executed and committed.")
         return 0
     except asyncio.CancelledError:
         # Ctrl-C: close at once instead of waiting out the step still running, and let the
