@@ -21,7 +21,15 @@ from typing import Any
 from PIL import Image, ImageDraw, ImageFont
 
 from plancord.core.planning import Actor
-from plancord.demo import AGENT, TASK, exploring_turns, host_plan_mode, quiet, seed_workspace
+from plancord.demo import (
+    AGENT,
+    TASK,
+    exploring_turns,
+    host_plan_mode,
+    plan_messages,
+    quiet,
+    seed_workspace,
+)
 from plancord.testing.anthropic_server import text_turn
 from plancord.testing.sim import start_world
 
@@ -53,7 +61,7 @@ def card(message: Any) -> Card:
     return message.embeds[0].to_dict(), [row for row in rows if row]
 
 
-async def plan_messages() -> tuple[Card, Card]:
+async def plan_cards() -> tuple[Card, Card]:
     """The demo's plan message, and the message of revision 2 after ana's direct edit of
     step 1 and her comment on step 2."""
     with tempfile.TemporaryDirectory() as temp:
@@ -72,25 +80,17 @@ async def plan_messages() -> tuple[Card, Card]:
                 profile="open",
             )
             await seed_workspace(world.bot.app.manager.workspace_of(AGENT))
-
-            def newest() -> Any:
-                return next(
-                    m
-                    for m in reversed(list(channel.history()))
-                    if m.embeds and (m.embeds[0].title or "").startswith("Plan:")
-                )
-
             await ana.slash(channel, "plan start", task=TASK)
             await env.settle()
-            first = card(newest())
-            picked = await ana.click(newest(), label="Edit directly")
+            first = card(plan_messages(channel)[-1])
+            picked = await ana.click(plan_messages(channel)[-1], label="Edit directly")
             shown = await ana.select(picked.response.message, ["1"], custom_id="plan:pick-step:0")
             await ana.submit_modal(shown, EDITED_STEP)
             await env.settle()
-            commenting = await ana.click(newest(), label="Comment")
+            commenting = await ana.click(plan_messages(channel)[-1], label="Comment")
             await ana.submit_modal(commenting, COMMENT)
             await env.settle()
-            return first, card(newest())
+            return first, card(plan_messages(channel)[-1])
         finally:
             await world.close()
 
@@ -162,7 +162,7 @@ def draw(embed: dict[str, Any], buttons: list[list[str]]) -> Image.Image:
 
 def main() -> None:
     with quiet():
-        first, edited = asyncio.run(plan_messages())
+        first, edited = asyncio.run(plan_cards())
     for (embed, buttons), out in ((first, OUT), (edited, OUT_EDITED)):
         draw(embed, buttons).save(out, optimize=True)
         print(f"wrote {out}")
