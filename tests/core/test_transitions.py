@@ -34,12 +34,14 @@ EXPECTED = {
     (Phase.EXECUTING, PlanEvent.COMPLETE): Phase.INACTIVE,
     (Phase.EXECUTING, PlanEvent.CANCEL): Phase.INACTIVE,
     (Phase.EXECUTING, PlanEvent.AMEND): Phase.SUBMITTED,
+    (Phase.SUBMITTED, PlanEvent.REVISE): Phase.SUBMITTED,
 }
 
 ALL_PAIRS = list(itertools.product(Phase, PlanEvent))
 ANA = Actor.user(42, "ana")
 
 PLAN = {"summary": "Tidy the README", "steps": [{"description": "Fix typos", "risk": "low"}]}
+EDITED = {"summary": "Tidy the README", "steps": [{"description": "Fix typos only", "risk": "low"}]}
 
 
 def test_the_table_is_exactly_the_design() -> None:
@@ -98,6 +100,10 @@ def performer(
             return await service.cancel(agent, ANA)
         if event is PlanEvent.AMEND:
             return await service.amend(agent, PLAN)
+        if event is PlanEvent.REVISE:  # a member's direct edit of the revision shown
+            shown = (await service.status(agent)).revision
+            ref = shown.exact_ref if shown is not None else await current_ref(service, agent)
+            return await service.edit(ref, EDITED, ANA)
         if event is PlanEvent.COMPLETE:
             return await service.complete(agent, Actor.agent(agent), "done")
         clock.advance(days=1)

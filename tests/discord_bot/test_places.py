@@ -112,7 +112,12 @@ async def test_a_permission_request_is_decided_only_in_the_agents_channel(
     await _standard_profile(scene)
     await scene.ana.send(scene.channel, "make a file")
     card = scene.channel.last_message
-    assert card.embeds and buttons(card) == {"Allow": True, "Deny": True}
+    assert card.embeds and buttons(card) == {
+        "Allow": True,
+        "Deny": True,
+        "Allow always…": True,
+        "Deny always…": True,
+    }
 
     there, copies, told = await _clicked_elsewhere(scene, permission_view(ask_id_of(card)), "Allow")
 

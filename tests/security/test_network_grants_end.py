@@ -85,7 +85,8 @@ async def test_an_mcp_servers_tunnel_closes_when_its_grant_ends(
     # The tunnel was used while the step was current...
     assert pings.lines >= 3, (pings.lines, slept)
     # ...and is closed once the grant ended, the server still running.
-    assert await _closed(pings, 5), f"the tunnel is still open after the {until}"
+    # The gate rechecks every quarter second; a loaded machine may take seconds to get there.
+    assert await _closed(pings, 20), f"the tunnel is still open after the {until}"
     seen = pings.lines
     await asyncio.sleep(1)
     assert pings.lines == seen

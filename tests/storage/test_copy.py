@@ -225,6 +225,26 @@ async def a_sqlite_database_with_every_table_filled(data_dir: Path) -> Path:
                 deadline=clock.now(),
             )
         )
+        at = clock.now().isoformat()
+        # A schedule of bea's with one run claimed, and a rule a member remembered.
+        await db.execute(
+            "INSERT INTO schedules (id, agent, task, cron, anchor, tz, when_busy, "
+            "max_runs_per_day, created_by, created_by_name, created_at, state, next_run_at) "
+            "VALUES ('s1', 'bea', 'tidy', '0 9 * * 1', ?, 'UTC', 'skip', 4, 'user:7', 'bo', ?, "
+            "'active', ?)",
+            (at, at, at),
+        )
+        await db.execute(
+            "INSERT INTO schedule_runs (schedule_id, due_at, agent, owner, claimed_at, outcome) "
+            "VALUES ('s1', ?, 'bea', 'owner-1', ?, 'started')",
+            (at, at),
+        )
+        await db.execute(
+            "INSERT INTO call_rules (id, agent, tool, decision, scope, created_by, created_at) "
+            "VALUES ('r1', 'bea', 'bash_execute', 'allow', '{\"argv\": [\"npm\", \"test\"]}', "
+            "'user:7', ?)",
+            (at,),
+        )
     return path
 
 

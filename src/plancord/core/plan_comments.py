@@ -16,6 +16,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from plancord.core.access import describe_access
 from plancord.core.agents import AgentRecord
 from plancord.core.authority import (
     MISPLACED,
@@ -217,8 +218,13 @@ class PlanComments:
         # Where first (``core.places``), as for every act: the authority's instruct answer.
         standing = Standing(PlanningState(agent=agent), settings, record)
         verdict = judge(actor, Subject.AGENT, Act.INSTRUCT, standing)
-        if isinstance(verdict, Refusal) and (resolving is None or verdict.rule == MISPLACED):
+        if isinstance(verdict, Refusal) and verdict.rule == MISPLACED:
             raise NotAuthorised(verdict.text)
+        if isinstance(verdict, Refusal) and resolving is None:
+            raise NotAuthorised(
+                f"Only {describe_access(record, settings.access)} can comment on the plans "
+                f"of **{agent}**."
+            )
         if resolving is None:
             return
         if resolving.author_id == actor.id:
