@@ -184,42 +184,39 @@ def _text(
     )
 
 
-class EditForm(discord.ui.Modal):
-    """A form whose submission is a direct edit of ``revision``: ``build`` makes the edited
-    plan from the form; a mistake is answered with one line and a ``Fix it`` button that
-    opens the form again as the member left it (``again``)."""
-
-    def __init__(self, title: str, revision: PlanRevision) -> None:
-        super().__init__(title=clip(title, LABEL_LIMIT), timeout=MODAL_TIMEOUT_SECONDS)
-        self.revision = revision
-
-    def build(self) -> Build:
-        raise NotImplementedError
-
-    def again(self) -> discord.ui.Modal:
-        raise NotImplementedError
-
-    async def on_submit(self, interaction: discord.Interaction) -> None:
-        await interaction.response.defer(ephemeral=True, thinking=True)
-        revision = self.revision
-        ref = revision.exact_ref
-        async with explained_refusals(interaction):
-            try:
-                data = self.build()(revision.plan)
-                edited = await app_of(interaction).planning.edit(ref, data, actor_at(interaction))
-            except PlanValidationError as exc:
-                await interaction.followup.send(
-                    f"❌ {form_problem(exc)}. Nothing changed; **Fix it** opens the form "
-                    "again with your text.",
-                    view=FixIt(self.again()),
-                    ephemeral=True,
-                )
-                return
+async def submit_edit(
+    interaction: discord.Interaction,
+    revision: PlanRevision,
+    build: Callable[[], Build],
+    again: Callable[[], discord.ui.Modal],
+) -> None:
+    """A form's submission as a direct edit of ``revision``: ``build`` makes the edited plan
+    from the form; a mistake is answered with one line and a ``Fix it`` button that opens
+    the form again as the member left it (``again``)."""
+    await interaction.response.defer(ephemeral=True, thinking=True)
+    ref = revision.exact_ref
+    async with explained_refusals(interaction):
+        try:
+            data = build()(revision.plan)
+            edited = await app_of(interaction).planning.edit(ref, data, actor_at(interaction))
+        except PlanValidationError as exc:
             await interaction.followup.send(
-                f"Edited plan v{revision.revision} into v{edited.revision} ({edited.sha8}); "
-                "it waits for approval again.",
+                f"❌ {form_problem(exc)}. Nothing changed; **Fix it** opens the form "
+                "again with your text.",
+                view=FixIt(again()),
                 ephemeral=True,
             )
+            return
+        await interaction.followup.send(
+            f"Edited plan v{revision.revision} into v{edited.revision} ({edited.sha8}); "
+            "it waits for approval again.",
+            ephemeral=True,
+        )
+
+
+def _form_title(title: str) -> dict[str, Any]:
+    """What each edit form gives ``discord.ui.Modal``: its title, clipped, and its timeout."""
+    return {"title": clip(title, LABEL_LIMIT), "timeout": MODAL_TIMEOUT_SECONDS}
 
 
 class FixIt(discord.ui.View):
@@ -244,13 +241,14 @@ def _list_input(
     return _text(custom_id, text or "", limit=TEXT_INPUT_LIMIT, placeholder=placeholder)
 
 
-class StepModal(EditForm):
+class StepModal(discord.ui.Modal):
     """One step's fields (``number`` None: a step to add at the end): its description,
     files, risk, tools and network hosts, five inputs, Discord's most."""
 
     def __init__(self, revision: PlanRevision, form: StepForm, number: int | None) -> None:
         what = f"Step {number}" if number is not None else "New step"
-        super().__init__(f"{what} of plan v{revision.revision}", revision)
+        super().__init__(**_form_title(f"{what} of plan v{revision.revision}"))
+        self.revision = revision
         self.number = number
         self.description = _text(
             "description", form.description, limit=MAX_DESCRIPTION_CHARS, required=True
@@ -297,10 +295,14 @@ class StepModal(EditForm):
     def again(self) -> discord.ui.Modal:
         return StepModal(self.revision, self.form(), self.number)
 
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        await submit_edit(interaction, self.revision, self.build, self.again)
 
-class TitleModal(EditForm):
+
+class TitleModal(discord.ui.Modal):
     def __init__(self, revision: PlanRevision, summary: str, notes: str) -> None:
-        super().__init__(f"Title of plan v{revision.revision}", revision)
+        super().__init__(**_form_title(f"Title of plan v{revision.revision}"))
+        self.revision = revision
         self.summary = _text(
             "summary", summary, limit=MAX_SUMMARY_CHARS, paragraph=False, required=True
         )
@@ -315,12 +317,16 @@ class TitleModal(EditForm):
     def again(self) -> discord.ui.Modal:
         return TitleModal(self.revision, self.summary.value, self.notes.value)
 
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        await submit_edit(interaction, self.revision, self.build, self.again)
 
-class ArrangeModal(EditForm):
+
+class ArrangeModal(discord.ui.Modal):
     """Remove a step, or move it to another position."""
 
     def __init__(self, revision: PlanRevision, step: str = "", to: str = "") -> None:
-        super().__init__(f"Remove or move a step of v{revision.revision}", revision)
+        super().__init__(**_form_title(f"Remove or move a step of v{revision.revision}"))
+        self.revision = revision
         self.step = _text("step", step, limit=3, paragraph=False, required=True)
         self.to = _text(
             "to", to, limit=3, paragraph=False, placeholder="Leave empty to remove the step"
@@ -339,6 +345,9 @@ class ArrangeModal(EditForm):
 
     def again(self) -> discord.ui.Modal:
         return ArrangeModal(self.revision, self.step.value, self.to.value)
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        await submit_edit(interaction, self.revision, self.build, self.again)
 
 
 DIRECT_EDIT_BUTTONS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (DirectEditButton,)
