@@ -10,6 +10,7 @@ line here fails the test too.
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 import tomllib
@@ -133,7 +134,39 @@ def edge_floors() -> str:
     return "\n".join(lines)
 
 
-PARTS = {"package floors": package_floors, "edge floors": edge_floors}
+SOURCE = ROOT / "src" / "plancord"
+
+
+def _first_sentence(docstring: str) -> str:
+    paragraph = " ".join(docstring.split("\n\n")[0].split())
+    ends = re.search(r"(?<=[a-z)`'\"])\.(?=\s|$)", paragraph)
+    return paragraph[: ends.start() + 1] if ends else paragraph
+
+
+def module_index() -> str:
+    """Every module of the package, folder by folder, with the first sentence of its
+    docstring: a module added without a line here, or a line left for a module that is
+    gone, makes the page stale."""
+    folders: dict[str, list[str]] = {}
+    for path in sorted(SOURCE.rglob("*.py")):
+        relative = path.relative_to(SOURCE)
+        docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
+        said = _first_sentence(docstring)
+        if not said and relative.name == "__init__.py":
+            continue
+        if not said:
+            raise LookupError(f"{relative} has no docstring to say what it holds")
+        folder = str(relative.parent) if relative.parent != Path(".") else "plancord"
+        folders.setdefault(folder, []).append(f"- `{relative}`: {said}")
+    blocks = [f"**{folder}/**\n\n" + "\n".join(lines) for folder, lines in folders.items()]
+    return "\n\n".join(blocks)
+
+
+PARTS = {
+    "package floors": package_floors,
+    "edge floors": edge_floors,
+    "every module": module_index,
+}
 
 
 def _span(name: str) -> re.Pattern[str]:

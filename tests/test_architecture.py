@@ -4,6 +4,7 @@ the import-linter contracts hold today and break when a layer is crossed."""
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -175,3 +176,57 @@ def test_the_discord_edge_builds_no_store_and_reads_no_database() -> None:
             ):
                 found.append(f"{where} builds {node.func.id}")
     assert found == []
+
+
+def test_the_module_index_goes_stale_when_a_module_comes_or_goes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A module written without a line in the page's index, or one removed with its line
+    left, makes the page stale; so does a module with nothing to say about itself."""
+    page = architecture_map.PAGE.read_text()
+    source = tmp_path / "plancord"
+    shutil.copytree(architecture_map.SOURCE, source, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(architecture_map, "SOURCE", source)
+    assert architecture_map.stale_parts(page) == []
+
+    (source / "core" / "newcomer.py").write_text('"""A concept the page does not name yet."""\n')
+    assert architecture_map.stale_parts(page) == ["every module"]
+    (source / "core" / "newcomer.py").unlink()
+
+    (source / "core" / "places.py").unlink()
+    assert architecture_map.stale_parts(page) == ["every module"]
+
+    (source / "core" / "silent.py").write_text("VALUE = 1\n")
+    with pytest.raises(LookupError, match=r"core/silent\.py has no docstring"):
+        architecture_map.module_index()
+
+
+_NAMED_FILE = re.compile(r"`((?:[\w.-]+/)*[\w-]+\.(?:py|c|sql|md|yaml|toml))`")
+
+
+def test_every_file_the_map_names_exists() -> None:
+    """A file docs/architecture.md names in backticks is in the package, the tests, the
+    benchmarks, the docs or the checkout's root: a rename that leaves the prose behind
+    fails here."""
+    root = architecture_map.ROOT
+    source = architecture_map.SOURCE
+    bases = [
+        source,
+        source / "discord_bot",
+        root,
+        root / "tests",
+        root / "docs",
+        root / "benchmarks",
+    ]
+    everything = {
+        path.name for base in (architecture_map.SOURCE, root / "tests") for path in base.rglob("*")
+    }
+    gone = []
+    for name in sorted(set(_NAMED_FILE.findall(architecture_map.PAGE.read_text()))):
+        if "/" in name:
+            found = any((base / name).exists() for base in bases)
+        else:
+            found = name in everything or any((base / name).exists() for base in bases)
+        if not found:
+            gone.append(name)
+    assert gone == []
