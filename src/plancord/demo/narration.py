@@ -186,10 +186,6 @@ class Narrator:
             text = plain(content, self.names)
             self.say(f"🔒 only {who} sees: " + indent(text, "   ").lstrip())
 
-    def mark_seen(self) -> None:
-        for message in self.channel.history():
-            self.seen[message.id] = render_message(message, self.names)
-
     def progress_ticks(self, message_id: int) -> Iterator[str]:
         """Each distinct state of the progress message, as the bot edited it."""
         last = None

@@ -146,10 +146,6 @@ class ResultIntentStore:
         )
         return changed == 1
 
-    async def open_of(self, plan_id: str) -> ResultIntent | None:
-        row = await self.db.fetchone(_OPEN_OF, (plan_id,))
-        return _intent(row) if row is not None else None
-
     async def open_intents(self) -> list[ResultIntent]:
         """Every open intent, oldest first."""
         rows = await self.db.fetchall(

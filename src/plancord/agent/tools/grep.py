@@ -153,11 +153,6 @@ def _drop_hard_linked(workspace: Path, outcome: _GrepOutcome) -> None:
     outcome.lines = [line for line, name in named if not verdict.get(name, False)]
 
 
-def _file_of(line: str) -> str:
-    found = _RESULT_FILE.match(line)
-    return found.group(1) if found else ""
-
-
 def _grep_report(outcome: _GrepOutcome, args: GrepInput, shown: str) -> str:
     if not outcome.lines:
         where = "the workspace" if shown == "." else shown

@@ -293,10 +293,3 @@ def _read_while(reader: Cursor, producer: str | None, *, until: bool) -> RawLoop
         )
     lines = read_lines(output, raw=raw)
     return RawLoop(names, [], body, [read_fields(line, len(names), ifs) for line in lines])
-
-
-def _ifs(word: Word) -> str:
-    """The value of ``IFS=VALUE`` given to ``read``: plain text only."""
-    if any(word.quoted[:4]) or word.separators is not None or set(LOOP_VALUES) & set(word.text):
-        raise Denied(f"`{shown(word.source)}`: only a plain `IFS=VALUE` is evaluated")
-    return word.text[4:]
