@@ -64,7 +64,7 @@ from _model_server import LATENCY, PLANNER_TAG
 
 from plancord.config import Config
 from plancord.core.planning import Actor, Phase
-from plancord.gc_tuning import GcTuning
+from plancord.process.gc_tuning import GcTuning
 from plancord.testing.sim import SimClock, make_bot
 
 MODEL = "claude-fake-test-model"

@@ -22,17 +22,14 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "architecture.md"
 
 ROOMS = {
-    "plancord.cli": "`plancord run`, `migrate`, `doctor`, `demo`, `sandbox-run`: the entry point",
-    "plancord.cli_rules": "`plancord rules list|revoke`, `plancord calls`: rules, reasons",
-    "plancord.cli_operator": "the operator's commands (`plancord agent`, `plan`, `audit`, …)",
-    "plancord.cli_result": "`plancord result`: an executed plan's result from a shell",
+    "plancord.command": "the `plancord` command and the operator's shell: `run`, `migrate`, "
+    "`doctor`, `demo`, `sandbox-run`, the `plan`, `agents`, `rules`, `calls` and `audit` "
+    "commands, and the operator's view of the store they act through (its own floors: "
+    "*contract*)",
     "plancord.demo": "the offline demo's story and its narration",
     "plancord.testing": "the SimCord world and the fake Messages API; only the demo and the "
     "tests import it (*contract*)",
-    "plancord.operator_results": "an executed plan's result as text, merged or discarded "
-    "through the completion card's own code",
     "plancord.discord_bot": "the Discord edge (its floors below)",
-    "plancord.operator": "the operator's view of the store",
     "plancord.doctor": "the checks of a host",
     "plancord.app": "the one wiring place: builds every collaborator once (the store, the "
     "planning service, the runtime's parts, the scheduler) from a config, registers the "
@@ -44,7 +41,8 @@ ROOMS = {
     "loop at each scrape, served from its own thread",
     "plancord.llm": "the Anthropic client",
     "plancord.storage": "the store on SQLite or PostgreSQL",
-    "plancord.startup": "the data directory, checked before connecting",
+    "plancord.process": "the bot process itself: its data directory checked before it "
+    "connects, secrets kept, the garbage collector tuned, an init as PID 1",
     "plancord.sandbox": "the sandbox every agent process starts in (it spawns processes, so "
     "it is not the domain; the core never imports it: *contract*)",
     "plancord.config": "the YAML config as pydantic models; secrets from the environment or "

@@ -72,9 +72,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 #: working through them alone at the end of the run.
 SLOW_FIRST = (
     "tests/test_dockerfile.py",
-    "tests/test_operator_cli.py",
+    "tests/command/test_operator_cli.py",
     "tests/test_demo.py",
-    "tests/test_operator_results.py",
+    "tests/command/test_operator_results.py",
     "tests/storage/test_copy.py",
     "tests/reliability/test_soak_short.py",
     "tests/test_readme.py",

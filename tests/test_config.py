@@ -581,7 +581,7 @@ def test_cli_bad_config_is_one_line_exit_2(tmp_path: Path, command: str) -> None
     env = {key: value for key, value in os.environ.items() if key != "PYTHONWARNINGS"}
 
     result = subprocess.run(
-        [sys.executable, "-m", "plancord.cli", command, "--config", str(bad_file)],
+        [sys.executable, "-m", "plancord.command.main", command, "--config", str(bad_file)],
         capture_output=True,
         text=True,
         cwd=tmp_path,

@@ -48,7 +48,7 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
     env.pop("ANTHROPIC_API_KEY", None)
 
     done = subprocess.run(
-        [sys.executable, "-m", "plancord.cli", "demo"],
+        [sys.executable, "-m", "plancord.command.main", "demo"],
         capture_output=True,
         text=True,
         env=env,
@@ -116,7 +116,7 @@ def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: 
 
     def plancord(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "plancord.cli", *args],
+            [sys.executable, "-m", "plancord.command.main", *args],
             capture_output=True,
             text=True,
             env={**env, **extra},
@@ -185,7 +185,7 @@ def test_ctrl_c_during_the_demo_is_one_line_naming_doctor(tmp_path: Path) -> Non
     env.pop("DISCORD_TOKEN", None)
     env.pop("ANTHROPIC_API_KEY", None)
     demo = subprocess.Popen(
-        [sys.executable, "-m", "plancord.cli", "demo"],
+        [sys.executable, "-m", "plancord.command.main", "demo"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -245,7 +245,11 @@ def test_dockerignore_keeps_state_and_caches_out_but_not_the_sources() -> None:
         *sources, _ = instruction.args.split()
         for source in sources:
             assert list(context_files(source)), f"COPY {source} would copy nothing"
-    for path in ("src/plancord/cli.py", "src/plancord/migrations/0001_init.sql", "pyproject.toml"):
+    for path in (
+        "src/plancord/command/main.py",
+        "src/plancord/migrations/0001_init.sql",
+        "pyproject.toml",
+    ):
         assert not ignored(PurePosixPath(path), patterns), path
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from plancord import cli, doctor
+from plancord import doctor
+from plancord.command import main as cli
 from plancord.doctor import Check, Status, diagnose
 from plancord.sandbox.layers import bubblewrap_problem
 from plancord.storage.engines import migrate_database
@@ -206,7 +207,7 @@ def test_a_read_only_data_dir_fails(tmp_path: Path) -> None:
                 *UNPRIVILEGED,
                 sys.executable,
                 "-m",
-                "plancord.cli",
+                "plancord.command.main",
                 "doctor",
                 "--config",
                 str(config),
@@ -318,7 +319,7 @@ def test_as_a_subprocess_it_prints_one_line_per_check_and_no_secret(
 ) -> None:
     env = {**os.environ, **TOKENS}
     result = subprocess.run(
-        [sys.executable, "-m", "plancord.cli", "doctor", "--config", str(ready)],
+        [sys.executable, "-m", "plancord.command.main", "doctor", "--config", str(ready)],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -336,7 +337,7 @@ def test_as_a_subprocess_it_prints_one_line_per_check_and_no_secret(
 
     env.pop("DISCORD_TOKEN")
     unset = subprocess.run(
-        [sys.executable, "-m", "plancord.cli", "doctor", "--config", str(ready)],
+        [sys.executable, "-m", "plancord.command.main", "doctor", "--config", str(ready)],
         cwd=tmp_path,
         env=env,
         capture_output=True,

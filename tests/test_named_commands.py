@@ -8,7 +8,7 @@ import re
 import shlex
 from pathlib import Path
 
-from plancord.cli import build_parser
+from plancord.command.main import build_parser
 from plancord.discord_bot.result_card.diff_file import _prepare
 
 

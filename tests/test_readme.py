@@ -83,7 +83,7 @@ def test_the_readme_commands_exist() -> None:
     for argv in commands:
         words = [w for w in argv if w not in {"--agent", "web", "ada"}]
         done = subprocess.run(
-            [sys.executable, "-m", "plancord.cli", *words, "--help"],
+            [sys.executable, "-m", "plancord.command.main", *words, "--help"],
             capture_output=True,
             text=True,
             timeout=60,

@@ -15,13 +15,13 @@ import pytest
 
 from plancord.config import parse_config_text
 from plancord.doctor import check_data_dir
-from plancord.startup import data_dir_problem
+from plancord.process.data_dir import data_dir_problem
 
 
 def run_plancord(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DISCORD_TOKEN": "not-a-token", "ANTHROPIC_API_KEY": "k"}
     return subprocess.run(
-        [sys.executable, "-m", "plancord.cli", *args],
+        [sys.executable, "-m", "plancord.command.main", *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -82,11 +82,11 @@ UP_BEFORE_DISCORD = r"""
 import json, os, signal, sqlite3, subprocess, sys, time, urllib.request
 config, database, port, signame, latest = sys.argv[1:6]
 started = time.monotonic()
-subprocess.run([sys.executable, "-c", "import plancord.cli, plancord.discord_bot.bot, "
+subprocess.run([sys.executable, "-c", "import plancord.command.main, plancord.discord_bot.bot, "
                 "plancord.discord_bot.serving, plancord.llm.anthropic_client"], check=True)
 imports = time.monotonic() - started
 started = time.monotonic()
-bot = subprocess.Popen([sys.executable, "-m", "plancord.cli", "run", "--config", config],
+bot = subprocess.Popen([sys.executable, "-m", "plancord.command.main", "run", "--config", config],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 seen = {}
 while time.monotonic() - started < 60 and len(seen) < 2:

@@ -35,7 +35,7 @@ def plancord(
     environ.update(env or {})
     prefix = UNPRIVILEGED if unprivileged else []
     done = subprocess.run(
-        [*prefix, sys.executable, "-m", "plancord.cli", *args],
+        [*prefix, sys.executable, "-m", "plancord.command.main", *args],
         cwd=cwd,
         env=environ,
         capture_output=True,
@@ -90,7 +90,7 @@ def test_migrate_with_a_data_dir_that_is_not_writable(tmp_path: Path) -> None:
 def test_migrate_creates_a_private_data_dir_and_database(tmp_path: Path) -> None:
     data = tmp_path / "fresh" / "data"
     done = subprocess.run(
-        [sys.executable, "-m", "plancord.cli", "migrate"],
+        [sys.executable, "-m", "plancord.command.main", "migrate"],
         cwd=tmp_path,
         env={**os.environ, **data_dir_env(data)},
         capture_output=True,
@@ -127,7 +127,7 @@ def test_run_with_a_secret_file_that_cannot_be_read(tmp_path: Path) -> None:
 def test_doctor_names_a_secret_file_that_cannot_be_read(tmp_path: Path) -> None:
     missing = tmp_path / "anthropic_key"
     done = subprocess.run(
-        [sys.executable, "-m", "plancord.cli", "doctor"],
+        [sys.executable, "-m", "plancord.command.main", "doctor"],
         cwd=tmp_path,
         env={**os.environ, "ANTHROPIC_API_KEY_FILE": str(missing), "DISCORD_TOKEN": "t"},
         capture_output=True,
@@ -150,7 +150,7 @@ def test_an_empty_secret_file_is_named(tmp_path: Path, command: str) -> None:
         assert said.line == f"plancord: DISCORD_TOKEN_FILE: {empty} is empty; put the secret in it"
         return
     done = subprocess.run(
-        [sys.executable, "-m", "plancord.cli", "doctor"],
+        [sys.executable, "-m", "plancord.command.main", "doctor"],
         cwd=tmp_path,
         env={**os.environ, **env},
         capture_output=True,
@@ -232,7 +232,7 @@ def test_ctrl_c_while_run_starts_is_one_line(tmp_path: Path) -> None:
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("DISCORD", "ANTHROPIC"))}
     env = {**environ, "DISCORD_TOKEN_FILE": str(token), "ANTHROPIC_API_KEY": "k"}
     run = subprocess.Popen(
-        [sys.executable, "-m", "plancord.cli", "run", "--config", str(config)],
+        [sys.executable, "-m", "plancord.command.main", "run", "--config", str(config)],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

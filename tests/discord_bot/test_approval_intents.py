@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from plancord.agent.execution import host_git as branch_module
+from plancord.command.operator import open_services, plan_approve
 from plancord.core.planning import Actor, ApprovalMode, AuditEntry, Phase, PlanRef
-from plancord.operator import open_services, plan_approve
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.store import SqlStore
 from tests.discord_bot.result_card.completed import git, reply

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from plancord import cli
 from plancord.agent.tools.shell import format_shell_result
+from plancord.command import main as cli
 from plancord.sandbox import (
     Layer,
     LayerChoice,
@@ -542,7 +542,7 @@ def test_rights_handled_per_abi(abi: int, expected: tuple[int, int, int]) -> Non
 
 def plancord(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "plancord.cli", *map(str, args)],
+        [sys.executable, "-m", "plancord.command.main", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=30,
@@ -676,7 +676,7 @@ def test_cli_sandbox_run_follows_the_configs_sandbox_section(tmp_path: Path) -> 
     no_programs.mkdir()
     argv = ["sandbox-run", "--workspace", str(tmp_path), "--config", str(config), "--", "true"]
     completed = subprocess.run(
-        [sys.executable, "-m", "plancord.cli", *argv],
+        [sys.executable, "-m", "plancord.command.main", *argv],
         capture_output=True,
         text=True,
         env={**os.environ, "PATH": str(no_programs)},

@@ -1,4 +1,4 @@
-"""The operator CLI run as a user runs it: python -m plancord.cli in a subprocess."""
+"""The operator CLI run as a user runs it: python -m plancord.command.main in a subprocess."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "plancord.cli", *args],
+        [sys.executable, "-m", "plancord.command.main", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -149,7 +149,7 @@ async def a_sqlite_database_with_every_table_filled(data_dir: Path) -> Path:
     under way and a question pending."""
     demo = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "plancord.cli", "demo", "--keep", str(data_dir)],
+        [sys.executable, "-m", "plancord.command.main", "demo", "--keep", str(data_dir)],
         capture_output=True,
         text=True,
         timeout=600,

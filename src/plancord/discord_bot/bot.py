@@ -21,7 +21,7 @@ from plancord.core.roles import RoleNames
 from plancord.discord_bot.notifier import DiscordNotifier
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.members import DiscordMembers
-from plancord.gc_tuning import GcTuning
+from plancord.process.gc_tuning import GcTuning
 
 log = logging.getLogger(__name__)
 #: How long a shutdown waits for the progress lines to show their last text.

@@ -35,8 +35,8 @@ from plancord.doctor.walls import (
     check_user,
 )
 from plancord.doctor.workspaces import check_workspace_roots
+from plancord.process.data_dir import data_dir_fix, data_dir_problem, exposed_to_others
 from plancord.sandbox import landlock_abi, native_wall
-from plancord.startup import data_dir_fix, data_dir_problem, exposed_to_others
 from plancord.storage.backend import redact
 from plancord.storage.db import storage_error
 from plancord.storage.migrations import MigrationError, default_migrations_dir, discover

@@ -31,8 +31,8 @@ from plancord.config import Config
 from plancord.core.errors import PlancordError
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.discord_bot.bot import PlancordBot
-from plancord.gc_tuning import GcTuning
 from plancord.llm.anthropic_client import AnthropicModelClient
+from plancord.process.gc_tuning import GcTuning
 from plancord.testing.anthropic_server import FakeAnthropicServer, Script
 from plancord.testing.discord_checks import DiscordChecks, install_checks
 

@@ -31,7 +31,7 @@ def plancord(scene: Scene, tmp_path: Path, *args: str) -> subprocess.CompletedPr
     config = tmp_path / "operator.yaml"
     config.write_text(yaml.safe_dump({"data_dir": str(scene.world.data_dir)}))
     return subprocess.run(
-        [sys.executable, "-m", "plancord.cli", *args, "--config", str(config)],
+        [sys.executable, "-m", "plancord.command.main", *args, "--config", str(config)],
         capture_output=True,
         text=True,
         timeout=120,

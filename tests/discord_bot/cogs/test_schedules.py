@@ -204,7 +204,15 @@ async def test_pause_and_delete_from_the_shell(plan_scene: Any, tmp_path: Path) 
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "plancord.cli", "schedules", *args, "--config", str(config)],
+            [
+                sys.executable,
+                "-m",
+                "plancord.command.main",
+                "schedules",
+                *args,
+                "--config",
+                str(config),
+            ],
             capture_output=True,
             text=True,
             timeout=60,

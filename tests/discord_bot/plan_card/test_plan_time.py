@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from plancord.command.operator import open_services, plan_reject
 from plancord.core.planning import Phase
-from plancord.operator import open_services, plan_reject
 from plancord.storage.plan_messages import MessageStatus
 from tests.discord_bot.plans import ALL_BUTTONS, PLAN, submitted
 from tests.fakes.anthropic_server import text_turn

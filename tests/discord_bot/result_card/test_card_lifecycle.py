@@ -111,7 +111,14 @@ async def test_the_operator_cli_prints_the_whole_diff(plan_scene: Any, tmp_path:
 
 def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     *words, config = args
-    argv = [sys.executable, "-m", "plancord.cli", *map(str, words), "--config", str(config)]
+    argv = [
+        sys.executable,
+        "-m",
+        "plancord.command.main",
+        *map(str, words),
+        "--config",
+        str(config),
+    ]
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
 
 

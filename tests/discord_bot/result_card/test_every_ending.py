@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from plancord.app import core_services
+from plancord.command.operator import open_services, plan_approve, plan_cancel
 from plancord.core.execution import ResultState, StepOutcome
 from plancord.core.planning import Actor, ApprovalMode, Phase
 from plancord.discord_bot.result_card import owed
 from plancord.discord_bot.result_card.cards import ResultCards
-from plancord.operator import open_services, plan_approve, plan_cancel
 from tests.discord_bot.asks.checkpointing import DROP, PLAN, WRITE
 from tests.discord_bot.plans import submitted_plan
 from tests.discord_bot.result_card.completed import completed, record, reply, result_cards

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from plancord.agent.execution.branch import ExecutionBranch
+from plancord.command.operator import open_services
+from plancord.command.operator_results import result_discard
 from plancord.core.execution import ResultState
 from plancord.core.intents import IntentState
 from plancord.core.planning import AuditEntry
-from plancord.operator import open_services
-from plancord.operator_results import result_discard
 from plancord.storage.result_intents import ResultIntentStore
 from plancord.storage.store import SqlStore
 from tests.discord_bot.result_card.completed import completed, git, menu, record, reply, result_card

@@ -14,9 +14,9 @@ import pytest
 
 from plancord.agent.execution import lease as leases
 from plancord.agent.execution.branch import ExecutionBranch
+from plancord.command.operator import open_services
+from plancord.command.operator_results import result_discard
 from plancord.core.execution import ResultState
-from plancord.operator import open_services
-from plancord.operator_results import result_discard
 from tests.discord_bot.result_card.completed import completed, git, record, reply, result_card
 from tests.discord_bot.result_card.test_intents import Kill
 from tests.world import PlanScene

@@ -229,7 +229,7 @@ def _cli(
     *args: str, stdin: str | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "plancord.cli", "check-bash", *args],
+        [sys.executable, "-m", "plancord.command.main", "check-bash", *args],
         input=stdin,
         capture_output=True,
         text=True,

@@ -102,7 +102,7 @@ def test_check_bash_explain_names_the_deciding_rule(tmp_path: Path, scratch: Pat
         [
             sys.executable,
             "-m",
-            "plancord.cli",
+            "plancord.command.main",
             "check-bash",
             "--explain",
             "--json",
@@ -133,7 +133,7 @@ def test_check_bash_explain_in_text(scratch: Path) -> None:
         [
             sys.executable,
             "-m",
-            "plancord.cli",
+            "plancord.command.main",
             "check-bash",
             "--explain",
             "git log -1",

@@ -181,7 +181,7 @@ def test_the_unrolled_while_loop_gives_bash_the_words_bash_builds(
 
 def _check_bash(*args: str, workspace: Path) -> list[dict[str, object]]:
     result = subprocess.run(
-        [sys.executable, "-m", "plancord.cli", "check-bash", "--json", "--explain", *args],
+        [sys.executable, "-m", "plancord.command.main", "check-bash", "--json", "--explain", *args],
         input='git ls-files src | while read -r f; do head -1 "$f"; done\nif true; then rm x; fi\n',
         capture_output=True,
         text=True,

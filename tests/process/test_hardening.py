@@ -15,7 +15,7 @@ from plancord.config import ConfigError, Secrets
 TOKEN = "fake-token-SECRET-h4rd3n"
 CHILD = """
 import sys
-from plancord.hardening import harden, is_dumpable
+from plancord.process.hardening import harden, is_dumpable
 harden(["DISCORD_TOKEN", "DISCORD_TOKEN_FILE"])
 import os
 print(is_dumpable(), os.environ.get("DISCORD_TOKEN"), flush=True)

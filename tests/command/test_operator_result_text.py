@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from plancord.command.operator_results import result_text
 from plancord.core.authority import Answer
 from plancord.core.execution import DriftDecision, ExecutionRecord, ResultState, StepOutcome
 from plancord.core.results import DriftLine, FileLines, ResultSummary, StepResult
 from plancord.core.review import Finding, PlanReview, Severity
-from plancord.operator_results import result_text
 
 AT = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 

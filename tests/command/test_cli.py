@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from plancord.cli import build_parser
+from plancord.command.main import build_parser
 
 
 def test_bare_plancord_prints_help_and_exits_0(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "plancord.cli"],
+        [sys.executable, "-m", "plancord.command.main"],
         cwd=tmp_path,
         env=os.environ,
         capture_output=True,

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pytest
 
 from plancord.agent.manager import StoredSettings
-from plancord.cli_operator import APPROVAL_MODES
+from plancord.command.plan_commands import APPROVAL_MODES
 from plancord.config import load_config
 from plancord.core.agents import AgentRecord
 from plancord.core.planning import (
@@ -110,7 +110,7 @@ class World:
     def cli(self, *args: str, config: bool = True) -> subprocess.CompletedProcess[str]:
         extra = ["--config", str(self.config)] if config else []
         return subprocess.run(
-            [sys.executable, "-m", "plancord.cli", *args, *extra],
+            [sys.executable, "-m", "plancord.command.main", *args, *extra],
             cwd=self.root,
             capture_output=True,
             text=True,

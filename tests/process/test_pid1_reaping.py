@@ -19,7 +19,7 @@ AS_PID_1 = r"""
 import json, os, sys, time
 from pathlib import Path
 from plancord.config import parse_config_text
-from plancord.init import run_as_init
+from plancord.process.init import run_as_init
 from plancord.sandbox import layer_in_use, run_attached
 
 def zombies():

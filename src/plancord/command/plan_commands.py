@@ -10,10 +10,10 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from plancord.cli_result import add_result_diff, cmd_result_diff
+from plancord.command.result_diff import add_result_diff, cmd_result_diff
 
 if TYPE_CHECKING:
-    from plancord.operator import OperatorServices
+    from plancord.command.operator import OperatorServices
 
 #: ``plancord.core.planning.ApprovalMode`` values, spelt out so building the parser stays cheap.
 APPROVAL_MODES = ("normal", "fresh_context", "confirm_each_edit")
@@ -45,8 +45,8 @@ def _run_operator(
     except ConfigError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
+    from plancord.command.operator import open_services
     from plancord.core.errors import AgentNotFound, PlancordError
-    from plancord.operator import open_services
 
     async def run() -> str:
         async with open_services(config) as services:
@@ -68,8 +68,8 @@ def _run_operator(
 
 
 def _cmd_plan_status(args: argparse.Namespace) -> int:
-    from plancord.operator import plan_status, status_json, status_text
-    from plancord.operator_results import waiting_json, waiting_line, waiting_result
+    from plancord.command.operator import plan_status, status_json, status_text
+    from plancord.command.operator_results import waiting_json, waiting_line, waiting_result
 
     async def action(services: OperatorServices) -> str:
         waiting = await waiting_result(services, args.agent)
@@ -84,7 +84,7 @@ def _cmd_plan_status(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan_enter(args: argparse.Namespace) -> int:
-    from plancord.operator import plan_enter
+    from plancord.command.operator import plan_enter
 
     async def action(services: OperatorServices) -> str:
         return await plan_enter(services, args.agent, args.task, args.reason)
@@ -93,8 +93,8 @@ def _cmd_plan_enter(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan_approve(args: argparse.Namespace) -> int:
+    from plancord.command.operator import plan_approve
     from plancord.core.planning import ApprovalMode
-    from plancord.operator import plan_approve
 
     async def action(services: OperatorServices) -> str:
         return await plan_approve(
@@ -109,7 +109,7 @@ def _cmd_plan_approve(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan_reject(args: argparse.Namespace) -> int:
-    from plancord.operator import plan_reject
+    from plancord.command.operator import plan_reject
 
     async def action(services: OperatorServices) -> str:
         return await plan_reject(services, args.agent, args.revision, args.reason)
@@ -120,7 +120,7 @@ def _cmd_plan_reject(args: argparse.Namespace) -> int:
 def _cmd_plan_edit(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from plancord.operator import plan_edit
+    from plancord.command.operator import plan_edit
 
     try:
         text = Path(args.file).read_text(encoding="utf-8")
@@ -135,7 +135,7 @@ def _cmd_plan_edit(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan_comment(args: argparse.Namespace) -> int:
-    from plancord.operator import plan_comment
+    from plancord.command.operator import plan_comment
 
     async def action(services: OperatorServices) -> str:
         return await plan_comment(services, args.agent, args.step, " ".join(args.text))
@@ -144,7 +144,7 @@ def _cmd_plan_comment(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan_diff(args: argparse.Namespace) -> int:
-    from plancord.operator import plan_diff
+    from plancord.command.operator import plan_diff
 
     async def action(services: OperatorServices) -> str:
         return await plan_diff(services, args.agent, args.first, args.second)
@@ -153,7 +153,7 @@ def _cmd_plan_diff(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan_cancel(args: argparse.Namespace) -> int:
-    from plancord.operator import plan_cancel
+    from plancord.command.operator import plan_cancel
 
     async def action(services: OperatorServices) -> str:
         return await plan_cancel(services, args.agent, args.reason)
@@ -162,7 +162,7 @@ def _cmd_plan_cancel(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan_result(args: argparse.Namespace) -> int:
-    from plancord.operator_results import result_summary, result_text
+    from plancord.command.operator_results import result_summary, result_text
 
     async def action(services: OperatorServices) -> str:
         return result_text(await result_summary(services, args.agent))
@@ -171,7 +171,7 @@ def _cmd_plan_result(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan_merge(args: argparse.Namespace) -> int:
-    from plancord.operator_results import result_merge
+    from plancord.command.operator_results import result_merge
 
     async def action(services: OperatorServices) -> str:
         return await result_merge(services, args.agent)
@@ -180,7 +180,7 @@ def _cmd_plan_merge(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan_discard(args: argparse.Namespace) -> int:
-    from plancord.operator_results import result_discard
+    from plancord.command.operator_results import result_discard
 
     async def action(services: OperatorServices) -> str:
         return await result_discard(services, args.agent)
@@ -189,7 +189,7 @@ def _cmd_plan_discard(args: argparse.Namespace) -> int:
 
 
 def _cmd_agents_list(args: argparse.Namespace) -> int:
-    from plancord.operator import agents_json, agents_text, list_agents
+    from plancord.command.operator import agents_json, agents_text, list_agents
 
     async def action(services: OperatorServices) -> str:
         rows = await list_agents(services)
@@ -201,7 +201,7 @@ def _cmd_agents_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_schedules_list(args: argparse.Namespace) -> int:
-    from plancord.operator import schedules_json, schedules_text
+    from plancord.command.operator import schedules_json, schedules_text
 
     async def action(services: OperatorServices) -> str:
         found = await services.schedules.list(args.agent)
@@ -213,7 +213,7 @@ def _cmd_schedules_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_schedule_change(args: argparse.Namespace) -> int:
-    from plancord.operator import schedule_change
+    from plancord.command.operator import schedule_change
 
     async def action(services: OperatorServices) -> str:
         return await schedule_change(services, args.schedules_cmd, args.schedule)

@@ -24,7 +24,7 @@ async def cli(data_dir: Path, *args: str) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "plancord.cli",
+        "plancord.command.main",
         *args,
         "--config",
         str(config),

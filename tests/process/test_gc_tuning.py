@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from plancord.gc_tuning import GcTuning
+from plancord.process.gc_tuning import GcTuning
 
 
 class Node:

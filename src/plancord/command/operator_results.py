@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from plancord.command.operator import OperatorError, OperatorServices
 from plancord.core.execution import ExecutionRecord, ResultState
 from plancord.core.planning import Actor
 from plancord.core.results import (
@@ -26,7 +27,6 @@ from plancord.core.results import (
     lines_changed,
     step_label,
 )
-from plancord.operator import OperatorError, OperatorServices
 
 OPERATOR = Actor.operator()
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from plancord.cli_operator import OPERATOR_NOTE, _run_operator
+from plancord.command.plan_commands import OPERATOR_NOTE, _run_operator
 
 if TYPE_CHECKING:
-    from plancord.operator import OperatorServices
+    from plancord.command.operator import OperatorServices
 
 
 def _cmd_rules_list(args: argparse.Namespace) -> int:
@@ -31,8 +31,8 @@ def _cmd_rules_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_rules_revoke(args: argparse.Namespace) -> int:
+    from plancord.command.operator import OperatorError
     from plancord.core.planning import Actor
-    from plancord.operator import OperatorError
 
     async def action(services: OperatorServices) -> str:
         if services.call_rules is None:

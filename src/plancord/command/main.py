@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import plancord
-from plancord.cli_operator import add_operator_commands
-from plancord.cli_rules import add_rules_commands
+from plancord.command.plan_commands import add_operator_commands
+from plancord.command.rules import add_rules_commands
 
 
 def _cmd_check_bash(args: argparse.Namespace) -> int:
@@ -125,7 +125,7 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
     from plancord.core.errors import PlancordError
-    from plancord.startup import data_dir_fix, data_dir_problem, make_private_dir
+    from plancord.process.data_dir import data_dir_fix, data_dir_problem, make_private_dir
     from plancord.storage.engines import migrate_database
 
     where = config.database_label
@@ -187,7 +187,7 @@ def _copy_into(target: Path | str, where: str, source: str, base: Path) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from plancord.init import run_as_init
+    from plancord.process.init import run_as_init
 
     return run_as_init(lambda: _run(args))
 
@@ -197,7 +197,7 @@ def _run(args: argparse.Namespace) -> int:
 
     stop_before_the_loop()
     from plancord.config import ConfigError, Secrets, load_config
-    from plancord.hardening import harden
+    from plancord.process.hardening import harden
 
     try:
         config = load_config(args.config)
@@ -206,7 +206,7 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
-    from plancord.startup import data_dir_fix, data_dir_problem, make_private_dir
+    from plancord.process.data_dir import data_dir_fix, data_dir_problem, make_private_dir
 
     problem = data_dir_problem(config)
     if problem is None:

@@ -38,7 +38,7 @@ def cmd_result_diff(args: argparse.Namespace) -> int:
 async def _print_diff(config: Config, agent: str, plan_id: str | None) -> int:
     from plancord.agent.execution.host_git import BranchError
     from plancord.agent.execution.starter import branch_record
-    from plancord.operator import open_services
+    from plancord.command.operator import open_services
 
     async with open_services(config) as services:
         await services.store.get_agent(agent)
