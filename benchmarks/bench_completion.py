@@ -31,7 +31,7 @@ from _common import REPO_ROOT, percentile
 
 # isort: split
 
-from plancord.agent.tools.git import run_git
+from plancord.agent.host_io.git_run import run_git
 from plancord.core.planning import Actor
 from plancord.storage.executions import ExecutionStore
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn

@@ -29,7 +29,7 @@ from pathlib import Path
 from _common import percentile, timed
 from bench_observe import git, make_workspace
 from plancord.agent.execution.branch import BranchRecord, ExecutionBranch
-from plancord.agent.tools.git import run_git
+from plancord.agent.host_io.git_run import run_git
 from plancord.sandbox import SandboxPolicy
 
 GOAL = 1.1

@@ -36,8 +36,8 @@ from plancord.agent.execution.branch import ExecutionBranch
 from plancord.agent.execution.branch_reading import BranchReading
 from plancord.agent.execution.observe import Effects, WorkspaceObserver
 from plancord.agent.execution.snapshot import take_snapshot
-from plancord.agent.execution.walk import WorkspaceTree
-from plancord.agent.tools.git import run_git
+from plancord.agent.host_io.git_run import run_git
+from plancord.agent.host_io.walk import WorkspaceTree
 from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy, run_sandboxed
 

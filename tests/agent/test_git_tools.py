@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from plancord.agent.host_io.git_run import run_git
 from plancord.agent.tools.base import ToolContext
 from plancord.agent.tools.git import (
     GitDiffInput,
@@ -13,7 +14,6 @@ from plancord.agent.tools.git import (
     GitLogTool,
     GitStatusTool,
     git_failure,
-    run_git,
 )
 from plancord.agent.tools.git_write import (
     GitBranchInput,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from plancord.agent.home import AgentHomes
-from plancord.agent.tools.git import run_git
+from plancord.agent.host_io.git_run import run_git
 from plancord.agent.workspace import init_workspace
 from plancord.config.model import Config
 from plancord.core.sandbox_policy import LayerChoice, SandboxSettings, WorkspaceAccess

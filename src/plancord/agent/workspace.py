@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from plancord.agent.tools.git import GitOutput, run_git
+from plancord.agent.host_io.git_run import GitOutput, run_git
 from plancord.core.errors import PlancordError
 from plancord.sandbox import LayerChoice, SandboxPolicy
 

@@ -23,9 +23,9 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.home import AgentHomes
-from plancord.agent.tools.git import run_git
+from plancord.agent.host_io.git_run import run_git
+from plancord.agent.host_io.walk import WorkspaceTree
 from plancord.core.sandbox_policy import SandboxSettings
 from plancord.sandbox import SandboxPolicy
 

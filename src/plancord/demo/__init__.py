@@ -140,7 +140,7 @@ def host_plan_mode(**overrides: Any) -> dict[str, Any]:
 
 async def seed_workspace(workspace: Path) -> None:
     """Give the agent's fresh repository something to explore: a README and an app, committed."""
-    from plancord.agent.tools.git import run_git
+    from plancord.agent.host_io.git_run import run_git
     from plancord.sandbox import SandboxPolicy
 
     policy = SandboxPolicy.executing(workspace).for_host_git()
@@ -159,7 +159,7 @@ async def seed_workspace(workspace: Path) -> None:
 
 
 async def _git(workspace: Path, *args: str) -> str:
-    from plancord.agent.tools.git import run_git
+    from plancord.agent.host_io.git_run import run_git
     from plancord.sandbox import SandboxPolicy
 
     policy = SandboxPolicy.read_only(workspace)

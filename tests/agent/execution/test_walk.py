@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from plancord.agent.execution.walk import WorkspaceTree
+from plancord.agent.host_io.walk import WorkspaceTree
 
 
 @pytest.fixture

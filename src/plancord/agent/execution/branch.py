@@ -51,8 +51,8 @@ from plancord.agent.execution.ignored import IgnoredKeep, KeepLimits, KeepTooLar
 from plancord.agent.execution.lease import GitGuard
 from plancord.agent.execution.workspace_bytes import open_folders
 from plancord.agent.execution.workspace_refusal import branch_refusal
-from plancord.agent.tools import remote_push
-from plancord.agent.tools.git import GitOutput
+from plancord.agent.host_io import remote_push
+from plancord.agent.host_io.git_run import GitOutput
 from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy
 

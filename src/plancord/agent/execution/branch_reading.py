@@ -21,7 +21,7 @@ from pathlib import Path
 
 from plancord.agent.execution.branch import BranchRecord
 from plancord.agent.execution.host_git import BranchError, checked_git
-from plancord.agent.tools.git import run_git
+from plancord.agent.host_io.git_run import run_git
 from plancord.core.execution import StepNumber
 from plancord.sandbox import SandboxPolicy
 

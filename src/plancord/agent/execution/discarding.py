@@ -26,9 +26,9 @@ from plancord.agent.execution.host_git import (
 )
 from plancord.agent.execution.ignored import WHOLE_KEEP, IgnoredKeep
 from plancord.agent.execution.lease import GitGuard
-from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.execution.workspace_bytes import open_folders, restore_bytes
-from plancord.agent.tools.git import GitOutput
+from plancord.agent.host_io.git_run import GitOutput
+from plancord.agent.host_io.walk import WorkspaceTree
 from plancord.sandbox import SandboxPolicy
 
 

@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from plancord.agent.execution.walk import WorkspaceTree
+from plancord.agent.host_io.walk import WorkspaceTree
 
 STALE_SECONDS = 60.0
 """How long a lock file must have been left untouched before it may be removed."""

@@ -14,7 +14,7 @@ import logging
 
 from plancord.agent.execution.git_locks import LockSweep, refused_by_lock, sweep_stale_locks
 from plancord.agent.execution.lease import GitGuard
-from plancord.agent.tools.git import GitOutput, run_git
+from plancord.agent.host_io.git_run import GitOutput, run_git
 from plancord.sandbox import SandboxPolicy
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plancord.agent.execution.pack import PackFull, Slice, copy_out, matches, write_pack
-from plancord.agent.execution.walk import WorkspaceTree
+from plancord.agent.host_io.walk import WorkspaceTree
 
 log = logging.getLogger(__name__)
 

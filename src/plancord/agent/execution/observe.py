@@ -44,8 +44,8 @@ from plancord.agent.execution.snapshot import (
     refresh,
     take_snapshot,
 )
-from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.execution.watch import ChangeWatch, open_watch
+from plancord.agent.host_io.walk import WorkspaceTree
 
 RACY_NS = 50_000_000
 """A file whose mtime is this close to the previous look may have been written in the same

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from plancord.agent.execution.walk import WorkspaceTree
+from plancord.agent.host_io.walk import WorkspaceTree
 
 _CHUNK = 1 << 20
 

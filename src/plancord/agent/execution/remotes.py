@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from plancord.agent.tools import remote_push
-from plancord.agent.tools.git import run_git
+from plancord.agent.host_io import remote_push
+from plancord.agent.host_io.git_run import run_git
 from plancord.core.execution import ExecutionRecord
 from plancord.core.sandbox_policy import SandboxPolicy
 

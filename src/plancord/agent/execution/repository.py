@@ -14,9 +14,9 @@ import asyncio
 from collections.abc import Iterable
 from pathlib import Path
 
-from plancord.agent.execution.walk import WorkspaceTree
 from plancord.agent.home import AgentHomes
-from plancord.agent.tools.git import run_git
+from plancord.agent.host_io.git_run import run_git
+from plancord.agent.host_io.walk import WorkspaceTree
 from plancord.sandbox import SandboxPolicy
 
 DIFF_CHARS = 700

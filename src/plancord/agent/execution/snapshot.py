@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from plancord.agent.execution.walk import WorkspaceTree
+from plancord.agent.host_io.walk import WorkspaceTree
 
 GIT_DIR = ".git"
 _GIT_STATE = frozenset({"HEAD", "index", "packed-refs", "config", "refs", "hooks", "info"})

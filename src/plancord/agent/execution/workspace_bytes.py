@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plancord.agent.execution.host_git import checked_git
-from plancord.agent.execution.walk import WorkspaceTree
-from plancord.agent.tools.git import run_git
+from plancord.agent.host_io.git_run import run_git
+from plancord.agent.host_io.walk import WorkspaceTree
 from plancord.sandbox import SandboxPolicy
 
 _CHUNK = 1 << 20

@@ -12,8 +12,8 @@ import asyncio
 import stat
 from pathlib import Path
 
-from plancord.agent.execution.walk import WorkspaceTree
-from plancord.agent.tools.git import run_git
+from plancord.agent.host_io.git_run import run_git
+from plancord.agent.host_io.walk import WorkspaceTree
 from plancord.sandbox import SandboxPolicy
 
 _MID_OPERATION = {

@@ -6,7 +6,7 @@ tool runs: a process of the agent's (an MCP server, an explore sub-agent's comma
 a directory on the way for a symbolic link to a host folder between the check and the open,
 and a hard link inside the workspace is the same file as its other name, which may lie
 outside (``ln ~/.ssh/id_ed25519 notes.txt``). So every file tool reaches the name the jail
-gave through the workspace's one door (``execution.walk.WorkspaceTree``): from a descriptor
+gave through the workspace's one door (``host_io.walk.WorkspaceTree``): from a descriptor
 of the workspace root, one component at a time, ``O_NOFOLLOW`` on every component, never
 ``..``; a link met on the way is refused, never followed. The file itself is opened
 ``O_NONBLOCK`` (a FIFO does not hang the worker thread), then ``fstat`` on the descriptor must
@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from plancord.agent.execution.walk import WorkspaceTree, split
+from plancord.agent.host_io.walk import WorkspaceTree, split
 
 BINARY_SNIFF_BYTES = 8192
 MAX_LINE_BYTES = 2000

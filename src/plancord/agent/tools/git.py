@@ -1,4 +1,4 @@
-"""How the git tools run git, and the tools that look: status, diff and log (the tools that
+"""The git tools that look: status, diff and log (the tools that
 change the repository are in ``git_write``).
 
 Git runs with an argument vector (never through a shell) inside the agent's sandbox
@@ -14,81 +14,26 @@ option or a force-push refspec.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from plancord.agent.host_io.git_run import (
+    GIT_TIMEOUT_SECONDS,
+    MAX_GIT_OUTPUT_BYTES,
+    GitOutput,
+    run_git,
+)
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
 from plancord.agent.tools.paths import PathOutsideWorkspace, display_path, resolve_in_workspace
 from plancord.core.gate import ToolKind
-from plancord.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
+from plancord.sandbox import SandboxPolicy
 
-GIT_TIMEOUT_SECONDS = 30.0
-PUSH_TIMEOUT_SECONDS = 120.0
-MAX_GIT_OUTPUT_BYTES = 100_000
 MAX_LOG_COUNT = 100
 MAX_COMMIT_MESSAGE_CHARS = 10_000
 MAX_REF_CHARS = 200
-
-
-@dataclass(frozen=True, slots=True)
-class GitOutput:
-    """One git run: exit code (None when it timed out or could not start) and its output."""
-
-    code: int | None
-    stdout: str
-    stderr: str
-    timed_out: bool = False
-    truncated: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.code == 0
-
-    @property
-    def message(self) -> str:
-        """What git said, stderr first (where it reports errors and progress)."""
-        parts = [part.strip() for part in (self.stderr, self.stdout) if part.strip()]
-        return "\n".join(parts)
-
-
-async def run_git(
-    policy: SandboxPolicy,
-    *args: str,
-    timeout: float = GIT_TIMEOUT_SECONDS,  # noqa: ASYNC109 - the subprocess's own deadline
-    max_output: int = MAX_GIT_OUTPUT_BYTES,
-    extra_env: Mapping[str, str] | None = None,
-    stdout_to: int | None = None,
-) -> GitOutput:
-    """Run ``git <args>`` in the policy's workspace, inside the agent's sandbox
-    (``stdout_to``: an open file of the host's that git's output goes to, through a pipe).
-
-    Never raises for git's own failures, nor when the sandbox cannot start (the output then
-    says why, and nothing ran).
-    """
-    try:
-        result = await run_sandboxed(
-            ["git", "--no-pager", *args],
-            policy,
-            timeout=timeout,
-            max_output=max_output,
-            extra_env=extra_env,
-            stdout_to=stdout_to,
-        )
-    except SandboxUnavailable as exc:
-        return GitOutput(None, "", f"Not run: {exc}.")
-    except OSError as exc:
-        return GitOutput(None, "", f"Cannot run git: {exc.strerror or exc}.")
-    return GitOutput(
-        code=result.exit_code,
-        stdout=result.stdout,
-        stderr=result.stderr,
-        timed_out=result.timed_out,
-        truncated=result.truncated,
-    )
 
 
 def git_failure(what: str, output: GitOutput, timeout: float = GIT_TIMEOUT_SECONDS) -> ToolResult:

@@ -15,17 +15,16 @@ from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, Field
 
-from plancord.agent.tools import remote_push
+from plancord.agent.host_io import remote_push
+from plancord.agent.host_io.git_run import PUSH_TIMEOUT_SECONDS, run_git
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
 from plancord.agent.tools.git import (
     MAX_COMMIT_MESSAGE_CHARS,
     MAX_REF_CHARS,
-    PUSH_TIMEOUT_SECONDS,
     GitInput,
     check_branch_name,
     git_failure,
     relative_paths,
-    run_git,
     starts_like_option,
 )
 from plancord.core.gate import ToolKind

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from plancord.agent.execution.walk import WorkspaceTree
+from plancord.agent.host_io.walk import WorkspaceTree
 from plancord.agent.tools.base import StrictInput, Tool, ToolContext, ToolResult
 from plancord.agent.tools.fileio import Deadline, UnsafeFile, open_directory, relative_name, tree_of
 from plancord.agent.tools.globmatch import GlobPattern, GlobTooComplex, State

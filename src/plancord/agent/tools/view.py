@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from plancord.agent.execution.walk import WorkspaceTree
+from plancord.agent.host_io.walk import WorkspaceTree
 from plancord.agent.tools.base import StrictInput, Tool, ToolContext, ToolResult
 from plancord.agent.tools.fileio import (
     BINARY_SNIFF_BYTES,

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from plancord.agent.tools.git import PUSH_TIMEOUT_SECONDS, GitOutput, run_git
+from plancord.agent.host_io.git_run import PUSH_TIMEOUT_SECONDS, GitOutput, run_git
 from plancord.core.sandbox_policy import SandboxPolicy
 from plancord.sandbox import remote_view
 
