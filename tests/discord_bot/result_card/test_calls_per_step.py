@@ -50,6 +50,8 @@ async def test_the_completion_file_names_the_decider_of_every_call_per_step(
     assert "submit_plan #" in planning and "· gate → ran" in planning
     assert "create_file #" in step_1 and "· profile → ran" in step_1
     assert "bash_execute #" in step_1 and "· filter → ran" in step_1
+    assert step_1.count("create_file #") == 1  # docs/greet.md moved the plan on to step 2
+    assert "create_file #" in step_2 and "· profile → ran" in step_2
     assert "· drift → refused: not in the approved plan" in step_2 and "outside.txt" in step_2
 
     answer = private_answer(await scene.ana.slash(scene.channel, "plan why"))
