@@ -288,16 +288,20 @@ def judge(command: str) -> object:
     return classify(command, WORKSPACE)
 
 
-def _report(label: str, everyday: Sequence[str], harmful: Sequence[str]) -> None:
-    """The false denies of ``everyday`` (judged as the agent's shell judges, stages run)
-    and the harmful variants let through, which must be none."""
-    refused = [(c, v.reason) for c in everyday if not (v := judge_staged(c, WORKSPACE)).allowed]
+def report(
+    label: str, everyday: Sequence[str], harmful: Sequence[str], workspace: Path | None = None
+) -> None:
+    """The false denies of ``everyday`` (judged as the agent's shell judges, stages run, in
+    ``workspace``, this repository by default) and the harmful variants let through, which
+    must be none."""
+    where = workspace or WORKSPACE
+    refused = [(c, v.reason) for c in everyday if not (v := judge_staged(c, where)).allowed]
     share = len(refused) / len(everyday)
     print(f"{label}: {len(everyday) - len(refused)} of {len(everyday)} allowed")
-    print(f"  false denies: {len(refused)} ({share:.0%})")
+    print(f"  false denies: {len(refused)} ({share:.1%})")
     for command, reason in refused:
         print(f"    {command.splitlines()[0]}  <- {reason}")
-    through = [c for c in harmful if judge_staged(c, WORKSPACE).allowed]
+    through = [c for c in harmful if judge_staged(c, where).allowed]
     print(f"  harmful variants judged read-only: {len(through)} of {len(harmful)}")
     for command in through:
         print(f"    {command}")
@@ -342,7 +346,7 @@ def main() -> None:
     print(f"harmful variants judged read-only: {len(harmful)} of {len(HARMFUL)}")
     for command in harmful:
         print(f"    {command}")
-    _report("round three", ROUND_THREE, HARMFUL_ROUND_THREE)
+    report("round three", ROUND_THREE, HARMFUL_ROUND_THREE)
     loop = 'for f in src/plancord/core/shell/readonly/*.py; do head -3 "$f"; done'
     unrolled = statistics.median(measure(lambda: judge(loop), 50))
     print(row("judge a for loop over 20 files, median", unrolled, spawn))

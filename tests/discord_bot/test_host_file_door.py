@@ -15,7 +15,7 @@ import pytest
 from plancord.core.execution import DriftDecision, ExecutionEventKind
 from plancord.core.planning import Phase
 from plancord.storage.executions import ExecutionStore
-from tests.discord_bot.result_card.completed import completed, result_card
+from tests.discord_bot.result_card.completed import completed, diff_of, result_card
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.world import PlanScene, buttons
 
@@ -119,8 +119,7 @@ async def test_a_link_where_the_diff_was_written_never_puts_a_host_file_on_the_c
     real = _git(workspace, "diff", "--binary", record.reviewed_commit, record.branch)
     assert "+def hello(): pass" in real
 
-    [attachment] = result_card(scene).attachments
-    assert (await attachment.read()).decode() == real
+    assert (await diff_of(result_card(scene)).read()).decode() == real
     answer = await scene.ana.slash(scene.channel, "plan diff", result=True)
     message = answer.followups[-1] if answer.followups else answer.response
     [attachment] = message.attachments

@@ -1,8 +1,11 @@
 """Everyday commands the read-only filter used to ask for, through the real bot in plan
 mode: printing the sandbox's own environment, a system program named by its absolute path,
-small encoders. Each runs unasked in the read-only sandbox; each harmful variant is refused
-before anything runs. The environment a sandboxed command prints is the host's allow-list:
-a secret in the bot's own environment never reaches it.
+small encoders and formatters, an unquoted parameter whose value the host knows, reading
+from a descriptor the command itself opened. Each runs unasked in the read-only sandbox;
+each harmful variant is refused before anything runs. The environment a sandboxed command
+prints is the host's allow-list: a secret in the bot's own environment never reaches it.
+The parameters the filter gives a value print what bash prints for the original text in
+the same sandbox.
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ from typing import Any
 import pytest
 
 from plancord.core.planning import Phase
+from plancord.core.sandbox_policy import SANDBOX_PATH, SandboxPolicy
+from plancord.sandbox import run_shell
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.security.hostile import Hostile
 
 BOT_SECRET = "the-bots-own-secret-71"
+KNOWN = "echo $PATH [$OLDPWD] $HOME"
 
 # (family, everyday command, what its output holds, harmful variant)
 FAMILIES = [
@@ -26,6 +32,11 @@ FAMILIES = [
     ("one variable of it", "printenv PATH", "/usr/bin", "env PATH=. ls"),
     ("a system program by its path", "/usr/bin/wc -l notes.txt", "2 notes.txt", "./ls"),
     ("an encoder", "base64 notes.txt", "YWxwaGEKYmFuYW5hCg==", "base64 notes.txt copy"),
+    ("a parameter the host knows", KNOWN, "/usr/bin", "cat $HOME/.bash_history"),
+    ("another the host does not", "ls $PWD", "notes.txt", "echo $PLANCORD_TEST_SECRET"),
+    ("a descriptor it opened", "exec 3<notes.txt; cat <&3", "banana", "cat <&3"),
+    ("written through", "cat 3<notes.txt <&3", "alpha", "exec 3>copy; cat notes.txt >&3"),
+    ("a formatter", "numfmt --to=iec 1048576", "1.0M", "numfmt 1048576 >copy"),
 ]
 
 
@@ -60,3 +71,8 @@ async def test_each_family_runs_unasked_and_its_harmful_variant_is_refused(
     assert "PLANCORD_TEST_SECRET" not in results[0]
     assert not (workspace / "PWNED").exists()
     assert not (workspace / "copy").exists()
+    # What the filter made of the parameters is what bash makes of the text in the sandbox
+    # (the home aside: outside bubblewrap each run has a home of its own).
+    unfiltered = await run_shell(KNOWN, SandboxPolicy.read_only(workspace), timeout=30)
+    assert unfiltered.exit_code == 0, unfiltered.stdout
+    assert results[8].split()[:2] == unfiltered.stdout.split()[:2] == [SANDBOX_PATH, "[]"]

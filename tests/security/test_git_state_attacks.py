@@ -22,7 +22,14 @@ import pytest
 from plancord.agent.tools.shell import GIT_WRITE_REFUSED
 from plancord.core.execution import ResultState
 from plancord.sandbox import landlock_abi, layers
-from tests.discord_bot.result_card.completed import completed, git, record, reply, result_card
+from tests.discord_bot.result_card.completed import (
+    completed,
+    diff_of,
+    git,
+    record,
+    reply,
+    result_card,
+)
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.world import PlanScene, Worlds, plan_scene_in
 
@@ -109,8 +116,7 @@ def _results(scene: PlanScene) -> list[str]:
 
 
 async def _card_diff(scene: PlanScene) -> str:
-    [attachment] = result_card(scene).attachments
-    return (await attachment.read()).decode()
+    return (await diff_of(result_card(scene)).read()).decode()
 
 
 @needs_bubblewrap

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from plancord.core.planning import Phase
-from tests.discord_bot.result_card.completed import git, record, reply, result_card
+from tests.discord_bot.result_card.completed import diff_of, git, record, reply, result_card
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.world import PlanScene, Worlds, plan_scene_in
 
@@ -70,8 +70,7 @@ async def test_the_card_shows_the_work_already_in_the_workspace(plan_scene: Any)
     card = _card_text(scene)
     assert "Already in the workspace before the plan" in card, card
     assert "`evil.sh` +2 −0" in card, card
-    [attachment] = result_card(scene).attachments
-    diff = (await attachment.read()).decode()
+    diff = (await diff_of(result_card(scene)).read()).decode()
     assert "+++ b/evil.sh" in diff and "+++ b/notes.txt" in diff, diff
 
 
@@ -90,7 +89,7 @@ async def test_merge_brings_exactly_what_the_cards_diff_shows(plan_scene: Any) -
     scene = await _executed(plan_scene)
     found = await record(scene)
     workspace = scene.app.manager.workspace_of("ada")
-    [attachment] = result_card(scene).attachments
+    attachment = diff_of(result_card(scene))
     shown = sorted(
         line.removeprefix("+++ b/")
         for line in (await attachment.read()).decode().splitlines()

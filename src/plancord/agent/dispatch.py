@@ -39,6 +39,7 @@ from plancord.core.drift_findings import DriftAction, answered
 from plancord.core.errors import PlancordError
 from plancord.core.execution import DriftDecision, ExecutionRecord
 from plancord.core.gate import GateDecision, GateOutcome, GateRequest, ToolKind, decide
+from plancord.core.holding import KnownWrites, MovesOn, hold_to_step
 from plancord.core.logs import log_refusal
 from plancord.core.permissions import PermissionProfile, action_string
 from plancord.core.plan import Plan
@@ -178,7 +179,7 @@ class ToolDispatch:
         held = await self._held(state, tool, verdict)
         writes = await asyncio.to_thread(tool.writes, args, workspace) if held else None
         drift = ExecutionHost.tool_drift(held[1], held[0], name, writes) if held else None
-        trace.step = await self._step_of(state, held)
+        trace.step = await self._step_of(state, held, name, writes)
         shell = is_shell(tool)
         facts = None
         rule: CallRule | None = None
@@ -300,11 +301,18 @@ class ToolDispatch:
         return await self._refused(session, state, after.error, after.stop, result)
 
     async def _step_of(
-        self, state: PlanningState, held: tuple[ExecutionRecord, Plan] | None
+        self,
+        state: PlanningState,
+        held: tuple[ExecutionRecord, Plan] | None,
+        tool: str,
+        writes: KnownWrites | None,
     ) -> int | None:
-        """The plan's current step while it executes (None otherwise)."""
+        """The plan's step the call runs in while it executes (None otherwise): the current
+        one, or the later one that only covers it, which the plan moves on to."""
         if held is not None:
-            return held[0].current_step
+            paths = writes.paths if writes is not None and writes.paths else None
+            holding = hold_to_step(held[1], held[0].current_step, tool, paths)
+            return holding.step if isinstance(holding, MovesOn) else held[0].current_step
         if state.phase is not Phase.EXECUTING or self._host is None:
             return None
         running = await self._host.running(state.agent)

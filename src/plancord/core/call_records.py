@@ -25,12 +25,14 @@ __all__ = [
     "CallOutcome",
     "CallRecord",
     "RecordBounds",
+    "calls_by_step",
     "input_digest",
     "record_line",
-    "records_by_step",
 ]
 
 REASON_CHARS = 500
+CALLS_PER_STEP = 50
+"""Calls of one step the completion card's file lists; the rest are counted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,15 +113,21 @@ def record_line(record: CallRecord) -> str:
     )
 
 
-def records_by_step(records: Iterable[CallRecord]) -> str:
-    """The records of one plan as text, grouped under each step (planning first)."""
-    groups: dict[str, list[str]] = {}
+def calls_by_step(
+    records: Iterable[CallRecord], per_step: int = CALLS_PER_STEP
+) -> dict[int | None, list[str]]:
+    """The records of one plan as lines, by the plan's step (0-based; None: before the
+    steps, while planning), in order. A step of more than ``per_step`` calls keeps its
+    first ``per_step`` and a last line counting the ones left out, so the completion card's
+    file stays bounded however busy a step was."""
+    lines: dict[int | None, list[str]] = {}
+    left_out: dict[int | None, int] = {}
     for record in records:
-        title = f"Step {record.step + 1}" if record.step is not None else f"{record.phase}"
-        groups.setdefault(title, []).append(record_line(record))
-    if not groups:
-        return "No tool calls were recorded.\n"
-    parts = []
-    for title, lines in groups.items():
-        parts.append(f"## {title}\n" + "\n".join(f"- {line}" for line in lines))
-    return "\n\n".join(parts) + "\n"
+        shown = lines.setdefault(record.step, [])
+        if len(shown) < per_step:
+            shown.append(record_line(record))
+        else:
+            left_out[record.step] = left_out.get(record.step, 0) + 1
+    for step, count in left_out.items():
+        lines[step].append(f"… and {count} more (`plancord calls` prints every one)")
+    return lines

@@ -5,6 +5,8 @@ call; a click by anyone the approver policy does not accept remembers nothing.""
 
 from __future__ import annotations
 
+from simcord.actors import _component_interaction
+
 from plancord.config.call_rules import OperatorCallRule
 from tests.discord_bot.agent_scene import SceneFactory
 from tests.discord_bot.asks.remembering import (
@@ -113,3 +115,31 @@ async def test_an_operator_rule_ranks_over_a_members_rule(
     assert fields_of(scene, card)["Rule that applies"].startswith("operator rule op1 (ask)")
     labels = [c["label"] for row in scene.stored(card).components for c in row["components"]]
     assert labels == ["Allow", "Deny"]  # an operator's ask cannot be remembered away
+
+
+async def test_a_forged_confirmation_on_the_card_remembers_nothing(
+    scene_factory: SceneFactory,
+) -> None:
+    """A client that sends the confirmation's id straight on the public card, skipping the
+    approver's private offer (and its check of who clicked), decides nothing: the card holds
+    no such button, so the bot acts on no such click; no rule is kept, and the call still
+    waits for an approver's answer."""
+    scene, channel, carol = await approver_scene(scene_factory, shell_script("npm test"))
+    await scene.ana.send(channel, "run the tests")
+    [card] = cards(scene, channel)
+    stored = scene.stored(card)
+    offer = next(
+        c["custom_id"]
+        for row in stored.components
+        for c in row["components"]
+        if c.get("label") == "Allow always…"
+    )
+    forged = {"custom_id": f"ask:remember:allow:always:{offer.rsplit(':', 1)[1]}"}
+
+    for member in (scene.bob, scene.ana):
+        result = await _component_interaction(member, stored, {**forged, "component_type": 2})
+        assert not result.acknowledged and result.response is None
+
+    assert await scene.rows("SELECT * FROM call_rules") == []
+    await carol.click(card, label="Deny")
+    assert "Denied by" in fields_of(scene, card)["Decision"]

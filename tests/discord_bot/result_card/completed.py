@@ -72,6 +72,12 @@ def result_cards(scene: PlanScene) -> list[discord.Message]:
     ]
 
 
+def diff_of(card: discord.Message) -> discord.Attachment:
+    """The card's diff; beside it the steps file lists what decided each tool call."""
+    [diff] = [a for a in card.attachments if ".diff" in a.filename]
+    return diff
+
+
 def result_card(scene: PlanScene) -> discord.Message:
     found = result_cards(scene)
     assert found, f"no completion card in {scene.bot_texts()}"

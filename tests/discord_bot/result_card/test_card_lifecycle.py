@@ -17,6 +17,7 @@ from tests.discord_bot.plan_card.test_deleted_cards import deleted_by
 from tests.discord_bot.result_card.completed import (
     WORK,
     completed,
+    diff_of,
     git,
     record,
     reply,
@@ -75,7 +76,7 @@ async def test_a_diff_past_the_upload_limit_is_attached_gzipped(plan_scene: Any)
 
     card = result_card(scene)
     assert "attached gzipped" in (card.embeds[0].description or "")
-    [attachment] = card.attachments
+    attachment = diff_of(card)
     assert attachment.filename.endswith(".diff.gz")
     diff = gzip.decompress(await attachment.read()).decode()
     found = await record(scene)
@@ -133,7 +134,8 @@ async def test_a_card_whose_file_discord_refuses_is_posted_without_it(plan_scene
 
     assert posted is not None
     card = result_card(scene)
-    assert card.id == posted.id and not card.attachments
+    assert card.id == posted.id
+    assert [a.filename for a in card.attachments] == ["result-v1-steps.md"]
     assert "could not be attached" in (card.embeds[0].description or "")
     assert buttons(card) == {"Merge": True, "Discard": True}
     assert (await record(scene)).card_message == card.id

@@ -13,7 +13,14 @@ from typing import Any
 
 from plancord.core.execution import ResultState
 from tests.discord_bot.plans import assert_within_limits
-from tests.discord_bot.result_card.completed import completed, git, record, reply, result_card
+from tests.discord_bot.result_card.completed import (
+    completed,
+    diff_of,
+    git,
+    record,
+    reply,
+    result_card,
+)
 from tests.world import buttons
 
 
@@ -31,8 +38,7 @@ async def test_the_card_shows_each_step_and_attaches_the_diff(plan_scene: Any) -
     assert "create_file" in first.value
     assert "`docs/greet.md` +1 −0" in second.value
     assert buttons(card) == {"Merge": True, "Discard": True}
-    [attachment] = card.attachments
-    diff = (await attachment.read()).decode()
+    diff = (await diff_of(card).read()).decode()
     assert "+def hello():" in diff and "+# hello" in diff
     assert (await record(scene)).result is ResultState.WAITING
 

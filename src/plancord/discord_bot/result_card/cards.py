@@ -3,7 +3,8 @@ result changes, posted again at once when deleted, and brought back after a rest
 
 Why this exists: the decision on an execution's result must never be lost. The card is
 posted with the branch's full diff attached (``diff_file``) and, when the card shows less
-than every step did, the steps in full (``details``). A card that does not fit, or that
+than every step did or the plan's calls have decision records, the steps in full with what
+decided each call (``details``). A card that does not fit, or that
 Discord refuses for what it holds (a 400 is not a passing failure: the same payload would be
 refused again), is posted in a smaller form: compact, then without the diff (saying so),
 then as a plain line under the buttons, and at last as a line saying how to decide from the
@@ -22,6 +23,7 @@ from typing import Any
 
 import discord
 
+from plancord.core.call_records import CallRecord
 from plancord.core.errors import PlancordError
 from plancord.core.results import ResultSummary
 from plancord.discord_bot.result_card.buttons import result_view
@@ -88,6 +90,15 @@ class ResultCards:
             return None
         return made[0]
 
+    async def calls(self, plan_id: str) -> list[CallRecord]:
+        """The decision records of ``plan_id``'s tool calls, every one noted so far written
+        first; none where records are not kept."""
+        calls = self.bot.app.call_log
+        if calls is None:
+            return []
+        await calls.flush()
+        return await calls.store.of_plan(plan_id)
+
     async def post(self, plan_id: str) -> discord.Message | None:
         """Post the card of ``plan_id``'s result with its diff; the message, or None when
         there is no such result or the agent has no channel."""
@@ -101,7 +112,7 @@ class ResultCards:
             return None
         channel = self.bot.get_partial_messageable(agent.channel_id, guild_id=agent.guild_id)
         diff = await self.attachment(plan_id, f"{record.branch.replace('/', '-')}")
-        message = await self._send(channel, summary, diff)
+        message = await self._send(channel, summary, diff, await self.calls(plan_id))
         await self._store.set_card(plan_id, message.channel.id, message.id)
         return message
 
@@ -110,6 +121,7 @@ class ResultCards:
         channel: discord.PartialMessageable,
         summary: ResultSummary,
         diff: DiffAttachment | None,
+        calls: list[CallRecord],
     ) -> discord.Message:
         """The card in the first form that fits and Discord takes: whole with its files,
         compact, compact without the diff, then a plain line with the buttons, and at last
@@ -128,8 +140,8 @@ class ResultCards:
                 note = f"The diff could not be attached{refusal}; `/plan diff result` shows it."
             rendered = render_result(summary, note, compact=compact)
             files = [diff.file()] if with_diff and diff is not None else []
-            if rendered.shortened:
-                files.append(details_file(summary))
+            if rendered.shortened or calls:
+                files.append(details_file(summary, calls))
             problems = misfits(embeds=[rendered.embed], view=view, files=files)
             try:
                 if problems:
@@ -139,7 +151,7 @@ class ResultCards:
                         embed=rendered.embed, view=view, files=files, allowed_mentions=NO_MENTIONS
                     )
                     self._notes[plan_id] = note
-                    self._details[plan_id] = rendered.shortened
+                    self._details[plan_id] = rendered.shortened or bool(calls)
                     return message
             except discord.HTTPException as exc:
                 if not refused_for_payload(exc):
@@ -210,7 +222,8 @@ class ResultCards:
                 if rendered.shortened and not self._details.get(plan_id, False):
                     kept = (await channel.fetch_message(record.card_message)).attachments
                     if details_filename(summary) not in {a.filename for a in kept}:
-                        extra["attachments"] = [*kept, details_file(summary)]
+                        calls = await self.calls(plan_id)
+                        extra["attachments"] = [*kept, details_file(summary, calls)]
                 await message.edit(embed=rendered.embed, view=view, **extra)
                 self._details[plan_id] = self._details.get(plan_id, False) or rendered.shortened
                 return

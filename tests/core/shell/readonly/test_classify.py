@@ -91,7 +91,7 @@ def test_everyday_exploration_runs_without_asking(command: str, workspace: Path)
 
 
 REASONS = [
-    ("echo $HOME", "unquoted `$HOME`"),
+    ("echo $HOME/*", "glob joined to `$HOME`"),
     ("cat ${FILE:-x}", "parameter expansion"),
     ("echo $(ls)", "command substitution"),
     ("echo `ls \\`", "backslash inside backquotes"),

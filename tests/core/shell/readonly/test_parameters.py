@@ -1,5 +1,7 @@
-"""``$PWD`` (with ``${PWD##*/}`` and the like, and ``~+``) and a quoted ``$HOME``: the words
-the filter builds are the words bash builds, and what runs prints what bash prints.
+"""``$PWD`` (with ``${PWD##*/}`` and the like, and ``~+``) and ``$HOME``, quoted or not: the
+words the filter builds are the words bash builds, and what runs prints what bash prints.
+(``$PATH`` and ``$OLDPWD`` take their values from the sandbox's environment, so they are
+compared with bash inside the sandbox: ``tests/security/test_everyday_families.py``.)
 
 Each everyday command is judged and its script's output compared with bash's output for
 the original text in the same environment; each harmful variant is shown doing its harm
@@ -8,6 +10,7 @@ unfiltered, then refused.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,9 @@ from tests.core.shell.readonly.scratch import Listener, assert_runs_as_bash_woul
 
 EVERYDAY = [
     'echo "$HOME"',
+    "echo $HOME",
+    "printf '[%s]' $HOME ${HOME}",
+    "basename $HOME",
     'printf "%s\\n" "home: $HOME"',
     'basename "$HOME"',
     'basename "$PWD"',
@@ -43,7 +49,13 @@ HARMFUL = [
 
 REFUSED = [
     ('cat "$HOME/x"', "private home"),
-    ("echo $HOME", "unquoted"),
+    ("echo $HOME/*", "glob joined to `$HOME`"),
+    ('echo "$HOME"*', "glob joined to `$HOME`"),
+    ("ls $HOME", "private home"),
+    ("[[ $HOME == /tmp ]]", "pattern"),
+    ("echo ${PATH%/*}", "operation"),
+    ("cd src && echo $OLDPWD", "`cd`"),
+    ("echo $PLANCORD_TOKEN", "cannot know"),
     ('cd src && echo "$PWD"', "`cd`"),
     ('echo "${HOME%/*}"', "operation"),
     ("echo ~-", "tilde"),
@@ -82,3 +94,15 @@ def test_an_unquoted_pwd_is_split_as_bash_splits_it(tmp_path: Path) -> None:
     assert verdict.allowed, verdict.reason
     assert verdict.script is not None
     assert run(verdict.script, workspace).output == run(command, workspace).output
+
+
+def test_an_unquoted_home_bash_would_split_is_refused(
+    scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside bubblewrap the home is a folder of the host's temporary directory; when that
+    directory's path holds white space, bash would split an unquoted ``$HOME``."""
+    monkeypatch.setattr(tempfile, "tempdir", "/var/tmp/a b")
+    verdict = classify("echo $HOME", scratch)
+    assert not verdict.allowed
+    assert "split or globbed" in verdict.reason
+    assert classify('echo "$HOME"', scratch).allowed

@@ -13,6 +13,8 @@ the filter. One module per concept:
   assigns each name from a line
 * ``substitution``: ``$(…)`` and ``<(…)`` judged in stages (the caller runs the inner command)
 * ``expansion``: globs expanded in the workspace, braces refused
+* ``parameters``: the parameters whose value the host knows; ``redirects``: input from
+  files, text and descriptors the line opened, output to ``/dev/null``
 * ``options``: option tables parsed as each program parses them
 * ``paths``: operands judged by what the read-only sandbox shows where they resolve (the
   workspace and system paths as the host has them; nothing elsewhere); git's own repository

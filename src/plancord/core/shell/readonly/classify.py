@@ -24,30 +24,27 @@ from typing import Final
 from plancord.core.sandbox_policy import SANDBOX_PATH
 from plancord.core.shell.readonly.commands import Call, Rule, describe
 from plancord.core.shell.readonly.conditional import judge_conditional
-from plancord.core.shell.readonly.expansion import GlobBudget, check_braces, expand, is_glob
-from plancord.core.shell.readonly.heredoc import HERE_OPERATORS
+from plancord.core.shell.readonly.expansion import GlobBudget, expand
 from plancord.core.shell.readonly.loops import unroll
 from plancord.core.shell.readonly.operator_rules import OperatorRule, find_rule
 from plancord.core.shell.readonly.parameters import HOME_VALUE, check_home_shown
-from plancord.core.shell.readonly.paths import Place, check_path
+from plancord.core.shell.readonly.paths import Place
 from plancord.core.shell.readonly.raw import (
     RawCommand,
     RawConditional,
     RawIf,
     RawLoop,
-    RawRedirect,
     RawRepeat,
     RawScript,
     RawSubshell,
 )
 from plancord.core.shell.readonly.reading import read
+from plancord.core.shell.readonly.redirects import Descriptors, judge_redirect
 from plancord.core.shell.readonly.structure import (
-    DEV_NULL,
     Command,
     Conditional,
     IfClause,
     Pipeline,
-    Redirect,
     Repeat,
     Script,
     Subshell,
@@ -137,7 +134,7 @@ def _classify(
     return Verdict(
         True,
         reason,
-        script.render(),
+        judging.descriptors.prelude() + script.render(),
         tuple(judging.decided),
         operator_rules=tuple(dict.fromkeys(judging.operator_rules)),
         constructs=raw.constructs + _outside_construct(place),
@@ -162,6 +159,7 @@ class _Judging:
         self.staged = staged
         self.uses_pwd = uses_pwd
         self.budget = GlobBudget()
+        self.descriptors = Descriptors()
         self.names: list[str] = []
         self.decided: list[str] = []
         self.operator_rules: list[str] = []
@@ -239,8 +237,13 @@ class _Judging:
         self.words += len(argv)
         if self.words > MAX_WORDS:
             raise Denied(f"the command has more than {MAX_WORDS} words")
-        redirects = [r for raw_redirect in raw.redirects for r in _redirect(raw_redirect, place)]
-        piped = not any(r.op in ("<", "<<<") for r in redirects)
+        opened: set[int] = set()
+        redirects = [
+            r
+            for raw_redirect in raw.redirects
+            for r in judge_redirect(raw_redirect, place, self.descriptors, opened)
+        ]
+        piped = not any(r.fd == 0 and r.op in ("<", "<<<", "<&") for r in redirects)
         call = Call(argv[0], argv[1:], place, feeders if piped else ())
         if argv[0] == "cd":
             if self.staged:
@@ -249,9 +252,14 @@ class _Judging:
                     "(the substitution runs in the workspace)"
                 )
             if self.uses_pwd:
-                raise Denied("`cd` in a command line that reads `$PWD` or `~+` is not evaluated")
+                raise Denied(
+                    "`cd` in a command line that reads `$PWD`, `$OLDPWD` or `~+` is not evaluated"
+                )
             check_cd(call)
             self._judged("cd", f"cd: {describe(check_cd)}")
+        elif argv == ["exec"]:
+            self.descriptors.hold(redirects)
+            self._judged("exec", "exec: descriptors held open for reading (redirects)")
         else:
             check_home_shown(argv)
             decided, operator = _check_command(call, argv, self.rules)
@@ -315,57 +323,3 @@ def _judge(rule: Rule, call: Call, decided: str) -> None:
         rule(call)
     except Denied as denial:
         raise Denied(denial.reason, *(denial.decided_by or (decided,))) from None
-
-
-def _redirect(raw: RawRedirect, place: Place) -> list[Redirect]:
-    target = raw.target
-    if HOME_VALUE in target.text:
-        raise Denied("`$HOME` is the sandbox's private home, whose path plan mode does not know")
-    if raw.op in HERE_OPERATORS:
-        return [_here_input(raw)]
-    check_braces(target)
-    if target.separators is not None:
-        raise Denied(
-            f"the redirection target `{shown(target.source)}` holds an unquoted substitution "
-            "bash would split; quote it"
-        )
-    if is_glob(target):
-        raise Denied(f"the redirection target `{shown(target.source)}` is a glob")
-    text, op, fd = target.text, raw.op, raw.fd
-    if op == "<":
-        if fd not in (None, 0):
-            raise Denied("only standard input may be redirected from a file")
-        check_path(place, text)
-        return [Redirect(0, "<", text)]
-    if op == ">&" and text == "-" and fd in (None, 1, 2):
-        return [Redirect(1 if fd is None else fd, ">&", "-")]  # closes it
-    if op == ">&" and text in ("1", "2"):
-        fd = 1 if fd is None else fd
-        if fd not in (1, 2):
-            raise Denied(f"`{fd}>&{text}`: only standard output and error may be redirected")
-        return [Redirect(fd, ">&", text)]
-    if op == ">&" and fd is not None:
-        raise Denied(f"`{fd}>&{shown(text)}` is not a descriptor plan mode knows")
-    if text != DEV_NULL:
-        raise Denied(
-            f"the redirection `{op}{shown(text)}` writes to a file; plan mode only writes "
-            "to /dev/null"
-        )
-    if op in ("&>", "&>>", ">&"):
-        return [Redirect(1, ">", DEV_NULL), Redirect(2, ">&", "1")]
-    fd = 1 if fd is None else fd
-    if fd not in (1, 2):
-        raise Denied(f"`{fd}>`: only standard output and error may be redirected")
-    return [Redirect(fd, ">", DEV_NULL)]
-
-
-def _here_input(raw: RawRedirect) -> Redirect:
-    """A here-string or here-document: standard input from text, never expanded again."""
-    if raw.fd not in (None, 0):
-        raise Denied("only standard input may come from a here-string or here-document")
-    text = raw.target.text
-    if raw.op == "<<<":
-        return Redirect(0, "<<<", text)  # bash neither splits nor globs it
-    if not text:
-        return Redirect(0, "<", DEV_NULL)
-    return Redirect(0, "<<<", text[:-1])  # the body ends with a line break the `<<<` adds

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
+from plancord.core.shell.readonly.parameters import check_home_glob
 from plancord.core.shell.readonly.raw import Word
 from plancord.core.shell.readonly.verdict import Denied, shown
 
@@ -109,6 +110,7 @@ def expand(word: Word, cwd: Path | None, budget: GlobBudget) -> list[str]:
 def _pathnames(word: Word, cwd: Path | None, budget: GlobBudget) -> list[str]:
     if not is_glob(word):
         return [word.text]
+    check_home_glob(word.text)
     if cwd is None:
         raise Denied(
             f"the glob `{shown(word.source)}` would be matched outside the workspace, whose "

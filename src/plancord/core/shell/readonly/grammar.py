@@ -30,7 +30,6 @@ REFUSED_OPERATORS: Final = {
     "|&": "`|&` pipes standard error; write `2>&1 |` instead",
     "&": "`&` runs a command in the background",
     "<>": "`<>` opens a file for writing",
-    "<&": "`<&` duplicates input descriptors",
     "(": "a `(` inside a command is not read: subshells start a command",
     ")": "a `)` here closes nothing plan mode reads as a subshell",
 }

@@ -32,6 +32,7 @@ from plancord.core.shell.readonly.heredoc import (
 )
 from plancord.core.shell.readonly.parameters import (
     home_reference,
+    known_value,
     parameter_at,
     pwd_value,
     refuse_dollar,
@@ -145,7 +146,7 @@ class Reader:
                 self.i += len(operator)
                 if operator in REFUSED_OPERATORS and operator not in ("(", ")", ";;"):
                     raise Denied(REFUSED_OPERATORS[operator])
-                if operator in ("<", ">", ">>", ">|", "&>", "&>>", ">&", *HERE_OPERATORS):
+                if operator in ("<", ">", ">>", ">|", "&>", "&>>", ">&", "<&", *HERE_OPERATORS):
                     return "redirect", operator
                 return "op", operator
             else:
@@ -261,26 +262,34 @@ class Reader:
         return True
 
     def _parameter(self, word: WordBuilder, *, quoted: bool) -> bool:
-        """``$PWD`` (and its four pattern removals) and a quoted ``$HOME`` (``parameters``)."""
+        """``$PWD`` (and its four pattern removals), ``$OLDPWD``, ``$PATH`` and ``$HOME``
+        (``parameters``)."""
         found = parameter_at(self.s, self.i) if self.pwd is not None else None
         if found is None or self.pwd is None:
             return False
         name, operation, end = found
         if name == "HOME":
+            if not quoted and self.in_conditional:
+                raise Denied("an unquoted `$HOME` in `[[ … ]]` would be a pattern; quote it")
             word.add(home_reference(operation, quoted=quoted), True)
-            self.evaluated('`"$HOME"`: shown, never opened (parameters)')
-        else:
-            self.uses_pwd = True
+            self.evaluated("`$HOME`: shown, never opened (parameters)")
+            self.i = end
+            return True
+        if name == "PWD":
             self.evaluated("`$PWD`: the starting directory (parameters)")
             value = pwd_value(self.pwd, operation)
-            if quoted:
-                word.add(value, True)
-            elif self.in_conditional:
-                if _GLOB_OR_SPACE & set(value):
-                    raise Denied("an unquoted `$PWD` in `[[ … ]]` would be a pattern; quote it")
-                word.add(value, True)
-            else:
-                word.add_fields(value)
+        else:
+            self.evaluated(f"`${name}`: its value in the sandbox's environment (parameters)")
+            value = known_value(name, operation)
+        self.uses_pwd |= name != "PATH"
+        if quoted:
+            word.add(value, True)
+        elif self.in_conditional:
+            if _GLOB_OR_SPACE & set(value):
+                raise Denied(f"an unquoted `${name}` in `[[ … ]]` would be a pattern; quote it")
+            word.add(value, True)
+        else:
+            word.add_fields(value)
         self.i = end
         return True
 

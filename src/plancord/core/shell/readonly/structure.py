@@ -34,21 +34,21 @@ def quote(word: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Redirect:
-    """One redirection bash may apply: ``fd<path`` (``fd`` 0), ``fd>/dev/null``, ``fd>&other``
-    or ``fd<<<text``.
+    """One redirection bash may apply: ``fd<path`` (``fd`` 0 or 3 to 9), ``fd>/dev/null``,
+    ``fd>&other``, ``fd<&other`` or ``fd<<<text``.
 
     ``target`` is a path for ``<`` and ``>`` (``/dev/null`` only, for ``>``), a descriptor
-    number (or ``-``, closing it) for ``>&``, and the input's text (a line break follows it)
-    for ``<<<``, which is also how a here-document runs.
+    number (or ``-``, closing it) for ``>&`` and ``<&``, and the input's text (a line break
+    follows it) for ``<<<``, which is also how a here-document runs.
     """
 
     fd: int
-    op: Literal["<", ">", ">&", "<<<"]
+    op: Literal["<", ">", ">&", "<&", "<<<"]
     target: str
 
     def render(self) -> str:
-        if self.op == ">&":
-            return f"{self.fd}>&{self.target}"
+        if self.op in (">&", "<&"):
+            return f"{self.fd}{self.op}{self.target}"
         return f"{self.fd}{self.op}{quote(self.target)}"
 
 

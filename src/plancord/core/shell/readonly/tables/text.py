@@ -349,8 +349,18 @@ BASENC: Final = OptionTable(
     long_values="wrap",
 )
 
+NUMFMT: Final = OptionTable(
+    source="numfmt(1), GNU coreutils 9.1 (numbers from its operands or standard input)",
+    flags="z",
+    values="d",
+    long_flags="debug grouping zero-terminated help version",
+    long_values="delimiter field format from from-unit invalid padding round suffix to to-unit",
+    long_optional="header",
+)
+
 RULES: Final[dict[str, Rule]] = {
     "base64": table_rule(BASE64, max_operands=1),
+    "numfmt": table_rule(NUMFMT, "text"),
     "base32": table_rule(BASE64, max_operands=1),
     "basenc": table_rule(BASENC, max_operands=1),
     "cat": table_rule(CAT),
