@@ -67,30 +67,69 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         )
 
 
-#: Test files whose tests each take tens of seconds (a fresh install, the demo, the operator
-#: CLI as processes, a soak): they start first, so the workers finish together instead of one
+#: The tests that take ten seconds or more (a fresh install, the demo, the operator CLI as
+#: processes, a soak, restarts waiting for a lease), slowest first, as a test's node id
+#: (every parameter of it) or a whole file. They start first, one after the other on
+#: whichever worker is free (``pytest_configure`` hands the workers one test at a time),
+#: so the longest ones run side by side from the start instead of one worker
 #: working through them alone at the end of the run.
 SLOW_FIRST = (
-    "tests/test_dockerfile.py",
-    "tests/command/test_operator_cli.py",
-    "tests/test_demo.py",
-    "tests/command/test_operator_results.py",
-    "tests/storage/test_copy.py",
+    "tests/test_dockerfile.py::test_a_plain_install_migrates_passes_doctor_and_runs_the_demo",
+    "tests/discord_bot/test_stale_git_locks.py::"
+    "test_a_lock_a_live_process_holds_open_is_left_and_the_refusal_names_it",
+    "tests/test_demo.py::test_demo_keep_leaves_a_data_directory_the_operator_commands_read",
+    "tests/test_startup.py::test_run_is_up_before_discord_answers_and_a_signal_ends_it",
+    "tests/test_readme.py::test_the_readme_commands_exist",
+    "tests/discord_bot/test_approval_intents.py::"
+    "test_the_database_locked_across_the_approval_then_the_next_click_approves",
+    "tests/discord_bot/result_card/test_large_results.py::"
+    "test_a_card_of_twenty_five_long_steps_fits_with_the_rest_in_its_file",
+    "tests/storage/test_copy.py::test_migrate_from_sqlite_copies_a_database_with_every_table_filled",
     "tests/reliability/test_soak_short.py",
-    "tests/test_readme.py",
+    "tests/test_demo.py",
+    "tests/discord_bot/result_card/test_intents.py::"
+    "test_a_record_that_failed_is_finished_by_the_next_click",
+    "tests/discord_bot/result_card/test_intents.py::"
+    "test_the_database_locked_between_git_and_the_record_then_a_restart",
+    "tests/core/shell/readonly/test_substitution.py::"
+    "test_the_staged_script_gives_bash_the_words_bash_builds",
+    "tests/command/test_operator_results.py",
+    "tests/command/test_operator_cli.py",
+    "tests/discord_bot/cogs/test_schedules.py::test_pause_and_delete_from_the_shell",
+    "tests/discord_bot/asks/test_rules_over_time.py::"
+    "test_a_revoke_from_another_process_is_read_at_the_next_call",
+    "tests/discord_bot/test_stale_git_locks.py",
+    "tests/security/test_network_grants_end.py::test_an_mcp_servers_tunnel_closes_when_its_grant_ends",
+    "tests/e2e/test_append_only.py::test_a_whole_cycle_is_append_only_and_never_refused",
+    "tests/test_skip_policy.py::test_an_unlisted_skip_fails_a_strict_run",
+    "tests/core/shell/readonly/test_bash_agreement.py::test_the_filter_builds_the_argv_bash_builds",
     "tests/test_doctor.py",
     "tests/test_compose.py",
 )
 
 
+def slow_rank(nodeid: str) -> int:
+    """Where ``nodeid`` starts: the index of the first ``SLOW_FIRST`` entry naming it, or
+    after them all."""
+    path, _, name = nodeid.partition("::")
+    test = f"{path}::{name.partition('[')[0]}"
+    for rank, entry in enumerate(SLOW_FIRST):
+        if entry in (path, test):
+            return rank
+    return len(SLOW_FIRST)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under xdist, tests go to the workers one at a time (``--maxschedchunk=1`` unless the
+    command line says otherwise): its default hands each worker a quarter of its share at
+    once, which would give the first worker every test of ``SLOW_FIRST``."""
+    if getattr(config.option, "maxschedchunk", 1) is None:
+        config.option.maxschedchunk = 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow files first (in the order above), the rest as collected."""
-
-    def rank(item: pytest.Item) -> int:
-        path = item.nodeid.partition("::")[0]
-        return SLOW_FIRST.index(path) if path in SLOW_FIRST else len(SLOW_FIRST)
-
-    items.sort(key=rank)
+    """The slow tests first (in the order above), the rest as collected."""
+    items.sort(key=lambda item: slow_rank(item.nodeid))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -1,13 +1,36 @@
-"""The files the suite starts first exist, so the list cannot go stale unnoticed."""
+"""The tests the suite starts first exist, so the list cannot go stale unnoticed."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
-from tests.conftest import SLOW_FIRST
+from tests.conftest import SLOW_FIRST, slow_rank
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_every_slow_first_file_exists() -> None:
-    assert [path for path in SLOW_FIRST if not (ROOT / path).is_file()] == []
+def _tests_of(path: str) -> set[str]:
+    tree = ast.parse((ROOT / path).read_text("utf-8"))
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    return {node.name for node in tree.body if isinstance(node, functions)}
+
+
+def test_every_slow_first_file_and_test_exists() -> None:
+    missing = []
+    for entry in SLOW_FIRST:
+        path, _, name = entry.partition("::")
+        if not (ROOT / path).is_file() or (name and name not in _tests_of(path)):
+            missing.append(entry)
+    assert missing == []
+
+
+def test_a_test_starts_at_its_own_entry_or_its_files_and_every_parameter_with_it() -> None:
+    first = SLOW_FIRST[0]
+    assert slow_rank(first) == 0
+    assert slow_rank(f"{first}[x]") == 0
+    startup = "tests/test_startup.py::test_run_is_up_before_discord_answers_and_a_signal_ends_it"
+    assert slow_rank(f"{startup}[SIGTERM]") == SLOW_FIRST.index(startup)
+    demo = "tests/test_demo.py::test_the_demo_tells_the_whole_story"
+    assert slow_rank(demo) == SLOW_FIRST.index("tests/test_demo.py")
+    assert slow_rank("tests/command/test_cli.py::test_anything") == len(SLOW_FIRST)

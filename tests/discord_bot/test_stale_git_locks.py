@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from plancord.agent.execution import host_git as branch_module
+from plancord.agent.execution import lease as leases
 from tests.discord_bot.test_approval_intents import (
     Kill,
     _approve,
@@ -86,6 +87,10 @@ async def test_a_lock_a_live_process_holds_open_is_left_and_the_refusal_names_it
     plan_scene: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     scene, workspace, before, _ = await _killed_after_the_switch(plan_scene, monkeypatch)
+    # The restarted bots' leases: each later pass of the recovery runs once a lease expired,
+    # and the restart waits for them, so eight seconds instead of thirty (still longer than
+    # SimCord's settle timeout, and enough for the lease to hold on a loaded machine).
+    monkeypatch.setattr(leases, "LEASE_SECONDS", 8.0)
     lock = _left_by_a_killed_git(workspace / ".git" / "HEAD.lock")
     holder = await asyncio.create_subprocess_exec(
         sys.executable,
