@@ -263,9 +263,9 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from plancord.demo import run_demo
+    from plancord.demo.rehearsal import run_demo
 
-    return run_demo(keep=args.keep)
+    return run_demo(keep=args.keep, stop_at=args.stop_at)
 
 
 def configure_logging(level: str) -> None:
@@ -326,6 +326,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="keep the demo's database and workspace in DIR (new or empty) instead of "
         "removing them; then try PLANCORD_DATA_DIR=DIR plancord agents list",
+    )
+    demo.add_argument(
+        "--stop-at",
+        choices=("result", "plan"),
+        default="result",
+        help="where the story stops: 'plan' before the approval, leaving plan v3 waiting for "
+        "plancord plan approve or reject; 'result' (default: the whole story) with the "
+        "executed plan's result waiting for plancord plan merge or discard",
     )
     demo.set_defaults(func=_cmd_demo)
 
