@@ -9,6 +9,7 @@ import io
 
 import discord
 
+from plancord.core.permissions import spoken_action
 from plancord.core.results import (
     ResultSummary,
     StepResult,
@@ -60,7 +61,7 @@ def _step_section(step: StepResult) -> str:
     lines = [f"## {step.number}. {step.title or 'step'}", step_label(step)]
     lines += [f"- `{f.path}` {lines_changed(f.added, f.removed)}" for f in step.files]
     lines += [f"- `{path}` (ignored by git, in no commit)" for path in step.ignored]
-    lines += [f"- ran `{command}`" for command in step.commands]
+    lines += [f"- ran `{spoken_action(command)}`" for command in step.commands]
     lines += [f"- reached {host.text()}" for host in step.hosts]
     lines += [
         f"- {'checkpoint' if d.checkpoint else 'drift'}: {d.what} — {drift_decided(d)}"
