@@ -10,6 +10,7 @@ writes only the remote (``remote_push``): the workspace's git directory stays re
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Annotated, ClassVar
 
@@ -23,7 +24,9 @@ from plancord.agent.tools.git import (
     PUSH_TIMEOUT_SECONDS,
     GitInput,
     check_branch_name,
+    commit_identity,
     git_failure,
+    is_linked_worktree,
     relative_paths,
     run_git,
     starts_like_option,
@@ -93,8 +96,14 @@ class GitCommitTool(Tool[GitCommitInput]):
             )
         if staged.code != 1:
             return git_failure("git diff --cached", staged)
+        linked = await asyncio.to_thread(is_linked_worktree, ctx.workspace)
         committed = await run_git(
-            ctx.git_policy, "commit", "--no-edit", f"--message={args.message}", *pathspec
+            ctx.git_policy,
+            "commit",
+            "--no-edit",
+            f"--message={args.message}",
+            *pathspec,
+            extra_env=commit_identity(ctx.agent.name) if linked else None,
         )
         if not committed.ok:
             return git_failure("git commit", committed)
