@@ -91,7 +91,7 @@ def _cmd_sandbox_run(args: argparse.Namespace) -> int:
     shared paths), as an agent's planning command would run, with this process's stdio: no
     shell, no classifier. Exits with the command's status, or 2 after a one-line error."""
     from plancord.config import ConfigError, load_config
-    from plancord.sandbox import SandboxUnavailable, run_attached
+    from plancord.sandbox import SandboxUnavailable, layer_in_use, run_attached
 
     argv = list(args.argv)
     if argv and argv[0] == "--":
@@ -110,6 +110,8 @@ def _cmd_sandbox_run(args: argparse.Namespace) -> int:
         return 2
     policy = config.sandbox.settings(frozenset()).walled(workspace.resolve())
     try:
+        # Which layer walls the command, on stderr: stdout is the command's own.
+        print(f"plancord sandbox-run: {layer_in_use(config.sandbox.layer)}", file=sys.stderr)
         return run_attached(argv, policy)
     except SandboxUnavailable as exc:
         print(f"plancord sandbox-run: {exc}", file=sys.stderr)
@@ -223,14 +225,16 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     harden(Secrets.environment_names())
     configure_logging(config.log_level)
-    from plancord.sandbox import SandboxUnavailable, layer_in_use
+    from plancord.sandbox import Layer, SandboxUnavailable, choose_layer, layer_in_use
 
     try:
         layer = layer_in_use(config.sandbox.layer)
     except SandboxUnavailable as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
-    logging.getLogger("plancord.run").info("%s", layer)
+    # A weaker wall than bubblewrap is worth a warning, not a line among the info.
+    bubblewrap = choose_layer(config.sandbox.layer) is Layer.BUBBLEWRAP
+    logging.getLogger("plancord.run").log(logging.INFO if bubblewrap else logging.WARNING, layer)
     import discord
 
     from plancord.discord_bot.bot import make_bot
