@@ -9,6 +9,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +22,10 @@ import pytest
 from plancord.demo import quiet, story_script, tell, tell_story
 from plancord.testing.anthropic_server import Turn
 from plancord.testing.fake_api.wire import JsonObject
+
+#: How long a whole demo subprocess may take: its own steps may take up to two minutes each
+#: on a loaded machine before the story stops.
+DEMO_SECONDS = 240
 
 #: The model request that follows ana's Approve: the first of the execution.
 FIRST_EXECUTING_REQUEST = 6
@@ -52,7 +57,7 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         env=env,
-        timeout=60,
+        timeout=DEMO_SECONDS,
         check=False,
     )
 
@@ -103,16 +108,34 @@ def test_the_demo_tells_the_whole_story(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: Path) -> None:
-    kept = tmp_path / "kept"
+def shell_without_the_venv(tmp_path: Path) -> dict[str, str]:
+    """The environment of a shell where the virtual environment is not activated: its
+    programs are not on PATH, and no token or key is set."""
     venv_bin = Path(sys.executable).parent
-    # The virtual environment is not activated: its programs are not on PATH.
     path = os.pathsep.join(
         p for p in os.environ["PATH"].split(os.pathsep) if p and Path(p) != venv_bin
     )
     env = {**os.environ, "TMPDIR": str(tmp_path), "PATH": path}
     env.pop("DISCORD_TOKEN", None)
     env.pop("ANTHROPIC_API_KEY", None)
+    return env
+
+
+def hints(out: str) -> list[str]:
+    """The commands the kept demo prints to try, as they would be pasted."""
+    return [line[2:] for line in out[out.index("\nkept in ") :].splitlines() if line[:2] == "  "]
+
+
+def pasted(hint: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", hint], capture_output=True, text=True, env=env, cwd=cwd, check=False
+    )
+
+
+def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    venv_bin = Path(sys.executable).parent
+    env = shell_without_the_venv(tmp_path)
 
     def plancord(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -121,17 +144,24 @@ def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: 
             text=True,
             env={**env, **extra},
             cwd=tmp_path,
-            timeout=60,
+            timeout=DEMO_SECONDS,
             check=False,
         )
 
-    done = plancord("demo", "--keep", str(kept))
+    done = plancord("demo", "--keep", str(kept), "--stop-at", "result")
     assert done.returncode == 0, done.stdout + done.stderr
-    hint = f"PLANCORD_DATA_DIR={kept} {venv_bin / 'plancord'} agents list"
-    assert f"\n  {hint}\n" in done.stdout
-    hinted = subprocess.run(
-        ["bash", "-c", hint], capture_output=True, text=True, env=env, cwd=tmp_path, check=False
-    )
+    run = f"PLANCORD_DATA_DIR={kept} {venv_bin / 'plancord'}"
+    tries = hints(done.stdout)
+    assert tries == [
+        f"{run} agents list",
+        f"{run} plan status --agent ada",
+        f"{run} plan result --agent ada",
+        f"{run} plan result-diff --agent ada",
+        f"{run} plan merge --agent ada",
+        f"{run} plan discard --agent ada",
+    ]
+    assert "the executed plan's result waits for Merge or Discard" in done.stdout
+    hinted = pasted(tries[0], env, tmp_path)
     assert hinted.returncode == 0, hinted.stderr
     assert "ada" in hinted.stdout and "inactive" in hinted.stdout
     assert kept.stat().st_mode & 0o777 == 0o700
@@ -141,9 +171,10 @@ def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: 
     listed = plancord("agents", "list", "--json", PLANCORD_DATA_DIR=str(kept))
     assert listed.returncode == 0, listed.stderr
     assert [(a["name"], a["phase"]) for a in json.loads(listed.stdout)] == [("ada", "inactive")]
-    status = plancord("plan", "status", "--agent", "ada", PLANCORD_DATA_DIR=str(kept))
+    status = pasted(tries[1], env, tmp_path)
     assert status.returncode == 0, status.stderr
     assert status.stdout.startswith("agent ada: inactive")
+    assert "result waiting for a decision: plan v3" in status.stdout
     diff = plancord("plan", "diff", "--agent", "ada", "1", "2", PLANCORD_DATA_DIR=str(kept))
     assert diff.returncode == 0, diff.stderr
     assert diff.stdout.startswith("# Changes from v1 to v2")
@@ -152,6 +183,84 @@ def test_demo_keep_leaves_a_data_directory_the_operator_commands_read(tmp_path: 
     assert edit.returncode == 0, edit.stderr
     assert edit.stdout.startswith("# Changes from v2 to v3\n\nWritten by ana (direct edit).")
     assert "hello(name) **returning the greeting**" in edit.stdout
+
+    result = pasted(tries[2], env, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "state: waiting for a decision" in result.stdout
+    assert "   create_file greet.py" in result.stdout
+    assert "tool:" not in result.stdout
+    whole = pasted(tries[3], env, tmp_path)
+    assert whole.returncode == 0, whole.stderr
+    assert "+++ b/greet.py" in whole.stdout
+
+    # Merge in one copy of the kept directory, Discard in another: each as printed.
+    for verb, hint in (("merge", tries[4]), ("discard", tries[5])):
+        copy = tmp_path / verb
+        shutil.copytree(kept, copy, symlinks=True)
+        decided = pasted(hint.replace(str(kept), str(copy)), env, tmp_path)
+        assert decided.returncode == 0, decided.stdout + decided.stderr
+        base = subprocess.run(
+            ["git", "-C", str(copy / "agents/ada/workspace"), "log", "--format=%s", "main"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+        assert ("Add greeting module" in base) is (verb == "merge"), (verb, base)
+        again = pasted(hint.replace(str(kept), str(copy)), env, tmp_path)
+        assert again.returncode == 1 and again.stderr.startswith("plancord: "), again.stderr
+
+
+def test_demo_stopped_at_the_plan_leaves_it_for_the_shells_approve_or_reject(
+    tmp_path: Path,
+) -> None:
+    kept = tmp_path / "kept"
+    env = shell_without_the_venv(tmp_path)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "plancord.command.main",
+            "demo",
+            "--keep",
+            str(kept),
+            "--stop-at",
+            "plan",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=DEMO_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr == ""
+    assert "⏸ stopped at the plan: v3 waits for a decision" in done.stdout
+    assert "ana clicks Approve on v3" not in done.stdout
+    tries = hints(done.stdout)
+    assert [t.split(" ", 2)[2] for t in tries] == [
+        "agents list",
+        "plan status --agent ada",
+        "plan diff --agent ada",
+        "plan approve --agent ada --revision 3",
+        "plan reject --agent ada --reason 'not now'",
+    ]
+    status = pasted(tries[1], env, tmp_path)
+    assert status.stdout.startswith("agent ada: submitted"), status.stdout + status.stderr
+
+    approve_copy, reject_copy = tmp_path / "approve", tmp_path / "reject"
+    shutil.copytree(kept, approve_copy, symlinks=True)
+    shutil.copytree(kept, reject_copy, symlinks=True)
+    approved = pasted(tries[3].replace(str(kept), str(approve_copy)), env, tmp_path)
+    assert approved.returncode == 0, approved.stderr
+    assert approved.stdout.startswith("approved plan v3 ")
+    rejected = pasted(tries[4].replace(str(kept), str(reject_copy)), env, tmp_path)
+    assert rejected.returncode == 0, rejected.stderr
+    assert rejected.stdout.startswith("rejected plan v3 ")
+    for copy, phase in ((approve_copy, "executing"), (reject_copy, "inactive")):
+        shown = pasted(tries[1].replace(str(kept), str(copy)), env, tmp_path)
+        assert shown.stdout.startswith(f"agent ada: {phase}"), shown.stdout
+    assert "audited as operator" in approved.stdout
 
 
 def test_a_step_that_takes_more_than_ten_seconds_still_ends_the_story(tmp_path: Path) -> None:

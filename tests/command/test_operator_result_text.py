@@ -46,7 +46,7 @@ def summary(found: ExecutionRecord) -> ResultSummary:
                 "Write it",
                 StepOutcome.DONE,
                 files=(*files, FileLines("logo.png", None, None)),
-                commands=("bash_execute: make test",),
+                commands=("tool:bash_execute:make test", "tool:create_file:src/health.py"),
                 drift=(
                     DriftLine("outside the plan: evil.py", DriftDecision.DENIED),
                     DriftLine("checkpoint before Deploy", Answer.ALLOWED),
@@ -89,7 +89,8 @@ def test_a_waiting_result_shows_everything_and_how_to_decide() -> None:
         "1. Write it: ✅ done",
         "   src/f11.py +11 −1",
         "   logo.png (binary)",
-        "   $ bash_execute: make test",
+        "   $ make test",
+        "   create_file src/health.py",
         "   drift: outside the plan: evil.py (denied, restored)",
         "   checkpoint: checkpoint before Deploy (Continue)",
         "2. Document it: ↩️ rolled back",
@@ -97,6 +98,7 @@ def test_a_waiting_result_shows_everything_and_how_to_decide() -> None:
     ):
         assert expected in lines, expected
     assert sum(line.startswith("   src/") for line in lines) == 12  # none cut
+    assert not any("tool:" in line for line in lines)  # a call, not an action string
 
 
 def test_a_decided_result_names_who_and_offers_no_decision() -> None:

@@ -567,6 +567,8 @@ def test_cli_sandbox_run_allows_reads(workspace: Path) -> None:
 
     assert completed.returncode == 0
     assert completed.stdout == "hello world\n"
+    # Which wall ran it, on stderr, so the command's own output stays its own.
+    assert completed.stderr.startswith("plancord sandbox-run: agent sandbox: ")
 
 
 @pytest.mark.parametrize(
@@ -597,8 +599,8 @@ def test_sandbox_run_without_landlock(
     status = cli.main(["sandbox-run", "--workspace", str(workspace), "--", "touch", "x"])
 
     assert status == 2
-    error = capsys.readouterr().err
-    assert error.count("\n") == 1
+    layer, error = capsys.readouterr().err.splitlines()  # which layer, then one error line
+    assert layer.startswith("plancord sandbox-run: agent sandbox: ")
     assert "Landlock" in error
     assert not (workspace / "x").exists()
 

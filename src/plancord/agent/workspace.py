@@ -11,7 +11,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from plancord.agent.host_io.git_run import GitOutput, run_git
+from plancord.agent.host_io.git_run import (
+    GitOutput,
+    agent_identity,
+    is_linked_worktree,
+    run_git,
+)
 from plancord.core.errors import PlancordError
 from plancord.sandbox import LayerChoice, SandboxPolicy
 
@@ -50,11 +55,6 @@ async def require_workspace(path: Path) -> None:
         raise WorkspaceMissing(path)
 
 
-def agent_identity(agent_name: str) -> tuple[str, str]:
-    """The repo-local ``user.name`` and ``user.email`` the agent commits as."""
-    return f"plancord agent {agent_name}", f"{agent_name}@agents.plancord.invalid"
-
-
 async def init_workspace(
     path: Path, agent_name: str, layer: LayerChoice = LayerChoice.AUTO
 ) -> None:
@@ -62,6 +62,9 @@ async def init_workspace(
 
     Idempotent: an existing repository, identity or commit is left as it is. Git runs in
     the agent's sandbox (``layer``), since an existing repository's config is not trusted.
+    A linked worktree's config is its whole repository's, shared with every other worktree
+    and the human's checkout: nothing is written there (the agent's commits carry its
+    identity in git's environment instead, ``commit_identity``).
     """
     try:
         await asyncio.to_thread(path.mkdir, parents=True, exist_ok=True)
@@ -70,6 +73,8 @@ async def init_workspace(
     policy = SandboxPolicy.executing(path, layer=layer).for_host_git()
     if not await asyncio.to_thread((path / ".git").exists):
         _check(path, await run_git(policy, "init", "--quiet", "-b", INITIAL_BRANCH))
+    if await asyncio.to_thread(is_linked_worktree, path):
+        return
     name, email = agent_identity(agent_name)
     for key, value in (("user.name", name), ("user.email", email)):
         current = await run_git(policy, "config", "--local", "--get", key)

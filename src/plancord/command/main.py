@@ -91,7 +91,7 @@ def _cmd_sandbox_run(args: argparse.Namespace) -> int:
     shared paths), as an agent's planning command would run, with this process's stdio: no
     shell, no classifier. Exits with the command's status, or 2 after a one-line error."""
     from plancord.config import ConfigError, load_config
-    from plancord.sandbox import SandboxUnavailable, run_attached
+    from plancord.sandbox import SandboxUnavailable, layer_in_use, run_attached
 
     argv = list(args.argv)
     if argv and argv[0] == "--":
@@ -110,6 +110,8 @@ def _cmd_sandbox_run(args: argparse.Namespace) -> int:
         return 2
     policy = config.sandbox.settings(frozenset()).walled(workspace.resolve())
     try:
+        # Which layer walls the command, on stderr: stdout is the command's own.
+        print(f"plancord sandbox-run: {layer_in_use(config.sandbox.layer)}", file=sys.stderr)
         return run_attached(argv, policy)
     except SandboxUnavailable as exc:
         print(f"plancord sandbox-run: {exc}", file=sys.stderr)
@@ -223,14 +225,16 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     harden(Secrets.environment_names())
     configure_logging(config.log_level)
-    from plancord.sandbox import SandboxUnavailable, layer_in_use
+    from plancord.sandbox import Layer, SandboxUnavailable, choose_layer, layer_in_use
 
     try:
         layer = layer_in_use(config.sandbox.layer)
     except SandboxUnavailable as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
-    logging.getLogger("plancord.run").info("%s", layer)
+    # A weaker wall than bubblewrap is worth a warning, not a line among the info.
+    bubblewrap = choose_layer(config.sandbox.layer) is Layer.BUBBLEWRAP
+    logging.getLogger("plancord.run").log(logging.INFO if bubblewrap else logging.WARNING, layer)
     import discord
 
     from plancord.discord_bot.bot import make_bot
@@ -263,9 +267,9 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from plancord.demo import run_demo
+    from plancord.demo.rehearsal import run_demo
 
-    return run_demo(keep=args.keep)
+    return run_demo(keep=args.keep, stop_at=args.stop_at)
 
 
 def configure_logging(level: str) -> None:
@@ -326,6 +330,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="keep the demo's database and workspace in DIR (new or empty) instead of "
         "removing them; then try PLANCORD_DATA_DIR=DIR plancord agents list",
+    )
+    demo.add_argument(
+        "--stop-at",
+        choices=("result", "plan"),
+        default="result",
+        help="where the story stops: 'plan' before the approval, leaving plan v3 waiting for "
+        "plancord plan approve or reject; 'result' (default: the whole story) with the "
+        "executed plan's result waiting for plancord plan merge or discard",
     )
     demo.set_defaults(func=_cmd_demo)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from plancord.command.operator import OperatorError, OperatorServices
 from plancord.core.execution import ExecutionRecord, ResultState
+from plancord.core.permissions import spoken_action
 from plancord.core.planning import Actor
 from plancord.core.results import (
     ResultSummary,
@@ -158,7 +159,7 @@ def _step_lines(step: StepResult) -> list[str]:
     lines = [f"{step.number}. {step.title or 'step'}: {step_label(step)}"]
     lines += [f"   {f.path} {lines_changed(f.added, f.removed)}" for f in step.files]
     lines += [f"   {path} (ignored by git, in no commit)" for path in step.ignored]
-    lines += [f"   $ {command}" for command in step.commands]
+    lines += [f"   {spoken_action(command)}" for command in step.commands]
     lines += [f"   network: {host.text()}" for host in step.hosts]
     lines += [
         f"   {'checkpoint' if d.checkpoint else 'drift'}: {d.what} ({drift_decided(d)})"

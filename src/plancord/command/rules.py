@@ -83,7 +83,7 @@ def add_rules_commands(
         "list",
         help="list the rules, operator's first",
         description="List the rules for tool calls, the operator's first (they rank over "
-        "members'), with who made each, when, and whether it is in force.\n\n" + OPERATOR_NOTE,
+        "members'), with who made each, when, and whether it is in force.",
         formatter_class=formatter,
     )
     listing.add_argument("--config", **config_option)
@@ -93,7 +93,7 @@ def add_rules_commands(
         "revoke",
         help="revoke a member's rule; the next call in every process sees it",
         description="Revoke a member's rule by its id; every process reads rules at each "
-        "call, so the agent's next call is decided without it.\n\n" + OPERATOR_NOTE,
+        "call, so the agent's next call is decided without it; audited as operator.",
         formatter_class=formatter,
     )
     revoke.add_argument("--config", **config_option)
@@ -103,7 +103,9 @@ def add_rules_commands(
     calls = sub.add_parser(
         "calls",
         help="the reason for each of an agent's tool calls, newest last",
-        description=OPERATOR_NOTE,
+        description="Print what decided each of an agent's tool calls (the gate, the read-only "
+        "filter, a rule, the profile, a human, drift), newest last; it reads the bot's "
+        "database and changes nothing.",
         formatter_class=formatter,
     )
     calls.add_argument("--config", **config_option)

@@ -33,6 +33,16 @@ def action_string(tool_name: str, detail: str) -> str:
     return f"tool:{tool_name}:{' '.join(detail.split())}"
 
 
+def spoken_action(action: str) -> str:
+    """An action string as a person reads it: ``$ ls -la`` for a shell command,
+    ``create_file greet.py`` for another tool's call; anything else unchanged."""
+    prefix, _, rest = action.partition(":")
+    name, found, detail = rest.partition(":")
+    if prefix != "tool" or not found:
+        return action
+    return f"$ {detail}" if name == "bash_execute" else f"{name} {detail}".rstrip()
+
+
 class PermissionProfile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -15,9 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import shutil
 import sys
-import tempfile
 import warnings
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
@@ -179,12 +177,15 @@ async def tell_story(
     *,
     script: Script | None = None,
     settle_seconds: float = SETTLE_SECONDS,
+    stop_at: str = "result",
 ) -> int:
     """Run the demo story over ``data_dir`` and print it to ``out``; the exit status.
 
     ``script`` replaces the model's turns (``story_script()``); a step may take up to
     ``settle_seconds`` of real time before SimCord's TimeoutError ends the story.
-    SandboxUnavailable, before anything starts, when no sandbox layer works here."""
+    ``stop_at="plan"`` ends it before ana approves, with plan v3 waiting for a decision;
+    ``"result"`` (the whole story) ends with the executed plan's result waiting for Merge or
+    Discard. SandboxUnavailable, before anything starts, when no sandbox layer works here."""
     from plancord.core.planning import Actor, Phase
     from plancord.sandbox import LayerChoice, landlock_abi, layer_in_use
     from plancord.testing.sim import start_world
@@ -259,6 +260,14 @@ async def tell_story(
         beat(f"#{AGENT}")
         narrator.channel_news()
         plan_message = plan_messages(channel)[-1]
+        if stop_at == "plan":
+            state = await app.store.load_state(AGENT)
+            if env.errors or state.phase is not Phase.SUBMITTED:
+                say(f"\n❌ the demo did not finish as expected ({len(env.errors)} bot error(s))")
+                return 1
+            say()
+            say("⏸ stopped at the plan: v3 waits for a decision, nobody approved it.")
+            return 0
 
         beat("ana clicks Approve on v3")
         approved = await ana.click(plan_message, label="Approve")
@@ -342,50 +351,3 @@ def quiet() -> Iterator[None]:
     finally:
         for name, level in levels.items():
             logging.getLogger(name).setLevel(level)
-
-
-def run_demo(out: TextIO | None = None, keep: Path | None = None) -> int:
-    """Run the demo in a temporary directory, removed afterwards, or in ``keep`` (new or
-    empty), left there as a data directory the operator commands can read; the exit status."""
-    stream = out or sys.stdout
-    if keep is None:
-        with quiet(), tempfile.TemporaryDirectory(prefix="plancord-demo-") as temp:
-            return tell(tell_story(Path(temp) / "data", stream))
-    keep = keep.expanduser().absolute()
-    if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
-        print(
-            f"plancord demo: --keep {keep} is not a new or empty directory; name another",
-            file=sys.stderr,
-        )
-        return 2
-    with quiet():
-        status = tell(tell_story(keep, stream))
-    if status != 0:
-        return status
-    plancord = command_name()
-    print(
-        f"\nkept in {keep}: the database (plancord.db) and the agent's workspace "
-        f"(agents/{AGENT}/workspace). Try:\n"
-        f"  PLANCORD_DATA_DIR={keep} {plancord} agents list\n"
-        f"  PLANCORD_DATA_DIR={keep} {plancord} plan status --agent {AGENT}\n"
-        f"  PLANCORD_DATA_DIR={keep} {plancord} plan diff --agent {AGENT}\n"
-        f"  git -C {keep}/agents/{AGENT}/workspace log --stat",
-        file=stream,
-    )
-    return status
-
-
-def command_name() -> str:
-    """How to call ``plancord`` from here: its bare name when the shell finds this one on
-    PATH, else the path of the one next to this Python (``.venv/bin/plancord`` when the
-    virtual environment is not activated)."""
-    beside = Path(sys.executable).parent / "plancord"
-    found = shutil.which("plancord")
-    if found is not None and Path(found).resolve() == beside.resolve():
-        return "plancord"
-    if not beside.exists():
-        return "plancord"
-    try:
-        return str(beside.relative_to(Path.cwd()))
-    except ValueError:
-        return str(beside)

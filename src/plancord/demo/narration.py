@@ -30,13 +30,17 @@ def render_embed(embed: Any) -> str:
 
 
 def render_buttons(message: Any) -> str:
+    """The message's buttons: ``[Approve]`` one can click, ``(Approve)`` one that is off."""
     labels = []
+    off = False
     for row in message.components:
         for item in getattr(row, "children", ()):
             label = getattr(item, "label", None)
             if label:
                 labels.append(f"[{label}]" if not item.disabled else f"({label})")
-    return "   " + " ".join(labels) if labels else ""
+                off = off or bool(item.disabled)
+    legend = "   (in parentheses: buttons now off)" if off else ""
+    return "   " + " ".join(labels) + legend if labels else ""
 
 
 MENTION = re.compile(r"<@!?(\d+)>")

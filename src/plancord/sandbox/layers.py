@@ -115,6 +115,10 @@ def choose_layer(choice: LayerChoice) -> Layer:
     )
 
 
+#: How much of bubblewrap's problem the one line of :func:`layer_in_use` shows.
+WHY_CHARS = 120
+
+
 def layer_in_use(choice: LayerChoice) -> str:
     """One line saying which layer agent commands run under here (what ``run`` logs and the
     demo prints first); SandboxUnavailable when none works. Blocking the first time, as
@@ -123,7 +127,9 @@ def layer_in_use(choice: LayerChoice) -> str:
     if layer is Layer.BUBBLEWRAP:
         return "agent sandbox: bubblewrap"
     if layer is Layer.LANDLOCK:
-        why = bubblewrap_problem() or "sandbox.layer: landlock"
+        # The first clause of why bubblewrap does not start: the fix is doctor's to give.
+        why = (bubblewrap_problem() or "sandbox.layer: landlock").split("; ")[0]
+        why = why if len(why) <= WHY_CHARS else why[: WHY_CHARS - 1] + "…"
         return (
             f"agent sandbox: the Landlock fallback, weaker than bubblewrap ({why}); "
             "plancord doctor says what it lacks"

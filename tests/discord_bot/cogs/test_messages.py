@@ -124,7 +124,7 @@ async def test_tool_activity_is_one_status_message_per_turn(scene_factory: Scene
 
     texts = scene.bot_texts(channel)
     statuses = [t for t in texts if t.startswith("🔧")]
-    assert statuses == ["🔧 done · 2 steps\n› glob(*)\n› git_status · git_log"]
+    assert statuses == ["🔧 done · 3 calls in 2 steps\n› glob(*)\n› git_status · git_log"]
     assert texts[-1] == "Looked around."
 
 
@@ -138,7 +138,7 @@ async def test_the_status_message_shows_only_the_last_lines(scene_factory: Scene
 
     status = next(t for t in scene.bot_texts(channel) if t.startswith("🔧"))
     assert status.splitlines() == [
-        f"🔧 done · {lines} steps",
+        f"🔧 done · {lines} calls",
         f"… {lines - 5} earlier",
         *[f"› glob(p{i})" for i in range(lines - 5, lines)],
     ]

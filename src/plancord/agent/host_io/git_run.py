@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from plancord.sandbox import SandboxPolicy, SandboxUnavailable, run_sandboxed
 
@@ -33,6 +34,29 @@ class GitOutput:
         """What git said, stderr first (where it reports errors and progress)."""
         parts = [part.strip() for part in (self.stderr, self.stdout) if part.strip()]
         return "\n".join(parts)
+
+
+def agent_identity(agent_name: str) -> tuple[str, str]:
+    """The repo-local ``user.name`` and ``user.email`` the agent commits as."""
+    return f"plancord agent {agent_name}", f"{agent_name}@agents.plancord.invalid"
+
+
+def is_linked_worktree(path: Path) -> bool:
+    """Whether ``path`` holds a ``.git`` file (a linked worktree, ``git worktree add``)
+    rather than a git directory of its own. Blocking."""
+    return (path / ".git").is_file()
+
+
+def commit_identity(agent_name: str) -> dict[str, str]:
+    """The agent's identity as git's environment, for a commit in a linked worktree: its
+    config is the shared repository's, where plancord writes nothing."""
+    name, email = agent_identity(agent_name)
+    return {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+    }
 
 
 async def run_git(

@@ -10,13 +10,19 @@ writes only the remote (``remote_push``): the workspace's git directory stays re
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, Field
 
 from plancord.agent.host_io import remote_push
-from plancord.agent.host_io.git_run import PUSH_TIMEOUT_SECONDS, run_git
+from plancord.agent.host_io.git_run import (
+    PUSH_TIMEOUT_SECONDS,
+    commit_identity,
+    is_linked_worktree,
+    run_git,
+)
 from plancord.agent.tools.base import Tool, ToolContext, ToolResult
 from plancord.agent.tools.git import (
     MAX_COMMIT_MESSAGE_CHARS,
@@ -92,8 +98,14 @@ class GitCommitTool(Tool[GitCommitInput]):
             )
         if staged.code != 1:
             return git_failure("git diff --cached", staged)
+        linked = await asyncio.to_thread(is_linked_worktree, ctx.workspace)
         committed = await run_git(
-            ctx.git_policy, "commit", "--no-edit", f"--message={args.message}", *pathspec
+            ctx.git_policy,
+            "commit",
+            "--no-edit",
+            f"--message={args.message}",
+            *pathspec,
+            extra_env=commit_identity(ctx.agent.name) if linked else None,
         )
         if not committed.ok:
             return git_failure("git commit", committed)

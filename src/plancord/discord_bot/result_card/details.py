@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import discord
 
 from plancord.core.call_records import CallRecord, calls_by_step
+from plancord.core.permissions import spoken_action
 from plancord.core.results import (
     ResultSummary,
     StepResult,
@@ -72,7 +73,7 @@ def _step_section(step: StepResult, calls: list[str]) -> str:
     lines = [f"## {step.number}. {step.title or 'step'}", step_label(step)]
     lines += [f"- `{f.path}` {lines_changed(f.added, f.removed)}" for f in step.files]
     lines += [f"- `{path}` (ignored by git, in no commit)" for path in step.ignored]
-    lines += [f"- ran `{command}`" for command in step.commands]
+    lines += [f"- ran `{spoken_action(command)}`" for command in step.commands]
     lines += [f"- reached {host.text()}" for host in step.hosts]
     lines += [
         f"- {'checkpoint' if d.checkpoint else 'drift'}: {d.what} — {drift_decided(d)}"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import discord
 
 from plancord.core.execution import ResultState
+from plancord.core.permissions import spoken_action
 from plancord.core.results import (
     FileLines,
     ResultSummary,
@@ -229,7 +230,7 @@ def _step_text(step: StepResult) -> tuple[str, bool]:
     lists = (
         (files, 8, "file"),
         (ignored, 4, "ignored file"),
-        ([f"▸ `{clip(c, 90)}`" for c in step.commands], 5, "command"),
+        ([f"▸ `{clip(spoken_action(c), 90)}`" for c in step.commands], 5, "command"),
         ([f"🌐 {clip(h.text(), 90)}" for h in step.hosts], 5, "host"),
         (drift, 4, "event"),
     )

@@ -159,6 +159,14 @@ def split_message(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
 # -- the channel ---------------------------------------------------------------------------
 
 
+#: How the agent loop joins the calls of one step into its activity line.
+CALLS_JOINED = " · "
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 @dataclass(slots=True)
 class _Status:
     """The tool-activity message of one turn and what it should show next."""
@@ -167,14 +175,16 @@ class _Status:
     agent: str = ""
     lines: list[str] = field(default_factory=list)
     steps: int = 0
+    calls: int = 0
     done: bool = False
     message: discord.Message | None = None
     shown: str = ""
     writer: asyncio.Task[None] | None = None
 
     def render(self) -> str:
-        header = f"🔧 {'done' if self.done else 'working'} · {self.steps} step"
-        header += "" if self.steps == 1 else "s"
+        # A step is one answer of the model, which may make several calls (its line).
+        header = f"🔧 {'done' if self.done else 'working'} · {_count(self.calls, 'call')}"
+        header += f" in {_count(self.steps, 'step')}" if self.steps != self.calls else ""
         hidden = len(self.lines) - STATUS_LINES
         shown = self.lines[-STATUS_LINES:]
         body = [f"› {line}" for line in shown]
@@ -248,6 +258,7 @@ class ChannelIO:
             text = text[: STATUS_LINE_CHARS - 1] + "…"
         status.lines.append(text)
         status.steps += 1
+        status.calls += line.count(CALLS_JOINED) + 1
         self._write(status)
         self.watch_turn(agent)
 
