@@ -112,4 +112,3 @@ async def test_concurrent_appends_on_postgresql_commit_in_id_order(postgres_url:
         await db.close()
     assert sorted(c.subject for c in got) == sorted(str(i) for i in range(20))
     assert [c.id for c in got] == sorted(c.id for c in got)
-
