@@ -19,6 +19,7 @@ from plancord.core.service import PlanningService
 from plancord.storage.backend import Backend, Tx
 from plancord.storage.changes import ChangeFeed, append_change
 from plancord.storage.engines import open_database
+from plancord.storage.pending_asks import PendingAskStore, StoredAsk
 from plancord.storage.store import SqlStore
 from tests.conftest import ManualClock, agent_record
 
@@ -73,6 +74,20 @@ async def test_a_lost_race_appends_nothing(
         # A second cancel from the state both read: the version check refuses it.
         await racing._runner.commit(stale, stale.cleared(), AuditAction.CANCELLED, ANA, {})
     assert await feed.latest() == before + 1
+
+
+async def test_a_settled_ask_says_so_once(db: Backend, clock: ManualClock) -> None:
+    store = SqlStore(db)
+    await store.create_agent(agent_record())
+    asks = PendingAskStore(db)
+    ask = StoredAsk("q1", "ada", "question", {}, clock.now(), clock.now())
+    await asks.add(ask)
+    feed = ChangeFeed(db)
+    before = await feed.latest()
+    await asks.delete("q1")
+    await asks.delete("q1")  # already settled: nothing more
+    rows = await db.fetchall("SELECT kind, agent, subject FROM changes WHERE id > ?", (before,))
+    assert [tuple(r) for r in rows] == [("ask", "ada", "q1")]
 
 
 async def test_a_prune_keeps_the_newest_rows(db: Backend, clock: ManualClock) -> None:
