@@ -17,6 +17,34 @@ from plancord.storage.conversations import ConversationStore
 from plancord.storage.plan_answers import PlanAnswerStore
 from plancord.storage.store import SqlStore
 
+ENDINGS = (AuditAction.REJECTED, AuditAction.CANCELLED, AuditAction.TIMED_OUT)
+"""The decisions that end plan mode: a running turn hears them, and a cancel stops it."""
+
+
+def ending_text(change: PlanningChange) -> str:
+    """What the agent is told of a rejection, a cancel or a timeout."""
+    rev = change.revision.revision if change.revision else change.before.revision
+    reason = change.detail.get("reason")
+    words = {
+        "rejected": f"Plan v{rev} was rejected by {change.actor.name}",
+        "cancelled": f"Planning was cancelled by {change.actor.name}",
+        "timed-out": "Planning timed out with no decision",
+    }[change.action]
+    text = f"{HOST} {words}" + (f": {reason}" if reason else "") + "."
+    return text + " Plan mode has ended; do not carry out the plan."
+
+
+def join_ending(session: AgentSession, change: PlanningChange) -> bool:
+    """A running turn hears an ending (``ENDINGS``), and a cancel stops it before its next
+    call, wherever the cancel was made (this process, or another one through the change
+    feed); False when no turn runs here."""
+    if not session.busy:
+        return False
+    session.joining.append({"type": "text", "text": ending_text(change)})
+    if change.action is AuditAction.CANCELLED:
+        session.request_stop()
+    return True
+
 
 class PlanEvents:
     """A planning listener (``plancord.app.PlanLifecycle`` registers it, last) that starts
@@ -75,21 +103,9 @@ class PlanEvents:
                 f"Revise the plan and submit v{rev + 1} with submit_plan."
             )
             await self._resume(session, text)
-        elif change.action in (AuditAction.REJECTED, AuditAction.CANCELLED, AuditAction.TIMED_OUT):
-            reason = change.detail.get("reason")
-            words = {
-                "rejected": f"Plan v{rev} was rejected by {who}",
-                "cancelled": f"Planning was cancelled by {who}",
-                "timed-out": "Planning timed out with no decision",
-            }[change.action]
-            text = f"{HOST} {words}" + (f": {reason}" if reason else "") + "."
-            text += " Plan mode has ended; do not carry out the plan."
-            if session.busy:
-                session.joining.append({"type": "text", "text": text})
-                if change.action is AuditAction.CANCELLED:
-                    session.request_stop()
-            else:
-                await self._writer.add_user_blocks(agent, [{"type": "text", "text": text}])
+        elif change.action in ENDINGS and not join_ending(session, change):
+            text = ending_text(change)
+            await self._writer.add_user_blocks(agent, [{"type": "text", "text": text}])
 
     async def _edit_text(self, change: PlanningChange) -> str:
         """What the agent is told of a member's direct edit: who, the diff, and that it may

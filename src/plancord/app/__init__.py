@@ -39,6 +39,7 @@ from plancord.agent.subagents import ExploreLimits, SubAgents
 from plancord.agent.tools import default_tools
 from plancord.agent.tools.base import ToolRegistry
 from plancord.app.lifecycle import PlanLifecycle
+from plancord.app.remote_changes import RemoteChanges
 from plancord.app.runtime_parts import build_runtime, plan_budget, plan_comments, runtime_settings
 from plancord.app.scheduled_starts import AgentStarts, schedule_owner
 from plancord.app.services import CoreServices, core_services
@@ -58,6 +59,7 @@ from plancord.core.service import PlanningService
 from plancord.metrics import MetricsEndpoint, PlancordCollector
 from plancord.sandbox.proxy import NetworkProxy
 from plancord.storage.backend import Backend
+from plancord.storage.changes import ChangeFeed
 from plancord.storage.conversations import ConversationStore
 from plancord.storage.engines import open_database
 from plancord.storage.executions import ExecutionStore
@@ -139,6 +141,9 @@ class App:
     """Remembered rules for tool calls (``core_services``)."""
     call_log: CallLog | None = None
     """Every tool call's decision record (``core_services``)."""
+    changes: RemoteChanges | None = None
+    """The decisions other processes make, followed and acted on here (the bot starts
+    it)."""
 
     @cached_property
     def asks(self) -> AskAuthority:
@@ -315,6 +320,9 @@ class App:
             call_rules=core.call_rules,
             call_log=core.call_log,
         )
+        app.changes = RemoteChanges(
+            ChangeFeed(db), store, planning, app.serves, front_end=notifier, runtime=runtime
+        )
         if config.sandbox_settings.plan_network:
             await app._serve_network(notifier, core.network_calls)
         if config.metrics.enabled:
@@ -372,6 +380,8 @@ class App:
         if self.network is not None:
             await asyncio.to_thread(self.network.close)
             self.network = None
+        if self.changes is not None:
+            await self.changes.stop()
         await self.scheduler.stop()
         if self.recovering is not None:
             self.recovering.cancel()

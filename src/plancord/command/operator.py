@@ -6,13 +6,13 @@ unchanged; every decision is audited with the actor ``operator``. Only what that
 built: the database (never created or migrated here), the store, the service with the stored
 per-agent settings and no notifier. There is no Discord client and no model here.
 
-A running bot is another process: it sees an operator's decision the next time it reads the
-agent's state (its next turn, a button click, the deadline scheduler). A cancel that ends
-an execution ends its record and opens its result here, as the bot would; the bot posts
-the completion card of a result waiting without one. The bot resumes an
-agent waiting for approval only when the approval happens in its own process, so after
-``plancord plan approve`` the agent continues with its next turn, started by a message in
-its channel.
+A running bot is another process: it hears an operator's decision through the change feed
+(``storage.changes``) within a fraction of a second, redraws the card and, on a cancel,
+stops the agent's running turn before its next call. A cancel that ends an execution ends
+its record and opens its result here, as the bot would; the bot posts the completion card
+of a result waiting without one. The bot resumes an agent waiting for approval only when
+the approval happens in its own process, so after ``plancord plan approve`` the agent
+continues with its next turn, started by a message in its channel.
 """
 
 from __future__ import annotations

@@ -50,6 +50,11 @@ class Transition:
     start: ExecutionStart | None = None
     """With an approval: the execution git started for it, recorded in this transaction,
     which also completes its start intent (the approval and the branch agree)."""
+    before: PlanningState | None = None
+    actor: Actor | None = None
+    """With ``before``: the change appended to the feed in this transaction
+    (``core.changes``), so every other process hears it; tests that save a state alone
+    leave both out."""
 
 
 @dataclass(frozen=True, slots=True)

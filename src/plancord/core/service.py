@@ -110,6 +110,11 @@ class PlanningService:
         """Called after any transition, so a scheduler can re-arm for the earliest deadline."""
         self._runner.on_deadlines_changed(callback)
 
+    def changed_elsewhere(self) -> None:
+        """Another process committed a transition (``core.changes``): the scheduler re-arms
+        as after one of this process's own."""
+        self._runner.deadlines_changed()
+
     async def status(self, agent: str) -> PlanningStatus:
         state = await self.store.load_state(agent)
         revision = None

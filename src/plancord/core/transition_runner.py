@@ -93,6 +93,8 @@ class TransitionRunner:
                     revision=revision,
                     review_hold=review_hold,
                     start=start,
+                    before=before,
+                    actor=actor,
                 )
             )
         except VersionConflict:

@@ -15,6 +15,7 @@ import discord
 from discord.ext import commands
 
 from plancord.app import App
+from plancord.app.remote_changes import Wait, plain_wait
 from plancord.config import Config
 from plancord.core.ports import Clock, ModelClient
 from plancord.core.roles import RoleNames
@@ -129,6 +130,9 @@ class PlancordBot(PlancordClient):
             *WHY_CONTROLS,
         )
         await self.sync_commands()
+        # Before the cards are restored from the store: a decision made elsewhere meanwhile
+        # is heard, not missed.
+        await self.start_change_feed()
         self.start_deadlines()
         self.start_schedules()
         # Approvals and decisions on results a crash interrupted first, so the cards
@@ -206,6 +210,15 @@ class PlancordBot(PlancordClient):
     async def owed_cards_sleep(self, delay: float) -> None:
         """The wait between two passes over the completion cards still to post."""
         await asyncio.sleep(delay)
+
+    async def start_change_feed(self, wait: Wait | None = None) -> None:
+        """Follow the decisions other processes make (``app.remote_changes``)."""
+        changes = self.app.changes
+        if changes is None:
+            return
+        changes.on_result_opened(self.notifier.results.owed.wake)
+        await changes.feed.prune()
+        await changes.start(wait or plain_wait)
 
     def start_deadlines(self) -> None:
         """Start the deadline scheduler, whose first pass fires what fell due while down."""

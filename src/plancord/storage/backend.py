@@ -51,6 +51,8 @@ class Backend(Protocol):
 
     dialect: str
     where: str
+    #: This open database's id, the ``origin`` of the changes it appends (``storage.changes``).
+    origin: str
     #: What a unique or foreign-key violation inside a write raises on this engine.
     integrity_errors: tuple[type[Exception], ...]
 

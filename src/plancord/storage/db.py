@@ -14,6 +14,7 @@ nothing is half-written.
 from __future__ import annotations
 
 import os
+import secrets
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import suppress
@@ -89,6 +90,7 @@ class Database:
         self.path = path
         self.where = str(path)
         self.reader = reader
+        self.origin = secrets.token_hex(8)
 
     dialect = "sqlite"
     integrity_errors: tuple[type[Exception], ...] = (sqlite3.IntegrityError,)

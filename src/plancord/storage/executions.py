@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from plancord.core.authority import Answer
+from plancord.core.changes import ChangeKind
 from plancord.core.execution import (
     DriftDecision,
     ExecutionEvent,
@@ -21,6 +22,7 @@ from plancord.core.execution import (
     StepOutcome,
 )
 from plancord.storage.backend import Backend, Tx
+from plancord.storage.changes import append_change
 from plancord.storage.codec import parse_required_ts, parse_ts, ts
 
 _INSERT = (
@@ -115,12 +117,39 @@ class ExecutionStore:
     ) -> bool:
         """End a running execution with the steps' final outcomes; False when it had
         already ended."""
-        changed = await self.db.execute(
+        values = (ts(at), reason[:1000], _steps_text(steps), plan_id)
+        return await self._changing(
+            ChangeKind.EXECUTION,
+            plan_id,
+            {"what": "ended"},
+            at,
             "UPDATE executions SET ended_at = ?, end_reason = ?, steps = ?, "
             "waiting_checkpoint = NULL WHERE plan_id = ? AND ended_at IS NULL",
-            (ts(at), reason[:1000], _steps_text(steps), plan_id),
+            values,
         )
-        return changed == 1
+
+    async def _changing(
+        self,
+        kind: ChangeKind,
+        plan_id: str,
+        payload: dict[str, Any],
+        at: datetime,
+        sql: str,
+        values: tuple[Any, ...],
+    ) -> bool:
+        """``sql`` on ``plan_id``'s row and, when it changed it, the change appended to the
+        feed in the same transaction; whether it changed the row."""
+        origin = self.db.origin
+
+        def work(conn: Tx) -> bool:
+            if conn.execute(sql, values).rowcount != 1:
+                return False
+            row = conn.execute("SELECT agent FROM executions WHERE plan_id = ?", (plan_id,))
+            agent = str(row.fetchone()[0])
+            append_change(conn, origin, kind, agent, plan_id, payload, at)
+            return True
+
+        return await self.db.write(work)
 
     # -- the result (storage.result_votes keeps the Merge votes) ---------------------------
 
@@ -134,13 +163,16 @@ class ExecutionStore:
         """An ended execution's result starts waiting for a decision, pinned to ``commit``
         (the commit its card shows); False when it had already been opened (or the
         execution has not ended)."""
-        changed = await self.db.execute(
+        return await self._changing(
+            ChangeKind.RESULT,
+            plan_id,
+            {"what": "opened"},
+            datetime.now(UTC),
             "UPDATE executions SET result = 'waiting', result_version = result_version + 1, "
             "requested_by = ?, requested_by_name = ?, result_commit = ? "
             "WHERE plan_id = ? AND ended_at IS NOT NULL AND result IS NULL",
             (requested_by, requested_by_name, commit, plan_id),
         )
-        return changed == 1
 
     async def result_moved(self, plan_id: str, version: int, commit: str) -> bool:
         """The waiting result changed (rolled back, or pinned anew): it is pinned to

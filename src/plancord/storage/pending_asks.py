@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-from plancord.storage.backend import Backend
+from plancord.core.changes import ChangeKind
+from plancord.storage.backend import Backend, Tx
+from plancord.storage.changes import append_change
 from plancord.storage.codec import ts
 
 AskKind = Literal["permission", "question"]
@@ -59,7 +61,21 @@ class PendingAskStore:
         )
 
     async def delete(self, ask_id: str) -> None:
-        await self.db.execute("DELETE FROM pending_asks WHERE id = ?", (ask_id,))
+        """The ask was settled (answered, expired, or its turn ended): its row goes, and the
+        change feed says so in the same transaction (``storage.changes``)."""
+        origin = self.db.origin
+
+        def work(conn: Tx) -> None:
+            row = conn.execute("SELECT agent FROM pending_asks WHERE id = ?", (ask_id,)).fetchone()
+            if row is None:
+                return
+            conn.execute("DELETE FROM pending_asks WHERE id = ?", (ask_id,))
+            payload = {"what": "settled"}
+            append_change(
+                conn, origin, ChangeKind.ASK, str(row[0]), ask_id, payload, datetime.now(UTC)
+            )
+
+        await self.db.write(work)
 
     async def all(self) -> list[StoredAsk]:
         rows = await self.db.fetchall("SELECT * FROM pending_asks ORDER BY created_at, id")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -236,6 +237,7 @@ class PgDatabase:
     ) -> None:
         self.url = url
         self.where = redact(url)
+        self.origin = secrets.token_hex(8)
         self._connections = [_Connection(url, i, lock_timeout_ms) for i in range(max(1, pool_size))]
         self._idle: asyncio.Queue[_Connection] = asyncio.Queue()
         for connection in self._connections:

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from plancord.core.changes import ChangeKind
 from plancord.core.execution import ResultState
 from plancord.core.intents import IntentState, LeaseLost, ResultIntent
 from plancord.core.planning import AuditEntry
 from plancord.core.results import ResultAction
 from plancord.storage.backend import Backend, Tx
+from plancord.storage.changes import append_change
 from plancord.storage.codec import INSERT_AUDIT, audit_values, intent_fields, ts
 from plancord.storage.executions import DECIDE_RESULT, RESULT_MOVED
 from plancord.storage.leases import live_lease_sql
@@ -89,9 +91,10 @@ class ResultIntentStore:
         one transaction. False when the result no longer waited at the intent's version
         (the intent is closed all the same: git did it)."""
         decide = (state.value, intent.actor_name, ts(at), outcome[:1000])
+        origin = self.db.origin
         return await self.db.write(
             lambda conn: _complete(
-                conn, intent, at, outcome, audit, DECIDE_RESULT, (*decide, intent.plan_id)
+                conn, intent, at, outcome, audit, DECIDE_RESULT, (*decide, intent.plan_id), origin
             )
         )
 
@@ -101,11 +104,13 @@ class ResultIntentStore:
         """Roll back done: the step commits after the first ``kept`` marked, the result
         pinned to ``pinned`` as a new version, the intent done and the audit row."""
 
+        origin = self.db.origin
+
         def work(conn: Tx) -> bool:
             keep_before(conn, intent.plan_id, kept)
             return _complete(
                 conn, intent, at, audit.detail.get("what", ""), audit, RESULT_MOVED,
-                (pinned, intent.plan_id),
+                (pinned, intent.plan_id), origin,
             )  # fmt: skip
 
         return await self.db.write(work)
@@ -169,11 +174,15 @@ def _complete(
     audit: AuditEntry,
     record_sql: str,
     record_values: tuple[Any, ...],
+    origin: str,
 ) -> bool:
-    """The record's compare-and-set on the intent's version, the intent done, the audit row."""
+    """The record's compare-and-set on the intent's version, the intent done, the audit row,
+    and the change every other process redraws the result's card on."""
     recorded = conn.execute(record_sql, (*record_values, intent.version)).rowcount == 1
     _close(conn, intent, IntentState.DONE, at, str(outcome))
     conn.execute(INSERT_AUDIT, audit_values(audit))
+    what = {"what": intent.action.value, "recorded": recorded}
+    append_change(conn, origin, ChangeKind.RESULT, intent.agent, intent.plan_id, what, at)
     return recorded
 
 

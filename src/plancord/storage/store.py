@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from datetime import datetime
+from typing import Any
 
 from plancord.core.agents import AgentRecord
 from plancord.core.ballot import ApprovalVote, VoteWrite
+from plancord.core.changes import ChangeKind, planning_payload
 from plancord.core.errors import AgentNotFound, PlancordError, VersionConflict
 from plancord.core.planning import (
     DECISION_ACTIONS,
+    AuditAction,
     AuditEntry,
     PlanningState,
     PlanRevision,
@@ -24,6 +27,7 @@ from plancord.core.planning import (
 from plancord.core.ports import Transition
 from plancord.storage.approval_votes import ApprovalVoteStore
 from plancord.storage.backend import Backend, Tx
+from plancord.storage.changes import append_change
 from plancord.storage.codec import (
     INSERT_AUDIT,
     UPDATE_STATE,
@@ -219,6 +223,9 @@ class SqlStore:
             else None
         )
         audit = audit_values(transition.audit)
+        change = changed(transition)
+        origin, at = self.db.origin, transition.audit.at
+        subject = transition.audit.plan_id or ""
 
         def save(conn: Tx) -> None:
             if conn.execute(UPDATE_STATE, values).rowcount != 1:
@@ -247,6 +254,8 @@ class SqlStore:
                 )
             if transition.start is not None:
                 record_start(conn, transition.start, transition.audit.at)
+            if change is not None:
+                append_change(conn, origin, ChangeKind.PLAN, state.agent, subject, change, at)
 
         await self.db.write(save)
         if rev is not None:
@@ -321,3 +330,17 @@ class SqlStore:
 
     async def list_votes(self, plan_id: str, revision: int, sha256: str) -> list[ApprovalVote]:
         return await self._votes.for_revision(plan_id, revision, sha256)
+
+
+def changed(transition: Transition) -> dict[str, Any] | None:
+    """What ``transition`` appends to the change feed; None for a bare state save."""
+    if transition.before is None or transition.actor is None:
+        return None
+    audit = transition.audit
+    return planning_payload(
+        AuditAction(audit.action),
+        transition.before,
+        transition.state,
+        transition.actor,
+        audit.detail,
+    )

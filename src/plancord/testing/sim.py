@@ -27,7 +27,9 @@ from typing import Any
 import simcord
 from discord.ext import commands
 
+from plancord.app.remote_changes import Wait
 from plancord.config import Config
+from plancord.core.changes import Change
 from plancord.core.errors import PlancordError
 from plancord.core.scheduler import DeadlineScheduler
 from plancord.discord_bot.bot import PlancordBot
@@ -122,6 +124,16 @@ class SimPlancordBot(PlancordBot):
 
     async def owed_cards_sleep(self, delay: float) -> None:
         await self._env_of().external_wait(asyncio.sleep(delay), reason="plancord owed cards")
+
+    async def start_change_feed(self, wait: Wait | None = None) -> None:
+        # The follower thread is the outside input the feed's task waits on.
+        env = self._env_of()
+
+        async def declared(next_batch: Awaitable[list[Change]]) -> list[Change]:
+            result: list[Change] = await env.external_wait(next_batch, reason="plancord changes")
+            return result
+
+        await super().start_change_feed(wait or declared)
 
     def start_deadlines(self) -> None:
         self.deadlines = SimDeadlines(self.app.scheduler, self._env_of())

@@ -136,9 +136,10 @@ async def test_a_restart_ends_an_execution_plan_mode_no_longer_holds(plan_scene:
 async def test_another_plan_is_refused_while_an_execution_is_unended(plan_scene: Any) -> None:
     again = tool_turn(ToolCall("submit_plan", {"plan": {**PLAN, "summary": "Second plan"}}))
     scene = await _at_checkpoint(plan_scene, again, text_turn("never"))
+    checkpoint = scene.channel.last_message
     async with open_services(scene.app.config) as services:
         await plan_cancel(services, "ada", "not today")
-    await scene.ana.click(scene.channel.last_message, label="Stop")
+    await scene.ana.click(checkpoint, label="Stop")
     await scene.app.runtime.wait_idle("ada")
     await scene.ana.slash(scene.channel, "plan start", task="more")
     await scene.app.runtime.wait_idle("ada")
