@@ -58,7 +58,9 @@ class Recorder:
         self.all_heard = asyncio.Event()
 
     async def planning_changed(self, change: PlanningChange) -> None:
-        self.delays.append(time.time() - change.after.updated_at.timestamp())
+        updated = change.after.updated_at
+        assert updated is not None, "a transition the store wrote has its time"
+        self.delays.append(time.time() - updated.timestamp())
         if len(self.delays) >= self.expected:
             self.all_heard.set()
 

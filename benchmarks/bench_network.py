@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from plancord.core.host_names import Endpoint
-from plancord.core.sandbox_policy import SandboxPolicy
+from plancord.core.sandbox_policy import HOST_NETWORK, Proxied, SandboxPolicy
 from plancord.sandbox import run_sandboxed
 from plancord.sandbox.layers import bubblewrap_problem
 from plancord.sandbox.proxy import NetworkProxy, ProxyVerdict
@@ -93,8 +93,8 @@ async def main(runs: int) -> int:
     proxy = NetworkProxy(_allow, asyncio.get_running_loop(), {"files.test": "127.0.0.1"})
     socket_path = root / "network" / "bench.sock"
     await asyncio.to_thread(proxy.listen, "bench", socket_path)
-    proxied = SandboxPolicy.executing(workspace, proxy=socket_path)
-    host = SandboxPolicy.executing(workspace, network=True)
+    proxied = SandboxPolicy.executing(workspace, network=Proxied(socket_path))
+    host = SandboxPolicy.executing(workspace, network=HOST_NETWORK)
     closed = SandboxPolicy.executing(workspace)
     print(f"{runs} runs each, medians; bubblewrap; a {SIZE // 1024} KiB file from 127.0.0.1")
     print(f"{'':24} {'proxy':>10} {'network':>10} {'ratio':>7} {'diff':>9}")

@@ -53,8 +53,10 @@ def test_every_policy_of_a_home_is_of_its_workspace_under_the_operators_settings
         WorkspaceAccess.WRITABLE,
     ]
     assert [p.git_writable for p in policies.values()] == [False, False, False, True]
-    assert home.executing_policy.network
-    assert not AgentHomes(Path("/data/agents"), SETTINGS).of("bob").executing_policy.network
+    assert home.executing_policy.has_host_network
+    assert (
+        not AgentHomes(Path("/data/agents"), SETTINGS).of("bob").executing_policy.has_host_network
+    )
 
 
 @pytest.fixture

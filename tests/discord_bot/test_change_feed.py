@@ -15,12 +15,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from plancord.command.operator import open_services, plan_cancel
+from plancord.operator_results import result_discard
 
 from plancord.app import CoreServices, core_services
 from plancord.core.execution import ResultState
 from plancord.core.planning import Phase
-from plancord.operator import open_services, plan_cancel
-from plancord.operator_results import result_discard
 from plancord.storage.engines import open_database
 from plancord.testing.postgres_server import PostgresServer
 from tests.conftest import ManualClock

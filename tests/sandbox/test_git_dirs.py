@@ -4,6 +4,7 @@ and cannot do inside, what the host's own git runs still do, and the environment
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -243,7 +244,11 @@ def test_an_mcp_server_sees_the_git_directories_read_only(workspace: Path) -> No
         pytest.skip("needs the bubblewrap layer")
     policy = SandboxPolicy.executing(workspace)
     spawned = server_spawn(["true"], policy)
-    argv = spawned.argv
+    assert spawned.argv[:2] == ["bwrap", "--args"]
+    # The options as bubblewrap reads them, from the memory file it is given.
+    options = os.pread(int(spawned.argv[2]), 1 << 20, 0).decode().split("\0")
+    spawned.cleanup()
+    argv = ["bwrap", *options[:-1], *spawned.argv[3:]]
     at = argv.index("--bind", argv.index("--tmpfs"))
     assert (
         argv[at : at + 6]

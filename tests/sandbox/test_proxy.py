@@ -5,6 +5,7 @@ the request is bad, too large, refused, or its decision fails. The end-to-end be
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import socket
 from collections.abc import AsyncIterator, Callable
@@ -14,8 +15,8 @@ import pytest
 
 from plancord.agent.mcp.spawn import server_spawn
 from plancord.core.host_names import DnsName, Endpoint
-from plancord.core.sandbox_policy import SandboxPolicy
-from plancord.sandbox import layers, run_sandboxed, runner, wall_helper
+from plancord.core.sandbox_policy import Proxied, SandboxPolicy
+from plancord.sandbox import layers, proxy_door, run_sandboxed, runner, wall_helper
 from plancord.sandbox.layers import bubblewrap_problem
 from plancord.sandbox.proxy import MAX_HEAD_BYTES, NetworkProxy, ProxyVerdict
 from plancord.sandbox.request_head import BadRequest, parse_head
@@ -74,12 +75,26 @@ async def proxy_at(tmp_path: Path) -> AsyncIterator[Callable[..., Path]]:
         await asyncio.to_thread(proxy.close)
 
 
+def _door(path: Path) -> tuple[socket.socket, int]:
+    """What a sandbox's bridge does: a loopback listener handed to the proxy at ``path``;
+    the door (open while the run lasts) and the listener's port."""
+    door = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    door.connect(str(path))
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        proxy_door.hand_over(door, listener)
+        return door, listener.getsockname()[1]
+
+
 async def _exchange(path: Path, data: bytes) -> bytes:
-    reader, writer = await asyncio.open_unix_connection(str(path))
-    writer.write(data)
-    await writer.drain()
-    answer = await reader.read()
-    writer.close()
+    door, port = _door(path)
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(data)
+        await writer.drain()
+        answer = await reader.read()
+        writer.close()
+    finally:
+        door.close()
     return answer
 
 
@@ -154,7 +169,7 @@ async def test_both_bridges_carry_a_sandboxed_command_to_the_proxy(
     await asyncio.to_thread(proxy.listen, "ada", path)
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    policy = SandboxPolicy.executing(workspace, proxy=path)
+    policy = SandboxPolicy.executing(workspace, network=Proxied(path))
     try:
         with local_server(served) as port:
             # The command's own `wait` returns: the bridge's server is not its child.
@@ -193,13 +208,15 @@ async def test_a_held_connection_goes_on_when_the_answer_comes(
     listener = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
     port = listener.sockets[0].getsockname()[1]
     path = await asyncio.to_thread(proxy_at, later, {"files.test": "127.0.0.1"})
-    reader, writer = await asyncio.open_unix_connection(str(path))
+    door, proxy_port = _door(path)
+    reader, writer = await asyncio.open_connection("127.0.0.1", proxy_port)
     writer.write(f"CONNECT files.test:{port} HTTP/1.1\r\n\r\n".encode())
     await writer.drain()
     await asked.wait()
     answered.set()
     assert await reader.readline() == b"HTTP/1.1 200 Connection established\r\n"
     writer.close()
+    door.close()
     listener.close()
 
 
@@ -207,11 +224,63 @@ async def test_a_held_connection_goes_on_when_the_answer_comes(
 def test_an_mcp_server_of_a_plan_bound_agent_gets_the_proxy(tmp_path: Path) -> None:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
-    policy = SandboxPolicy.executing(workspace, proxy=tmp_path / "ada.sock")
-    spawned = server_spawn(["server", "--stdio"], policy)
+    path = tmp_path / "net" / "ada.sock"
+    loop = asyncio.new_event_loop()
+    proxy = NetworkProxy(_grant, loop, {})
+    proxy.listen("ada", path)
+    policy = SandboxPolicy.executing(workspace, network=Proxied(path))
+    try:
+        spawned = server_spawn(["server", "--stdio"], policy)
+    finally:
+        proxy.close()
+        loop.close()
+    spawned.cleanup()
     assert spawned.env["HTTPS_PROXY"] == "http://127.0.0.1:3128"
-    assert "--unshare-net" in spawned.argv
-    assert spawned.argv[-4:] == ["/run/plancord/proxy.sock", "--", "server", "--stdio"]
+    assert spawned.argv[:2] == ["bwrap", "--args"]
+    door = spawned.argv[spawned.argv.index("3128") + 1]
+    assert int(door) in spawned.pass_fds
+    assert spawned.argv[-3:] == ["--", "server", "--stdio"]
+    assert not any(str(tmp_path) in part for part in spawned.argv)
+
+
+async def test_a_door_that_hands_over_anything_but_a_listener_is_closed(
+    proxy_at: Callable[..., Path], tmp_path: Path
+) -> None:
+    path = await asyncio.to_thread(proxy_at, _allow_all)
+    for handed in ("a file", "a connected socket", "no descriptor"):
+        door = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        door.connect(str(path))
+        if handed == "a file":
+            with (tmp_path / "f").open("w") as file:
+                socket.send_fds(door, [proxy_door.HAND_OFF], [file.fileno()])
+        elif handed == "a connected socket":
+            one, other = socket.socketpair()
+            socket.send_fds(door, [proxy_door.HAND_OFF], [one.fileno()])
+            one.close()
+            assert await asyncio.to_thread(other.recv, 1) == b""
+            other.close()
+        else:
+            door.sendall(b"GET http://files.test/ HTTP/1.1\r\n\r\n")
+        door.settimeout(10)
+        with contextlib.suppress(ConnectionResetError):  # closed with the request unread
+            assert await asyncio.to_thread(door.recv, 1) == b""
+        door.close()
+
+
+async def test_a_handed_listener_is_served_only_while_its_door_is_open(
+    proxy_at: Callable[..., Path],
+) -> None:
+    path = await asyncio.to_thread(proxy_at, _refuse)
+    door, port = _door(path)
+    door.close()
+    for _ in range(100):
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except ConnectionError:
+            return  # refused, or reset from the backlog as the listener closed
+        writer.close()
+        await asyncio.sleep(0.05)
+    raise AssertionError("the listener was still served after its door closed")
 
 
 def test_trying_the_native_bridge_leaves_no_server_behind() -> None:

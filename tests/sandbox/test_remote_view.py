@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from plancord.core.sandbox_policy import Layer, LayerChoice, Limits, SandboxPolicy
+from plancord.core.sandbox_policy import HOST_NETWORK, Layer, LayerChoice, Limits, SandboxPolicy
 from plancord.sandbox import SandboxUnavailable, layers, remote_view, run_sandboxed
 from plancord.sandbox.argv import HostLayout, bwrap_argv, landlock_argv
 from plancord.sandbox.process_run import ProcessResult
@@ -56,13 +56,13 @@ def world(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def _push_policy(workspace: Path, shared: Path, remote: Path | None) -> SandboxPolicy:
-    executing = SandboxPolicy.executing(workspace, shared=(shared,), network=True)
+    executing = SandboxPolicy.executing(workspace, shared=(shared,), network=HOST_NETWORK)
     return executing.for_host_git().for_push(remote)
 
 
 def test_a_push_binds_the_workspace_read_only_and_the_remote_writable_after_it() -> None:
     policy = SandboxPolicy.executing(
-        Path("/w"), limits=LIMITS, shared=(Path("/s"),), network=True
+        Path("/w"), limits=LIMITS, shared=(Path("/s"),), network=HOST_NETWORK
     ).for_push(Path("/s/team.git"))
     argv = bwrap_argv(
         policy, HOST, ["git"], covers=(("/views/remote-config", "/s/team.git/config"),)
@@ -81,7 +81,7 @@ def test_a_push_binds_the_workspace_read_only_and_the_remote_writable_after_it()
 
 
 def test_a_push_elsewhere_keeps_the_agents_network_and_writes_nothing() -> None:
-    policy = SandboxPolicy.executing(Path("/w"), limits=LIMITS, network=True).for_push(None)
+    policy = SandboxPolicy.executing(Path("/w"), limits=LIMITS, network=HOST_NETWORK).for_push(None)
     argv = bwrap_argv(policy, HOST, ["git"])
     assert "--unshare-net" not in argv
     assert "--bind" not in argv

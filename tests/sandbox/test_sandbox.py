@@ -20,6 +20,7 @@ import pytest
 
 from plancord.agent.tools.shell import format_shell_result
 from plancord.command import main as cli
+from plancord.core.sandbox_policy import HOST_NETWORK
 from plancord.sandbox import (
     Layer,
     LayerChoice,
@@ -57,7 +58,7 @@ async def run_shell(
     if sandbox:
         policy = SandboxPolicy.read_only(workspace).behind_inner_wall()
     else:
-        policy = SandboxPolicy.executing(workspace, network=True, layer=LayerChoice.OFF)
+        policy = SandboxPolicy.executing(workspace, network=HOST_NETWORK, layer=LayerChoice.OFF)
     return await runner.run_sandboxed(
         ["bash", "-c", command],
         policy,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from plancord.core.sandbox_policy import SandboxSettings
+from plancord.core.sandbox_policy import HOST_NETWORK, OFFLINE, Proxied, SandboxSettings
 from plancord.sandbox import (
     Layer,
     LayerChoice,
@@ -109,7 +109,7 @@ def test_bwrap_argv_while_planning_is_exactly_this() -> None:
 
 def test_bwrap_argv_while_executing_with_the_network_and_a_shared_path() -> None:
     policy = SandboxPolicy.executing(
-        Path("/w"), network=True, limits=LIMITS, shared=(Path("/srv/remote.git"),)
+        Path("/w"), network=HOST_NETWORK, limits=LIMITS, shared=(Path("/srv/remote.git"),)
     )
     argv = bwrap_argv(policy, HOST, ["true"])
     assert "--unshare-net" not in argv
@@ -133,10 +133,11 @@ def test_bwrap_argv_while_executing_with_the_network_and_a_shared_path() -> None
 
 def test_bwrap_argv_with_the_plan_bound_network_keeps_no_network_of_its_own() -> None:
     policy = SandboxPolicy.executing(
-        Path("/w"), limits=LIMITS, proxy=Path("/data/network/ada.sock")
+        Path("/w"), limits=LIMITS, network=Proxied(Path("/data/network/ada.sock"))
     )
     host = dataclasses.replace(HOST, net_bridge="/opt/plancord/net_bridge.py")
-    argv = bwrap_argv(policy, host, ["curl", "http://pypi.org/"])
+    argv = bwrap_argv(policy, host, ["curl", "http://pypi.org/"], proxy_fd=7)
+    assert "/data/network/ada.sock" not in argv
     assert "--unshare-net" in argv
     tail = argv[argv.index("--tmpfs") + 2 :]
     assert tail == [
@@ -146,9 +147,6 @@ def test_bwrap_argv_with_the_plan_bound_network_keeps_no_network_of_its_own() ->
         "--ro-bind",
         "/opt/plancord/net_bridge.py",
         "/run/plancord/net-bridge.py",
-        "--bind",
-        "/data/network/ada.sock",
-        "/run/plancord/proxy.sock",
         "--bind",
         "/w",
         "/w",
@@ -162,7 +160,7 @@ def test_bwrap_argv_with_the_plan_bound_network_keeps_no_network_of_its_own() ->
         "-S",
         "/run/plancord/net-bridge.py",
         "3128",
-        "/run/plancord/proxy.sock",
+        "7",
         "--",
         "curl",
         "http://pypi.org/",
@@ -170,25 +168,32 @@ def test_bwrap_argv_with_the_plan_bound_network_keeps_no_network_of_its_own() ->
 
 
 def test_the_native_bridge_needs_no_python_in_the_sandbox() -> None:
-    policy = SandboxPolicy.executing(Path("/w"), limits=LIMITS, proxy=Path("/p.sock"))
+    policy = SandboxPolicy.executing(Path("/w"), limits=LIMITS, network=Proxied(Path("/p.sock")))
     host = dataclasses.replace(HOST, native_bridge="/cache/net-bridge-0123")
-    argv = bwrap_argv(policy, host, ["true"])
+    argv = bwrap_argv(policy, host, ["true"], proxy_fd=9)
     assert "/opt/python" not in argv
     assert argv[argv.index("/cache/net-bridge-0123") + 1] == "/run/plancord/net-bridge"
-    tail = ["/run/plancord/net-bridge", "3128", "/run/plancord/proxy.sock", "--", "true"]
+    tail = ["/run/plancord/net-bridge", "3128", "9", "--", "true"]
     assert argv[-5:] == tail
 
 
 def test_the_host_git_and_read_only_runs_never_get_the_proxy() -> None:
     settings = SandboxSettings(plan_network=frozenset({"ada"}), proxy_dir=Path("/data/network"))
     executing = settings.executing("ada", Path("/w"))
-    assert executing.proxy == Path("/data/network/ada.sock")
-    assert settings.read_only(Path("/w")).proxy is None
-    assert settings.walled(Path("/w")).proxy is None
-    assert settings.executing("bob", Path("/w")).proxy is None
-    assert executing.for_host_git().proxy is None
-    assert executing.for_reading().proxy is None
-    assert executing.behind_inner_wall().proxy is None
+    assert executing.network == Proxied(Path("/data/network/ada.sock"))
+    assert settings.read_only(Path("/w")).network == OFFLINE
+    assert settings.walled(Path("/w")).network == OFFLINE
+    assert settings.executing("bob", Path("/w")).network == OFFLINE
+    assert executing.for_host_git().network == OFFLINE
+    assert executing.for_reading().network == OFFLINE
+    assert executing.behind_inner_wall().network == OFFLINE
+    assert executing.for_push(None).network == OFFLINE
+
+
+def test_a_plan_bound_network_cannot_be_built_without_its_door() -> None:
+    policy = SandboxPolicy.executing(Path("/w"), network=Proxied(Path("/p.sock")))
+    with pytest.raises(ValueError, match="door"):
+        bwrap_argv(policy, HOST, ["true"])
 
 
 def require_landlock(minimum: int = 1) -> None:
@@ -363,8 +368,12 @@ def test_the_network_is_for_named_agents_and_never_while_planning() -> None:
     settings = SandboxSettings(network_agents=frozenset({"ada"}))
     workspace = Path("/w")
     executing = settings.executing("ada", workspace)
-    assert (executing.network, executing.writable, executing.inner_wall) == (True, True, False)
+    assert (executing.network, executing.writable, executing.inner_wall) == (
+        HOST_NETWORK,
+        True,
+        False,
+    )
     planning = settings.walled(workspace)
-    assert (planning.network, planning.writable, planning.inner_wall) == (False, False, True)
+    assert (planning.network, planning.writable, planning.inner_wall) == (OFFLINE, False, True)
     other = settings.executing("bob", workspace)
-    assert not other.network
+    assert other.network == OFFLINE

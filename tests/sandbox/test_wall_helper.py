@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from plancord.core.sandbox_policy import HOST_NETWORK
 from plancord.doctor.findings import Status
 from plancord.doctor.walls import check_inner_wall
 from plancord.sandbox import (
@@ -70,7 +71,7 @@ async def run(command: str, workspace: Path, *, walled: bool) -> ProcessResult:
     policy = (
         SandboxPolicy.read_only(workspace, layer=LayerChoice.OFF).behind_inner_wall()
         if walled
-        else SandboxPolicy.executing(workspace, network=True, layer=LayerChoice.OFF)
+        else SandboxPolicy.executing(workspace, network=HOST_NETWORK, layer=LayerChoice.OFF)
     )
     return await runner.run_sandboxed(
         ["bash", "-c", command], policy, timeout=30, merge_stderr=True

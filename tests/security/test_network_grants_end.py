@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from plancord.sandbox.layers import bubblewrap_problem
 from plancord.testing.anthropic_server import ToolCall, text_turn, tool_turn
-from tests.security.mcp_scene import PATIENT_SECONDS, tracker
+from tests.security.mcp_scene import PATIENT_SECONDS, call, tracker
 from tests.security.network_scene import (
     PingServer,
     allowed,
@@ -135,18 +136,41 @@ async def test_one_command_naming_twelve_hosts_gets_one_card(worlds: Worlds) -> 
     assert [m for m in scene.bot_messages() if "m1.mirror.test" in _shown(m)] == [card]
 
 
-async def test_the_sandboxes_pid_1_shows_no_host_path(worlds: Worlds) -> None:
-    scene = await start_network_scene(
-        worlds,
-        plan_of((["bash_execute"], ["files.test"])),
-        [bash("tr '\\0' ' ' </proc/1/cmdline; echo; ls /proc/self/fd")],
-        allow=allowed(80),
-    )
-    await approved(scene)
-    await scene.app.runtime.wait_idle("ada")
-    [result] = ran(scene)
+def _host_paths(scene: PlanScene) -> list[str]:
+    """What the sandbox must not name: the data directory's proxy folder, the bot's cache
+    folder and home, the config view's temporary folder."""
     socket_path = scene.app.config.sandbox_settings.proxy_socket("ada")
     assert socket_path is not None
-    assert "bwrap --args " in result, result
-    for host_path in (str(socket_path.parent), "/.cache/", "plancord-git-view"):
-        assert host_path not in result, result
+    return [str(socket_path.parent), f"{Path.home()}/", "/.cache/", "plancord-git-view"]
+
+
+async def test_the_sandbox_shows_no_host_path_in_argv_or_mounts(worlds: Worlds) -> None:
+    script = [
+        bash("tr '\\0' ' ' </proc/1/cmdline; echo; cat /proc/self/mountinfo"),
+        call("read_path", path="/proc/1/cmdline"),
+        call("read_path", path="/proc/self/mountinfo"),
+    ]
+    mcp = tracker(trust_hints=True, writable_workspace=True)["agents"]["ada"]
+    scene = await start_network_scene(
+        worlds,
+        plan_of((["bash_execute", "mcp__tracker__read_path"], ["files.test"])),
+        script,
+        allow=allowed(80),
+        agent=mcp,
+    )
+    workspace = scene.app.manager.workspace_of("ada")
+    # A config key git must not see and attributes git must not read: both are covered by
+    # files of the host's (the config view), which the mount table must not name either.
+    (workspace / ".git" / "info").mkdir(exist_ok=True)
+    (workspace / ".git" / "info" / "attributes").write_text("* -diff\n")
+    with (workspace / ".git" / "config").open("a") as config:
+        config.write("[core]\n\tpager = less\n")
+    await approved(scene)
+    await scene.app.runtime.wait_idle("ada")
+    shell, server_argv, server_mounts = ran(scene)
+    assert "bwrap --args " in shell, shell
+    assert "/run/plancord/net-bridge" in shell and f"{workspace}/.git/config" in shell, shell
+    assert f" {workspace} " in server_mounts and "/run/plancord/net-bridge" in server_argv
+    for seen in (shell, server_argv, server_mounts):
+        for host_path in _host_paths(scene):
+            assert host_path not in seen, (host_path, seen)

@@ -19,8 +19,6 @@ SANDBOX_TMP = "/tmp"  # noqa: S108 - a tmpfs private to each sandbox, not the ho
 TRAMPOLINE_PATH = "/run/plancord/landlock.py"
 #: Where the native inner wall (``wall_helper``) is bound inside the sandbox, when built.
 WALL_HELPER_PATH = "/run/plancord/landlock-exec"
-#: Where the agent's network proxy socket is bound inside the sandbox (plan-bound network).
-PROXY_SOCKET_PATH = "/run/plancord/proxy.sock"
 #: Where the in-sandbox bridge to the proxy socket is bound: the Python one, and the
 #: native one when it is built.
 NET_BRIDGE_PATH = "/run/plancord/net-bridge.py"
@@ -126,13 +124,40 @@ class WorkspaceAccess(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Offline:
+    """No network: the sandbox's own network namespace, with nothing in it but loopback."""
+
+
+@dataclass(frozen=True, slots=True)
+class Proxied:
+    """The network the plan grants: no network of its own, only the host's proxy of the
+    agent, reached through the unix socket ``socket`` (the host's path, never shown
+    inside: ``sandbox.proxy_door``)."""
+
+    socket: Path
+
+
+@dataclass(frozen=True, slots=True)
+class HostNetwork:
+    """The host's own network (``network: true``)."""
+
+
+NetworkMode = Offline | Proxied | HostNetwork
+"""What network a sandboxed process has: one value, so a policy cannot be both open and
+proxied, nor proxied without a socket."""
+OFFLINE = Offline()
+HOST_NETWORK = HostNetwork()
+
+
+@dataclass(frozen=True, slots=True)
 class SandboxPolicy:
     """Everything that decides what one agent process may reach.
 
     Build one with a named constructor, :meth:`executing` or :meth:`read_only`, and
     :meth:`behind_inner_wall` for the walled mode; ``access`` holds the mode.
-    ``network``: the process keeps the host's network (never while planning: the
-    runtime decides).
+    ``network``: what network the process has (:data:`NetworkMode`): none, the plan's
+    hosts through the agent's proxy, or the host's (never while planning: the runtime
+    decides).
     ``shared``: directories the operator shares with every agent (a local git remote, a
     cache), mounted like the workspace: read-only while planning, writable otherwise.
     ``git_dir``: the git directory plancord made for this workspace (a worktree it created),
@@ -140,16 +165,13 @@ class SandboxPolicy:
     ``git_writable``: the host's own git run (the git tools, the execution branch), which
     writes git's state; every other process sees each git directory of the workspace
     read-only, in every phase.
-    ``proxy``: the host's unix socket of the agent's network proxy (the network granted
-    by the plan): the process keeps no network of its own and reaches only that socket,
-    through a bridge on its own loopback. None: no proxy.
     ``remote``: a Push to a repository on this machine (:meth:`for_push`): its directory,
     the one place the run may write, shown with its own config allow-listed.
     """
 
     workspace: Path
     access: WorkspaceAccess
-    network: bool = False
+    network: NetworkMode = OFFLINE
     limits: Limits = Limits()
     layer: LayerChoice = LayerChoice.AUTO
     shared: tuple[Path, ...] = ()
@@ -158,7 +180,6 @@ class SandboxPolicy:
     plan executes, the shared directories the current step does not name."""
     git_dir: Path | None = None
     git_writable: bool = False
-    proxy: Path | None = None
     remote: Path | None = None
 
     @classmethod
@@ -166,13 +187,12 @@ class SandboxPolicy:
         cls,
         workspace: Path,
         *,
-        network: bool = False,
+        network: NetworkMode = OFFLINE,
         limits: Limits = Limits(),
         layer: LayerChoice = LayerChoice.AUTO,
         shared: tuple[Path, ...] = (),
         read_only_shared: tuple[Path, ...] = (),
         git_dir: Path | None = None,
-        proxy: Path | None = None,
     ) -> SandboxPolicy:
         """A process that may change the workspace (executing, inactive)."""
         return cls(
@@ -184,7 +204,6 @@ class SandboxPolicy:
             shared=shared,
             read_only_shared=read_only_shared,
             git_dir=git_dir,
-            proxy=proxy,
         )
 
     @classmethod
@@ -211,12 +230,17 @@ class SandboxPolicy:
         """This policy for a process that only reads, behind the Landlock inner wall as well
         as the sandbox layer (plan mode's shell when the operator requires the wall): the
         workspace read-only, no network."""
-        return dataclasses.replace(self, access=WorkspaceAccess.WALLED, network=False, proxy=None)
+        return dataclasses.replace(self, access=WorkspaceAccess.WALLED, network=OFFLINE)
 
     @property
     def writable(self) -> bool:
         """Whether the process may change the workspace."""
         return self.access is WorkspaceAccess.WRITABLE
+
+    @property
+    def has_host_network(self) -> bool:
+        """Whether the process keeps the host's own network."""
+        return isinstance(self.network, HostNetwork)
 
     @property
     def inner_wall(self) -> bool:
@@ -227,7 +251,8 @@ class SandboxPolicy:
         """This policy for a git run of the host's own (fixed argv, no hooks, the
         allow-listed config): the git directories as writable as the workspace, and no
         plan-bound network (the host's git reaches remotes the operator allowed, or none)."""
-        return dataclasses.replace(self, git_writable=True, proxy=None)
+        network = OFFLINE if isinstance(self.network, Proxied) else self.network
+        return dataclasses.replace(self, git_writable=True, network=network)
 
     def for_push(self, remote: Path | None) -> SandboxPolicy:
         """This policy for a Push, which writes only the remote: the workspace, each of its
@@ -239,16 +264,15 @@ class SandboxPolicy:
             self,
             access=WorkspaceAccess.READ_ONLY,
             git_writable=False,
-            proxy=None,
             remote=remote,
-            network=self.network and remote is None,
+            network=self.network if self.has_host_network and remote is None else OFFLINE,
         )
 
     def for_reading(self) -> SandboxPolicy:
         """This policy for a run that only reads: the workspace read-only, no network, no
         inner wall, no remote."""
         return dataclasses.replace(
-            self, access=WorkspaceAccess.READ_ONLY, network=False, proxy=None, remote=None
+            self, access=WorkspaceAccess.READ_ONLY, network=OFFLINE, remote=None
         )
 
 
@@ -272,6 +296,14 @@ class SandboxSettings:
             return None
         return self.proxy_dir / f"{agent}.sock"
 
+    def network_of(self, agent: str) -> NetworkMode:
+        """``agent``'s network outside plan mode: the host's for an agent the operator
+        named (``network: true``), the plan's hosts through its proxy, or none."""
+        socket = self.proxy_socket(agent)
+        if socket is not None:
+            return Proxied(socket)
+        return HOST_NETWORK if agent in self.network_agents else OFFLINE
+
     def executing(
         self, agent: str, workspace: Path, *, shared_writable: tuple[Path, ...] | None = None
     ) -> SandboxPolicy:
@@ -282,7 +314,7 @@ class SandboxSettings:
         execution (all as writable as the workspace)."""
         return SandboxPolicy.executing(
             workspace,
-            network=agent in self.network_agents,
+            network=self.network_of(agent),
             limits=self.limits,
             layer=self.layer,
             shared=self.shared,
@@ -291,7 +323,6 @@ class SandboxSettings:
                 if shared_writable is None
                 else tuple(path for path in self.shared if path not in shared_writable)
             ),
-            proxy=self.proxy_socket(agent),
         )
 
     def named_shared(self, files: tuple[str, ...]) -> tuple[Path, ...]:

@@ -23,18 +23,20 @@ The bubblewrap view, in mount order (later mounts win):
    wins, unless the run is the host's own git (``SandboxPolicy.git_writable``); for a Push
    to a repository on this machine (``SandboxPolicy.remote``), that repository's directory
    writable, the one writable place of the run (``remote_view``);
-9. with a plan-bound network (``SandboxPolicy.proxy``): still a network namespace of its
-   own (nothing but loopback), the bridge read-only (``net_bridge.c`` built, else
-   ``net_bridge.py`` with the Python install), and the host's proxy socket of the agent
-   at ``/run/plancord/proxy.sock``; the command then starts under the bridge, which
-   listens on the sandbox's loopback;
+9. with a plan-bound network (``Proxied``): still a network namespace of its own (nothing
+   but loopback) and the bridge read-only (``net_bridge.c`` built, else ``net_bridge.py``
+   with the Python install); no socket file of the host: the command starts under the
+   bridge, which listens on the sandbox's loopback and hands that listener to the proxy
+   over a descriptor the host opened (``proxy_door``);
 10. over the repository's config, when it holds keys git must not see, the allow-listed view
    of it (``git_config``), over a Push's remote's config always, and an empty file over
    ``info/attributes``, read-only, after the git directories (a bind of a git directory
    would hide a file bound inside it before).
 
 Nothing else of the host exists inside: not the data directory with the database, not other
-agents' workspaces, not the bot's home. The command then runs under ``prlimit`` (inside the
+agents' workspaces, not the bot's home; and what is bound from a host file under another
+name (the helpers, the config views) is copied in, not bound (``hidden_argv``), so the mount
+table names none of the host's folders. The command then runs under ``prlimit`` (inside the
 namespaces, so the process limit counts the sandbox's processes only) with the policy's limits.
 """
 
@@ -46,10 +48,11 @@ from plancord.core.sandbox_policy import (
     NATIVE_BRIDGE_PATH,
     NET_BRIDGE_PATH,
     PROXY_PORT,
-    PROXY_SOCKET_PATH,
     SANDBOX_TMP,
     TRAMPOLINE_PATH,
     WALL_HELPER_PATH,
+    Offline,
+    Proxied,
     SandboxPolicy,
 )
 
@@ -87,8 +90,14 @@ def bwrap_argv(
     covers: tuple[tuple[str, str], ...] = (),
     git_outside: tuple[str, ...] = (),
     remote_fd: int | None = None,
+    proxy_fd: int | None = None,
+    reads: tuple[str, ...] = (),
 ) -> list[str]:
     """bubblewrap's argv for ``command`` under ``policy``; pure, so tests can compare it.
+
+    ``proxy_fd``: under a plan-bound network (``Proxied``), the descriptor of the host's
+    connection to the agent's proxy (``proxy_door.opened``) that the bridge hands its
+    listener over; required then (ValueError without it).
 
     ``remote_fd``: an open descriptor of a Push's remote directory (``policy.remote``),
     bound by the descriptor so the directory checked is the directory bound.
@@ -98,8 +107,13 @@ def bwrap_argv(
     directories inside the workspace bound read-only over it (its git directories).
     ``covers``: (host file, path inside) pairs bound read-only after both, so
     they win over what the workspace holds there (the repository's config view).
+    ``reads``: directories bound read-only at their own path after everything else (an MCP
+    server's own code).
     """
     workspace = str(policy.workspace)
+    proxied = isinstance(policy.network, Proxied)
+    if proxied and proxy_fd is None:
+        raise ValueError("a plan-bound network needs the descriptor of its proxy's door")
     argv = [
         "bwrap",
         "--unshare-user",
@@ -108,7 +122,7 @@ def bwrap_argv(
         "--unshare-uts",
         "--unshare-cgroup-try",
     ]
-    if not policy.network:
+    if isinstance(policy.network, Offline | Proxied):
         argv.append("--unshare-net")
     argv += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
     argv += ["--ro-bind", "/usr", "/usr"]
@@ -125,14 +139,12 @@ def bwrap_argv(
     elif policy.inner_wall:
         argv += ["--ro-bind", host.python_prefix, host.python_prefix]
         argv += ["--ro-bind", host.trampoline, TRAMPOLINE_PATH]
-    if policy.proxy is not None and host.native_bridge is not None:
+    if proxied and host.native_bridge is not None:
         argv += ["--ro-bind", host.native_bridge, NATIVE_BRIDGE_PATH]
-        argv += ["--bind", str(policy.proxy), PROXY_SOCKET_PATH]
-    elif policy.proxy is not None:
+    elif proxied:
         if not policy.inner_wall:
             argv += ["--ro-bind", host.python_prefix, host.python_prefix]
         argv += ["--ro-bind", host.net_bridge, NET_BRIDGE_PATH]
-        argv += ["--bind", str(policy.proxy), PROXY_SOCKET_PATH]
     bind = "--bind" if policy.writable else "--ro-bind"
     for shared in policy.shared:
         mount = "--ro-bind" if shared in policy.read_only_shared else bind
@@ -149,18 +161,20 @@ def bwrap_argv(
         argv += ["--bind", str(policy.remote), str(policy.remote)]
     for source, target in covers:
         argv += ["--ro-bind", source, target]
+    for path in reads:
+        argv += ["--ro-bind", path, path]
     argv += ["--chdir", workspace, "--"]
     argv += policy.limits.prlimit_argv()
     if policy.inner_wall and host.wall_helper is not None:
         argv += [WALL_HELPER_PATH, "--"]
     elif policy.inner_wall:
         argv += [host.python_executable, "-I", "-S", TRAMPOLINE_PATH, "readonly", "--"]
-    if policy.proxy is not None:
+    if proxied:
         if host.native_bridge is not None:
             argv.append(NATIVE_BRIDGE_PATH)
         else:
             argv += [host.python_executable, "-I", "-S", NET_BRIDGE_PATH]
-        argv += [str(PROXY_PORT), PROXY_SOCKET_PATH, "--"]
+        argv += [str(PROXY_PORT), str(proxy_fd), "--"]
     return argv + command
 
 
@@ -204,6 +218,6 @@ def landlock_argv(
         argv += ["--read", path]
     for path in writes:
         argv += ["--write", path]
-    if policy.network:
+    if policy.has_host_network:
         argv.append("--net")
     return [*argv, "--", *command]

@@ -1,9 +1,10 @@
 """The host-side network proxy: the only way out of a sandbox whose network the plan grants.
 
 Why this exists: an executing sandbox under a plan-bound network has no network of its own
-(its own empty network namespace). HTTP and HTTPS leave only through this proxy, reached
-through a unix socket bound into the sandbox (one socket per agent, so the socket a
-connection arrives on says whose it is: nothing the process sends can claim otherwise).
+(its own empty network namespace). HTTP and HTTPS leave only through this proxy: one unix
+socket per agent on the host, over which each run's bridge hands its loopback listener
+(``proxy_door``; the socket a listener arrives on says whose its connections are: nothing
+the process sends can claim otherwise), and the proxy accepts on that listener itself.
 For each connection the proxy reads one request head (``CONNECT host:port`` for HTTPS,
 never looking inside the TLS; an absolute ``http://`` URL for plain HTTP) into one
 endpoint (``request_head``, ``core.host_names``), asks the decision (``decide``, an async
@@ -37,6 +38,7 @@ import contextvars
 import ipaddress
 import logging
 import os
+import socket
 import threading
 from collections.abc import Callable, Coroutine, Hashable, Mapping
 from concurrent.futures import Future
@@ -44,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from plancord.core.host_names import Address, Endpoint, IpLiteral
+from plancord.sandbox import proxy_door
 from plancord.sandbox.host_addresses import HostAddresses
 from plancord.sandbox.proxy_grants import OpenGrants, Recheck, on_bot_loop
 from plancord.sandbox.proxy_streams import (
@@ -88,9 +91,10 @@ Decide = Callable[[str, Endpoint], Coroutine[object, object, ProxyVerdict]]
 
 @dataclass
 class _Listener:
-    server: asyncio.AbstractServer
+    server: socket.socket
     path: Path
     open_connections: int = 0
+    doors: set[asyncio.Task[None]] = field(default_factory=set)
 
 
 @dataclass
@@ -173,30 +177,71 @@ class NetworkProxy:
         return self._loop
 
     async def _listen(self, agent: str, path: Path) -> _Listener:
-        holder: list[_Listener] = []
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            server.bind(str(path))
+            os.chmod(path, 0o600)
+            server.listen(MAX_CONNECTIONS)
+        except OSError:
+            server.close()
+            raise
+        server.setblocking(False)
+        listener = _Listener(server, path)
+        task = asyncio.get_running_loop().create_task(self._doors(agent, listener))
+        listener.doors.add(task)
+        return listener
 
-        async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await self._serve(agent, holder[0], reader, writer)
+    async def _doors(self, agent: str, listener: _Listener) -> None:
+        """Take each run's door to ``agent``'s proxy (``proxy_door``) as it connects."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                door, _ = await loop.sock_accept(listener.server)
+            except OSError:
+                return  # the listener closed
+            task = loop.create_task(self._door(agent, listener, door))
+            listener.doors.add(task)
+            task.add_done_callback(listener.doors.discard)
 
-        server = await asyncio.start_unix_server(accept, path=str(path), limit=MAX_HEAD_BYTES)
-        os.chmod(path, 0o600)
-        holder.append(_Listener(server, path))
-        return holder[0]
+    async def _door(self, agent: str, listener: _Listener, door: socket.socket) -> None:
+        """Serve the loopback listener a run's bridge hands over ``door``, until the host
+        closes its end of ``door`` (the run ended)."""
+        loop = asyncio.get_running_loop()
+        door.setblocking(False)
+        server: asyncio.AbstractServer | None = None
+        try:
+            await asyncio.wait_for(_readable(loop, door), HEAD_SECONDS)
+            handed = proxy_door.received(door)
+            if handed is None:
+                return
+
+            async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                await self._serve(agent, listener, reader, writer)
+
+            server = await asyncio.start_server(accept, sock=handed, limit=MAX_HEAD_BYTES)
+            while await loop.sock_recv(door, 64):
+                pass
+        except (OSError, TimeoutError):
+            pass
+        finally:
+            if server is not None:
+                server.close()
+            door.close()
 
     async def _close_all(self) -> None:
         """Stop listening and end every open connection (each closes its sockets)."""
         if self._open is not None:
             self._open.stop()
-        for listener in self._listeners.values():
-            listener.server.close()
-            with contextlib.suppress(FileNotFoundError):
-                listener.path.unlink()
-        self._listeners.clear()
         current = asyncio.current_task()
         open_connections = [task for task in asyncio.all_tasks() if task is not current]
         for task in open_connections:
             task.cancel()
         await asyncio.gather(*open_connections, return_exceptions=True)
+        for listener in self._listeners.values():
+            listener.server.close()
+            with contextlib.suppress(FileNotFoundError):
+                listener.path.unlink()
+        self._listeners.clear()
 
     async def _serve(
         self,
@@ -351,3 +396,18 @@ class NetworkProxy:
             except (OSError, TimeoutError):
                 continue
         return None
+
+
+async def _readable(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
+    """Until ``sock`` has something to read (or its end closed)."""
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def woken() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(sock.fileno(), woken)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(sock.fileno())

@@ -8,14 +8,15 @@ the :class:`~plancord.core.sandbox_policy.SandboxPolicy`, and runs the process's
 life in a worker thread of its own pool: the fork, the reads, the wait and the kill never
 happen on the event loop that every agent and the Discord connection share.
 
-bubblewrap reads its options from a memory file (``hidden_argv``), so the sandbox's view
-of its own pid 1 shows no host path. Lifecycle of a run (``process_run``): stdin from
-``/dev/null``; a new session; the environment from
-``environment.py`` only; output read as it comes, the first ``max_output`` bytes of each
-stream kept and the rest counted and dropped; at the deadline, or when the awaiting task is
-cancelled, the whole sandbox is killed (bubblewrap's pid namespace dies with it; the
-fallback's supervisor kills what was reparented to it); when the command ends, whatever it
-left running dies with it. Nothing outlives the call.
+bubblewrap reads its options from a memory file and host files bound under another name
+are copied in (``hidden_argv``), and the proxy is reached through a descriptor
+(``proxy_door``), so neither the sandbox's pid 1 nor its mount table shows a host path.
+Lifecycle of a run (``process_run``): stdin from ``/dev/null``; a new session; the
+environment from ``environment.py`` only; output read as it comes, the first
+``max_output`` bytes of each stream kept and the rest counted and dropped; at the deadline,
+or when the awaiting task is cancelled, the whole sandbox is killed (bubblewrap's pid
+namespace dies with it; the fallback's supervisor kills what was reparented to it); when
+the command ends, whatever it left running dies with it. Nothing outlives the call.
 """
 
 from __future__ import annotations
@@ -33,13 +34,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy, proxy_environment
+from plancord.core.sandbox_policy import (
+    SANDBOX_TMP,
+    Layer,
+    Proxied,
+    SandboxPolicy,
+    proxy_environment,
+)
 from plancord.sandbox import (
     config_view,
     git_config,
     git_dirs,
     landlock,
     linked_worktree,
+    proxy_door,
     remote_view,
 )
 from plancord.sandbox.argv import HostLayout, bwrap_argv, landlock_argv
@@ -139,7 +147,12 @@ def git_view(policy: SandboxPolicy, layer: Layer) -> GitView:
 
 
 def bubblewrap_argv(
-    policy: SandboxPolicy, host: HostLayout, command: Sequence[str], shown: GitView
+    policy: SandboxPolicy,
+    host: HostLayout,
+    command: Sequence[str],
+    shown: GitView,
+    proxy_fd: int | None = None,
+    reads: tuple[str, ...] = (),
 ) -> list[str]:
     """The bubblewrap argv of ``command`` under ``policy``, shown git as ``shown`` says:
     the one way every sandboxed spawn builds it (this runner's runs, an MCP server)."""
@@ -151,7 +164,54 @@ def bubblewrap_argv(
         covers=shown.covers,
         git_outside=shown.outside,
         remote_fd=shown.remote_fd,
+        proxy_fd=proxy_fd,
+        reads=reads,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Hidden:
+    """A bubblewrap run's argv with nothing of the host's paths in it, and the descriptors
+    to pass (the memory files, the proxy's door, a Push's remote), closed when it ends."""
+
+    argv: list[str]
+    env: dict[str, str]
+    fds: tuple[int, ...]
+
+
+def hidden_spawn(
+    policy: SandboxPolicy,
+    host: HostLayout,
+    command: Sequence[str],
+    shown: GitView,
+    extra_env: Mapping[str, str] | None,
+    *,
+    host_git: bool = False,
+    reads: tuple[str, ...] = (),
+) -> Hidden:
+    """The bubblewrap argv and environment of ``command`` under ``policy``: its options in a
+    memory file, host files copied in, the proxy (``Proxied``) reached through a door opened
+    now; ``reads``: directories bound read-only at their own path after every other mount
+    (an MCP server's own code). Raises SandboxUnavailable when the agent's proxy is not
+    listening; the caller closes ``shown`` then."""
+    env = sandbox_environment(policy.workspace, SANDBOX_TMP, extra_env, host_git=host_git)
+    door: int | None = None
+    if isinstance(policy.network, Proxied):
+        try:
+            door = proxy_door.opened(policy.network.socket)
+        except OSError:
+            raise SandboxUnavailable(
+                "the network proxy of this agent is not running; the command did not run"
+            ) from None
+        env.update(proxy_environment())
+    try:
+        argv, memory = hidden(bubblewrap_argv(policy, host, command, shown, door, reads))
+    except BaseException:
+        if door is not None:
+            os.close(door)
+        raise
+    kept = (shown.remote_fd, door, *memory)
+    return Hidden(argv, env, tuple(fd for fd in kept if fd is not None))
 
 
 def _prepare(
@@ -181,18 +241,20 @@ def _prepare(
     shown = git_view(policy, layer) if view else GitView(outside=git_dirs.outside(policy))
     host_git = policy.git_writable
     if layer is Layer.BUBBLEWRAP:
-        env = sandbox_environment(policy.workspace, SANDBOX_TMP, extra_env, host_git=host_git)
-        if policy.proxy is not None and not policy.proxy.is_socket():
+        try:
+            made = hidden_spawn(policy, host, command, shown, extra_env, host_git=host_git)
+        except BaseException:
             shown.close()
-            raise SandboxUnavailable(
-                "the network proxy of this agent is not running; the command did not run"
-            )
-        if policy.proxy is not None:
-            env.update(proxy_environment())
-        argv, options = hidden(bubblewrap_argv(policy, host, command, shown))
-        fds = tuple(fd for fd in (shown.remote_fd, options) if fd is not None)
+            raise
         return Spawn(
-            argv, env, policy.workspace, layer, None, shown.directory, shown.read_only, fds
+            made.argv,
+            made.env,
+            policy.workspace,
+            layer,
+            None,
+            shown.directory,
+            shown.read_only,
+            made.fds,
         )
     private_tmp = tempfile.mkdtemp(prefix="plancord-sandbox-")
     env = sandbox_environment(policy.workspace, private_tmp, extra_env, host_git=host_git)

@@ -65,7 +65,7 @@ def target_of(url: str, policy: SandboxPolicy) -> PushTarget | PushRefused:
     elsewhere needs the agent's own network."""
     path = local_path(url, policy.workspace)
     if path is None:
-        if not policy.network:
+        if not policy.has_host_network:
             return PushRefused(
                 f"the remote {url} is not on this machine and the agent has no network"
             )

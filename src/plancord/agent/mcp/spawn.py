@@ -16,7 +16,9 @@ the ``*_FILE`` secrets the config names.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -25,12 +27,12 @@ from pathlib import Path
 
 from plancord.config.fields import ConfigError
 from plancord.config.mcp import McpServerConfig
-from plancord.core.sandbox_policy import SANDBOX_TMP, Layer, SandboxPolicy, proxy_environment
+from plancord.core.sandbox_policy import Layer, SandboxPolicy
 from plancord.sandbox import linked_worktree
 from plancord.sandbox.argv import landlock_argv
 from plancord.sandbox.environment import sandbox_environment
 from plancord.sandbox.layers import choose_layer, host_layout
-from plancord.sandbox.runner import bubblewrap_argv, git_view
+from plancord.sandbox.runner import git_view, hidden_spawn
 
 #: What the MCP SDK copies from the bot's environment unless it is given a value: each is
 #: overwritten, so nothing of the bot's own environment reaches the server.
@@ -40,17 +42,23 @@ _INHERITED = {"LOGNAME": "sandbox", "USER": "sandbox", "SHELL": "/bin/sh", "TERM
 @dataclass(frozen=True, slots=True)
 class ServerSpawn:
     """The argv and environment of one stdio server; each of ``scratch`` (its private
-    ``/tmp`` under the fallback, the folder of its git config view) is removed on close."""
+    ``/tmp`` under the fallback, the folder of its git config view) is removed on close,
+    and each of ``pass_fds`` (bubblewrap's options, files copied in, the proxy's door:
+    ``runner.hidden_spawn``) passed to the server's process and closed on close."""
 
     argv: list[str]
     env: dict[str, str]
     cwd: Path
     layer: Layer
     scratch: tuple[str, ...] = ()
+    pass_fds: tuple[int, ...] = ()
 
     def cleanup(self) -> None:
         for directory in self.scratch:
             shutil.rmtree(directory, ignore_errors=True)
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def secret_environment(name: str, config: McpServerConfig) -> dict[str, str]:
@@ -68,16 +76,11 @@ def secret_environment(name: str, config: McpServerConfig) -> dict[str, str]:
 
 
 def _with_mounts(argv: list[str], mounts: Sequence[Path], layer: Layer) -> list[str]:
-    """``argv`` with ``mounts`` shown read-only: under bubblewrap, bound after every other
-    mount (so they win) just before ``--chdir``; under Landlock, as readable paths."""
+    """``argv`` with ``mounts`` shown read-only under Landlock, as readable paths (under
+    bubblewrap they are bound by ``bwrap_argv``'s ``reads``)."""
     if not mounts:
         return argv
     extra: list[str] = []
-    if layer is Layer.BUBBLEWRAP:
-        for path in mounts:
-            extra += ["--ro-bind", str(path), str(path)]
-        at = argv.index("--chdir")
-        return [*argv[:at], *extra, *argv[at:]]
     if layer is Layer.LANDLOCK:
         for path in mounts:
             extra += ["--read", str(path)]
@@ -107,11 +110,13 @@ def server_spawn(
     shown = git_view(policy, layer)
     view = (shown.directory,) if shown.directory is not None else ()
     if layer is Layer.BUBBLEWRAP:
-        env = sandbox_environment(workspace, SANDBOX_TMP, extra)
-        if policy.proxy is not None:
-            env.update(proxy_environment())
-        argv = bubblewrap_argv(policy, host, command, shown)
-        return ServerSpawn(_with_mounts(argv, mounts, layer), env, workspace, layer, view)
+        try:
+            reads = tuple(str(path) for path in mounts)
+            made = hidden_spawn(policy, host, command, shown, extra, reads=reads)
+        except BaseException:
+            shown.close()
+            raise
+        return ServerSpawn(made.argv, made.env, workspace, layer, view, made.fds)
     scratch = tempfile.mkdtemp(prefix="plancord-mcp-")
     env = sandbox_environment(workspace, scratch, extra)
     if layer is Layer.LANDLOCK:

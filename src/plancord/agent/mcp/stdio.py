@@ -100,7 +100,12 @@ async def bounded_stdio(
     ``stdio_client`` does, with each incoming line bounded by ``max_line`` bytes."""
 
     process = await anyio.open_process(
-        spawn.argv, env=spawn.env, stderr=errlog, cwd=spawn.cwd, start_new_session=True
+        spawn.argv,
+        env=spawn.env,
+        stderr=errlog,
+        cwd=spawn.cwd,
+        start_new_session=True,
+        pass_fds=spawn.pass_fds,
     )
     incoming_writer: MemoryObjectSendStream[SessionMessage | Exception]
     incoming: MemoryObjectReceiveStream[SessionMessage | Exception]
