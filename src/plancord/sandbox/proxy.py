@@ -191,6 +191,8 @@ class NetworkProxy:
             listener.server.close()
             with contextlib.suppress(FileNotFoundError):
                 listener.path.unlink()
+            with contextlib.suppress(OSError):  # this process's own folder, when empty
+                listener.path.parent.rmdir()
         self._listeners.clear()
         current = asyncio.current_task()
         open_connections = [task for task in asyncio.all_tasks() if task is not current]
