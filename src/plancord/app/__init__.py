@@ -33,6 +33,7 @@ from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.mcp import McpHub
+from plancord.agent.owed import OwedDuties
 from plancord.agent.remembered_rules import RememberedRules
 from plancord.agent.runtime import AgentRuntime
 from plancord.agent.subagents import ExploreLimits, SubAgents
@@ -139,6 +140,8 @@ class App:
     """Remembered rules for tool calls (``core_services``)."""
     call_log: CallLog | None = None
     """Every tool call's decision record (``core_services``)."""
+    owed: OwedDuties | None = None
+    """The writes owed until they land (``core_services``); the bot starts its retrier."""
 
     @cached_property
     def asks(self) -> AskAuthority:
@@ -314,6 +317,7 @@ class App:
             schedule_loop=schedule_loop,
             call_rules=core.call_rules,
             call_log=core.call_log,
+            owed=core.owed,
         )
         if config.sandbox_settings.plan_network:
             await app._serve_network(notifier, core.network_calls)
@@ -378,6 +382,8 @@ class App:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.recovering
         await self.schedule_loop.stop()
+        if self.owed is not None:
+            await self.owed.stop()
         await self.runtime.shutdown(notice=True)
         if self.lease is not None:
             await self.lease.close()

@@ -136,6 +136,8 @@ class PlancordBot(PlancordClient):
         await self.app.recover_interrupted()
         await self.notifier.restore()
         self.notifier.results.owed.start(self.owed_cards_sleep)
+        if self.app.owed is not None:  # the writes owed until they land (``agent.owed``)
+            self.app.owed.start(self.owed_cards_sleep)
         for agent in await self.app.runtime.resume_interrupted():
             self.notifier.io.watch_turn(agent)
         if self.tune_gc:

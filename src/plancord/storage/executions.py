@@ -76,6 +76,16 @@ class ExecutionStore:
         )
         return [_record(row) for row in rows]
 
+    async def unopened(self) -> list[str]:
+        """The plan ids of the executions that are each agent's newest, ended, and whose
+        result never opened (older ones predate results)."""
+        rows = await self.db.fetchall(
+            "SELECT plan_id FROM executions AS e WHERE ended_at IS NOT NULL AND result IS NULL "
+            "AND started_at = (SELECT MAX(started_at) FROM executions WHERE agent = e.agent) "
+            "ORDER BY started_at"
+        )
+        return [str(row["plan_id"]) for row in rows]
+
     async def latest(self, agent: str) -> ExecutionRecord | None:
         """The agent's newest execution, running or ended."""
         row = await self.db.fetchone(
