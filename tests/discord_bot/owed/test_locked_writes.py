@@ -16,8 +16,10 @@ import pytest
 from plancord.core.execution import ResultState
 from plancord.storage.executions import ExecutionStore
 from tests.discord_bot.owed.locks import WriteLock, lock_at
-from tests.discord_bot.result_card.completed import completed, record, result_cards
+from tests.discord_bot.result_card.completed import completed, record, reply, result_cards
 
+OWED_CARDS_SWEEP = 61.0
+"""Virtual seconds past the owed cards' first retry and their sweep (``SWEEP_SECONDS``)."""
 RETRY_SECONDS = 3.0
 """Virtual seconds past the first retry's wait (``owed.FIRST_DELAY``)."""
 
@@ -108,3 +110,46 @@ async def _locked_at(
 
     scene, _ = await completed(scene_maker, prepare=prepare)
     return scene, made["lock"]
+
+
+async def test_a_card_whose_message_could_not_be_recorded_is_not_posted_twice(
+    plan_scene: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The completion card is posted, and recording its message meets the lock: the card
+    is owed, and the next try records and edits that message; no second copy."""
+    scene, lock = await _locked_at(plan_scene, monkeypatch, "set_card")
+    assert lock.met == 1
+    lock.release()
+    (posted,) = result_cards(scene)
+    assert (await record(scene)).card_message is None
+
+    await scene.env.advance_time(OWED_CARDS_SWEEP)  # every retry and sweep of the cards
+    await scene.env.settle()
+
+    (card,) = result_cards(scene)
+    assert card.id == posted.id
+    assert (await record(scene)).card_message == posted.id
+
+
+async def test_a_copy_that_is_not_the_recorded_card_is_closed_at_its_click(
+    plan_scene: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process dies between posting the card and recording it; the next start posts the
+    card again. The first copy's Merge does nothing but close that copy."""
+    scene, lock = await _locked_at(plan_scene, monkeypatch, "set_card")
+    lock.release()
+    (first,) = result_cards(scene)
+
+    await scene.restart()
+    await scene.env.settle()
+    first_copy, second = result_cards(scene)
+    assert first_copy.id == first.id and (await record(scene)).card_message == second.id
+
+    answer = reply(await scene.ana.click(first_copy, label="Merge"))
+
+    assert "not the one in use" in answer and str(second.id) in answer
+    assert (await record(scene)).result is ResultState.WAITING
+    stored = scene.env.backend.messages[first.channel.id][first.id]
+    assert not stored.components, "the copy still shows live buttons"
+    merged = reply(await scene.ana.click(result_cards(scene)[-1], label="Merge"))
+    assert "as a fast-forward" in merged

@@ -24,7 +24,7 @@ from typing import Any
 import aiohttp
 import discord
 
-from plancord.core.errors import PlancordError
+from plancord.core.errors import PlancordError, StorageError
 from plancord.discord_bot.shared.message_fit import refused_for_payload
 from plancord.storage.executions import ExecutionStore
 
@@ -115,7 +115,7 @@ class OwedCards:
                 continue
             try:
                 await self._post(plan_id)
-            except POST_FAILURES as exc:
+            except (*POST_FAILURES, StorageError) as exc:
                 log.warning("the completion card of %s is still not posted: %s", plan_id, exc)
                 self.refused(plan_id, exc)
                 continue
