@@ -1,8 +1,8 @@
-"""A settled ask's card is marked even when Discord refused the click's answer once.
+"""A settled ask's card is marked even when Discord refused the click's edit.
 
-ada reaches a 🔴 step; ana clicks Continue, and Discord answers the interaction's first
-edit with a 503, and the card's own edit too. The step runs (the ask is settled); the card must not go on
-showing live Continue/Stop: marking it is owed (``agent.owed``) and tried again until
+ada reaches a 🔴 step; ana clicks Continue, and Discord answers the click's edit with a
+503, and the card's own edit too. The step runs (the ask is settled); the card must not go
+on showing live Continue/Stop: marking it is owed (``agent.owed``) and tried again until
 Discord takes the edit."""
 
 from __future__ import annotations
