@@ -25,14 +25,14 @@ Every handler is idempotent: it reads what is true now and does only what is sti
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from plancord.agent.execution.lease import ProcessLease
 from plancord.core.errors import StorageError
+from plancord.core.waking import Sleep, Waking
 from plancord.storage.backend import Backend
 from plancord.storage.owed_duties import OwedDuty, OwedDutyStore
 
@@ -66,10 +66,7 @@ class OwedDuties:
         self._handlers: dict[str, Handler] = {}
         self._held: dict[tuple[str, str], _Held] = {}
         self._working = asyncio.Lock()
-        self._woken = False
-        self._sleeper: asyncio.Task[None] | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._sleep: Callable[[float], Coroutine[Any, Any, None]] = asyncio.sleep
+        self._waking = Waking("plancord-owed-duties")
         self.landed: list[str] = []
         """The duties that landed after being owed, in order (``kind subject``)."""
 
@@ -107,9 +104,7 @@ class OwedDuties:
 
     def wake(self) -> None:
         """Look again now."""
-        self._woken = True
-        if self._sleeper is not None and not self._sleeper.done():
-            self._sleeper.cancel()
+        self._waking.wake()
 
     async def work(self) -> None:
         """One pass: every held duty that is due tried (or written), then every row that is
@@ -173,32 +168,23 @@ class OwedDuties:
         """Loop until cancelled: work what is due, then sleep until the next held duty is
         due (or the next sweep of the table)."""
         while True:
-            self._woken = False
+            self._waking.woken = False
             try:
                 await self.work()
             except StorageError as exc:
                 log.warning("the owed duties could not be read: %s", exc)
-            if self._woken:
+            if self._waking.woken:
                 continue
             due = min((h.due for h in self._held.values()), default=_now() + SWEEP_SECONDS)
-            delay = min(max(due - _now(), 0.0), SWEEP_SECONDS)
-            self._sleeper = asyncio.create_task(self._sleep(delay))
-            await asyncio.wait({self._sleeper})
+            await self._waking.nap(min(max(due - _now(), 0.0), SWEEP_SECONDS))
 
-    def start(self, sleep: Callable[[float], Coroutine[Any, Any, None]] = asyncio.sleep) -> None:
+    def start(self, sleep: Sleep = asyncio.sleep) -> None:
         """Run in the background from now (its first pass finds what the table owes);
         ``sleep`` waits between passes (a test's virtual time)."""
-        self._sleep = sleep
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self.run(), name="plancord-owed-duties")
+        self._waking.start(self.run, sleep)
 
     async def stop(self) -> None:
-        for task in (self._sleeper, self._task):
-            if task is not None and not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-        self._task = self._sleeper = None
+        await self._waking.stop()
 
 
 def _failed(duty: OwedDuty, delay: float) -> None:
