@@ -26,6 +26,7 @@ from plancord.storage.engines import open_database
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.leases import LeaseStore
 from plancord.storage.migrations import discover
+from plancord.storage.owed_duties import OwedDuty, OwedDutyStore
 from plancord.storage.pending_asks import PendingAskStore, StoredAsk
 from plancord.storage.plan_answers import PlanAnswerStore
 from plancord.storage.plan_comments import PlanCommentStore
@@ -245,6 +246,7 @@ async def a_sqlite_database_with_every_table_filled(data_dir: Path) -> Path:
             "'user:7', ?)",
             (at,),
         )
+        await OwedDutyStore(db).owe(OwedDuty("open-result", plan_id, {}, attempts=1))
     return path
 
 

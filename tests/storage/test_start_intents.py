@@ -109,6 +109,7 @@ async def test_no_start_while_an_execution_of_the_agent_runs_or_its_result_waits
     assert not claim.opened and claim.in_the_way is None
 
     await executions.end("p0", AT + timedelta(minutes=1), "completed", (StepOutcome.DONE,))
+    assert not (await starts.open(_intent("ana"))).opened, "its result is still to open"
     assert await executions.open_result("p0", "42", "ana", "d" * 40)
     assert not (await starts.open(_intent("ana"))).opened
     await db.execute("UPDATE executions SET result = 'merged' WHERE plan_id = 'p0'")

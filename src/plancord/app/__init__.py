@@ -33,6 +33,7 @@ from plancord.agent.execution.results import ExecutionResults
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.manager import AgentManager, StoredSettings
 from plancord.agent.mcp import McpHub
+from plancord.agent.owed import OwedDuties
 from plancord.agent.remembered_rules import RememberedRules
 from plancord.agent.runtime import AgentRuntime
 from plancord.agent.subagents import ExploreLimits, SubAgents
@@ -144,6 +145,8 @@ class App:
     changes: RemoteChanges | None = None
     """The decisions other processes make, followed and acted on here (the bot starts
     it)."""
+    owed: OwedDuties | None = None
+    """The writes owed until they land (``core_services``); the bot starts its retrier."""
 
     @cached_property
     def asks(self) -> AskAuthority:
@@ -319,6 +322,7 @@ class App:
             schedule_loop=schedule_loop,
             call_rules=core.call_rules,
             call_log=core.call_log,
+            owed=core.owed,
         )
         app.changes = RemoteChanges(
             ChangeFeed(db), store, planning, app.serves, front_end=notifier, runtime=runtime
@@ -388,6 +392,8 @@ class App:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.recovering
         await self.schedule_loop.stop()
+        if self.owed is not None:
+            await self.owed.stop()
         await self.runtime.shutdown(notice=True)
         if self.lease is not None:
             await self.lease.close()

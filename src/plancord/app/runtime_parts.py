@@ -108,7 +108,9 @@ def build_runtime(
         clock=clock,
         settings=settings,
     )
-    steps = StepKeeper(executions=executions, notifier=notifier, clock=clock, homes=homes)
+    steps = StepKeeper(
+        executions=executions, notifier=notifier, clock=clock, homes=homes, owed=core.owed
+    )
     host = ExecutionHost(
         executions=executions,
         audit=store,
@@ -167,6 +169,7 @@ def build_runtime(
         homes=homes,
         lease=core.lease,
         reviews=reviews,
+        owed=core.owed,
     )
     if isinstance(notifier, ResultListener):
         results.add_listener(notifier)
@@ -209,5 +212,7 @@ def build_runtime(
         ),
         reviews=reviews,
         results=results,
-        endings=ExecutionEndings(executions=executions, store=store, steps=steps, results=results),
+        endings=ExecutionEndings(
+            executions=executions, store=store, steps=steps, results=results, owed=core.owed
+        ),
     )

@@ -17,6 +17,7 @@ from plancord.agent.execution.start_intents import Say
 from plancord.agent.execution.starter import BranchStarter
 from plancord.agent.home import AgentHomes
 from plancord.agent.manager import StoredSettings
+from plancord.agent.owed import OwedDuties
 from plancord.agent.remembered_rules import RememberedRules
 from plancord.agent.workspace_probe import GitTreeProbe
 from plancord.config import Config
@@ -63,6 +64,9 @@ class CoreServices:
     the store at each call (the dispatch, the permission card, ``/agent rules``, the CLI)."""
     call_log: CallLog | None = None
     """Every tool call's decision record, written in batches."""
+    owed: OwedDuties | None = None
+    """The writes that must happen and could not yet (``agent.owed``), retried until they
+    land by the one retrier of this process (started by the bot)."""
 
 
 def core_services(
@@ -111,4 +115,5 @@ def core_services(
             clock,
             RecordBounds(bounds.keep_per_plan, bounds.retention_days),
         ),
+        owed=OwedDuties(db, lease),
     )

@@ -47,6 +47,7 @@ from plancord.config.sections import (
     _global_plan_mode,
 )
 from plancord.core.network import NetworkBound
+from plancord.core.process_names import process_tag
 from plancord.core.sandbox_policy import SandboxSettings
 from plancord.core.settings import (
     PlanModeSettings,
@@ -250,7 +251,7 @@ class Config(BaseModel):
         return self.sandbox.settings(
             frozenset(name for name, bound in bounds.items() if bound.anything),
             plan_network=frozenset(name for name, bound in bounds.items() if bound.by_plan),
-            proxy_dir=self.data_dir / "network",
+            proxy_dir=self.data_dir / "network" / process_tag(),
         )
 
     def network_bound(self, agent: str) -> NetworkBound:

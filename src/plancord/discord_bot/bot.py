@@ -19,6 +19,7 @@ from plancord.app.remote_changes import Wait, plain_wait
 from plancord.config import Config
 from plancord.core.ports import Clock, ModelClient
 from plancord.core.roles import RoleNames
+from plancord.discord_bot.asks.live import MARK_ASK_CARD, mark_owed_card
 from plancord.discord_bot.notifier import DiscordNotifier
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.members import DiscordMembers
@@ -140,6 +141,9 @@ class PlancordBot(PlancordClient):
         await self.app.recover_interrupted()
         await self.notifier.restore()
         self.notifier.results.owed.start(self.owed_cards_sleep)
+        if self.app.owed is not None:  # the writes owed until they land (``agent.owed``)
+            self.app.owed.handle(MARK_ASK_CARD, mark_owed_card(self))
+            self.app.owed.start(self.owed_cards_sleep)
         for agent in await self.app.runtime.resume_interrupted():
             self.notifier.io.watch_turn(agent)
         if self.tune_gc:

@@ -197,6 +197,15 @@ def families(readings: Readings, *, stale: bool = False) -> Iterator[Metric]:
     for (agent, schedule), at in sorted(readings.next_schedule_runs.items()):
         upcoming.add_metric([agent, schedule], at)
     yield upcoming
+    owed = GaugeMetricFamily(
+        "plancord_owed_duties",
+        "Writes owed until they land (a result to open, an execution to end, a card to "
+        "mark), by kind; above 0 for long means a database or Discord refusing them.",
+        labels=["kind"],
+    )
+    for kind, count in sorted(readings.owed_duties.items()):
+        owed.add_metric([kind], count)
+    yield owed
     yield GaugeMetricFamily(
         "plancord_discord_connected",
         "1 while the bot's gateway connection to Discord is up, 0 before the login and "

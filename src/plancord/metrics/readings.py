@@ -50,6 +50,8 @@ class Readings:
     """Scheduled runs by outcome (started, queued, skipped-busy, …)."""
     next_schedule_runs: Mapping[tuple[str, str], float] = field(default_factory=dict)
     """Each active schedule's next run, by ``(agent, schedule)``, as a Unix time."""
+    owed_duties: Mapping[str, int] = field(default_factory=dict)
+    """The writes owed until they land (``owed_duties``), by kind."""
 
 
 _PHASES = """
@@ -68,6 +70,7 @@ SELECT agent, model, SUM(input_tokens), SUM(output_tokens), SUM(cache_read_token
 FROM model_usage GROUP BY agent, model ORDER BY agent, model
 """
 _SCHEDULE_RUNS = "SELECT outcome, COUNT(*) FROM schedule_runs GROUP BY outcome"
+_OWED = "SELECT kind, COUNT(*) FROM owed_duties GROUP BY kind"
 _NEXT_RUNS = "SELECT agent, id, next_run_at FROM schedules WHERE state = 'active'"
 _DRIFT = """
 SELECT kind, COALESCE(decision, 'undecided'), COUNT(*) FROM execution_events
@@ -94,6 +97,7 @@ async def read_store(db: Backend, now: datetime, prices: Mapping[str, Price]) ->
         usage.append(Usage(str(agent), str(model), used, cost.dollars if cost else None))
     drift = {(str(k), str(d)): int(n) for k, d, n in await db.fetchall(_DRIFT)}
     runs = {str(outcome): int(n) for outcome, n in await db.fetchall(_SCHEDULE_RUNS)}
+    owed = {str(kind): int(n) for kind, n in await db.fetchall(_OWED)}
     upcoming = {}
     for agent, schedule, at in await db.fetchall(_NEXT_RUNS):
         when = parse_ts(at)
@@ -108,4 +112,5 @@ async def read_store(db: Backend, now: datetime, prices: Mapping[str, Price]) ->
         drift=drift,
         schedule_runs=runs,
         next_schedule_runs=upcoming,
+        owed_duties=owed,
     )

@@ -241,6 +241,8 @@ class NetworkProxy:
             listener.server.close()
             with contextlib.suppress(FileNotFoundError):
                 listener.path.unlink()
+            with contextlib.suppress(OSError):  # this process's own folder, when empty
+                listener.path.parent.rmdir()
         self._listeners.clear()
 
     async def _serve(

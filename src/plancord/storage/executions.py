@@ -78,6 +78,16 @@ class ExecutionStore:
         )
         return [_record(row) for row in rows]
 
+    async def unopened(self) -> list[str]:
+        """The plan ids of the executions that are each agent's newest, ended, and whose
+        result never opened (older ones predate results)."""
+        rows = await self.db.fetchall(
+            "SELECT plan_id FROM executions AS e WHERE ended_at IS NOT NULL AND result IS NULL "
+            "AND started_at = (SELECT MAX(started_at) FROM executions WHERE agent = e.agent) "
+            "ORDER BY started_at"
+        )
+        return [str(row["plan_id"]) for row in rows]
+
     async def latest(self, agent: str) -> ExecutionRecord | None:
         """The agent's newest execution, running or ended."""
         row = await self.db.fetchone(
@@ -203,6 +213,15 @@ class ExecutionStore:
             (str(channel_id), str(message_id), plan_id),
         )
 
+    async def claim_card(self, plan_id: str, channel_id: int) -> None:
+        """A card of the result is about to be posted in ``channel_id``: its slot is
+        claimed (the message not known yet, read back as no card), so a database that
+        would not record the card refuses before anything is posted."""
+        await self.db.execute(
+            "UPDATE executions SET card_channel = ?, card_message = '0' WHERE plan_id = ?",
+            (str(channel_id), plan_id),
+        )
+
     async def by_card(self, channel_id: int, message_id: int) -> ExecutionRecord | None:
         row = await self.db.fetchone(
             "SELECT * FROM executions WHERE card_channel = ? AND card_message = ?",
@@ -317,7 +336,7 @@ def _record(row: Any) -> ExecutionRecord:
         decided_at=parse_ts(row["decided_at"]),
         outcome=row["outcome"],
         card_channel=int(row["card_channel"]) if row["card_channel"] else None,
-        card_message=int(row["card_message"]) if row["card_message"] else None,
+        card_message=int(row["card_message"]) or None if row["card_message"] else None,
         result_commit=row["result_commit"],
         step_message=row["step_message"],
     )

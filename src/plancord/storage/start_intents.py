@@ -32,7 +32,10 @@ _OPEN = (
     "SELECT ?, agent, plan_id, revision, ?, ?, ?, ?, 'open', ? FROM planning_state "
     "WHERE agent = ? AND plan_id = ? AND revision = ? AND phase = 'submitted' "
     "AND NOT EXISTS (SELECT 1 FROM executions WHERE executions.agent = planning_state.agent "
-    "AND (executions.ended_at IS NULL OR executions.result = 'waiting')) "
+    "AND (executions.ended_at IS NULL OR executions.result = 'waiting' "
+    # the agent's newest execution ended and its result not opened yet (it is owed)
+    "OR (executions.result IS NULL AND executions.started_at = (SELECT MAX(newer.started_at) "
+    "FROM executions AS newer WHERE newer.agent = executions.agent)))) "
     "ON CONFLICT (agent) WHERE state = 'open' DO NOTHING"
 )
 _CLOSE = (

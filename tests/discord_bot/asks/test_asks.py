@@ -238,7 +238,10 @@ async def test_an_unanswered_permission_request_times_out_as_deny(
 
 async def test_a_second_click_acts_once(scene_factory: SceneFactory) -> None:
     scene, _, request = await permission_asked(scene_factory)
-    scene.env.inject_error("PATCH", "/webhooks/*/*/messages/@original")  # the card stays open
+    # The click's edit and the card's own edit refused: the card stays open (its marking is
+    # owed, and tried again later).
+    scene.env.inject_error("PATCH", "/webhooks/*/*/messages/@original")
+    scene.env.inject_error("PATCH", f"/channels/*/messages/{request.id}")
 
     await scene.ana.click(request, label="Allow")
     again = await scene.ana.click(request, label="Deny")

@@ -130,7 +130,10 @@ async def test_anyone_in_the_access_list_may_tap(scene_factory: SceneFactory) ->
 
 async def test_a_second_tap_acts_once(scene_factory: SceneFactory) -> None:
     scene, _, question = await asking(scene_factory, FEW)
-    scene.env.inject_error("PATCH", "/webhooks/*/*/messages/@original")  # the card stays open
+    # The click's edit and the card's own edit refused: the card stays open (its marking is
+    # owed, and tried again later).
+    scene.env.inject_error("PATCH", "/webhooks/*/*/messages/@original")
+    scene.env.inject_error("PATCH", f"/channels/*/messages/{question.id}")
 
     await scene.ana.click(question, label="main")
     again = await scene.ana.click(question, label="staging")

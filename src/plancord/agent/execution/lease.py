@@ -28,13 +28,13 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 
 from plancord.core.errors import StorageError
 from plancord.core.intents import LeaseLost
+from plancord.core.process_names import host_identity
 from plancord.storage.backend import Backend
 from plancord.storage.leases import LeaseStore
 
@@ -42,11 +42,6 @@ log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 30.0
 """How long a lease lasts past its last renewal; the heartbeat renews it three times as often."""
-
-
-def host_identity() -> str:
-    """Where this process runs, for people: ``$PLANCORD_HOST_ID``, else the host name."""
-    return os.environ.get("PLANCORD_HOST_ID") or socket.gethostname()
 
 
 def boot_clock() -> float:

@@ -13,8 +13,11 @@ this decides each one from the repository, never from what the process meant to 
   result is recorded discarded; when git refuses, the intent is undone with the reason.
 - **Roll back**: the branch at the commit it went back to, or still where it was, means the
   roll back is done (again) and recorded; a branch anywhere else is not touched.
-- **Push**: git keeps no trace of a push here, so the intent is undone and the channel is
-  told that the push may or may not have reached the remote (pushing again is harmless).
+- **Push**: git keeps no trace of a push here, so the push is done again (pushing the same
+  commit under the same name twice is harmless): to the remote the intent named, when it is
+  still the agent's push remote, and the intent is done; when that remote is no longer the
+  one a Push may write, or git refuses, the intent is undone and the channel told why and
+  that the remote may or may not have the commit.
 
 Before git runs, the lock files a killed git left in the repository are removed when
 provably stale (``git_locks``), so the recovery's own git is not refused; the channel's
@@ -29,9 +32,9 @@ from __future__ import annotations
 from typing import assert_never
 
 from plancord.agent.execution.branch import ExecutionBranch
-from plancord.agent.execution.git_locks import LockSweep
 from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.lease import GitGuard, ProcessLease
+from plancord.agent.execution.remotes import push_remote
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
 from plancord.core.execution import ExecutionRecord, ResultState, StepNumber
@@ -86,10 +89,8 @@ class IntentRecovery:
         who += f" v{record.revision}"
         guard = GitGuard(self._lease, intent.owner, intent.agent)
         branch = self._homes.of(record.agent).branch.guarded(guard)
-        swept = LockSweep()
-        if intent.action is not ResultAction.PUSH:  # Push's recovery runs no git
-            swept = await branch.clear_stale_locks(wait=True)
-            self._locks_removed[intent.id] = swept.removed
+        swept = await branch.clear_stale_locks(wait=True)
+        self._locks_removed[intent.id] = swept.removed
         try:
             if intent.action is ResultAction.MERGE:
                 text = await self._merge(intent, record, branch, who)
@@ -98,7 +99,7 @@ class IntentRecovery:
             elif intent.action is ResultAction.ROLL_BACK:
                 text = await self._roll_back(intent, record, branch, who)
             elif intent.action is ResultAction.PUSH:
-                text = await self._push(intent, who)
+                text = await self._push(intent, record, branch, who)
             else:
                 assert_never(intent.action)
         finally:
@@ -177,13 +178,33 @@ class IntentRecovery:
             f"branch is at {pinned[:8]}. Use the newest completion card."
         )
 
-    async def _push(self, intent: ResultIntent, who: str) -> str:
+    async def _push(
+        self, intent: ResultIntent, record: ExecutionRecord, branch: ExecutionBranch, who: str
+    ) -> str:
         remote, pinned = intent.text("remote"), intent.text("commit")
-        await self._undo(intent, f"interrupted: whether {remote} received it is unknown")
-        return (
-            f"{who} ({pinned[:8]} to `{remote}`) was interrupted: whether `{remote}` received "
-            "it is unknown. Push again on the card (pushing the same commit twice is harmless)."
-        )
+        what = f"{who} ({pinned[:8]} to `{remote}`)"
+        now = await push_remote(self._homes.of(record.agent).host_git_policy)
+        if now != remote:
+            why = f"`{remote}` is no longer a remote a Push may write"
+            await self._undo(intent, f"interrupted, and not pushed again: {why}")
+            return (
+                f"{what} was interrupted and not pushed again: {why}. Whether it received "
+                "the commit is unknown."
+            )
+        try:
+            await branch.push(
+                branch_record(record.model_copy(update={"result_commit": pinned})), remote
+            )
+        except BranchError as exc:
+            await self._undo(intent, f"interrupted, and pushing again failed: {exc}")
+            return (
+                f"{what} was interrupted, and pushing it again failed: {exc} Whether "
+                f"`{remote}` received it is unknown; Push again on the card."
+            )
+        outcome = f"pushed {pinned[:8]} to {remote}, finished after a restart"
+        entry = self._entry(intent, intent.action.audit, outcome)
+        await self._intents.done(intent, self._clock.now(), outcome, entry)
+        return f"{what} was interrupted; plancord pushed it again: `{remote}` has {pinned[:8]}."
 
     async def _decided(self, intent: ResultIntent, state: ResultState, outcome: str) -> None:
         now = self._clock.now()

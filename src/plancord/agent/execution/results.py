@@ -42,6 +42,7 @@ from plancord.agent.execution.result_opening import ResultOpening
 from plancord.agent.execution.result_reading import ResultReading
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
+from plancord.agent.owed import OwedDuties
 from plancord.agent.plan_review.runs import PlanReviewRuns
 from plancord.core.authority import Refusal
 from plancord.core.errors import NotAuthorised
@@ -84,6 +85,7 @@ class ExecutionResults:
         homes: AgentHomes,
         lease: ProcessLease,
         reviews: PlanReviewRuns | None = None,
+        owed: OwedDuties | None = None,
     ) -> None:
         self._executions = executions
         self._store = store
@@ -109,6 +111,7 @@ class ExecutionResults:
             reading=self._reading,
             news=self._news,
             reviews=reviews,
+            owed=owed,
         )
         self._intents = DecisionIntents(
             db=store.db,

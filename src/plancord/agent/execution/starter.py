@@ -57,6 +57,12 @@ class BranchStarter:
                 f"its plan `{running.plan_id}` v{running.revision} has not finished executing "
                 f"(branch `{running.branch}`); its result opens when that execution ends"
             )
+        latest = await self._store.latest(agent)
+        if latest is not None and latest.result is None:
+            return (
+                f"the result of its last plan (branch `{latest.branch}`) has not opened yet "
+                "(the database was busy); its card is shown once it opens"
+            )
         waiting = await self._store.waiting_result(agent)
         if waiting is not None:
             return (

@@ -11,7 +11,10 @@ step's description; none when the step changed nothing) and its id recorded
 becomes current. When
 execution ends (the agent completes, someone cancels, a checkpoint is stopped or expires,
 the budget is spent, an amendment is rejected), the listener half of this class commits
-what the current step did and records how every step ended.
+what the current step did and records how every step ended. Should the database refuse that
+end (another process holds it locked), the end is owed (``agent.owed``, kind
+``end-execution``) and done, with the result's opening, when the database answers again
+(``ExecutionEndings``): the agent is late to be free again, never wedged until a restart.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from collections.abc import Sequence
 from plancord.agent.execution.host_git import BranchError
 from plancord.agent.execution.starter import branch_record
 from plancord.agent.home import AgentHomes
+from plancord.agent.owed import OwedDuties
 from plancord.core.authority import Answer, Subject
-from plancord.core.errors import CardNotShown, PlancordError
+from plancord.core.errors import CardNotShown, PlancordError, StorageError
 from plancord.core.execution import (
     ExecutionEvent,
     ExecutionEventKind,
@@ -40,6 +44,10 @@ from plancord.storage.step_commits import StepCommitStore
 
 log = logging.getLogger(__name__)
 
+END_EXECUTION = "end-execution"
+"""The owed duty of ending an execution plan mode no longer holds (its subject: the plan id;
+its detail: why, whether it finished, and who asked for the plan)."""
+
 
 class StepKeeper:
     """Moves, commits and ends the host's steps of each agent's running execution."""
@@ -51,7 +59,11 @@ class StepKeeper:
         notifier: Notifier | None,
         clock: Clock,
         homes: AgentHomes,
+        owed: OwedDuties | None = None,
     ) -> None:
+        """``owed``: where an end the database refused is owed (without it the failure is
+        raised, and the next start ends the execution)."""
+        self._owed = owed
         self._executions = executions
         self._commits = StepCommitStore(executions.db)
         self._notifier = notifier
@@ -168,7 +180,18 @@ class StepKeeper:
         plan = change.revision.plan if change.revision is not None else None
         reason = str(change.detail.get("summary") or change.detail.get("reason") or "")
         why = f"{change.action} by {change.actor.name}" + (f": {reason}" if reason else "")
-        await self.end(record, plan, why, finished=finished)
+        try:
+            await self.end(record, plan, why, finished=finished)
+        except StorageError as exc:
+            if self._owed is None:
+                raise
+            detail = {
+                "why": why,
+                "finished": finished,
+                "requested_by": before.requested_by,
+                "name": before.requested_by_name,
+            }
+            self._owed.owe(END_EXECUTION, record.plan_id, detail, exc)
 
     async def end(
         self, record: ExecutionRecord, plan: Plan | None, why: str, *, finished: bool = False

@@ -5,13 +5,18 @@ click reaches the ask it names and is judged, and how a click is refused.
 The waiting side parks on ``Client.wait_for`` for a resolution event, and whoever settles an
 ask does it through ``LiveAsks.settle``, which pops the live ask before dispatching it, so a
 double click or a racing answer acts once.
+
+A settled ask's card must not go on showing live controls: when Discord refuses both the
+click's edit and the card's own edit, marking the card is owed (``agent.owed``, kind
+``mark-ask-card``) and done again, its controls removed, until Discord takes it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -21,10 +26,13 @@ import discord
 from plancord.core.authority import Act, Decision, Refusal, Subject
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.common import actor_at, update_clicked
+from plancord.storage.owed_duties import OwedDuty
 from plancord.storage.pending_asks import AskKind, PendingAskStore, StoredAsk
 
 log = logging.getLogger(__name__)
 
+MARK_ASK_CARD = "mark-ask-card"
+"""The owed duty of marking a settled ask's card (its subject: the ask id)."""
 RESOLVED_EVENT = "plancord_ask_resolved"
 REMEMBERED_DECISIONS = 256
 NO_MENTIONS = discord.AllowedMentions.none()
@@ -245,13 +253,46 @@ async def redraw_card(
     the click came from that card, else by editing the card itself. The clicked message is
     never edited unless it is the card (a copy of the controls elsewhere stays as it is)."""
     clicked = interaction.message
-    if clicked is not None and ask.message_ids[-1:] == [clicked.id]:
-        await update_clicked(interaction, **fields)
+    on_card = clicked is not None and ask.message_ids[-1:] == [clicked.id]
+    if on_card and await update_clicked(interaction, **fields):
         return
     if not ask.message_ids:
         return
     card = bot.get_partial_messageable(ask.channel_id).get_partial_message(ask.message_ids[-1])
-    await edit_quietly(card, **fields)
+    try:
+        await card.edit(**fields)
+    except discord.HTTPException as exc:
+        owed = bot.app.owed
+        if owed is None:
+            log.warning("could not mark the card of ask %s: %s", ask.id, exc)
+            return
+        embed = fields.get("embed")
+        detail = {
+            "channel": ask.channel_id,
+            "message": card.id,
+            "content": fields.get("content"),
+            "embed": embed.to_dict() if isinstance(embed, discord.Embed) else None,
+        }
+        owed.owe(MARK_ASK_CARD, ask.id, detail, exc)
+
+
+def mark_owed_card(bot: PlancordClient) -> Callable[[OwedDuty], Awaitable[None]]:
+    """The owed marking of a settled ask's card, done again: its outcome shown and its
+    controls removed (nothing when the card is gone)."""
+
+    async def mark(duty: OwedDuty) -> None:
+        detail = duty.detail
+        channel = bot.get_partial_messageable(int(detail["channel"]))
+        card = channel.get_partial_message(int(detail["message"]))
+        fields: dict[str, Any] = {"view": None, "allowed_mentions": NO_MENTIONS}
+        if detail.get("content") is not None:
+            fields["content"] = str(detail["content"])
+        if detail.get("embed"):
+            fields["embed"] = discord.Embed.from_dict(detail["embed"])
+        with contextlib.suppress(discord.NotFound):
+            await card.edit(**fields)
+
+    return mark
 
 
 def current_message(

@@ -24,6 +24,7 @@ from plancord.discord_bot.shared.client import client_of
 from plancord.discord_bot.shared.common import actor_at, explained_refusals, reply_error
 from plancord.discord_bot.shared.controls import picked_choice
 from plancord.discord_bot.shared.dynamic_items import PLAN_ID, CustomId
+from plancord.discord_bot.shared.embed_basics import jump_url
 
 VERSION = "[1-9][0-9]{0,8}"
 MENU_LIMIT = 25
@@ -69,8 +70,27 @@ async def _act(interaction: discord.Interaction, plan_id: str, decide: Decide) -
     """Decide (where the click came from is the authority's to judge, with the decision:
     ``core.places``); the answer (or the refusal) is ephemeral."""
     app = client_of(interaction).app
-    if await app.results.with_result(plan_id) is None:
+    record = await app.results.with_result(plan_id)
+    if record is None:
         await reply_error(interaction, "This completion card names no result plancord knows.")
+        return
+    clicked, recorded = interaction.message, record.card_message
+    if (
+        recorded is not None
+        and clicked is not None
+        and clicked.id != recorded
+        and clicked.channel.id == record.card_channel
+        and interaction.client.user is not None
+        and clicked.author.id == interaction.client.user.id
+    ):
+        # A second copy of the card in the agent's channel (posted again after a process
+        # died before recording the first): only the recorded card decides; this one is
+        # closed. A message anywhere else is left to the authority's refusal by place.
+        await clicked.edit(view=None)
+        where = jump_url(interaction.guild_id, clicked.channel.id, recorded)
+        await reply_error(
+            interaction, f"This copy of the completion card is not the one in use: {where}"
+        )
         return
     results = app.results
     async with explained_refusals(interaction):

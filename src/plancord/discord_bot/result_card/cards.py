@@ -13,6 +13,14 @@ host; it is never retried as it was. The store keeps where the card is
 (``KnownCards``, registered in ``shared.reposting``) and a restart posts again any that went
 missing. A card Discord refused is owed (``owed.OwedCards``) and posted when Discord answers
 again. Buttons need no re-attaching: they are dynamic items.
+
+A card is posted under a claimed slot: the slot is claimed in the store first
+(``ExecutionStore.claim_card``: a database that refuses writes refuses here, before anything
+is posted), then the card is posted, then its message recorded. When that record fails, the
+message is kept here and the card owed: the next try records and edits that message, never
+posting a second one. A copy that is not the recorded card (a process died between posting
+and recording, and the next start posted the card again) is closed at its first click
+(``buttons``).
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from typing import Any
 import discord
 
 from plancord.core.call_records import CallRecord
-from plancord.core.errors import PlancordError
+from plancord.core.errors import PlancordError, StorageError
 from plancord.core.results import ResultSummary
 from plancord.discord_bot.result_card.buttons import result_view
 from plancord.discord_bot.result_card.details import details_file, details_filename
@@ -56,6 +64,8 @@ class ResultCards:
         self._notes: dict[str, str | None] = {}
         self._details: dict[str, bool] = {}
         """Per plan, whether its card carries the steps file."""
+        self._unrecorded: dict[str, discord.Message] = {}
+        """Per plan, the card posted whose message the store did not record yet."""
         self.owed = OwedCards(lambda: self._store, self._serves, self.post)
 
     async def _serves(self, agent: str) -> bool:
@@ -68,7 +78,7 @@ class ResultCards:
     async def result_ready(self, agent: str, plan_id: str) -> None:
         try:
             await self.post(plan_id)
-        except POST_FAILURES as exc:
+        except (*POST_FAILURES, StorageError) as exc:
             log.warning("the completion card of %s was refused; trying again: %s", plan_id, exc)
             self.owed.refused(plan_id, exc)
 
@@ -110,10 +120,19 @@ class ResultCards:
         agent = await app.store.get_agent(record.agent)
         if agent.channel_id is None:
             return None
+        posted = self._unrecorded.get(plan_id)
+        if posted is not None:  # posted already: record that message, and show it as it is now
+            await self._store.set_card(plan_id, posted.channel.id, posted.id)
+            del self._unrecorded[plan_id]
+            await self.redraw(plan_id)
+            return posted
         channel = self.bot.get_partial_messageable(agent.channel_id, guild_id=agent.guild_id)
+        await self._store.claim_card(plan_id, agent.channel_id)
         diff = await self.attachment(plan_id, f"{record.branch.replace('/', '-')}")
         message = await self._send(channel, summary, diff, await self.calls(plan_id))
+        self._unrecorded[plan_id] = message
         await self._store.set_card(plan_id, message.channel.id, message.id)
+        del self._unrecorded[plan_id]
         return message
 
     async def _send(

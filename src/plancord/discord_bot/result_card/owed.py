@@ -15,16 +15,15 @@ same debts (``ResultCards.restore``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import aiohttp
 import discord
 
-from plancord.core.errors import PlancordError
+from plancord.core.errors import PlancordError, StorageError
+from plancord.core.waking import Sleep, Waking
 from plancord.discord_bot.shared.message_fit import refused_for_payload
 from plancord.storage.executions import ExecutionStore
 
@@ -62,10 +61,7 @@ class OwedCards:
         self._debts: dict[str, _Debt] = {}
         self._given_up: set[str] = set()
         self._paying = asyncio.Lock()
-        self._woken = False
-        self._sleeper: asyncio.Task[None] | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._sleep: Callable[[float], Coroutine[Any, Any, None]] = asyncio.sleep
+        self._waking = Waking("plancord-owed-cards")
 
     def refused(self, plan_id: str, error: BaseException | None = None) -> None:
         """The card of ``plan_id`` could not be posted: try it again after a wait, unless
@@ -84,9 +80,7 @@ class OwedCards:
 
     def wake(self) -> None:
         """Look again now (a debt was added, or a result opened elsewhere)."""
-        self._woken = True
-        if self._sleeper is not None and not self._sleeper.done():
-            self._sleeper.cancel()
+        self._waking.wake()
 
     def owed(self) -> tuple[str, ...]:
         """The plan ids whose cards are owed now (tests, ``/plan status``)."""
@@ -115,7 +109,7 @@ class OwedCards:
                 continue
             try:
                 await self._post(plan_id)
-            except POST_FAILURES as exc:
+            except (*POST_FAILURES, StorageError) as exc:
                 log.warning("the completion card of %s is still not posted: %s", plan_id, exc)
                 self.refused(plan_id, exc)
                 continue
@@ -125,31 +119,22 @@ class OwedCards:
         """Loop until cancelled: pay what is due, then sleep until the next debt falls due
         (or the next sweep)."""
         while True:
-            self._woken = False
+            self._waking.woken = False
             try:
                 await self.pay()
             except PlancordError as exc:
                 log.warning("could not read the owed completion cards: %s", exc)
-            if self._woken:
+            if self._waking.woken:
                 continue
             due = min((d.due for d in self._debts.values()), default=_now() + SWEEP_SECONDS)
-            delay = min(max(due - _now(), 0.0), SWEEP_SECONDS)
-            self._sleeper = asyncio.create_task(self._sleep(delay))
-            await asyncio.wait({self._sleeper})
+            await self._waking.nap(min(max(due - _now(), 0.0), SWEEP_SECONDS))
 
-    def start(self, sleep: Callable[[float], Coroutine[Any, Any, None]] = asyncio.sleep) -> None:
+    def start(self, sleep: Sleep = asyncio.sleep) -> None:
         """Run in the background; ``sleep`` waits between passes (a test's virtual time)."""
-        self._sleep = sleep
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self.run(), name="plancord-owed-cards")
+        self._waking.start(self.run, sleep)
 
     async def stop(self) -> None:
-        for task in (self._sleeper, self._task):
-            if task is not None and not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-        self._task = self._sleeper = None
+        await self._waking.stop()
 
 
 def _delay(tries: int) -> float:

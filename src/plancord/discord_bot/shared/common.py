@@ -144,8 +144,9 @@ async def acknowledge(interaction: discord.Interaction) -> None:
         log.warning("could not acknowledge a click: %s", exc)
 
 
-async def update_clicked(interaction: discord.Interaction, **fields: Any) -> None:
-    """Edit the card the acknowledged click came from (``edit_message``'s ``fields``)."""
+async def update_clicked(interaction: discord.Interaction, **fields: Any) -> bool:
+    """Edit the card the acknowledged click came from (``edit_message``'s ``fields``);
+    False when Discord refused it."""
     try:
         if interaction.response.is_done():
             await interaction.edit_original_response(**fields)
@@ -153,6 +154,8 @@ async def update_clicked(interaction: discord.Interaction, **fields: Any) -> Non
             await interaction.response.edit_message(**fields)
     except discord.HTTPException as exc:
         log.warning("could not update the card of a click: %s", exc)
+        return False
+    return True
 
 
 @contextlib.asynccontextmanager
