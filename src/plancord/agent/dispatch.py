@@ -386,7 +386,7 @@ class ToolDispatch:
         if held is None or self._host is None or decision.drift is None:
             return
         action = decision.drift_action or DriftAction.LOG
-        await self._host.record_drift(
+        await self._host.drifts.record(
             held[0], request.tool_name, request.action, decision.drift, action, how
         )
 
