@@ -198,6 +198,7 @@ class ToolDispatch:
                 state.phase is Phase.EXECUTING
                 and state.approval_mode is ApprovalMode.CONFIRM_EACH_EDIT
             ),
+            workspace_edit=tool.workspace_edit and guard is None,
             drift=drift,
             drift_policy=plan_settings.drift,
             rule=rule,
