@@ -7,9 +7,11 @@ import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from plancord.config import (
     AgentConfig,
@@ -200,8 +202,24 @@ def test_example_file_shows_and_explains_every_key() -> None:
 def test_plan_mode_overrides_mirror_every_settings_field() -> None:
     assert set(PlanModeOverrides.model_fields) == set(PlanModeSettings.model_fields)
     assert PlanModeOverrides() == PlanModeOverrides(**dict.fromkeys(PlanModeSettings.model_fields))
-    settings_bounds = PlanModeSettings.model_fields["max_plan_bytes"].metadata
-    assert PlanModeOverrides.model_fields["max_plan_bytes"].metadata == settings_bounds
+    for name, field in PlanModeSettings.model_fields.items():
+        assert PlanModeOverrides.model_fields[name].metadata == field.metadata, name
+
+
+@pytest.mark.parametrize(
+    ("layer", "problem"),
+    [
+        ({"max_plan_bytes": 100}, "greater than or equal to 512"),
+        ({"approvals": 11}, "less than or equal to 10"),
+        ({"budget_usd": 0}, "greater than 0"),
+        ({"approval_timeout": "0s"}, "must be longer than zero"),
+        ({"max_plan_bytes": True}, "expected a number"),
+        ({"nonsense": 1}, "Extra inputs are not permitted"),
+    ],
+)
+def test_a_layer_refuses_what_the_settings_refuse(layer: dict[str, Any], problem: str) -> None:
+    with pytest.raises(ValidationError, match=problem):
+        PlanModeOverrides.model_validate(layer)
 
 
 LAYERED = """\

@@ -250,6 +250,12 @@ def test_result_actions_are_the_cards_acts_and_keep_their_stored_audit_text() ->
         (FindingKind.UNOBSERVED, DriftPolicy.ASK, DriftAction.STOP),
         (FindingKind.UNOBSERVED, DriftPolicy.REFUSE, DriftAction.STOP),
         (FindingKind.UNOBSERVED, DriftPolicy.LOG, DriftAction.LOG),
+        (FindingKind.HOST, DriftPolicy.ASK, DriftAction.ASK),
+        (FindingKind.HOST, DriftPolicy.REFUSE, DriftAction.REFUSE),
+        (FindingKind.HOST, DriftPolicy.LOG, DriftAction.LOG),
+        (FindingKind.BOUND, DriftPolicy.ASK, DriftAction.REFUSE),
+        (FindingKind.BOUND, DriftPolicy.REFUSE, DriftAction.REFUSE),
+        (FindingKind.BOUND, DriftPolicy.LOG, DriftAction.REFUSE),
     ],
 )
 def test_one_function_picks_the_action_for_every_finding(

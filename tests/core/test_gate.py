@@ -86,11 +86,12 @@ def test_classifier_denied_shell_is_refused_with_the_reason() -> None:
 def test_outside_planning_the_profile_decides(phase: Phase) -> None:
     standard = PermissionProfile()
     locked = PermissionProfile(preset=Preset.LOCKED)
-    assert decide(request(ToolKind.MUTATING, phase, "create_file"), standard).allowed
+    edit = request(ToolKind.MUTATING, phase, "create_file", workspace_edit=True)
+    assert decide(edit, standard).allowed
     assert (
         decide(request(ToolKind.MUTATING, phase, "git_push"), standard).outcome is GateOutcome.ASK
     )
-    refused = decide(request(ToolKind.MUTATING, phase, "create_file"), locked)
+    refused = decide(edit, locked)
     assert refused.outcome is GateOutcome.REFUSE
     assert refused.refusal is None
     assert decide(request(ToolKind.READ_ONLY, phase, "view"), locked).allowed

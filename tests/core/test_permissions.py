@@ -16,25 +16,35 @@ def test_action_strings_are_one_line() -> None:
     )
 
 
+E = True
+"""The tool declares itself a workspace edit (``Tool.workspace_edit``)."""
+
+
 @pytest.mark.parametrize(
-    ("preset", "action", "kind", "expected"),
+    ("preset", "action", "kind", "edit", "expected"),
     [
-        (Preset.OPEN, "tool:git_push:origin main", M, Permission.ALLOW),
-        (Preset.STANDARD, "tool:view:README.md", R, Permission.ALLOW),
-        (Preset.STANDARD, "tool:create_file:a.py", M, Permission.ALLOW),
-        (Preset.STANDARD, "tool:str_replace:a.py", M, Permission.ALLOW),
-        (Preset.STANDARD, "tool:bash_execute:make", M, Permission.ASK),
-        (Preset.STANDARD, "tool:git_commit:commit x", M, Permission.ASK),
-        (Preset.STANDARD, "tool:git_push:origin main", M, Permission.ASK),
-        (Preset.STANDARD, "tool:self_edit_system_prompt:x", M, Permission.ASK),
-        (Preset.LOCKED, "tool:view:x", R, Permission.ALLOW),
-        (Preset.LOCKED, "tool:create_file:x", M, Permission.DENY),
-        (Preset.CUSTOM, "tool:create_file:x", M, Permission.ASK),
-        (Preset.CUSTOM, "tool:view:x", R, Permission.ALLOW),
+        (Preset.OPEN, "tool:git_push:origin main", M, False, Permission.ALLOW),
+        (Preset.STANDARD, "tool:view:README.md", R, False, Permission.ALLOW),
+        (Preset.STANDARD, "tool:create_file:a.py", M, E, Permission.ALLOW),
+        (Preset.STANDARD, "tool:str_replace:a.py", M, E, Permission.ALLOW),
+        (Preset.STANDARD, "tool:bash_execute:make", M, False, Permission.ASK),
+        (Preset.STANDARD, "tool:git_commit:commit x", M, False, Permission.ASK),
+        (Preset.STANDARD, "tool:git_push:origin main", M, False, Permission.ASK),
+        (Preset.STANDARD, "tool:self_edit_system_prompt:x", M, False, Permission.ASK),
+        # The name is not the declaration: a tool that does not declare itself a workspace
+        # edit asks, whatever it is called.
+        (Preset.STANDARD, "tool:create_file:a.py", M, False, Permission.ASK),
+        (Preset.LOCKED, "tool:view:x", R, False, Permission.ALLOW),
+        (Preset.LOCKED, "tool:create_file:x", M, E, Permission.DENY),
+        (Preset.CUSTOM, "tool:create_file:x", M, E, Permission.ASK),
+        (Preset.CUSTOM, "tool:view:x", R, False, Permission.ALLOW),
     ],
 )
-def test_presets(preset: Preset, action: str, kind: ToolKind, expected: Permission) -> None:
-    assert PermissionProfile(preset=preset).evaluate(action, kind) is expected
+def test_presets(
+    preset: Preset, action: str, kind: ToolKind, edit: bool, expected: Permission
+) -> None:
+    profile = PermissionProfile(preset=preset)
+    assert profile.evaluate(action, kind, workspace_edit=edit) is expected
 
 
 def test_read_only_shell_counts_as_a_read() -> None:

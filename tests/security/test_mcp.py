@@ -6,6 +6,7 @@ runs under SimCord, and a scripted (attacker-steered) model calls the server's t
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -48,6 +49,20 @@ async def test_a_read_only_mcp_tool_runs_in_plan_mode_and_a_mutating_one_is_refu
     assert not (scene.workspace / "closed.txt").exists()
     schema = {t["name"]: t for t in scene.world.server.requests[-1]["tools"]}
     assert schema["mcp__tracker__read_issue"]["input_schema"]["properties"]["number"]
+
+
+async def test_the_planning_regime_names_the_read_only_mcp_tools_among_the_allowed(
+    hostile: Any,
+) -> None:
+    # The regime is made from each tool's declared kind: a read-only MCP tool runs while
+    # planning, so the model is told it may use it; a mutating one is not offered.
+    scene = await planning(hostile, [call("read_issue", number=7)], tracker(trust_hints=True))
+    sent = json.dumps(scene.world.server.requests[-1]["messages"])
+    regime = sent[sent.rindex("<plancord-regime>") : sent.rindex("</plancord-regime>")]
+    [allowed] = [line for line in regime.split("\\n") if line.startswith("Allowed: ")]
+    assert "mcp__tracker__read_issue" in allowed, allowed
+    assert "close_issue" not in allowed and "create_file" not in allowed, allowed
+    assert "view" in allowed and "submit_plan" in allowed and "read-only shell" in allowed
 
 
 async def test_a_mutating_mcp_tool_asks_under_standard_and_runs_once_allowed(

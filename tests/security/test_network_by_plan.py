@@ -117,6 +117,33 @@ async def test_under_log_an_ungranted_host_is_reached_and_flagged(
     assert [(d.detail["decision"], d.detail["why"]) for d in drifts] == [
         ("logged", f"step 1 wants other.test:{port} — not in the plan")
     ]
+    assert [(d.detail["finding"], d.detail["outcome"]) for d in drifts] == [("host", "log")]
+
+
+async def test_under_log_a_host_outside_the_operators_bound_is_still_refused(
+    network_scene: Callable[..., Any], port: int
+) -> None:
+    # The bound is the operator's: no drift setting lets a connection past it, and the
+    # refusal is one drift row like any other, counted on the progress card.
+    scene = await network_scene(
+        plan_of((["bash_execute", "update_plan_step"], [f"files.test:{port}"])),
+        [
+            bash(_curl("outside.test", port, "-p")),
+            tool_turn(ToolCall("update_plan_step", {"step": 1, "status": "in_progress"})),
+        ],
+        drift="log",
+    )
+    await approved(scene)
+    result = ran(scene)[0]
+    why = f"outside.test:{port} is not among the hosts the operator allows this agent"
+    assert f"- {why} (refused)" in result, result
+    drifts = [a for a in await scene.app.store.list_audit("ada") if a.action == "drift"]
+    assert [
+        (d.detail["finding"], d.detail["outcome"], d.detail["decision"], d.detail["why"])
+        for d in drifts
+    ] == [("bound", "refuse", "refused", why)]
+    footers = [e.footer.text or "" for m in scene.channel.history() for e in m.embeds]
+    assert any("1 call outside the plan" in f for f in footers), footers
 
 
 async def test_under_the_landlock_fallback_a_plan_naming_hosts_is_refused(

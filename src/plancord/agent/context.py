@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -65,11 +66,27 @@ def _when(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else "unknown time"
 
 
-def regime_text(
-    state: PlanningState, revision: PlanRevision | None, hidden: Sequence[str] = ()
-) -> str:
-    """The regime for the current phase; ``hidden`` names the tools not to be used in it
-    (``plan_mode.tool_visibility: filter``: they stay declared, and the gate refuses them)."""
+@dataclass(frozen=True, slots=True)
+class PlanningTools:
+    """The agent's tools as the gate treats them while planning, from the kind each tool
+    declares: ``allowed`` (not mutating: they run), whether a shell is among them (its
+    read-only commands run in a read-only sandbox), and ``hidden`` (not to be used:
+    ``plan_mode.tool_visibility: filter``; they stay declared, and the gate refuses them)."""
+
+    allowed: tuple[str, ...] = ()
+    shell: bool = False
+    hidden: tuple[str, ...] = ()
+
+    def allowed_line(self) -> str:
+        shell = (
+            ("read-only shell commands (they run in a read-only sandbox)",) if self.shell else ()
+        )
+        return "Allowed: " + ", ".join((*self.allowed, *shell)) + "."
+
+
+def regime_text(state: PlanningState, revision: PlanRevision | None, tools: PlanningTools) -> str:
+    """The regime for the current phase, naming what ``tools`` allows while planning."""
+    hidden = tools.hidden
     lines = ["<plancord-regime>"]
     if state.phase is Phase.INACTIVE:
         lines += [
@@ -91,8 +108,7 @@ def regime_text(
                 f"Plan v{state.revision} was sent back for changes; submit v{state.revision + 1}."
             )
         lines += [
-            "Allowed: view, glob, grep, git_status, git_diff, git_log, read-only shell commands "
-            "(they run in a read-only sandbox), ask_user, submit_plan.",
+            tools.allowed_line(),
             "Refused: creating or editing files, commits, pushes, and any command that changes "
             "something.",
             "When you understand the task, call submit_plan.",

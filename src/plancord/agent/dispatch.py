@@ -199,6 +199,7 @@ class ToolDispatch:
                 state.phase is Phase.EXECUTING
                 and state.approval_mode is ApprovalMode.CONFIRM_EACH_EDIT
             ),
+            workspace_edit=tool.workspace_edit and guard is None,
             drift=drift,
             drift_policy=plan_settings.drift,
             rule=rule,
@@ -394,7 +395,7 @@ class ToolDispatch:
         if held is None or self._host is None or decision.drift is None:
             return
         action = decision.drift_action or DriftAction.LOG
-        await self._host.record_drift(
+        await self._host.drifts.record(
             held[0], request.tool_name, request.action, decision.drift, action, how
         )
 

@@ -16,6 +16,7 @@ from typing import Any
 from plancord.agent.compaction import Compactor
 from plancord.agent.context import (
     EPHEMERAL,
+    PlanningTools,
     estimate_tokens,
     regime_text,
     repair_history,
@@ -94,14 +95,19 @@ class ModelRequests:
         """Every tool the agent has now, in every phase (what a new conversation freezes)."""
         return (await self.registry.for_agent(agent)).schemas()
 
-    async def hidden_tools(self, agent: str, planning: bool) -> list[str]:
-        """With ``tool_visibility: filter``, while planning: the tools the regime says not to
-        use (they stay declared, so ``tools`` never changes; the gate refuses them)."""
+    async def planning_tools(self, agent: str, planning: bool) -> PlanningTools:
+        """The agent's tools as the regime names them, by the kind each declares: those
+        that run while planning, and with ``tool_visibility: filter``, while planning, those
+        the regime says not to use (they stay declared, so ``tools`` never changes; the gate
+        refuses them)."""
+        registry = list(await self.registry.for_agent(agent))
+        allowed = tuple(tool.name for tool in registry if tool.kind is not ToolKind.MUTATING)
+        shell = any(is_shell(tool) for tool in registry)
         settings = await self.plan_settings.plan_mode_for(agent)
         if settings.tool_visibility is ToolVisibility.STABLE or not planning:
-            return []
-        registry = await self.registry.for_agent(agent)
-        return [tool.name for tool in registry if not shown_while_planning(tool)]
+            return PlanningTools(allowed, shell)
+        hidden = tuple(tool.name for tool in registry if not shown_while_planning(tool))
+        return PlanningTools(allowed, shell, hidden)
 
     async def prefix(self, agent: str, record: AgentRecord) -> ConversationPrefix:
         """The conversation's frozen ``system`` and ``tools``, frozen now if it has none."""
@@ -142,8 +148,8 @@ class ModelRequests:
             preserved=caps.preserved_thinking,
         )
         status = await self.planning.status(agent)
-        hidden = await self.hidden_tools(agent, status.state.phase.is_planning)
-        regime = regime_text(status.state, status.revision, hidden)
+        tools = await self.planning_tools(agent, status.state.phase.is_planning)
+        regime = regime_text(status.state, status.revision, tools)
         if regime_due(history, regime):
             blocks.append({"type": "text", "text": regime})
         if not blocks:

@@ -12,11 +12,14 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import plancord
 from plancord.command.plan_commands import add_operator_commands
 from plancord.command.rules import add_rules_commands
+
+if TYPE_CHECKING:
+    from plancord.config import Config
 
 
 def _cmd_check_bash(args: argparse.Namespace) -> int:
@@ -127,7 +130,6 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
     from plancord.core.errors import PlancordError
-    from plancord.process.data_dir import data_dir_fix, data_dir_problem, make_private_dir
     from plancord.storage.engines import migrate_database
 
     where = config.database_label
@@ -135,16 +137,9 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
         # A relative sqlite:PATH resolves as data_dir does: against the config's folder.
         base = Path(args.config).parent if args.config is not None else Path.cwd()
         return _copy_into(config.database_target, where, args.source, base)
-    problem = data_dir_problem(config)
-    if problem is not None:
-        print(
-            f"plancord: cannot use the data directory {config.data_dir}: {problem}; "
-            f"{data_dir_fix(problem)}",
-            file=sys.stderr,
-        )
+    if not _data_dir_ready(config):
         return 2
     try:
-        make_private_dir(config.data_dir)
         before, after = asyncio.run(migrate_database(config.database_target))
     except PlancordError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
@@ -161,6 +156,27 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
     else:
         print(f"database {where} migrated from version {before} to {after}")
     return 0
+
+
+def _data_dir_ready(config: Config) -> bool:
+    """The data directory usable and made private (created when missing); otherwise the
+    one line saying why and how to fix it."""
+    from plancord.process.data_dir import data_dir_fix, data_dir_problem, make_private_dir
+
+    problem = data_dir_problem(config)
+    if problem is None:
+        try:
+            make_private_dir(config.data_dir)
+        except OSError as exc:
+            problem = f"cannot be created ({exc.strerror or exc})"
+    if problem is None:
+        return True
+    print(
+        f"plancord: cannot use the data directory {config.data_dir}: {problem}; "
+        f"{data_dir_fix(problem)}",
+        file=sys.stderr,
+    )
+    return False
 
 
 def _copy_into(target: Path | str, where: str, source: str, base: Path) -> int:
@@ -208,20 +224,7 @@ def _run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"plancord: {exc}", file=sys.stderr)
         return 2
-    from plancord.process.data_dir import data_dir_fix, data_dir_problem, make_private_dir
-
-    problem = data_dir_problem(config)
-    if problem is None:
-        try:
-            make_private_dir(config.data_dir)
-        except OSError as exc:
-            problem = f"cannot be created ({exc.strerror or exc})"
-    if problem is not None:
-        print(
-            f"plancord: cannot use the data directory {config.data_dir}: {problem}; "
-            f"{data_dir_fix(problem)}",
-            file=sys.stderr,
-        )
+    if not _data_dir_ready(config):
         return 2
     harden(Secrets.environment_names())
     configure_logging(config.log_level)

@@ -15,12 +15,12 @@ readable errors).
 from plancord.config.fields import AGENT_ROLES, ConfigError
 from plancord.config.loading import DATA_DIR_ENV, load_config, parse_config_text
 from plancord.config.model import Config, Secrets
+from plancord.config.plan_mode_layer import PlanModeOverrides
 from plancord.config.sections import (
     AgentConfig,
     AnthropicConfig,
     ChannelConfig,
     DiscordConfig,
-    PlanModeOverrides,
     SandboxConfig,
     ShellConfig,
 )

@@ -35,16 +35,15 @@ from plancord.config.fields import (
 )
 from plancord.config.mcp import McpServerConfig, McpServers
 from plancord.config.metrics import MetricsConfig
+from plancord.config.plan_mode_layer import PlanModeOverrides, global_plan_mode
 from plancord.config.schedules import SchedulesConfig
 from plancord.config.sections import (
     AgentConfig,
     AnthropicConfig,
     ChannelConfig,
     DiscordConfig,
-    PlanModeOverrides,
     SandboxConfig,
     ShellConfig,
-    _global_plan_mode,
 )
 from plancord.core.network import NetworkBound
 from plancord.core.process_names import process_tag
@@ -67,7 +66,7 @@ class Config(BaseModel):
     anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig)
     shell: ShellConfig = Field(default_factory=ShellConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
-    plan_mode: Annotated[PlanModeSettings, WrapValidator(_global_plan_mode)] = Field(
+    plan_mode: Annotated[PlanModeSettings, WrapValidator(global_plan_mode)] = Field(
         default_factory=PlanModeSettings
     )
     agents: dict[AgentName, AgentConfig] = {}

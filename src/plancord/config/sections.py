@@ -4,14 +4,11 @@ agents and channels, Discord, the Anthropic API, the shell and the sandbox."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
-    Field,
-    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
@@ -23,31 +20,17 @@ from plancord.config.fields import (
     NonNegativeInt,
     PositiveInt,
     PositiveSeconds,
-    RoleKey,
     Snowflake,
-    _approver_roles,
-    _duration,
     _none_is_empty,
-    _not_bool,
     _not_empty,
     _suggestion,
 )
 from plancord.config.mcp import McpServers
+from plancord.config.plan_mode_layer import PlanModeOverrides
 from plancord.config.read_only_rules import ReadOnlyRuleConfig
 from plancord.core.cost import Price
-from plancord.core.drift import DriftPolicy
 from plancord.core.network import NetworkBound, host_pattern_problem, normal_host
 from plancord.core.sandbox_policy import LayerChoice, Limits, SandboxSettings
-from plancord.core.settings import (
-    Access,
-    ApprovalPolicy,
-    DefaultPhase,
-    PlanModeSettings,
-    ReviewSettings,
-    ShellSandbox,
-    ToolVisibility,
-    review_section,
-)
 from plancord.core.shards import ShardShare
 from plancord.core.shell.readonly.operator_rules import OperatorRule
 from plancord.core.shell.readonly.rule_examples import check_examples
@@ -56,81 +39,6 @@ Effort = Literal["low", "medium", "high", "xhigh", "max"]
 """``output_config.effort`` (sdk types/output_config_param.py). Whether a model takes the
 value is the model table's to say (``llm/thinking.py`` maps it, ``plancord doctor`` reports
 it): the config sits below ``llm`` and does not read that table."""
-
-
-class PlanModeOverrides(BaseModel):
-    """One layer of plan-mode settings; ``None`` means "inherit from the layer below"."""
-
-    model_config = _MODEL_CONFIG
-
-    enabled: bool | None = None
-    require_approval: bool | None = None
-    approval_timeout: timedelta | None = None
-    gathering_idle_timeout: timedelta | None = None
-    default_phase_by_role: dict[RoleKey, DefaultPhase] | None = None
-    approver_roles: tuple[str, ...] | None = None
-    tool_visibility: ToolVisibility | None = None
-    max_plan_bytes: int | None = Field(default=None, ge=512, le=1_048_576)
-    shell_sandbox: ShellSandbox | None = None
-    drift: DriftPolicy | None = None
-    approval: ApprovalPolicy | None = None
-    approvals: int | None = Field(default=None, ge=1, le=10)
-    access: Access | None = None
-    confirm_high_risk_steps: bool | None = None
-    require_resolved_comments: bool | None = None
-    budget_usd: float | None = Field(default=None, gt=0)
-    budget_tokens: int | None = Field(default=None, ge=1)
-    review: ReviewSettings | Literal[False] | None = None
-    """A layer's review replaces the one below it whole; ``off`` (False) turns it off."""
-
-    @field_validator("review", mode="before")
-    @classmethod
-    def _review(cls, value: Any) -> Any:
-        section = review_section(value)
-        return False if section is None and value is not None else section
-
-    @field_validator("approval_timeout", "gathering_idle_timeout", mode="before")
-    @classmethod
-    def _parse_duration(cls, value: Any) -> Any:
-        return _duration(value)
-
-    @field_validator("approval_timeout", "gathering_idle_timeout")
-    @classmethod
-    def _positive(cls, value: timedelta | None) -> timedelta | None:
-        if value is not None and value <= timedelta(0):
-            raise ValueError("must be longer than zero")
-        return value
-
-    @field_validator("approver_roles", mode="before")
-    @classmethod
-    def _normalise_roles(cls, value: Any) -> Any:
-        return _approver_roles(value)
-
-    @field_validator("max_plan_bytes", mode="before")
-    @classmethod
-    def _reject_bool(cls, value: Any) -> Any:
-        return _not_bool(value)
-
-    def apply_to(self, base: PlanModeSettings) -> PlanModeSettings:
-        """``base`` with every field this layer sets replaced; roles merge key by key."""
-        values = base.model_dump()
-        for name in type(self).model_fields:
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if name == "default_phase_by_role":
-                value = {**base.default_phase_by_role, **value}
-            if name == "review" and value is False:
-                value = None
-            values[name] = value
-        return PlanModeSettings.model_validate(values)
-
-
-def _global_plan_mode(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-    """Validate the file's global layer like any other layer, then apply it to the defaults."""
-    if isinstance(value, Mapping):
-        return handler(PlanModeOverrides.model_validate(value).apply_to(PlanModeSettings()))
-    return handler(value)
 
 
 class NetworkAllow(BaseModel):

@@ -1,8 +1,9 @@
 """Drift decided once: what is done with a call outside the approved plan, and its audit row.
 
-Why this exists: the host finds drift at two moments — before a call, from the tool and the
-writes it is known to make, and after it, from the paths it was observed to change (or from
-finding that it could not observe them). Whatever the moment or the kind of finding, the
+Why this exists: the host finds drift at three moments — before a call, from the tool and
+the writes it is known to make; after it, from the paths it was observed to change (or from
+finding that it could not observe them); and at a connection the sandbox's proxy holds, from
+the host it names. Whatever the moment or the kind of finding, the
 plan-mode knob ``drift`` is applied by one function (``drift_action``) and the outcome is
 audited by one builder (``drift_row``), so the log reads the same for every drift and a new
 kind of finding joins with one member of ``FindingKind`` (and one line saying whether the
@@ -43,6 +44,12 @@ class FindingKind(StrEnum):
     every later git run elsewhere (``gitdir:``, a link, a ``commondir``), wedging the
     host's own, or hide what it holds from the result (git records a nested repository as
     one commit id). It is undone whatever the policy, and no human can allow it."""
+    HOST = "host"
+    """Before a connection: a host the current step does not name (and no human allowed
+    for the plan). The proxy holds the connection, so it can still be refused."""
+    BOUND = "bound"
+    """Before a connection: a host outside the operator's bound for the agent. The bound is
+    the operator's: it is refused whatever the policy, and no card can widen it."""
 
 
 _PREVENTABLE: Mapping[FindingKind, bool] = {
@@ -50,9 +57,15 @@ _PREVENTABLE: Mapping[FindingKind, bool] = {
     FindingKind.OBSERVED: True,
     FindingKind.UNOBSERVED: False,
     FindingKind.GIT_DIRECTORY: True,
+    FindingKind.HOST: True,
+    FindingKind.BOUND: True,
 }
 """Whether the host can still keep the drift from standing: not run it (before), or undo
 it (after). What it cannot prevent, it can only log or stop on."""
+
+_REFUSED_WHATEVER_THE_POLICY = frozenset({FindingKind.GIT_DIRECTORY, FindingKind.BOUND})
+"""Findings no policy and no human can keep: the host's git directories, the operator's
+network bound."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +101,8 @@ class DriftAction(StrEnum):
 
 def drift_action(finding: DriftFinding, policy: DriftPolicy) -> DriftAction:
     """What ``policy`` (the plan-mode ``drift`` knob) does with ``finding``: a written
-    git directory is refused under every policy."""
-    if finding.kind is FindingKind.GIT_DIRECTORY:
+    git directory and a host outside the operator's bound are refused under every policy."""
+    if finding.kind in _REFUSED_WHATEVER_THE_POLICY:
         return DriftAction.REFUSE
     if policy is DriftPolicy.LOG:
         return DriftAction.LOG

@@ -97,6 +97,9 @@ class GateRequest:
     shell_verdict_allowed: bool | None = None
     shell_verdict_reason: str | None = None
     confirm_each_edit: bool = False
+    workspace_edit: bool = False
+    """The tool declares that it only edits workspace files, and this call writes none
+    another tool guards (``PermissionProfile.evaluate``)."""
     drift: DriftFinding | None = None
     """While executing: the call is outside the approved plan, known before it runs."""
     drift_policy: DriftPolicy = DriftPolicy.ASK
@@ -125,7 +128,10 @@ def decide(request: GateRequest, profile: PermissionProfile) -> GateDecision:
         )
     read_only_shell = request.shell_verdict_allowed is True
     by_profile = profile.evaluate(
-        request.action, request.tool_kind, read_only_shell=read_only_shell
+        request.action,
+        request.tool_kind,
+        read_only_shell=read_only_shell,
+        workspace_edit=request.workspace_edit,
     )
     rule = request.rule
     if rule is not None and (rule.tier is RuleTier.OPERATOR or by_profile is not Permission.DENY):

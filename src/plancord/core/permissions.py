@@ -17,9 +17,6 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from plancord.core.kinds import Permission, ToolKind
 
-#: Mutating tools the ``standard`` preset lets run without asking: edits inside the workspace.
-STANDARD_ALLOWED_EDITS = frozenset({"create_file", "str_replace"})
-
 
 class Preset(StrEnum):
     OPEN = "open"
@@ -73,15 +70,26 @@ class PermissionProfile(BaseModel):
             (Permission.ALLOW, tuple(re.compile(p) for p in self.allow)),
         )
 
-    def evaluate(self, action: str, kind: ToolKind, *, read_only_shell: bool = False) -> Permission:
+    def evaluate(
+        self,
+        action: str,
+        kind: ToolKind,
+        *,
+        read_only_shell: bool = False,
+        workspace_edit: bool = False,
+    ) -> Permission:
         """The decision for one action. ``read_only_shell``: the classifier found the command
-        read-only, so presets treat it as a read."""
+        read-only, so presets treat it as a read. ``workspace_edit``: the tool declares that
+        it only edits files of the workspace (and this call writes none another tool
+        guards), which the ``standard`` preset runs without asking."""
         for decision, patterns in self._compiled:
             if any(p.fullmatch(action) for p in patterns):
                 return decision
-        return self._preset_decision(action, kind, read_only_shell)
+        return self._preset_decision(kind, read_only_shell, workspace_edit)
 
-    def _preset_decision(self, action: str, kind: ToolKind, read_only_shell: bool) -> Permission:
+    def _preset_decision(
+        self, kind: ToolKind, read_only_shell: bool, workspace_edit: bool
+    ) -> Permission:
         if kind in (ToolKind.PLANNING, ToolKind.INTERACTIVE):
             return Permission.ALLOW
         is_read = kind is ToolKind.READ_ONLY or read_only_shell
@@ -92,6 +100,5 @@ class PermissionProfile(BaseModel):
         if is_read:
             return Permission.ALLOW
         if self.preset is Preset.STANDARD:
-            tool = action.split(":", 2)[1] if action.count(":") >= 1 else action
-            return Permission.ALLOW if tool in STANDARD_ALLOWED_EDITS else Permission.ASK
+            return Permission.ALLOW if workspace_edit else Permission.ASK
         return Permission.ASK

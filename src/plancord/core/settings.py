@@ -152,6 +152,13 @@ class Access(BaseModel):
         return value
 
 
+def longer_than_zero(value: timedelta) -> timedelta:
+    """A plan-mode deadline is longer than zero."""
+    if value <= timedelta(0):
+        raise ValueError("must be longer than zero")
+    return value
+
+
 class PlanModeSettings(BaseModel):
     """Every plan-mode knob, fully resolved."""
 
@@ -195,9 +202,7 @@ class PlanModeSettings(BaseModel):
     @field_validator("approval_timeout", "gathering_idle_timeout")
     @classmethod
     def _positive(cls, value: timedelta) -> timedelta:
-        if value <= timedelta(0):
-            raise ValueError("must be longer than zero")
-        return value
+        return longer_than_zero(value)
 
     def default_phase_for(self, role: str | None) -> DefaultPhase:
         """The phase an agent of ``role`` starts a new task in (unknown roles: off)."""

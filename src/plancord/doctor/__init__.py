@@ -22,6 +22,7 @@ from urllib.parse import quote
 import psycopg
 
 from plancord.config import Config, ConfigError, Secrets, load_config
+from plancord.core.settings import PlanModeSettings
 from plancord.doctor.findings import Check, Status, failed, passed, warned
 from plancord.doctor.metrics import check_metrics
 from plancord.doctor.models import check_models
@@ -248,9 +249,10 @@ def check_budget_prices(config: Config) -> Check | None:
     """A dollar budget needs a price for the model it counts; without one the plan stops
     before executing (an unchecked budget is no budget). Only when a budget is set; agents
     created through Discord with other models are not seen here."""
+    layers = [a.plan_mode for a in config.agents.values()]
+    layers += [c.plan_mode for c in config.channels.values()]
     budgets = [config.plan_mode.budget_usd]
-    budgets += [a.plan_mode.budget_usd for a in config.agents.values()]
-    budgets += [c.plan_mode.budget_usd for c in config.channels.values()]
+    budgets += [layer.apply_to(PlanModeSettings()).budget_usd for layer in layers]
     if all(budget is None for budget in budgets):
         return None
     models = {config.anthropic.model} | {a.model for a in config.agents.values() if a.model}

@@ -28,6 +28,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
+from plancord.agent.execution.drift_records import DriftRecords
 from plancord.agent.execution.network import RefusedConnections
 from plancord.agent.execution.network_asks import NetworkCalls
 from plancord.agent.execution.observe import Effects, RestoreFailed, Unobserved, WorkspaceObserver
@@ -41,11 +42,9 @@ from plancord.core.drift_findings import (
     NESTED_GIT_REASON,
     DriftAction,
     DriftFinding,
-    DriftPlace,
     FindingKind,
     answered,
     drift_action,
-    drift_row,
     listed_paths,
     nested_git_paths,
 )
@@ -125,7 +124,6 @@ class ExecutionHost:
         network_calls: NetworkCalls | None = None,
     ) -> None:
         self._executions = executions
-        self._audit = audit
         self._steps = steps
         self._notifier = notifier
         self._clock = clock
@@ -133,6 +131,13 @@ class ExecutionHost:
         self._observers: dict[str, tuple[str, WorkspaceObserver]] = {}
         self._repository = RepositoryLook(homes)
         self._refused = RefusedConnections(executions, network_calls)
+        self._drifts = DriftRecords(executions, audit, clock)
+
+    @property
+    def drifts(self) -> DriftRecords:
+        """Where a drift is written once decided, before the call (by the gate) or after
+        it (here)."""
+        return self._drifts
 
     async def running(self, agent: str) -> ExecutionRecord | None:
         return await self._executions.running(agent)
@@ -468,36 +473,7 @@ class ExecutionHost:
     async def _held_drift(
         self, call: HeldCall, finding: DriftFinding, action: DriftAction, decision: DriftDecision
     ) -> None:
-        await self.record_drift(call.record, call.tool, call.action, finding, action, decision)
-
-    async def record_drift(
-        self,
-        record: ExecutionRecord,
-        tool: str,
-        call: str,
-        finding: DriftFinding,
-        action: DriftAction,
-        decision: DriftDecision,
-    ) -> None:
-        """A drift decided, before the call (by the gate) or after it (here): its one audit
-        row (``drift_row``) and the step's event."""
-        step = step_number(record.current_step)
-        place = DriftPlace(record.agent, record.plan_id, record.revision, step, call)
-        now = self._clock.now()
-        await self._audit.append_audit(drift_row(finding, action, decision, place, now))
-        await self._executions.add_event(
-            ExecutionEvent(
-                plan_id=record.plan_id,
-                at=now,
-                step=step,
-                kind=ExecutionEventKind.DRIFT,
-                tool=tool,
-                action=call,
-                paths=finding.paths,
-                reason=finding.reason,
-                decision=decision,
-            )
-        )
+        await self.drifts.record(call.record, call.tool, call.action, finding, action, decision)
 
 
 def _to_restore(effects: Effects, outside: tuple[str, ...]) -> tuple[str, ...]:

@@ -32,10 +32,16 @@ from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass
 
+from plancord.agent.execution.drift_records import DriftRecords
 from plancord.agent.execution.network_asks import NetworkAsks, NetworkCalls, Refused
 from plancord.core.authority import Answer, Subject
-from plancord.core.drift import DriftPolicy
-from plancord.core.drift_findings import answered
+from plancord.core.drift_findings import (
+    DriftAction,
+    DriftFinding,
+    FindingKind,
+    answered,
+    drift_action,
+)
 from plancord.core.errors import CardNotShown
 from plancord.core.execution import (
     DriftDecision,
@@ -48,7 +54,6 @@ from plancord.core.execution import (
 )
 from plancord.core.host_names import Endpoint
 from plancord.core.network import matches_host
-from plancord.core.planning import Actor, AuditAction, AuditEntry
 from plancord.core.ports import Clock, Notifier, PermissionRequest, SettingsProvider
 from plancord.sandbox.proxy import ProxyVerdict
 from plancord.storage.executions import ExecutionStore
@@ -108,6 +113,7 @@ class NetworkGate:
         self._asks = NetworkAsks(self._post, calls or NetworkCalls())
         self._reached: dict[str, Counter[tuple[StepNumber, str]]] = {}
         """Per plan id, connections let through per (step, host)."""
+        self._drifts = DriftRecords(executions, store, clock)
         self._plan_of: dict[str, str] = {}
         """Per agent, the plan whose hosts are kept above (an agent runs one at a time)."""
 
@@ -129,27 +135,29 @@ class NetworkGate:
             return self._through(record, host)
         if host in self._allowed.get(record.plan_id, set()):
             return self._through(record, host, for_plan=True)
-        why = f"step {number} wants {host} — not in the plan"
         if not matches_host(self._settings.network_bound_for(agent).allow, endpoint):
-            reason = f"{host} is not among the hosts the operator allows this agent"
-            await self._drift(record, host, reason, DriftDecision.REFUSED, DriftPolicy.REFUSE)
-            return ProxyVerdict(False, f"refused: {reason}")
-        policy = (await self._settings.plan_mode_for(agent)).drift
-        if policy is DriftPolicy.LOG:
-            return self._through(record, host, logged=why)
-        if policy is DriftPolicy.REFUSE:
-            await self._drift(record, host, why, DriftDecision.REFUSED, policy)
-            return ProxyVerdict(
-                False,
-                f"refused: {why} (step {number} names {_listed(granted)}); if the plan must "
-                "change, submit an amendment with submit_plan",
-            )
-        allowed = await self._asks.ask(record, host)
-        if isinstance(allowed, Refused):
-            return ProxyVerdict(False, f"refused: {why}; {allowed.reason}")
-        if allowed:
-            return self._through(record, host, for_plan=True)
-        return ProxyVerdict(False, f"denied: {why}; a human did not allow it")
+            finding = DriftFinding(FindingKind.BOUND, _outside_bound(host))
+        else:
+            finding = _outside_step(record, host)
+        action = drift_action(finding, (await self._settings.plan_mode_for(agent)).drift)
+        if action is DriftAction.LOG:
+            return self._through(record, host, logged=finding)
+        if action is DriftAction.ASK:
+            allowed = await self._asks.ask(record, host)
+            if isinstance(allowed, Refused):
+                return ProxyVerdict(False, f"refused: {finding.why}; {allowed.reason}")
+            if allowed:
+                return self._through(record, host, for_plan=True)
+            return ProxyVerdict(False, f"denied: {finding.why}; a human did not allow it")
+        # Refused (a connection is always held, so none is past stopping).
+        await self._drift(record, host, finding, action, DriftDecision.REFUSED)
+        if finding.kind is FindingKind.BOUND:
+            return ProxyVerdict(False, f"refused: {finding.why}")
+        return ProxyVerdict(
+            False,
+            f"refused: {finding.why} (step {number} names {_listed(granted)}); if the plan "
+            "must change, submit an amendment with submit_plan",
+        )
 
     async def recheck(self, agent: str, grants: frozenset[Hashable]) -> frozenset[Hashable]:
         """The grants among ``grants`` that still hold: the agent's plan still executing,
@@ -189,7 +197,12 @@ class NetworkGate:
         self._plan_of[agent] = plan_id
 
     def _through(
-        self, record: ExecutionRecord, host: str, *, for_plan: bool = False, logged: str = ""
+        self,
+        record: ExecutionRecord,
+        host: str,
+        *,
+        for_plan: bool = False,
+        logged: DriftFinding | None = None,
     ) -> ProxyVerdict:
         """Let the connection through; the proxy settles it once it knows its fate, and
         ends it once its grant no longer holds. ``logged``: a drift let through under
@@ -199,7 +212,11 @@ class NetworkGate:
         return ProxyVerdict(True, settle=settle, grant=grant)
 
     async def _settled(
-        self, record: ExecutionRecord, host: str, logged: str, refused: str | None
+        self,
+        record: ExecutionRecord,
+        host: str,
+        logged: DriftFinding | None,
+        refused: str | None,
     ) -> None:
         """Record what became of a connection let through: reached (with the step's events,
         up to a bound), or refused by the proxy after the decision, with its reason."""
@@ -207,8 +224,8 @@ class NetworkGate:
         if refused is not None:
             await self._record_drift(record, step, host, refused, DriftDecision.REFUSED)
             return
-        if logged:
-            await self._drift(record, host, logged, DriftDecision.LOGGED, DriftPolicy.LOG)
+        if logged is not None:
+            await self._drift(record, host, logged, DriftAction.LOG, DriftDecision.LOGGED)
         counts = self._reached.setdefault(record.plan_id, Counter())
         counts[(step, host)] += 1
         if counts[(step, host)] <= RECORDED_PER_HOST:
@@ -251,38 +268,22 @@ class NetworkGate:
         if answer is Answer.ALLOWED:
             self._allowed.setdefault(record.plan_id, set()).update(hosts)
         for host in hosts:
-            why = f"step {number} wants {host} — not in the plan"
-            await self._drift(record, host, why, answered(answer), DriftPolicy.ASK)
+            finding = _outside_step(record, host)
+            await self._drift(record, host, finding, DriftAction.ASK, answered(answer))
         return answer
 
     async def _drift(
         self,
         record: ExecutionRecord,
         host: str,
-        why: str,
+        finding: DriftFinding,
+        action: DriftAction,
         decision: DriftDecision,
-        policy: DriftPolicy,
     ) -> None:
-        """Audit the drift and record it with the step's events (the completion card's)."""
-        step = step_number(record.current_step)
-        await self._store.append_audit(
-            AuditEntry(
-                at=self._clock.now(),
-                agent=record.agent,
-                actor=Actor.agent(record.agent).label,
-                action=AuditAction.DRIFT,
-                plan_id=record.plan_id,
-                revision=record.revision,
-                detail={
-                    "call": CONNECT_ACTION + host,
-                    "why": why,
-                    "outcome": policy.value,
-                    "decision": decision.value,
-                    "step": step,
-                },
-            )
+        """The drift's audit row and the step's event (the completion card's)."""
+        await self._drifts.record(
+            record, NETWORK_TOOL, CONNECT_ACTION + host, finding, action, decision
         )
-        await self._record_drift(record, step, host, why, decision)
 
     async def _record_drift(
         self,
@@ -305,6 +306,16 @@ class NetworkGate:
                 decision=decision,
             )
         )
+
+
+def _outside_step(record: ExecutionRecord, host: str) -> DriftFinding:
+    """``host`` is not named by ``record``'s current step."""
+    number = step_number(record.current_step)
+    return DriftFinding(FindingKind.HOST, f"step {number} wants {host} — not in the plan")
+
+
+def _outside_bound(host: str) -> str:
+    return f"{host} is not among the hosts the operator allows this agent"
 
 
 def _listed(hosts: tuple[str, ...]) -> str:

@@ -136,6 +136,10 @@ class Tool(ABC, Generic[InputT]):
     name: ClassVar[str]
     description: ClassVar[str]
     kind: ClassVar[ToolKind]
+    workspace_edit: ClassVar[bool] = False
+    """The tool only edits files of the workspace (``create_file``, ``str_replace``): the
+    ``standard`` permission profile runs it without asking, unless a call writes a file
+    another tool guards (``guarded_as``)."""
     Input: ClassVar[type[BaseModel]]
 
     def schema(self) -> dict[str, Any]:

@@ -93,6 +93,7 @@ class CreateFileTool(Tool[CreateFileInput]):
         "Cannot write outside the workspace or inside .git."
     )
     kind: ClassVar[ToolKind] = ToolKind.MUTATING
+    workspace_edit: ClassVar[bool] = True
     Input: ClassVar[type[BaseModel]] = CreateFileInput
 
     def detail(self, args: CreateFileInput) -> str:
@@ -196,6 +197,7 @@ class StrReplaceTool(Tool[StrReplaceInput]):
         f"than {MAX_EDIT_FILE_BYTES // 1_000_000} MB cannot be edited this way."
     )
     kind: ClassVar[ToolKind] = ToolKind.MUTATING
+    workspace_edit: ClassVar[bool] = True
     Input: ClassVar[type[BaseModel]] = StrReplaceInput
 
     def detail(self, args: StrReplaceInput) -> str:

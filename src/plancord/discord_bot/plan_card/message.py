@@ -17,6 +17,7 @@ from typing import Any
 import discord
 
 from plancord.core.cost import cost_of
+from plancord.core.execution import ExecutionEventKind
 from plancord.core.plan_answers import PlanAnswer
 from plancord.core.plan_comments import CommentSummary, summarise
 from plancord.core.plan_diff import PlanDiff, revision_changes
@@ -365,15 +366,12 @@ class PlanCards:
         return f"👍 **Approvals {len(names)} of {needed}**{shown}"
 
     async def drift_count(self, state: PlanningState) -> int:
-        """Calls outside the approved plan so far, from the audit log."""
-        entries = await self.bot.app.store.list_audit(state.agent, limit=500)
-        return sum(
-            1
-            for entry in entries
-            if entry.action is AuditAction.DRIFT
-            and entry.plan_id == state.plan_id
-            and entry.revision == state.revision
-        )
+        """Calls outside the approved plan so far: the execution's drift events, as the
+        completion card lists them."""
+        if state.plan_id is None:
+            return 0
+        drift = ExecutionEventKind.DRIFT
+        return len(await self.bot.app.executions.events(state.plan_id, drift))
 
     async def answers_of(self, revision: PlanRevision) -> dict[int, PlanAnswer]:
         """The picks so far for the revision's questions with choices (none to read when

@@ -37,23 +37,23 @@ Decide = Callable[[ExecutionResults, Actor], Awaitable[str]]
 @dataclass(frozen=True, slots=True)
 class ResultButtonKind:
     """One button of the card: the word its custom_id carries (as cards already posted carry
-    it), its label and style, and the decision it asks ``ExecutionResults`` for."""
+    it), its style, and the decision it asks ``ExecutionResults`` for; its label is the
+    action's own (``ResultAction.label``)."""
 
     word: str
-    label: str
     style: discord.ButtonStyle
     decide: Callable[[ExecutionResults, str, int, Actor], Awaitable[str]]
 
 
 _BUTTONS = {
     ResultAction.MERGE: ResultButtonKind(
-        "merge", "Merge", discord.ButtonStyle.success, ExecutionResults.merge
+        "merge", discord.ButtonStyle.success, ExecutionResults.merge
     ),
     ResultAction.DISCARD: ResultButtonKind(
-        "discard", "Discard", discord.ButtonStyle.danger, ExecutionResults.discard
+        "discard", discord.ButtonStyle.danger, ExecutionResults.discard
     ),
     ResultAction.PUSH: ResultButtonKind(
-        "push", "Push", discord.ButtonStyle.secondary, ExecutionResults.push
+        "push", discord.ButtonStyle.secondary, ExecutionResults.push
     ),
 }
 _BY_WORD = {kind.word: action for action, kind in _BUTTONS.items()}
@@ -108,7 +108,7 @@ class ResultButton(
         kind = _BUTTONS[action]
         super().__init__(
             discord.ui.Button(
-                label=kind.label,
+                label=action.label,
                 style=kind.style,
                 custom_id=BUTTON_ID(action=kind.word, plan_id=plan_id, version=version),
                 disabled=disabled,
@@ -161,7 +161,7 @@ class RollBackSelect(
         super().__init__(
             discord.ui.Select(
                 custom_id=ROLL_BACK_ID(plan_id=plan_id, version=version),
-                placeholder="Roll back…",
+                placeholder=f"{ResultAction.ROLL_BACK.label}…",
                 options=options,
                 disabled=disabled or options[0].value == "0",
                 row=1,
