@@ -200,7 +200,8 @@ class RegimeInSystemRequests(ModelRequests):
         status = await self.planning.status(agent)
         history = await self.conversations.load(agent)
         system = system_blocks(record.system_prompt)
-        system[0]["text"] += "\n\n" + regime_text(status.state, status.revision)
+        tools = await self.planning_tools(agent, status.state.phase.is_planning)
+        system[0]["text"] += "\n\n" + regime_text(status.state, status.revision, tools)
         return ModelRequest(
             model=record.model or self.settings.default_model,
             max_tokens=self.settings.max_tokens,
