@@ -30,6 +30,8 @@ from plancord.agent.home import AgentHomes
 from plancord.agent.remembered_rules import RememberedRules
 from plancord.app import PlanLifecycle, core_services
 from plancord.config import Config
+from plancord.core.ask_authority import AskAuthority
+from plancord.core.asks.service import AskService
 from plancord.core.errors import InvalidTransition, PlancordError, PlanValidationError
 from plancord.core.plan_comments import PlanComments
 from plancord.core.plan_diff import revision_changes
@@ -52,6 +54,7 @@ from plancord.core.service import PlanningService, PlanningStatus
 from plancord.storage.engines import open_database
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.migrations import discover, schema_version
+from plancord.storage.pending_asks import PendingAskStore
 from plancord.storage.plan_comments import PlanCommentStore
 from plancord.storage.schedules import SqlScheduleStore
 from plancord.storage.store import SqlStore
@@ -97,6 +100,8 @@ class OperatorServices:
     homes: AgentHomes
     schedules: ScheduleBook
     """The agents' schedules, changed as the operator (who may instruct every agent)."""
+    asks: AskService
+    """What the agents wait on a human for, answered through the core's one service."""
     call_rules: RememberedRules | None = None
     """The operator's and members' remembered rules for tool calls."""
     call_log: CallLog | None = None
@@ -163,6 +168,9 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
                 core.executions,
                 core.homes,
                 schedules,
+                AskService(
+                    PendingAskStore(db), AskAuthority(core.store, core.settings, clock), clock
+                ),
                 core.call_rules,
                 core.call_log,
             )
