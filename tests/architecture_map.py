@@ -30,6 +30,8 @@ ROOMS = {
     "tests import it (*contract*)",
     "plancord.operator_results": "an executed plan's result as text, merged or discarded "
     "through the completion card's own code",
+    "plancord.operator_asks": "`plancord asks list|answer`: the waiting asks, answered "
+    "through the core's one ask service",
     "plancord.discord_bot": "the Discord edge (its floors below)",
     "plancord.operator": "the operator's view of the store",
     "plancord.doctor": "the checks of a host",

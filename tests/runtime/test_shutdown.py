@@ -13,7 +13,7 @@ from typing import Any
 
 from plancord.agent.runtime import AgentRuntime
 from plancord.core.planning import Phase, PlanRef
-from plancord.core.shards import ShardShare
+from plancord.config.shards import ShardShare
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.runtime.builders import build_runtime
 from tests.runtime.conftest import ANA, Harness

@@ -48,7 +48,7 @@ from plancord.core.settings import (
     ToolVisibility,
     review_section,
 )
-from plancord.core.shards import ShardShare
+from plancord.config.shards import ShardShare
 from plancord.core.shell.readonly.operator_rules import OperatorRule
 from plancord.core.shell.readonly.rule_examples import check_examples
 
@@ -218,7 +218,7 @@ class ChannelConfig(BaseModel):
 
 class DiscordConfig(BaseModel):
     """The Discord side. ``shard_count`` and ``shard_ids`` split one application over several
-    processes: each serves its shards' guilds and runs their agents (``core.shards``)."""
+    processes: each serves its shards' guilds and runs their agents (``config.shards``)."""
 
     model_config = _MODEL_CONFIG
 
