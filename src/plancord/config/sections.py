@@ -34,6 +34,7 @@ from plancord.config.fields import (
 )
 from plancord.config.mcp import McpServers
 from plancord.config.read_only_rules import ReadOnlyRuleConfig
+from plancord.config.shards import ShardShare
 from plancord.core.cost import Price
 from plancord.core.drift import DriftPolicy
 from plancord.core.network import NetworkBound, host_pattern_problem, normal_host
@@ -48,7 +49,6 @@ from plancord.core.settings import (
     ToolVisibility,
     review_section,
 )
-from plancord.config.shards import ShardShare
 from plancord.core.shell.readonly.operator_rules import OperatorRule
 from plancord.core.shell.readonly.rule_examples import check_examples
 
