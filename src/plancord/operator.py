@@ -33,6 +33,7 @@ from plancord.config import Config
 from plancord.core.ask_authority import AskAuthority
 from plancord.core.asks.service import AskService
 from plancord.core.errors import InvalidTransition, PlancordError, PlanValidationError
+from plancord.core.instructions import Instructions, Refused
 from plancord.core.plan_comments import PlanComments
 from plancord.core.plan_diff import revision_changes
 from plancord.core.plan_edits import form_problem
@@ -191,6 +192,13 @@ async def plan_status(services: OperatorServices, agent: str) -> PlanningStatus:
 async def plan_enter(
     services: OperatorServices, agent: str, task: str | None, reason: str | None
 ) -> str:
+    # Who may instruct the agent is asked here as on every other path (a message, /plan
+    # start): the operator may instruct every agent, so this refuses only what it refuses.
+    planning = services.planning
+    instructions = Instructions(services.store, planning.settings, planning.clock)
+    verdict = await instructions.judge(await services.store.get_agent(agent), OPERATOR)
+    if isinstance(verdict, Refused):
+        raise OperatorError(f"{verdict.refusal.text}; nothing changed")
     outcome = await services.planning.enter(
         agent, source=EntrySource.OPERATOR, actor=OPERATOR, task=task, reason=reason
     )

@@ -50,6 +50,7 @@ from plancord.core.errors import AgentNotFound, PlancordError
 from plancord.core.front_end_audit import FrontEndAudit
 from plancord.core.instructions import Instructions
 from plancord.core.plan_comments import PlanComments
+from plancord.core.plan_picks import PlanPicks
 from plancord.core.planning import Phase
 from plancord.core.ports import (
     Clock,
@@ -156,6 +157,11 @@ class App:
         """The authority on clicks on asks (permission requests, drift, checkpoints,
         questions), reading this app's store and settings."""
         return self.ask_service.authority
+
+    @cached_property
+    def plan_picks(self) -> PlanPicks:
+        """A pick in a plan question's menu, judged and kept with its audit row."""
+        return PlanPicks(self.asks, self.store, self.plan_answers, self.clock)
 
     @cached_property
     def instructions(self) -> Instructions:
