@@ -23,8 +23,8 @@ PAGE = ROOT / "docs" / "architecture.md"
 
 ROOMS = {
     "plancord.command": "the `plancord` command and the operator's shell: `run`, `migrate`, "
-    "`doctor`, `demo`, `sandbox-run`, the `plan`, `agents`, `rules`, `calls` and `audit` "
-    "commands, and the operator's view of the store they act through (its own floors: "
+    "`doctor`, `demo`, `sandbox-run`, the `plan`, `agents`, `asks`, `rules`, `calls` and "
+    "`audit` commands, and the operator's view of the store they act through (its own floors: "
     "*contract*)",
     "plancord.demo": "the offline demo's story and its narration",
     "plancord.testing": "the SimCord world and the fake Messages API; only the demo and the "

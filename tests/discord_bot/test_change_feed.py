@@ -15,10 +15,10 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from plancord.operator_results import result_discard
 
 from plancord.app import CoreServices, core_services
 from plancord.command.operator import open_services, plan_cancel
+from plancord.command.operator_results import result_discard
 from plancord.core.execution import ResultState
 from plancord.core.planning import Phase
 from plancord.storage.engines import open_database

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from plancord.agent.runtime import AgentRuntime
+from plancord.config.shards import ShardShare
 from plancord.core.planning import Phase, PlanRef
-from plancord.core.shards import ShardShare
 from tests.fakes.anthropic_server import ToolCall, text_turn, tool_turn
 from tests.runtime.builders import build_runtime
 from tests.runtime.conftest import ANA, Harness

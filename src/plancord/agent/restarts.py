@@ -17,7 +17,7 @@ from plancord.core.errors import PlancordError
 from plancord.core.execution import step_number
 from plancord.core.planning import Actor, Phase
 from plancord.core.service import PlanningService
-from plancord.core.shards import ShardShare
+from plancord.core.serving import AgentShare
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.store import SqlStore
 
@@ -35,7 +35,7 @@ class Restarts:
         writer: ConversationWriter,
         markers: TurnMarkers,
         store: SqlStore,
-        shards: ShardShare,
+        shards: AgentShare,
         executions: ExecutionStore,
         planning: PlanningService,
     ) -> None:

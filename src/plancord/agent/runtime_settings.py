@@ -11,7 +11,7 @@ from plancord.agent.tools.base import ShellSettings
 from plancord.core.agents import AgentRecord
 from plancord.core.cost import Price
 from plancord.core.sandbox_policy import SandboxSettings
-from plancord.core.shards import ShardShare
+from plancord.core.serving import AgentShare, EveryAgent
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +30,7 @@ class RuntimeSettings:
     agents: Mapping[str, AgentOverrides] = field(default_factory=dict)
     prices: Mapping[str, Price] = field(default_factory=dict)
     """Dollars per million tokens by model, for plan budgets (``anthropic.prices``)."""
-    shards: ShardShare = field(default_factory=ShardShare)
+    shards: AgentShare = field(default_factory=EveryAgent)
     """The guilds this process serves; only their agents' cut-short turns resume here."""
 
     def model_for(self, agent: str, record: AgentRecord) -> str:

@@ -46,12 +46,22 @@ from plancord.app.scheduled_starts import AgentStarts, schedule_owner
 from plancord.app.services import CoreServices, core_services
 from plancord.config import Config
 from plancord.core.ask_authority import AskAuthority
+from plancord.core.asks.agent_side import AskingNotifier
+from plancord.core.asks.service import AskService
 from plancord.core.errors import AgentNotFound, PlancordError
 from plancord.core.front_end_audit import FrontEndAudit
 from plancord.core.instructions import Instructions
 from plancord.core.plan_comments import PlanComments
+from plancord.core.plan_picks import PlanPicks
 from plancord.core.planning import Phase
-from plancord.core.ports import Clock, MemberDirectory, ModelClient, Notifier, SystemClock
+from plancord.core.ports import (
+    Clock,
+    FrontEnd,
+    MemberDirectory,
+    ModelClient,
+    Notifier,
+    SystemClock,
+)
 from plancord.core.schedule_loop import ScheduleLoop
 from plancord.core.schedule_runs import ScheduleRunner
 from plancord.core.scheduler import DeadlineScheduler
@@ -125,6 +135,8 @@ class App:
     """Where each plan's messages live and what they show."""
     pending_asks: PendingAskStore
     """The questions and permission asks an agent waits on."""
+    ask_service: AskService
+    """The asks themselves: opened, waited on, answered, expired (``core.asks``)."""
     schedules: ScheduleBook
     """Scheduled plans: made, listed and changed as the authority allows."""
     schedule_runs: ScheduleRunner
@@ -148,11 +160,16 @@ class App:
     owed: OwedDuties | None = None
     """The writes owed until they land (``core_services``); the bot starts its retrier."""
 
-    @cached_property
+    @property
     def asks(self) -> AskAuthority:
         """The authority on clicks on asks (permission requests, drift, checkpoints,
         questions), reading this app's store and settings."""
-        return AskAuthority(self.store, self.settings, self.clock)
+        return self.ask_service.authority
+
+    @cached_property
+    def plan_picks(self) -> PlanPicks:
+        """A pick in a plan question's menu, judged and kept with its audit row."""
+        return PlanPicks(self.asks, self.store, self.plan_answers, self.clock)
 
     @cached_property
     def instructions(self) -> Instructions:
@@ -211,7 +228,7 @@ class App:
         cls,
         config: Config,
         *,
-        notifier: Notifier,
+        notifier: FrontEnd,
         model: ModelClient,
         members: MemberDirectory | None = None,
         clock: Clock | None = None,
@@ -253,9 +270,14 @@ class App:
         )
         registry = ToolRegistry(default_tools(), extensions=[mcp, subagents])
         subagents.bind(registry)
+        pending_asks = PendingAskStore(db)
+        ask_service = AskService(pending_asks, AskAuthority(store, settings, clock), clock)
+        # The agent's asks are the core's; the front end only shows them.
+        asking = AskingNotifier(notifier, ask_service)
         runtime = build_runtime(
             core,
-            notifier=notifier,
+            notifier=asking,
+            front_end=notifier,
             model=model,
             registry=registry,
             clock=clock,
@@ -316,7 +338,8 @@ class App:
             plan_answers=PlanAnswerStore(db),
             plan_comments=plan_comments(store, settings, clock),
             plan_messages=PlanMessageStore(db),
-            pending_asks=PendingAskStore(db),
+            pending_asks=pending_asks,
+            ask_service=ask_service,
             schedules=schedules,
             schedule_runs=schedule_runs,
             schedule_loop=schedule_loop,
@@ -328,7 +351,7 @@ class App:
             ChangeFeed(db), store, planning, app.serves, front_end=notifier, runtime=runtime
         )
         if config.sandbox_settings.plan_network:
-            await app._serve_network(notifier, core.network_calls)
+            await app._serve_network(asking, core.network_calls)
         if config.metrics.enabled:
             await app._serve_metrics()
         return app

@@ -88,13 +88,17 @@ def build_runtime(
     settings: RuntimeSettings,
     budget: PlanBudget,
     requests: ModelRequests | None = None,
+    front_end: object | None = None,
 ) -> AgentRuntime:
     """The agent runtime over ``core``: every part built once, each given the few
     collaborators it uses, and the planning listeners registered in their one order
     (``PlanLifecycle``, the ``notifier`` first). ``requests`` replaces the request builder
-    (a benchmark compares other ways of building requests)."""
+    (a benchmark compares other ways of building requests). ``front_end`` is what the
+    ``notifier`` shows through, when it is not the notifier itself: the listener the reviews
+    and results tell."""
     store, conversations, planning = core.store, core.conversations, core.planning
     plan_settings, executions, homes = core.settings, core.executions, core.homes
+    shown = notifier if front_end is None else front_end
     sessions = Sessions()
     markers = TurnMarkers(homes.agents_dir)
     writer = ConversationWriter(conversations, notifier, clock)
@@ -157,7 +161,7 @@ def build_runtime(
         model=model,
         clock=clock,
         agent_model=model_of,
-        listeners=[notifier] if isinstance(notifier, ReviewListener) else [],
+        listeners=[shown] if isinstance(shown, ReviewListener) else [],
         budget=budget,
     )
     results = ExecutionResults(
@@ -171,8 +175,8 @@ def build_runtime(
         reviews=reviews,
         owed=core.owed,
     )
-    if isinstance(notifier, ResultListener):
-        results.add_listener(notifier)
+    if isinstance(shown, ResultListener):
+        results.add_listener(shown)
     PlanLifecycle(
         steps=steps,
         results=results,

@@ -30,7 +30,10 @@ from plancord.agent.home import AgentHomes
 from plancord.agent.remembered_rules import RememberedRules
 from plancord.app import PlanLifecycle, core_services
 from plancord.config import Config
+from plancord.core.ask_authority import AskAuthority
+from plancord.core.asks.service import AskService
 from plancord.core.errors import InvalidTransition, PlancordError, PlanValidationError
+from plancord.core.instructions import Instructions, Refused
 from plancord.core.plan_comments import PlanComments
 from plancord.core.plan_diff import revision_changes
 from plancord.core.plan_edits import form_problem
@@ -52,6 +55,7 @@ from plancord.core.service import PlanningService, PlanningStatus
 from plancord.storage.engines import open_database
 from plancord.storage.executions import ExecutionStore
 from plancord.storage.migrations import discover, schema_version
+from plancord.storage.pending_asks import PendingAskStore
 from plancord.storage.plan_comments import PlanCommentStore
 from plancord.storage.schedules import SqlScheduleStore
 from plancord.storage.store import SqlStore
@@ -97,6 +101,8 @@ class OperatorServices:
     homes: AgentHomes
     schedules: ScheduleBook
     """The agents' schedules, changed as the operator (who may instruct every agent)."""
+    asks: AskService
+    """What the agents wait on a human for, answered through the core's one service."""
     call_rules: RememberedRules | None = None
     """The operator's and members' remembered rules for tool calls."""
     call_log: CallLog | None = None
@@ -163,6 +169,9 @@ async def open_services(config: Config) -> AsyncIterator[OperatorServices]:
                 core.executions,
                 core.homes,
                 schedules,
+                AskService(
+                    PendingAskStore(db), AskAuthority(core.store, core.settings, clock), clock
+                ),
                 core.call_rules,
                 core.call_log,
             )
@@ -183,6 +192,13 @@ async def plan_status(services: OperatorServices, agent: str) -> PlanningStatus:
 async def plan_enter(
     services: OperatorServices, agent: str, task: str | None, reason: str | None
 ) -> str:
+    # Who may instruct the agent is asked here as on every other path (a message, /plan
+    # start): the operator may instruct every agent, so this refuses only what it refuses.
+    planning = services.planning
+    instructions = Instructions(services.store, planning.settings, planning.clock)
+    verdict = await instructions.judge(await services.store.get_agent(agent), OPERATOR)
+    if isinstance(verdict, Refused):
+        raise OperatorError(f"{verdict.refusal.text}; nothing changed")
     outcome = await services.planning.enter(
         agent, source=EntrySource.OPERATOR, actor=OPERATOR, task=task, reason=reason
     )

@@ -1,5 +1,6 @@
-"""``plancord plan …`` and ``plancord agents …``: the operator's commands on the bot's
-database, for admins and scripts when Discord is not at hand."""
+"""``plancord plan …``, ``plancord agents …``, ``plancord asks …`` and ``plancord schedules
+…``: the operator's commands on the bot's database, for admins and scripts when Discord is
+not at hand."""
 
 from __future__ import annotations
 
@@ -221,6 +222,25 @@ def _cmd_schedule_change(args: argparse.Namespace) -> int:
     return _run_operator(args, action)
 
 
+def _cmd_asks_list(args: argparse.Namespace) -> int:
+    from plancord.command.operator_asks import asks_json, asks_list, asks_text
+
+    async def action(services: OperatorServices) -> str:
+        asks = await asks_list(services, args.agent)
+        return json.dumps(asks_json(asks), indent=2) if args.json else asks_text(asks)
+
+    return _run_operator(args, action)
+
+
+def _cmd_asks_answer(args: argparse.Namespace) -> int:
+    from plancord.command.operator_asks import asks_answer
+
+    async def action(services: OperatorServices) -> str:
+        return await asks_answer(services, args.ask, " ".join(args.choice), args.as_name)
+
+    return _run_operator(args, action)
+
+
 def _blockers(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of blockers (1 or more)")
@@ -400,6 +420,34 @@ def add_operator_commands(
         agent=False,
     )
     listing.add_argument("--json", action="store_true", help="print one JSON array")
+
+    asks_sub = commands_of("asks", "operator commands for what agents wait on a human for")
+    waiting = command(
+        asks_sub,
+        "list",
+        "list the asks waiting for an answer: id, agent, what is asked, until when",
+        _cmd_asks_list,
+        agent=False,
+    )
+    waiting.add_argument("--agent", metavar="NAME", help="only this agent's asks")
+    waiting.add_argument("--json", action="store_true", help="print one JSON array")
+    answer = command(
+        asks_sub,
+        "answer",
+        "answer an ask as the operator: allow|deny (a permission, drift or network ask), "
+        "continue|stop (a checkpoint), or a question's answer (a choice's text or number, "
+        "or words)",
+        _cmd_asks_answer,
+        agent=False,
+    )
+    answer.add_argument("ask", metavar="ID", help="the ask's id (plancord asks list)")
+    answer.add_argument("choice", nargs="+", metavar="CHOICE", help="the answer")
+    answer.add_argument(
+        "--as",
+        dest="as_name",
+        metavar="MEMBER",
+        help="who answers at the shell, named in the outcome (the actor is the operator)",
+    )
 
     schedules_sub = commands_of("schedules", "operator commands for scheduled plans")
     every = command(

@@ -28,10 +28,10 @@ from plancord.config.fields import (
 from plancord.config.mcp import McpServers
 from plancord.config.plan_mode_layer import PlanModeOverrides
 from plancord.config.read_only_rules import ReadOnlyRuleConfig
+from plancord.config.shards import ShardShare
 from plancord.core.cost import Price
 from plancord.core.network import NetworkBound, host_pattern_problem, normal_host
 from plancord.core.sandbox_policy import LayerChoice, Limits, SandboxSettings
-from plancord.core.shards import ShardShare
 from plancord.core.shell.readonly.operator_rules import OperatorRule
 from plancord.core.shell.readonly.rule_examples import check_examples
 
@@ -126,7 +126,7 @@ class ChannelConfig(BaseModel):
 
 class DiscordConfig(BaseModel):
     """The Discord side. ``shard_count`` and ``shard_ids`` split one application over several
-    processes: each serves its shards' guilds and runs their agents (``core.shards``)."""
+    processes: each serves its shards' guilds and runs their agents (``config.shards``)."""
 
     model_config = _MODEL_CONFIG
 

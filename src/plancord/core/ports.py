@@ -308,8 +308,10 @@ class Question:
     """Answers the agent offers (2 to 25); the human may still answer in their own words."""
 
 
-class Notifier(PlanningListener, Protocol):
-    """Everything the runtime needs from a front end (Discord, a console, a test)."""
+class FrontEnd(PlanningListener, Protocol):
+    """What a front end (Discord, a console, a test) shows for the runtime: the agent's
+    text, its activity and its progress lines. Its asks are the core's
+    (``core.asks``): the front end only renders them (``core.asks.records.AskCards``)."""
 
     async def say(self, agent: str, text: str) -> None:
         """Show agent or host text to the agent's channel."""
@@ -325,6 +327,12 @@ class Notifier(PlanningListener, Protocol):
         last. The front end limits how often it redraws (the latest line wins) and never
         makes the caller wait on its transport."""
         ...
+
+
+class Notifier(FrontEnd, Protocol):
+    """Everything the runtime needs: a front end's lines, and the asks it waits on (in a
+    running plancord ``core.asks.agent_side.AskingNotifier``, the asks answered by the
+    core's ``AskService``)."""
 
     async def ask_user(self, question: Question) -> str | None:
         """The human's answer, or None when nobody answered in time."""

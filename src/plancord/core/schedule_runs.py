@@ -1,7 +1,7 @@
 """Firing schedules: each run claimed by exactly one process, then started, queued or
 skipped, and the channel told.
 
-A pass claims every due schedule of the agents this process serves (``core.shards``): the
+A pass claims every due schedule of the agents this process serves (``core.serving``): the
 claim moves the schedule's next run on and writes the run in one transaction under the
 schedule's version (``storage.schedules``), so of several processes one wins. The winner
 then decides the run: skipped when it fell due while plancord was down and

@@ -89,6 +89,7 @@ class PlancordBot(PlancordClient):
                 scheduler_max_sleep=self.scheduler_max_sleep,
             )
             app.runtime.turn_origin = self._turn_origin
+            app.ask_service.attach(self.notifier.asks, self.notifier.ask_signals)
             if app.metrics is not None:
                 collector = app.metrics.collector
                 count_failed_requests(self.http, collector.discord_failed)

@@ -1,4 +1,5 @@
-"""The ``Notifier`` port on Discord, and where the edge's parts are built.
+"""The ``FrontEnd`` port on Discord, and where the edge's parts are built. The asks are the
+core's (``core.asks``); this front end shows them (``notifier.asks`` is its ``AskCards``).
 
 The plan card (``plan_card``: the plan message, its answers, its restore) and the asks
 (``asks``: questions and permission requests) never import each other; this is the one
@@ -9,10 +10,9 @@ hands each cog the parts it uses.
 
 from __future__ import annotations
 
-from plancord.core.authority import Answer
-from plancord.core.ports import PermissionRequest, PlanningChange, Question
+from plancord.core.ports import PlanningChange
 from plancord.discord_bot.asks.asks import Asks
-from plancord.discord_bot.asks.live import LiveAsks
+from plancord.discord_bot.asks.live import DiscordSignals, LiveAsks
 from plancord.discord_bot.asks.permissions import Permissions
 from plancord.discord_bot.asks.questions import Questions
 from plancord.discord_bot.asks.reposting import AskReposts
@@ -41,6 +41,7 @@ class DiscordNotifier:
         live = LiveAsks(bot)
         permissions = Permissions(bot, self.io, live)
         self.asks = Asks(bot, live, Questions(bot, self.io, live), permissions)
+        self.ask_signals = DiscordSignals(bot)
         self.io.question_waiting = self.asks.waiting
         # The cards the store knows, posted again when deleted: one line per kind of card.
         self.reposting = CardReposting(bot)
@@ -74,12 +75,6 @@ class DiscordNotifier:
 
     async def progress_line(self, agent: str, key: str, line: str, *, final: bool = False) -> None:
         await self.lines.show(agent, key, line, final=final)
-
-    async def ask_user(self, question: Question) -> str | None:
-        return await self.asks.ask_user(question)
-
-    async def ask_permission(self, request: PermissionRequest) -> Answer:
-        return await self.asks.ask_permission(request)
 
     async def restore(self) -> None:
         """After a (re)start: re-attach pending plan messages and asks."""

@@ -1,38 +1,25 @@
-"""The ``pending_asks`` table: what an agent was waiting on a human for when the process
-stopped (a question, or a permission request with Allow / Deny buttons), so that a restart
-can mark it expired instead of leaving live buttons nobody listens to."""
+"""The ``pending_asks`` table: what an agent waits on a human for (a question, or a
+permission request with Allow / Deny buttons), so that a restart can mark it expired
+instead of leaving live buttons nobody listens to, and another process (the operator's
+shell) can answer it: the answer is kept in the row for the waiting process to read."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
+from plancord.core.asks.records import AskKind, StoredAsk
 from plancord.core.changes import ChangeKind
 from plancord.storage.backend import Backend, Tx
 from plancord.storage.changes import append_change
 from plancord.storage.codec import ts
 
-AskKind = Literal["permission", "question"]
-
-
-@dataclass(frozen=True, slots=True)
-class StoredAsk:
-    """A row of ``pending_asks``."""
-
-    id: str
-    agent: str
-    kind: AskKind
-    payload: dict[str, Any]
-    created_at: datetime
-    deadline: datetime
-    channel_id: int | None = None
-    message_id: int | None = None
+__all__ = ["AskKind", "PendingAskStore", "StoredAsk"]
 
 
 class PendingAskStore:
-    """The ``pending_asks`` table: what was waiting for a human when the process stopped."""
+    """The ``pending_asks`` table (``core.asks.records.AskRows``)."""
 
     def __init__(self, db: Backend) -> None:
         self.db = db
@@ -60,6 +47,14 @@ class PendingAskStore:
             (channel_id, message_id, ask_id),
         )
 
+    async def set_answer(self, ask_id: str, answer: dict[str, Any]) -> bool:
+        """Keep ``answer`` unless the ask has one or is gone; True when this one was kept."""
+        changed = await self.db.execute(
+            "UPDATE pending_asks SET answer = ? WHERE id = ? AND answer IS NULL",
+            (json.dumps(answer, ensure_ascii=False), ask_id),
+        )
+        return changed == 1
+
     async def delete(self, ask_id: str) -> None:
         """The ask was settled (answered, expired, or its turn ended): its row goes, and the
         change feed says so in the same transaction (``storage.changes``)."""
@@ -77,18 +72,25 @@ class PendingAskStore:
 
         await self.db.write(work)
 
+    async def get(self, ask_id: str) -> StoredAsk | None:
+        row = await self.db.fetchone("SELECT * FROM pending_asks WHERE id = ?", (ask_id,))
+        return None if row is None else _ask(row)
+
     async def all(self) -> list[StoredAsk]:
         rows = await self.db.fetchall("SELECT * FROM pending_asks ORDER BY created_at, id")
-        return [
-            StoredAsk(
-                id=row["id"],
-                agent=row["agent"],
-                kind=row["kind"],
-                payload=json.loads(row["payload"]),
-                created_at=datetime.fromisoformat(row["created_at"]),
-                deadline=datetime.fromisoformat(row["deadline"]),
-                channel_id=row["channel_id"],
-                message_id=row["message_id"],
-            )
-            for row in rows
-        ]
+        return [_ask(row) for row in rows]
+
+
+def _ask(row: Any) -> StoredAsk:
+    answer = row["answer"]
+    return StoredAsk(
+        id=row["id"],
+        agent=row["agent"],
+        kind=row["kind"],
+        payload=json.loads(row["payload"]),
+        created_at=datetime.fromisoformat(row["created_at"]),
+        deadline=datetime.fromisoformat(row["deadline"]),
+        channel_id=row["channel_id"],
+        message_id=row["message_id"],
+        answer=json.loads(answer) if answer is not None else None,
+    )

@@ -9,7 +9,7 @@ import discord
 import pytest
 
 from plancord.config.sections import DiscordConfig
-from plancord.core.shards import ShardShare
+from plancord.config.shards import ShardShare
 from tests.discord_bot.agent_scene import Scene, SceneFactory
 from tests.discord_bot.asks.asking import buttons, pending, tool_results
 from tests.discord_bot.plan_card.answering import refusal

@@ -1,26 +1,26 @@
-"""The asks as one entry point for the notifier, the bot's buttons and the message cog.
+"""The asks on Discord as one entry point for the core, the bot's buttons and the message
+cog.
 
-``Asks`` holds the three parts and hands each call to the one it belongs to: questions
-(``questions.py``), permission requests (``permissions.py``) and the live asks both wait on
-(``live.py``). Every open ask is also a row of ``pending_asks``; a coroutine waiting in a
-process that died cannot be resumed, so after a restart ``restore`` expires each leftover
-row: its message is edited (controls disabled) and the row deleted.
+``Asks`` is the core's ``AskCards`` (``core.asks.records``): it shows an ask, redraws it
+once settled, marks it unanswered or expired, handing each call to the part it belongs to:
+questions (``questions.py``) and permission requests (``permissions.py``), over the cards
+both keep (``live.py``). The asks themselves (their rows, the wait, the answer, the expiry
+after a restart) are the core's ``AskService``.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import discord
 
-from plancord.core.authority import Answer
-from plancord.core.ports import PermissionRequest, Question
+from plancord.core.asks.records import CardRef, OpenAsk, StoredAsk
 from plancord.discord_bot.asks.live import LiveAsks
 from plancord.discord_bot.asks.permissions import Permissions
 from plancord.discord_bot.asks.questions import Questions
 from plancord.discord_bot.asks.remember import Remembering
 from plancord.discord_bot.shared.client import PlancordClient
-from plancord.storage.pending_asks import StoredAsk
 
 
 class Asks:
@@ -41,9 +41,6 @@ class Asks:
         """True while the agent waits for a human's answer or decision."""
         return self.live.waiting(agent)
 
-    async def ask_user(self, question: Question) -> str | None:
-        return await self.questions.ask_user(question)
-
     def take_answer(self, message: discord.Message) -> bool:
         """Hand ``message`` to the question it answers; True when it was taken as an answer."""
         return self.questions.take_answer(message)
@@ -57,9 +54,6 @@ class Asks:
         self, interaction: discord.Interaction[discord.Client], ask_id: str, text: str
     ) -> None:
         await self.questions.answer_text(interaction, ask_id, text)
-
-    async def ask_permission(self, request: PermissionRequest) -> Answer:
-        return await self.permissions.ask_permission(request)
 
     async def decide(
         self, interaction: discord.Interaction[discord.Client], ask_id: str, allow: bool
@@ -81,22 +75,32 @@ class Asks:
         else:
             await self.remembering.offer(interaction, ask_id, allow)
 
-    async def restore(self) -> None:
-        """Mark every ask left over from an earlier process expired; its waiter is gone. Asks
-        of agents another process serves (``discord.shard_ids``) are that process's."""
-        for ask in await self.live.store.all():
-            if self.live.get(ask.id) is not None or not await self.bot.app.serves(ask.agent):
-                continue
-            await self._expire(ask)
+    # -- the core's AskCards -----------------------------------------------------------------
 
-    async def _expire(self, ask: StoredAsk) -> None:
-        message = None
-        if ask.channel_id is not None and ask.message_id is not None:
-            message = self.bot.get_partial_messageable(ask.channel_id).get_partial_message(
-                ask.message_id
-            )
+    async def show(self, ask: OpenAsk) -> CardRef:
         if ask.kind == "permission":
-            await self.permissions.expire(ask, message)
-        elif message is not None:
-            await self.questions.expire(ask, message)
-        await self.live.store.delete(ask.id)
+            return await self.permissions.show(ask)
+        return await self.questions.show(ask)
+
+    async def settled(self, ask: OpenAsk, outcome: str, value: Any) -> None:
+        if ask.kind == "permission":
+            await self.permissions.settled(ask, outcome, value)
+        else:
+            await self.questions.settled(ask, outcome, value)
+
+    async def unanswered(self, ask: OpenAsk) -> None:
+        if ask.kind == "permission":
+            await self.permissions.unanswered(ask)
+        else:
+            await self.questions.unanswered(ask)
+
+    async def expired(self, ask: StoredAsk) -> None:
+        if ask.kind == "permission":
+            await self.permissions.expired(ask)
+        else:
+            await self.questions.expired(ask)
+
+    async def restore(self) -> None:
+        """Mark every ask left over from an earlier process expired (``AskService.restore``);
+        asks of agents another process serves are that process's."""
+        await self.live.service.restore(self.bot.app.serves)

@@ -1,10 +1,12 @@
-"""What questions and permission requests share: the live asks this process waits on
-(``LiveAsks``), their rows in ``pending_asks``, the one wait for a resolution, the way a
-click reaches the ask it names and is judged, and how a click is refused.
+"""What questions and permission requests share on Discord: where each ask's card is
+(``LiveAsks``, over the core's ``AskService``, which owns the asks, their rows, the wait and
+the settling), the way a click reaches the ask it names and is judged, and how a click is
+refused.
 
-The waiting side parks on ``Client.wait_for`` for a resolution event, and whoever settles an
-ask does it through ``LiveAsks.settle``, which pops the live ask before dispatching it, so a
-double click or a racing answer acts once.
+The waiting side parks on ``Client.wait_for`` for a resolution event (``DiscordSignals``:
+the wait SimCord and discord.py both see); whoever settles an ask does it through the
+service, which pops the live ask before dispatching it, so a double click or a racing
+answer acts once.
 
 A settled ask's card must not go on showing live controls: when Discord refuses both the
 click's edit and the card's own edit, marking the card is owed (``agent.owed``, kind
@@ -15,40 +17,51 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 import discord
 
+from plancord.core.asks.records import AskKind, CardRef, OpenAsk
+from plancord.core.asks.service import AskService
 from plancord.core.authority import Act, Decision, Refusal, Subject
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.common import actor_at, update_clicked
 from plancord.storage.owed_duties import OwedDuty
-from plancord.storage.pending_asks import AskKind, PendingAskStore, StoredAsk
 
 log = logging.getLogger(__name__)
 
 MARK_ASK_CARD = "mark-ask-card"
 """The owed duty of marking a settled ask's card (its subject: the ask id)."""
 RESOLVED_EVENT = "plancord_ask_resolved"
-REMEMBERED_DECISIONS = 256
+REMEMBERED_CARDS = 256
 NO_MENTIONS = discord.AllowedMentions.none()
 
 
 ASK_ID = "[0-9a-f]{16}"
-"""An ask id as the ask's controls carry it: what :func:`new_ask_id` makes."""
+"""An ask id as the ask's controls carry it: what ``core.asks.service.new_ask_id`` makes."""
 
 
-def new_ask_id() -> str:
-    return secrets.token_hex(8)
+class DiscordSignals:
+    """``AskSignals`` on the client's event dispatch."""
+
+    def __init__(self, bot: PlancordClient) -> None:
+        self.bot = bot
+
+    async def wait(self, ask_id: str, seconds: float) -> Any:
+        _, value = await self.bot.wait_for(
+            RESOLVED_EVENT, check=lambda resolved, _value: resolved == ask_id, timeout=seconds
+        )
+        return value
+
+    def wake(self, ask_id: str, value: Any) -> None:
+        self.bot.dispatch(RESOLVED_EVENT, ask_id, value)
 
 
 @dataclass(slots=True)
 class LiveAsk:
-    """An ask a coroutine of this process is waiting on."""
+    """An ask as its card shows it: the core's ask and where its messages are."""
 
     id: str
     agent: str
@@ -59,25 +72,26 @@ class LiveAsk:
     payload: dict[str, Any] = field(default_factory=dict)
     content: str = ""
     """What the card (the last of its messages) says, to redraw it with its outcome."""
+    seconds: float = 0.0
 
     @classmethod
-    def posted(
-        cls,
-        stored: StoredAsk,
-        requested_by: str | None,
-        messages: Sequence[discord.Message],
-    ) -> LiveAsk:
-        """The ask whose row is ``stored``, shown as ``messages`` (its controls on the last)."""
+    def shown(cls, ask: OpenAsk, messages: Sequence[discord.Message]) -> LiveAsk:
+        """``ask`` shown as ``messages`` (its controls on the last)."""
         return cls(
-            id=stored.id,
-            agent=stored.agent,
-            kind=stored.kind,
-            requested_by=requested_by,
+            id=ask.id,
+            agent=ask.agent,
+            kind=ask.kind,
+            requested_by=ask.requested_by,
             channel_id=messages[-1].channel.id,
             message_ids=[m.id for m in messages],
-            payload=stored.payload,
+            payload=ask.payload,
             content=messages[-1].content,
+            seconds=ask.seconds,
         )
+
+    @property
+    def ref(self) -> CardRef:
+        return CardRef(self.channel_id, self.message_ids[-1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,112 +111,55 @@ class ClickWords:
         return self.settled.format(outcome=outcome or "")
 
 
-@dataclass(frozen=True, slots=True)
-class Unanswered:
-    """Nobody settled the ask in time: it is forgotten and its row deleted; ``card`` is
-    where its card is now, to be marked as such."""
-
-    card: discord.Message | discord.PartialMessage
-
-
 class LiveAsks:
-    """The asks this process waits on, the outcomes of recent ones, and their stored rows.
+    """The cards of the asks this process shows; the asks themselves are the service's.
 
-    Whoever settles an ask pops it first (``pop``): only the caller that got it back acts, so
-    a double click or a racing answer acts once."""
+    ``get`` and ``of_kind`` name only asks still waiting; ``card`` finds the card of a
+    recent ask however it ended (to mark it)."""
 
     def __init__(self, bot: PlancordClient) -> None:
         self.bot = bot
-        self._live: dict[str, LiveAsk] = {}
-        self._decided: dict[str, str] = {}
+        self._cards: dict[str, LiveAsk] = {}
 
     @property
-    def store(self) -> PendingAskStore:
-        return self.bot.app.pending_asks
+    def service(self) -> AskService:
+        return self.bot.app.ask_service
 
     def waiting(self, agent: str) -> bool:
         """True while the agent waits for a human's answer or decision."""
-        return any(ask.agent == agent for ask in self._live.values())
+        return self.service.waiting(agent)
 
     def ids(self) -> list[str]:
         """The ids of the asks waiting now, oldest first."""
-        return list(self._live)
+        return self.service.ids()
 
     def of_kind(self, kind: AskKind) -> list[LiveAsk]:
-        return [ask for ask in self._live.values() if ask.kind == kind]
+        return [self._cards[a.id] for a in self.service.of_kind(kind) if a.id in self._cards]
 
     def get(self, ask_id: str) -> LiveAsk | None:
-        return self._live.get(ask_id)
+        return self._cards.get(ask_id) if self.service.get(ask_id) is not None else None
 
-    def add(self, ask: LiveAsk) -> None:
-        self._live[ask.id] = ask
+    def card(self, ask_id: str) -> LiveAsk | None:
+        return self._cards.get(ask_id)
 
-    def pop(self, ask_id: str) -> LiveAsk | None:
-        """Take the ask out of the waiting ones; None when someone already did."""
-        return self._live.pop(ask_id, None)
+    def shown(self, ask: OpenAsk, messages: Sequence[discord.Message]) -> LiveAsk:
+        """Keep where ``ask``'s card is; cards of long-settled asks are dropped."""
+        card = LiveAsk.shown(ask, messages)
+        self._cards[ask.id] = card
+        while len(self._cards) > REMEMBERED_CARDS:
+            oldest = next(iter(self._cards))
+            if self.service.get(oldest) is not None:
+                break
+            del self._cards[oldest]
+        return card
 
     def outcome(self, ask_id: str) -> str | None:
         """How a recently settled ask ended, for a late click; None when nobody remembers."""
-        return self._decided.get(ask_id)
-
-    async def record(
-        self, ask_id: str, kind: AskKind, agent: str, payload: dict[str, Any], seconds: float
-    ) -> StoredAsk:
-        """Keep the new ask's row (a restart expires it); the row as kept."""
-        now = self.bot.app.clock.now()
-        stored = StoredAsk(
-            id=ask_id,
-            agent=agent,
-            kind=kind,
-            payload=payload,
-            created_at=now,
-            deadline=now + timedelta(seconds=seconds),
-        )
-        await self.store.add(stored)
-        return stored
-
-    async def wait(self, ask_id: str, seconds: float) -> Any:
-        """The resolution dispatched for ``ask_id``; ``TimeoutError`` when none came in time."""
-        _, value = await self.bot.wait_for(
-            RESOLVED_EVENT, check=lambda resolved, _value: resolved == ask_id, timeout=seconds
-        )
-        return value
-
-    async def wait_on(
-        self, ask: LiveAsk, shown: discord.Message, seconds: float, *, unanswered: str
-    ) -> Any:
-        """Wait on ``ask``, whose card is ``shown``: the resolution dispatched for it, or
-        :class:`Unanswered` when none came within ``seconds`` (a late click then hears
-        ``unanswered``). Its row is deleted either way; a cancellation forgets the ask and
-        goes on."""
-        self.add(ask)
-        try:
-            await self.store.set_message(ask.id, shown.channel.id, shown.id)
-            value = await self.wait(ask.id, seconds)
-        except TimeoutError:
-            current = self.pop(ask.id)
-            self.remember(ask.id, unanswered)
-            await self.store.delete(ask.id)
-            return Unanswered(current_message(self.bot, shown, current))
-        except BaseException:
-            self.pop(ask.id)
-            raise
-        await self.store.delete(ask.id)
-        return value
-
-    def resolve(self, ask_id: str, value: Any) -> None:
-        """Wake the coroutine waiting on ``ask_id`` with ``value``."""
-        self.bot.dispatch(RESOLVED_EVENT, ask_id, value)
+        return self.service.outcome(ask_id)
 
     def settle(self, ask_id: str, outcome: str, value: Any) -> bool:
-        """Settle the ask once: take it out of the waiting ones, keep ``outcome`` for a late
-        click and wake its waiter with ``value``. False, doing nothing, when someone settled
-        it first."""
-        if self.pop(ask_id) is None:
-            return False
-        self.remember(ask_id, outcome)
-        self.resolve(ask_id, value)
-        return True
+        """Settle the ask once (``AskService.settle``); False when someone settled it first."""
+        return self.service.settle(ask_id, outcome, value)
 
     async def clicked(
         self,
@@ -236,11 +193,14 @@ class LiveAsks:
             return None
         return verdict
 
-    def remember(self, ask_id: str, outcome: str) -> None:
-        """Keep recent outcomes so a late click hears who decided; old ones are dropped."""
-        self._decided[ask_id] = outcome
-        while len(self._decided) > REMEMBERED_DECISIONS:
-            del self._decided[next(iter(self._decided))]
+    def message_of(self, ask: LiveAsk) -> discord.PartialMessage:
+        """The card's message: the newest of the ask's (a card deleted and posted again,
+        ``reposting.py``, is the new one)."""
+        return self.message_at(ask.ref)
+
+    def message_at(self, card: CardRef) -> discord.PartialMessage:
+        channel = self.bot.get_partial_messageable(card.channel_id)
+        return channel.get_partial_message(card.message_id)
 
 
 async def redraw_card(
@@ -293,16 +253,6 @@ def mark_owed_card(bot: PlancordClient) -> Callable[[OwedDuty], Awaitable[None]]
             await card.edit(**fields)
 
     return mark
-
-
-def current_message(
-    bot: PlancordClient, posted: discord.Message, ask: LiveAsk | None
-) -> discord.Message | discord.PartialMessage:
-    """Where the ask's card is now: ``posted``, unless the card was deleted and posted again
-    (``reposting.py``), in which case the newest message the live ask knows."""
-    if ask is None or not ask.message_ids or ask.message_ids[-1] == posted.id:
-        return posted
-    return bot.get_partial_messageable(ask.channel_id).get_partial_message(ask.message_ids[-1])
 
 
 async def edit_quietly(

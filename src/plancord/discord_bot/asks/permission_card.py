@@ -8,8 +8,9 @@ from typing import Any
 
 import discord
 
+from plancord.core.asks.choices import labels_of
 from plancord.core.authority import describe_ask_deciders
-from plancord.discord_bot.asks.live import ASK_ID
+from plancord.discord_bot.asks.live import ASK_ID, NO_MENTIONS, LiveAsk
 from plancord.discord_bot.shared.client import client_of
 from plancord.discord_bot.shared.dynamic_items import CustomId
 
@@ -77,14 +78,6 @@ def clip_field(text: str, limit: int = 1024) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def labels_of(payload: dict[str, Any]) -> tuple[str, str]:
-    """The two buttons' words the request asked for (Allow and Deny unless it said)."""
-    labels = payload.get("labels")
-    if isinstance(labels, list) and len(labels) == 2 and all(isinstance(x, str) for x in labels):
-        return labels[0], labels[1]
-    return "Allow", "Deny"
-
-
 def permission_view(
     ask_id: str, *, disabled: bool = False, labels: tuple[str, str] = ("Allow", "Deny")
 ) -> discord.ui.View:
@@ -132,3 +125,14 @@ class PermissionButton(
 
 
 ASK_BUTTONS = (PermissionButton,)
+
+
+def settled_fields(ask: LiveAsk, outcome: str, allow: bool) -> dict[str, Any]:
+    """How a decided request's card is redrawn: its ``outcome``, green or red, buttons off.
+    The one place a settled card's look is made (a click, the shell, a remembered rule)."""
+    colour = discord.Colour.green() if allow else discord.Colour.red()
+    return {
+        "embed": permission_embed(ask.agent, ask.payload, outcome=outcome, colour=colour),
+        "view": permission_view(ask.id, disabled=True, labels=labels_of(ask.payload)),
+        "allowed_mentions": NO_MENTIONS,
+    }

@@ -20,8 +20,9 @@ from typing import Any
 import aiohttp
 import discord
 
+from plancord.core.asks.choices import labels_of
 from plancord.core.errors import CardNotShown
-from plancord.discord_bot.asks.permission_card import code_block, labels_of
+from plancord.discord_bot.asks.permission_card import code_block
 from plancord.discord_bot.shared.channel_io import MESSAGE_LIMIT
 
 log = logging.getLogger(__name__)

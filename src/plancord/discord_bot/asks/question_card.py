@@ -45,14 +45,6 @@ def with_note(content: str, note: str) -> str:
     return f"{body}\n{note}"
 
 
-def choices_of(payload: dict[str, Any]) -> tuple[str, ...]:
-    """The choices a stored question offered (none when it offered none or the row is odd)."""
-    raw = payload.get("choices")
-    if isinstance(raw, list) and all(isinstance(c, str) for c in raw):
-        return tuple(raw)
-    return ()
-
-
 def question_view(
     ask_id: str, choices: Sequence[str], *, disabled: bool = False, chosen: int | None = None
 ) -> discord.ui.View:

@@ -17,24 +17,22 @@ from typing import Any
 
 import discord
 
+from plancord.core.asks.choices import choices_of, for_model
+from plancord.core.asks.records import CardRef, OpenAsk, StoredAsk
 from plancord.core.authority import Act, Subject
-from plancord.core.choices import stamp
-from plancord.core.ports import Question
+from plancord.core.errors import CardNotShown
 from plancord.discord_bot.asks.live import (
     NO_MENTIONS,
     ClickWords,
     LiveAsk,
     LiveAsks,
-    Unanswered,
     edit_quietly,
-    new_ask_id,
     redraw_card,
     refuse,
 )
 from plancord.discord_bot.asks.permission_card import duration_text, user_id_of
 from plancord.discord_bot.asks.question_card import (
     OtherAnswer,
-    choices_of,
     question_text,
     question_view,
     with_note,
@@ -42,7 +40,6 @@ from plancord.discord_bot.asks.question_card import (
 from plancord.discord_bot.shared.channel_io import ChannelIO, send_chunks
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.common import acknowledge
-from plancord.storage.pending_asks import StoredAsk
 
 log = logging.getLogger(__name__)
 
@@ -55,25 +52,21 @@ CLICK_WORDS = ClickWords(
 
 @dataclass
 class Questions:
-    """The agent's questions: put to the channel, answered once, expired after a restart."""
+    """The agent's questions as messages: put to the channel, redrawn once answered, marked
+    when nobody answered or a restart expired them."""
 
     bot: PlancordClient
     io: ChannelIO
     live: LiveAsks
 
-    async def ask_user(self, question: Question) -> str | None:
-        destination = await self.io.destination(question.agent)
+    async def show(self, ask: OpenAsk) -> CardRef:
+        """Put the question to the agent's channel; ``CardNotShown`` when it cannot be (a
+        question with choices is not shown without its controls)."""
+        destination = await self.io.destination(ask.agent)
         if destination is None:
-            return None
-        ask_id = new_ask_id()
-        choices = list(question.choices)
-        payload: dict[str, Any] = {"text": question.text, "requested_by": question.requested_by}
-        if choices:
-            payload["choices"] = choices
-        stored = await self.live.record(
-            ask_id, "question", question.agent, payload, question.timeout_seconds
-        )
-        user_id = user_id_of(question.requested_by)
+            raise CardNotShown("question", "the agent is bound to no channel the bot can reach")
+        choices = list(choices_of(ask.payload))
+        user_id = user_id_of(ask.requested_by)
         mention = f"<@{user_id}>" if user_id else ""
         allowed = discord.AllowedMentions(
             everyone=False,
@@ -81,28 +74,38 @@ class Questions:
             replied_user=False,
             users=[discord.Object(id=user_id)] if user_id else False,
         )
-        content = question_text(question.agent, question.text, mention, choices=bool(choices))
-        view = question_view(ask_id, choices) if choices else None
+        text = str(ask.payload.get("text", ""))
+        content = question_text(ask.agent, text, mention, choices=bool(choices))
+        view = question_view(ask.id, choices) if choices else None
         messages = await send_chunks(destination, content, allowed_mentions=allowed, view=view)
         if not messages or (view is not None and not messages[-1].components):
             # Without its controls a question with choices cannot be answered as offered.
-            await self.live.store.delete(ask_id)
-            return None
-        shown = messages[-1]
-        answer: str | Unanswered = await self.live.wait_on(
-            LiveAsk.posted(stored, question.requested_by, messages),
-            shown,
-            question.timeout_seconds,
-            unanswered="nobody answered in time",
+            raise CardNotShown("question", "Discord did not show the question with its controls")
+        return self.live.shown(ask, messages).ref
+
+    async def unanswered(self, ask: OpenAsk) -> None:
+        """Nobody answered in time: the question says so, its controls off."""
+        card = self.live.card(ask.id)
+        if card is None or not card.message_ids:
+            return
+        note = (
+            f"-# ⌛ No answer within {duration_text(ask.seconds)}; the agent went on without one."
         )
-        if isinstance(answer, Unanswered):
-            note = (
-                f"-# ⌛ No answer within {duration_text(question.timeout_seconds)}; "
-                "the agent went on without one."
-            )
-            await self._close(answer.card, stored, shown.content, note)
-            return None
-        return answer
+        await self._close(self.live.message_of(card), card.id, card.payload, card.content, note)
+
+    async def settled(self, ask: OpenAsk, outcome: str, value: object) -> None:
+        """Redraw a question answered elsewhere (the operator's shell)."""
+        card = self.live.card(ask.id)
+        if card is None or not card.message_ids:
+            return
+        when = self.bot.app.clock.now()
+        note = f"-# ✅ {outcome[:300]} · <t:{int(when.timestamp())}:t>"
+        choices = choices_of(card.payload)
+        await edit_quietly(
+            self.live.message_of(card),
+            content=with_note(card.content, note),
+            view=question_view(card.id, choices, disabled=True) if choices else None,
+        )
 
     def take_answer(self, message: discord.Message) -> bool:
         """Hand ``message`` to the question it answers; True when it was taken as an answer.
@@ -116,15 +119,11 @@ class Questions:
                 continue
             if reference in ask.message_ids or message.channel.id == ask.channel_id:
                 who = message.author.display_name
-                answer = self._for_model("answered", message.clean_content, who)
+                now = self.bot.app.clock.now()
+                answer = for_model("answered", message.clean_content, who, now)
                 self.live.settle(ask.id, f"{who} answered in the channel", answer)
                 return True
         return False
-
-    def _for_model(self, verb: str, answer: str, who: str) -> str:
-        """The answer as the tool hands it to the model: what, who and when."""
-        how = "picked from your choices by" if verb == "chose" else "answered by"
-        return f"{answer}\n({how} {who} at {stamp(self.bot.app.clock.now())})"
 
     # -- taps and the form -----------------------------------------------------------------
 
@@ -191,7 +190,7 @@ class Questions:
         settled = self.live.settle(
             ask.id,
             f"{user.display_name} {verb} {answer[:100]}",
-            self._for_model(verb, answer, user.display_name),
+            for_model(verb, answer, user.display_name, self.bot.app.clock.now()),
         )
         if not settled:
             await refuse(interaction, CLICK_WORDS.taken(self.live.outcome(ask.id)))
@@ -205,7 +204,11 @@ class Questions:
             self.bot, interaction, ask, content=content, view=view, allowed_mentions=NO_MENTIONS
         )
 
-    async def expire(self, ask: StoredAsk, message: discord.PartialMessage) -> None:
+    async def expired(self, ask: StoredAsk) -> None:
+        """A question left over from an earlier process: it says so, its controls off."""
+        if ask.card is None:
+            return
+        message = self.live.message_at(ask.card)
         note = (
             "-# ⌛ This question expired: plancord restarted before an answer. "
             "Send your answer as a normal message."
@@ -214,19 +217,20 @@ class Questions:
             content = (await message.fetch()).content
         except discord.HTTPException:
             content = question_text(ask.agent, str(ask.payload.get("text", "")), "")
-        await self._close(message, ask, content, note)
+        await self._close(message, ask.id, ask.payload, content, note)
 
     async def _close(
         self,
         card: discord.Message | discord.PartialMessage,
-        ask: StoredAsk,
+        ask_id: str,
+        payload: dict[str, Any],
         content: str,
         note: str,
     ) -> None:
         """Mark the question nobody answered: ``content`` with ``note``, its controls off."""
-        choices = choices_of(ask.payload)
+        choices = choices_of(payload)
         await edit_quietly(
             card,
             content=with_note(content, note),
-            view=question_view(ask.id, choices, disabled=True) if choices else None,
+            view=question_view(ask_id, choices, disabled=True) if choices else None,
         )

@@ -30,12 +30,7 @@ from plancord.discord_bot.asks.live import (
     edit_quietly,
     refuse,
 )
-from plancord.discord_bot.asks.permission_card import (
-    clip_field,
-    labels_of,
-    permission_embed,
-    permission_view,
-)
+from plancord.discord_bot.asks.permission_card import clip_field, settled_fields
 from plancord.discord_bot.shared.client import PlancordClient, client_of
 from plancord.discord_bot.shared.common import acknowledge, actor_at
 from plancord.discord_bot.shared.dynamic_items import CustomId
@@ -122,14 +117,7 @@ class Remembering:
             await rules.revoke(rule.id, verdict.actor.label)
             await refuse(interaction, WORDS.taken(self.live.outcome(ask_id)))
             return
-        colour = discord.Colour.green() if allow else discord.Colour.red()
-        channel = self.bot.get_partial_messageable(ask.channel_id)
-        card = channel.get_partial_message(ask.message_ids[-1])
-        await edit_quietly(
-            card,
-            embed=permission_embed(ask.agent, ask.payload, outcome=outcome, colour=colour),
-            view=permission_view(ask_id, disabled=True, labels=labels_of(ask.payload)),
-        )
+        await edit_quietly(self.live.message_of(ask), **settled_fields(ask, outcome, allow))
         await interaction.followup.send(
             f"Remembered as rule `{rule.id}`: {rule.describe()}.",
             ephemeral=True,

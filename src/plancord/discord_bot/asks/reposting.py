@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 
+from plancord.core.asks.choices import choices_of
 from plancord.core.errors import CardNotShown
 from plancord.discord_bot.asks.live import LiveAsk, LiveAsks
 from plancord.discord_bot.asks.permissions import Permissions
 from plancord.discord_bot.asks.posting import post_card
-from plancord.discord_bot.asks.question_card import choices_of, question_text, question_view
+from plancord.discord_bot.asks.question_card import question_text, question_view
 from plancord.discord_bot.shared.channel_io import send_chunks
 from plancord.discord_bot.shared.client import PlancordClient
 from plancord.discord_bot.shared.reposting import Reposted
@@ -47,7 +48,7 @@ class AskReposts:
             what = f"The question of **{ask.agent}**" if await self._question(ask) else None
         if what is None or self.live.get(ask.id) is None:
             return None
-        await self.live.store.set_message(ask.id, ask.channel_id, ask.message_ids[-1])
+        await self.live.service.moved(ask.id, ask.ref)
         channel = self.bot.get_partial_messageable(ask.channel_id)
         return Reposted(
             what=what,

@@ -1,8 +1,7 @@
-"""A pick in a plan question's menu: acknowledged at once, then checked against the shared
-state (the authority lets the member answer the agent's questions, the revision is still
-the one waiting, the choice is one the question offers), kept with its audit row, and shown
-on the plan message. A pick that fails a check changes nothing and is answered privately
-with the reason."""
+"""A pick in a plan question's menu: acknowledged at once, then reported to the core
+(``core.plan_picks``: judged, checked against the shared state, kept with its audit row),
+and shown on the plan message. A pick the core refuses changes nothing and is answered
+privately with the reason."""
 
 from __future__ import annotations
 
@@ -10,10 +9,6 @@ import logging
 
 import discord
 
-from plancord.core.authority import Act, Refusal, Subject
-from plancord.core.errors import PlancordError
-from plancord.core.plan_answers import AnswerOutcome, PlanAnswer, pick_refusal
-from plancord.core.planning import Phase
 from plancord.discord_bot.plan_card.buttons import revision_for_click
 from plancord.discord_bot.plan_card.message import PlanCards
 from plancord.discord_bot.shared.client import PlancordClient
@@ -41,51 +36,9 @@ class PlanAnswering:
         revision = await revision_for_click(interaction, plan_id, number)
         if revision is None:
             return
-        app = self.bot.app
-        actor = actor_at(interaction)
-        detail = {"plan_id": plan_id, "revision": number, "question": question}
-        verdict = await app.asks.judge(
-            actor, Subject.QUESTION, Act.ANSWER, revision.agent, None, detail
-        )
-        if isinstance(verdict, Refusal):
-            await reply_error(interaction, verdict.text)
-            return
-        try:
-            state = (await app.planning.status(revision.agent)).state
-        except PlancordError as exc:
-            await reply_error(interaction, str(exc))
-            return
-        waiting = (
-            state.phase is Phase.SUBMITTED and state.plan_id == plan_id and state.revision == number
-        )
-        if not waiting:
-            await reply_error(
-                interaction,
-                f"Plan v{number} is no longer waiting for a decision, so its questions are closed.",
-            )
-            return
-        choices = revision.plan.choices_for(question)
-        if not 0 <= choice < len(choices):
-            await reply_error(interaction, "That is not one of this question's choices.")
-            return
-        answer = PlanAnswer(
-            plan_id=plan_id,
-            revision=number,
-            question=question,
-            answer=choices[choice],
-            by=actor.label,
-            by_name=actor.name,
-            at=app.clock.now(),
-        )
-        try:
-            kept = await app.plan_answers.record(
-                answer, revision.agent, revision.plan.questions[question]
-            )
-        except PlancordError as exc:
-            await reply_error(interaction, f"Your answer was not kept: {exc}")
-            return
-        if kept is not AnswerOutcome.KEPT:  # decided or voted on since the check above
-            await reply_error(interaction, pick_refusal(kept, number))
+        kept = await self.bot.app.plan_picks.pick(actor_at(interaction), revision, question, choice)
+        if isinstance(kept, str):
+            await reply_error(interaction, kept)
             return
         message = await self.cards.store.get(plan_id, number)
         if message is not None and not await self.cards.redraw(message, revision=revision):

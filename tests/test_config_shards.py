@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from plancord.config.shards import ShardShare
 from plancord.core.agents import AgentRecord
-from plancord.core.shards import ShardShare
 
 # Discord: shard_id = (guild_id >> 22) % shard_count.
 GUILD_ON_0 = 4 << 22

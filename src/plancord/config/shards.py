@@ -1,4 +1,5 @@
-"""Which share of a Discord application's shards one process serves, and so which agents.
+"""Which share of a Discord application's shards one process serves, and so which agents
+(the core's ``core.serving.AgentShare``).
 
 Discord sends a guild's events to shard ``(guild_id >> 22) % shard_count``. An agent belongs
 to its guild, so the process serving that shard runs the agent: its turns, the resumption of
