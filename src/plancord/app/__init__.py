@@ -348,7 +348,13 @@ class App:
             owed=core.owed,
         )
         app.changes = RemoteChanges(
-            ChangeFeed(db), store, planning, app.serves, front_end=notifier, runtime=runtime
+            ChangeFeed(db),
+            store,
+            planning,
+            app.serves,
+            front_end=notifier,
+            runtime=runtime,
+            asks=ask_service,
         )
         if config.sandbox_settings.plan_network:
             await app._serve_network(asking, core.network_calls)

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 
 from plancord.agent.plan_events import ENDINGS, join_ending
 from plancord.agent.runtime import AgentRuntime
+from plancord.core.asks.service import AskService
 from plancord.core.changes import Change, ChangeKind, planning_change
 from plancord.core.ports import PlanningListener
 from plancord.core.results import ResultListener
@@ -55,6 +56,7 @@ class RemoteChanges:
         *,
         front_end: PlanningListener | None = None,
         runtime: AgentRuntime | None = None,
+        asks: AskService | None = None,
     ) -> None:
         self.feed = feed
         self._store = store
@@ -63,6 +65,7 @@ class RemoteChanges:
         self._front_end = front_end
         self._results = front_end if isinstance(front_end, ResultListener) else None
         self._runtime = runtime
+        self._asks = asks
         self._opened: list[Callable[[], None]] = []
         self._task: asyncio.Task[None] | None = None
         self.heard: list[tuple[Change, float]] = []
@@ -108,6 +111,10 @@ class RemoteChanges:
             await self._planning_changed(change)
         elif change.kind is ChangeKind.RESULT:
             await self._result_changed(change)
+        elif change.kind is ChangeKind.ASK and self._asks is not None:
+            # An answer from the shell or another process: the waiter here wakes now,
+            # not at its next look at the row.
+            await self._asks.settled_elsewhere(change.subject)
         self.heard = [*self.heard[-99:], (change, time.monotonic())]
 
     async def _planning_changed(self, change: Change) -> None:

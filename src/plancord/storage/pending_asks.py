@@ -48,12 +48,28 @@ class PendingAskStore:
         )
 
     async def set_answer(self, ask_id: str, answer: dict[str, Any]) -> bool:
-        """Keep ``answer`` unless the ask has one or is gone; True when this one was kept."""
-        changed = await self.db.execute(
-            "UPDATE pending_asks SET answer = ? WHERE id = ? AND answer IS NULL",
-            (json.dumps(answer, ensure_ascii=False), ask_id),
-        )
-        return changed == 1
+        """Keep ``answer`` unless the ask has one or is gone; True when this one was kept. The
+        change feed says so in the same transaction, so the process waiting on the ask
+        hears it at once (``storage.changes``)."""
+        origin = self.db.origin
+
+        def work(conn: Tx) -> bool:
+            row = conn.execute("SELECT agent FROM pending_asks WHERE id = ?", (ask_id,)).fetchone()
+            if row is None:
+                return False
+            kept = conn.execute(
+                "UPDATE pending_asks SET answer = ? WHERE id = ? AND answer IS NULL",
+                (json.dumps(answer, ensure_ascii=False), ask_id),
+            )
+            if kept.rowcount != 1:
+                return False
+            payload = {"what": "answered"}
+            append_change(
+                conn, origin, ChangeKind.ASK, str(row[0]), ask_id, payload, datetime.now(UTC)
+            )
+            return True
+
+        return await self.db.write(work)
 
     async def delete(self, ask_id: str) -> None:
         """The ask was settled (answered, expired, or its turn ended): its row goes, and the

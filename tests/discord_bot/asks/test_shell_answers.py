@@ -5,7 +5,9 @@ the outcome is audited with the operator as the actor, and the card shows it set
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 from typing import Any
 
 import discord
@@ -177,3 +179,30 @@ async def test_a_change_feed_can_wake_the_waiter_at_once(scene_factory: SceneFac
 
     assert scene.bot_texts(channel)[-1] == "Made it."
     assert decision_of(scene, card) == "Allowed by operator"
+
+
+async def test_the_shell_answer_reaches_the_waiting_bot_through_the_change_feed(
+    scene_factory: SceneFactory,
+) -> None:
+    """The answer's row and its change are one transaction: the bot's follower hears it and
+    the call runs without the waiter's own look at the row (the simulated clock never
+    reaches ``POLL_SECONDS``)."""
+    scene, channel, card = await asked(scene_factory, TOUCH)
+    workspace = scene.app.manager.workspace_of("ada")
+    [row] = await pending(scene)
+    changes = scene.app.changes
+    assert changes is not None
+
+    await shell(scene, row["id"], "allow", name="root")
+
+    deadline = time.monotonic() + 10
+    while not (workspace / "made.txt").exists():
+        assert time.monotonic() < deadline, "the answer was not heard through the feed"
+        await asyncio.sleep(0.05)
+        await scene.env.settle()
+    heard = [change for change, _ in changes.heard if change.subject == row["id"]]
+    assert [change.payload["what"] for change in heard] == ["answered"]
+    await scene.app.runtime.wait_idle("ada")
+    await scene.env.settle()
+    assert scene.bot_texts(channel)[-1] == "Made it."
+    assert decision_of(scene, card) == "Allowed by root"
