@@ -203,8 +203,14 @@ class AgentRuntime:
         """Wait until the agent's loop (and any loop it chains into) has finished."""
         session = self.session(agent)
         while session.task is not None and not session.task.done():
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await asyncio.shield(session.task)
+            except asyncio.CancelledError:
+                # The loop's own cancellation ends its wait; the waiter's (a Ctrl-C, a
+                # shutdown) is passed on, never swallowed.
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
 
     # -- the parts' public faces ------------------------------------------------------------
 

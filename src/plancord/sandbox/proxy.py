@@ -95,6 +95,9 @@ class _Listener:
     path: Path
     open_connections: int = 0
     doors: set[asyncio.Task[None]] = field(default_factory=set)
+    door_sockets: set[socket.socket] = field(default_factory=set)
+    """Each door taken and not yet closed: closed at the end even when its task was
+    cancelled before it ran."""
 
 
 @dataclass
@@ -195,10 +198,16 @@ class NetworkProxy:
         """Take each run's door to ``agent``'s proxy (``proxy_door``) as it connects."""
         loop = asyncio.get_running_loop()
         while True:
+            # Readable, then a plain accept: a cancelled wait loses no accepted socket (an
+            # awaited sock_accept cancelled as it completes would drop the one it took).
             try:
-                door, _ = await loop.sock_accept(listener.server)
-            except OSError:
+                await _readable(loop, listener.server)
+                door, _ = listener.server.accept()
+            except BlockingIOError:
+                continue
+            except (OSError, ValueError):
                 return  # the listener closed
+            listener.door_sockets.add(door)
             task = loop.create_task(self._door(agent, listener, door))
             listener.doors.add(task)
             task.add_done_callback(listener.doors.discard)
@@ -227,6 +236,7 @@ class NetworkProxy:
             if server is not None:
                 server.close()
             door.close()
+            listener.door_sockets.discard(door)
 
     async def _close_all(self) -> None:
         """Stop listening and end every open connection (each closes its sockets)."""
@@ -239,6 +249,9 @@ class NetworkProxy:
         await asyncio.gather(*open_connections, return_exceptions=True)
         for listener in self._listeners.values():
             listener.server.close()
+            for door in listener.door_sockets:
+                door.close()
+            listener.door_sockets.clear()
             with contextlib.suppress(FileNotFoundError):
                 listener.path.unlink()
             with contextlib.suppress(OSError):  # this process's own folder, when empty
