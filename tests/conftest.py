@@ -86,7 +86,8 @@ SLOW_FIRST = (
     "test_a_card_of_twenty_five_long_steps_fits_with_the_rest_in_its_file",
     "tests/storage/test_copy.py::test_migrate_from_sqlite_copies_a_database_with_every_table_filled",
     "tests/reliability/test_soak_short.py",
-    "tests/test_demo.py",
+    "tests/test_demo.py::test_a_step_that_takes_more_than_ten_seconds_still_ends_the_story",
+    "tests/test_demo.py::test_the_demo_tells_the_whole_story",
     "tests/discord_bot/result_card/test_intents.py::"
     "test_a_record_that_failed_is_finished_by_the_next_click",
     "tests/discord_bot/result_card/test_intents.py::"

@@ -31,6 +31,6 @@ def test_a_test_starts_at_its_own_entry_or_its_files_and_every_parameter_with_it
     assert slow_rank(f"{first}[x]") == 0
     startup = "tests/test_startup.py::test_run_is_up_before_discord_answers_and_a_signal_ends_it"
     assert slow_rank(f"{startup}[SIGTERM]") == SLOW_FIRST.index(startup)
-    demo = "tests/test_demo.py::test_the_demo_tells_the_whole_story"
-    assert slow_rank(demo) == SLOW_FIRST.index("tests/test_demo.py")
+    soak = "tests/reliability/test_soak_short.py::test_two_processes_on_postgres_one_killed"
+    assert slow_rank(soak) == SLOW_FIRST.index("tests/reliability/test_soak_short.py")
     assert slow_rank("tests/command/test_cli.py::test_anything") == len(SLOW_FIRST)
