@@ -51,42 +51,31 @@ class PendingAskStore:
         """Keep ``answer`` unless the ask has one or is gone; True when this one was kept. The
         change feed says so in the same transaction, so the process waiting on the ask
         hears it at once (``storage.changes``)."""
+        keep = "UPDATE pending_asks SET answer = ? WHERE id = ? AND answer IS NULL"
+        values = (json.dumps(answer, ensure_ascii=False), ask_id)
+        return await self._changed(ask_id, "answered", keep, values)
+
+    async def delete(self, ask_id: str) -> None:
+        """The ask was settled (answered, expired, or its turn ended): its row goes, and the
+        change feed says so in the same transaction (``storage.changes``)."""
+        await self._changed(ask_id, "settled", "DELETE FROM pending_asks WHERE id = ?", (ask_id,))
+
+    async def _changed(self, ask_id: str, what: str, sql: str, values: tuple[Any, ...]) -> bool:
+        """Run ``sql`` on the ask's row and, when it changed the row, append the ask's change
+        (``what``) in the same transaction; True when it did."""
         origin = self.db.origin
 
         def work(conn: Tx) -> bool:
             row = conn.execute("SELECT agent FROM pending_asks WHERE id = ?", (ask_id,)).fetchone()
-            if row is None:
+            if row is None or conn.execute(sql, values).rowcount != 1:
                 return False
-            kept = conn.execute(
-                "UPDATE pending_asks SET answer = ? WHERE id = ? AND answer IS NULL",
-                (json.dumps(answer, ensure_ascii=False), ask_id),
-            )
-            if kept.rowcount != 1:
-                return False
-            payload = {"what": "answered"}
+            payload = {"what": what}
             append_change(
                 conn, origin, ChangeKind.ASK, str(row[0]), ask_id, payload, datetime.now(UTC)
             )
             return True
 
         return await self.db.write(work)
-
-    async def delete(self, ask_id: str) -> None:
-        """The ask was settled (answered, expired, or its turn ended): its row goes, and the
-        change feed says so in the same transaction (``storage.changes``)."""
-        origin = self.db.origin
-
-        def work(conn: Tx) -> None:
-            row = conn.execute("SELECT agent FROM pending_asks WHERE id = ?", (ask_id,)).fetchone()
-            if row is None:
-                return
-            conn.execute("DELETE FROM pending_asks WHERE id = ?", (ask_id,))
-            payload = {"what": "settled"}
-            append_change(
-                conn, origin, ChangeKind.ASK, str(row[0]), ask_id, payload, datetime.now(UTC)
-            )
-
-        await self.db.write(work)
 
     async def get(self, ask_id: str) -> StoredAsk | None:
         row = await self.db.fetchone("SELECT * FROM pending_asks WHERE id = ?", (ask_id,))
